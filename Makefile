@@ -1,0 +1,25 @@
+# vros runbook. `make help` lists the targets.
+GO       ?= go
+MODULES  := libs edge property-svc devstack
+TIMEOUT  ?= 10m
+
+.DEFAULT_GOAL := help
+.PHONY: help run test test-go bench lint
+
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+run: ## run all of vros on this machine (embedded MongoDB and Kafka, data in .data/) with a demo account
+	$(GO) run ./devstack/cmd/vros-dev
+
+test: test-go ## run every test (Go modules, then the chart checks)
+
+test-go: ## run the Go tests of every module
+	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test -count=1 -timeout $(TIMEOUT) ./...); done
+
+bench: ## benchmarks: edge vs service vs bare Fiber (docs/benchmarks.md)
+	cd devstack && $(GO) test -run '^$$' -bench . -benchtime 3s -timeout 20m ./bench/
+
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done

@@ -1,0 +1,59 @@
+// Package config loads a service's settings from prefixed environment variables.
+//
+// Each service declares one struct with `env` tags; Load fills it once at start-up,
+// and nothing else in a service reads the environment.
+package config
+
+import (
+	"fmt"
+
+	"github.com/caarlos0/env/v11"
+)
+
+// Secret is a string that never prints: logs and %v show a mask.
+type Secret string
+
+// String masks the secret.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "***"
+}
+
+// LogValue masks the secret in slog output.
+func (s Secret) LogValue() string { return s.String() }
+
+// Reveal returns the secret itself, for the one place that needs it.
+func (s Secret) Reveal() string { return string(s) }
+
+// Common holds the settings every service shares.
+type Common struct {
+	MongoURI        string   `env:"VROS_MONGO_URI" envDefault:"mongodb://127.0.0.1:27017/?replicaSet=rs0"`
+	KafkaBrokers    []string `env:"VROS_KAFKA_BROKERS" envSeparator:"," envDefault:"127.0.0.1:9092"`
+	InternalHMACKey Secret   `env:"VROS_INTERNAL_HMAC_KEY"`
+	LogLevel        string   `env:"VROS_LOG_LEVEL" envDefault:"info"`
+}
+
+// Validate reports settings a service cannot start without.
+func (c Common) Validate() error {
+	if c.MongoURI == "" {
+		return fmt.Errorf("VROS_MONGO_URI is required")
+	}
+	if len(c.KafkaBrokers) == 0 || c.KafkaBrokers[0] == "" {
+		return fmt.Errorf("VROS_KAFKA_BROKERS is required")
+	}
+	if len(c.InternalHMACKey) < 16 {
+		return fmt.Errorf("VROS_INTERNAL_HMAC_KEY must be at least 16 characters")
+	}
+	return nil
+}
+
+// Load parses the environment into a T.
+func Load[T any]() (T, error) {
+	cfg, err := env.ParseAs[T]()
+	if err != nil {
+		return cfg, fmt.Errorf("config: %w", err)
+	}
+	return cfg, nil
+}

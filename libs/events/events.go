@@ -1,0 +1,131 @@
+// Package events defines how vros change events look on Kafka and how they are written:
+// CloudEvents 1.0 in structured JSON mode, keyed by `<accountId>:<propertyId>`, with the
+// W3C trace context in the message headers.
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2/event"
+	"github.com/google/uuid"
+	"github.com/segmentio/kafka-go"
+	"go.opentelemetry.io/otel/propagation"
+)
+
+// Topics.
+const (
+	TopicProperty = "vros.property.v1"
+	TopicBooking  = "vros.booking.v1"
+)
+
+// ContentType is the Kafka content-type header of a structured CloudEvent.
+const ContentType = "application/cloudevents+json"
+
+// Message is one event ready for Kafka.
+type Message struct {
+	Topic string
+	Key   string
+	Value []byte
+	// Trace is the W3C trace context of the write that caused the event.
+	Trace map[string]string
+}
+
+// Key is the message key of everything that belongs to one property of one account.
+func Key(accountID, propertyID string) string { return accountID + ":" + propertyID }
+
+// Encode builds a CloudEvent of type typ from source about subject with data as its JSON
+// payload.
+func Encode(source, typ, subject string, at time.Time, data any) ([]byte, error) {
+	e := cloudevents.New()
+	e.SetID(uuid.NewString())
+	e.SetSource(source)
+	e.SetType(typ)
+	e.SetSubject(subject)
+	e.SetTime(at.UTC())
+	if err := e.SetData("application/json", data); err != nil {
+		return nil, fmt.Errorf("event data: %w", err)
+	}
+	if err := e.Validate(); err != nil {
+		return nil, fmt.Errorf("event: %w", err)
+	}
+	return json.Marshal(e)
+}
+
+// Decode parses a structured CloudEvent and unmarshals its data into data.
+func Decode(value []byte, data any) (cloudevents.Event, error) {
+	var e cloudevents.Event
+	if err := json.Unmarshal(value, &e); err != nil {
+		return e, fmt.Errorf("not a CloudEvent: %w", err)
+	}
+	if data != nil {
+		if err := e.DataAs(data); err != nil {
+			return e, fmt.Errorf("event data: %w", err)
+		}
+	}
+	return e, nil
+}
+
+// Publisher writes messages to Kafka, waiting for all in-sync replicas.
+type Publisher struct {
+	w *kafka.Writer
+}
+
+// NewPublisher returns a publisher for brokers. Messages are partitioned by key with
+// murmur2, the Java client's hash, so that any client agrees on a key's partition.
+func NewPublisher(brokers []string) *Publisher {
+	return &Publisher{w: &kafka.Writer{
+		Addr:         kafka.TCP(brokers...),
+		Balancer:     &kafka.Murmur2Balancer{},
+		RequiredAcks: kafka.RequireAll,
+		BatchTimeout: 2 * time.Millisecond,
+		MaxAttempts:  3,
+		WriteTimeout: 5 * time.Second,
+		ReadTimeout:  5 * time.Second,
+	}}
+}
+
+// Publish writes msgs; it returns once Kafka has acknowledged all of them.
+func (p *Publisher) Publish(ctx context.Context, msgs ...Message) error {
+	out := make([]kafka.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = kafka.Message{Topic: m.Topic, Key: []byte(m.Key), Value: m.Value,
+			Headers: []kafka.Header{{Key: "content-type", Value: []byte(ContentType)}}}
+		for k, v := range m.Trace {
+			out[i].Headers = append(out[i].Headers, kafka.Header{Key: k, Value: []byte(v)})
+		}
+	}
+	return p.w.WriteMessages(ctx, out...)
+}
+
+// Close flushes and closes the writer.
+func (p *Publisher) Close() error { return p.w.Close() }
+
+// TraceOf returns the W3C trace headers of ctx, to store beside a pending event.
+func TraceOf(ctx context.Context, prop propagation.TextMapPropagator) map[string]string {
+	c := propagation.MapCarrier{}
+	prop.Inject(ctx, c)
+	if len(c) == 0 {
+		return nil
+	}
+	return c
+}
+
+// Reachable reports whether one of brokers answers the Kafka protocol.
+func Reachable(ctx context.Context, brokers []string) error {
+	var last error
+	for _, b := range brokers {
+		conn, err := (&kafka.Dialer{Timeout: 2 * time.Second}).DialContext(ctx, "tcp", b)
+		if err == nil {
+			_, err = conn.Brokers()
+			_ = conn.Close()
+			if err == nil {
+				return nil
+			}
+		}
+		last = err
+	}
+	return fmt.Errorf("kafka unreachable: %w", last)
+}

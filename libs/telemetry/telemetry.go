@@ -1,0 +1,121 @@
+// Package telemetry sets up logs, traces and metrics for one service.
+//
+// Providers are returned, not installed globally, so that several services can run in one
+// process (the dev launcher) and each still exposes only its own metrics.
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/vros/vros/libs/buildinfo"
+)
+
+// Telemetry is one service's logger, tracer, meter and Prometheus registry.
+type Telemetry struct {
+	Service    string
+	Logger     *slog.Logger
+	Tracer     trace.Tracer
+	Traces     trace.TracerProvider
+	Meter      metric.Meter
+	Meters     metric.MeterProvider
+	Registry   *prometheus.Registry
+	Propagator propagation.TextMapPropagator
+	shutdown   []func(context.Context) error
+}
+
+// Setup builds telemetry for service. Traces are exported over OTLP/HTTP when
+// OTEL_EXPORTER_OTLP_ENDPOINT is set; they are still created (and their ids logged and
+// propagated) when it is not.
+func Setup(ctx context.Context, service, level string) (*Telemetry, error) {
+	t := &Telemetry{Service: service}
+	t.Propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+	otel.SetTextMapPropagator(t.Propagator)
+
+	res := resource.NewWithAttributes(semconv.SchemaURL,
+		semconv.ServiceName(service), semconv.ServiceVersion(buildinfo.Version))
+
+	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" {
+		exp, err := otlptracehttp.New(ctx)
+		if err != nil {
+			return nil, err
+		}
+		tpOpts = append(tpOpts, sdktrace.WithBatcher(exp))
+	}
+	tp := sdktrace.NewTracerProvider(tpOpts...)
+	t.shutdown = append(t.shutdown, tp.Shutdown)
+	t.Traces = tp
+	t.Tracer = tp.Tracer("github.com/vros/vros/" + service)
+
+	t.Registry = prometheus.NewRegistry()
+	t.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	exp, err := otelprom.New(otelprom.WithRegisterer(t.Registry))
+	if err != nil {
+		return nil, err
+	}
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res))
+	t.shutdown = append(t.shutdown, mp.Shutdown)
+	t.Meters = mp
+	t.Meter = mp.Meter("github.com/vros/vros/" + service)
+
+	t.Logger = slog.New(&traceHandler{Handler: slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: ParseLevel(level)})}).
+		With("service", service)
+	return t, nil
+}
+
+// Shutdown flushes spans and metrics.
+func (t *Telemetry) Shutdown(ctx context.Context) error {
+	var errs []error
+	for i := len(t.shutdown) - 1; i >= 0; i-- {
+		errs = append(errs, t.shutdown[i](ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// ParseLevel maps debug|info|warn|error to a slog level (info when unknown).
+func ParseLevel(s string) slog.Level {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug
+	case "warn", "warning":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
+
+// traceHandler adds trace_id and span_id of the record's context to every log line.
+type traceHandler struct{ slog.Handler }
+
+func (h *traceHandler) Handle(ctx context.Context, r slog.Record) error {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h *traceHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &traceHandler{h.Handler.WithAttrs(as)}
+}
+
+func (h *traceHandler) WithGroup(name string) slog.Handler {
+	return &traceHandler{h.Handler.WithGroup(name)}
+}
