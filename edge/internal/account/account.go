@@ -1,0 +1,124 @@
+// Package account is the tenant domain of edge: accounts and the four credential kinds
+// that authenticate their callers.
+package account
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"time"
+)
+
+// Kind names one credential of an account.
+type Kind string
+
+// Credential kinds. Interface A needs both Basic and Service; interface B's JSON actions
+// need Key; its GET endpoints need OwnerToken.
+const (
+	Basic      Kind = "basic"
+	ServiceKey Kind = "service"
+	Key        Kind = "key"
+	OwnerToken Kind = "owner_token"
+)
+
+// Kinds lists every credential kind, in the order they are issued.
+var Kinds = []Kind{Basic, ServiceKey, Key, OwnerToken}
+
+// Status of an account.
+type Status string
+
+// Account statuses.
+const (
+	Active  Status = "active"
+	Revoked Status = "revoked"
+)
+
+// Errors of the account domain.
+var (
+	ErrNotFound = errors.New("account not found")
+	ErrRevoked  = errors.New("account revoked")
+)
+
+// Account is one tenant.
+type Account struct {
+	ID        string
+	Name      string
+	Status    Status
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	// Identifiers are the public halves of the credentials (the Basic user name, the
+	// servicekey, the key) by kind; the owner token has none.
+	Identifiers map[Kind]string
+}
+
+// Credential is the stored form of one credential: who it belongs to and the SHA-256 of
+// its secret. Secrets are random and long, so a fast hash is enough.
+type Credential struct {
+	Kind       Kind
+	Identifier string
+	AccountID  string
+	SecretHash string
+}
+
+// Secret is one freshly issued credential, shown to the caller once.
+type Secret struct {
+	Kind       Kind
+	Identifier string
+	Secret     string
+}
+
+// Issue creates a new credential of kind for account.
+func Issue(kind Kind, accountID string) (Secret, Credential) {
+	var s Secret
+	switch kind {
+	case Basic:
+		s = Secret{Kind: kind, Identifier: "bu_" + randomText(16), Secret: randomText(32)}
+	case ServiceKey:
+		s = Secret{Kind: kind, Identifier: "sk_" + randomText(24), Secret: randomText(32)}
+	case Key:
+		s = Secret{Kind: kind, Identifier: "k_" + randomText(24), Secret: randomText(32)}
+	case OwnerToken:
+		tok := "ot_" + randomText(40)
+		// The token is its own identifier: it is looked up by its hash.
+		s = Secret{Kind: kind, Identifier: "", Secret: tok}
+	}
+	c := Credential{Kind: kind, Identifier: s.Identifier, AccountID: accountID, SecretHash: Hash(s.Secret)}
+	if kind == OwnerToken {
+		c.Identifier = c.SecretHash
+	}
+	return s, c
+}
+
+// Hash is the stored form of a secret.
+func Hash(secret string) string {
+	h := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(h[:])
+}
+
+// Matches reports, in constant time, whether secret is the one c was issued with.
+func (c Credential) Matches(secret string) bool {
+	return subtle.ConstantTimeCompare([]byte(Hash(secret)), []byte(c.SecretHash)) == 1
+}
+
+const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// randomText returns n characters of base62 from the system's secure random source.
+func randomText(n int) string {
+	out := make([]byte, n)
+	buf := make([]byte, n*2)
+	for i := 0; i < n; {
+		_, _ = rand.Read(buf)
+		for _, b := range buf {
+			if int(b) < 248 { // 248 = 4×62: keeps the draw uniform
+				out[i] = alphabet[int(b)%62]
+				i++
+				if i == n {
+					break
+				}
+			}
+		}
+	}
+	return string(out)
+}

@@ -1,0 +1,92 @@
+package gateway
+
+// Upstream names a service behind edge.
+type Upstream string
+
+// The services edge routes to.
+const (
+	PropertySvc Upstream = "property-svc"
+	BookingSvc  Upstream = "booking-svc"
+	CatalogSvc  Upstream = "catalog-svc"
+)
+
+const (
+	kib = 1 << 10
+	mib = 1 << 20
+	// MaxBody is the largest body edge reads at all (photo uploads as base64).
+	MaxBody = 25 * mib
+)
+
+// resource is an interface A resource: POST /api/{name} → {service}/internal/a/{name}.
+type resource struct {
+	service   Upstream
+	bodyLimit int
+}
+
+// resources is every interface A resource, the spec's and our panel extensions
+// (docs/interface-a.md).
+var resources = map[string]resource{
+	"property":           {PropertySvc, 1 * mib},
+	"property-photo":     {PropertySvc, MaxBody},
+	"property-policy":    {PropertySvc, 256 * kib},
+	"property-rate":      {PropertySvc, 1 * mib},
+	"property-method":    {PropertySvc, 256 * kib},
+	"property-tax":       {PropertySvc, 256 * kib},
+	"property-service":   {PropertySvc, 256 * kib},
+	"property-amenity":   {PropertySvc, 1 * mib},
+	"account-settings":   {PropertySvc, 256 * kib},
+	"property-blockdate": {BookingSvc, 256 * kib},
+}
+
+// action is an interface B JSON action: POST /vros/external-booking with {"action": name}
+// → {service}/internal/b/{canonical}.
+type action struct {
+	service   Upstream
+	canonical string
+}
+
+// bodyLimitB bounds every interface B JSON action.
+const bodyLimitB = 1 * mib
+
+// actions is every interface B action of the spec.
+var actions = map[string]action{
+	"create":               {BookingSvc, "create"},
+	"update":               {BookingSvc, "update"},
+	"cancel":               {BookingSvc, "cancel"},
+	"insertservice":        {BookingSvc, "insertservice"},
+	"addservice":           {BookingSvc, "insertservice"}, // the spec's example sends this name
+	"getinfo":              {BookingSvc, "getinfo"},
+	"listbooking":          {BookingSvc, "listbooking"},
+	"addbookingpayment":    {BookingSvc, "addbookingpayment"},
+	"updatebookingpayment": {BookingSvc, "updatebookingpayment"},
+	"removebookingpayment": {BookingSvc, "removebookingpayment"},
+	"updatearrivalform":    {BookingSvc, "updatearrivalform"},
+	"adduser":              {BookingSvc, "adduser"},
+	"updateuser":           {BookingSvc, "updateuser"},
+	"login":                {BookingSvc, "login"},
+	"usesocialuser":        {BookingSvc, "usesocialuser"},
+	"getpayment":           {PropertySvc, "getpayment"},
+	"setprices_minnights":  {PropertySvc, "setprices_minnights"},
+	"gettax":               {CatalogSvc, "gettax"},
+	"getservice":           {CatalogSvc, "getservice"},
+	"getblockdates":        {CatalogSvc, "getblockdates"},
+	"getnonavailabledate":  {CatalogSvc, "getnonavailabledate"},
+	"getratetable":         {CatalogSvc, "getratetable"},
+	"listcountry":          {CatalogSvc, "listcountry"},
+	"getproperties":        {CatalogSvc, "getproperties"},
+	"getpropertyinfo":      {CatalogSvc, "getpropertyinfo"},
+	"getcalendar":          {CatalogSvc, "getcalendar"},
+	"getreservations":      {CatalogSvc, "getreservations"},
+}
+
+// reads is every owner-token GET endpoint: GET /vros/api/{name}/owner_token/{token}
+// [/property/{id}] → {service}/internal/read/{name}?property_id={id}.
+var reads = map[string]Upstream{
+	"default-config":             CatalogSvc,
+	"get-all-amenity":            CatalogSvc,
+	"get-min-max-price-property": CatalogSvc,
+	"banner-gallery":             CatalogSvc,
+	"property-gallery":           CatalogSvc,
+	"property-amenity":           CatalogSvc,
+	"property-detail":            CatalogSvc,
+}

@@ -1,0 +1,130 @@
+// Package phpform turns a form-encoded body written with PHP's bracket notation
+// (`service[0][name]=Cleaning&include[]=wifi`) into the JSON value PHP would have built,
+// so that the services only ever read JSON. Every leaf stays a string; the services accept
+// numbers sent as strings.
+package phpform
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// MaxDepth bounds the nesting a key may ask for.
+const MaxDepth = 8
+
+// Parse decodes body into nested maps. Levels whose keys are all 0..n-1 become arrays, as
+// `[]` appends do.
+func Parse(body string) (map[string]any, error) {
+	root := map[string]any{}
+	for _, pair := range strings.Split(body, "&") {
+		if pair == "" {
+			continue
+		}
+		rawKey, rawVal, _ := strings.Cut(pair, "=")
+		key, err := url.QueryUnescape(rawKey)
+		if err != nil {
+			return nil, fmt.Errorf("form key %q is not URL-encoded correctly", rawKey)
+		}
+		val, err := url.QueryUnescape(rawVal)
+		if err != nil {
+			return nil, fmt.Errorf("form value of %q is not URL-encoded correctly", key)
+		}
+		path, err := splitKey(key)
+		if err != nil {
+			return nil, err
+		}
+		if err := set(root, path, val, key); err != nil {
+			return nil, err
+		}
+	}
+	return arrays(root).(map[string]any), nil
+}
+
+// splitKey turns `a[b][0][]` into ["a", "b", "0", ""].
+func splitKey(key string) ([]string, error) {
+	name, rest, found := strings.Cut(key, "[")
+	if name == "" {
+		return nil, fmt.Errorf("form key %q has no name", key)
+	}
+	path := []string{name}
+	if !found {
+		return path, nil
+	}
+	rest = "[" + rest
+	for rest != "" {
+		if rest[0] != '[' {
+			return nil, fmt.Errorf("form key %q has text after a bracket", key)
+		}
+		end := strings.IndexByte(rest, ']')
+		if end < 0 {
+			return nil, fmt.Errorf("form key %q has an unclosed bracket", key)
+		}
+		path = append(path, rest[1:end])
+		rest = rest[end+1:]
+		if len(path) > MaxDepth {
+			return nil, fmt.Errorf("form key %q is nested deeper than %d levels", key, MaxDepth)
+		}
+	}
+	return path, nil
+}
+
+func set(node map[string]any, path []string, val, key string) error {
+	for i, seg := range path {
+		if seg == "" { // `[]` appends: the next free index
+			seg = strconv.Itoa(len(node))
+		}
+		if i == len(path)-1 {
+			if _, isMap := node[seg].(map[string]any); isMap {
+				return fmt.Errorf("form key %q gives a value to what is also a list or object", key)
+			}
+			node[seg] = val
+			return nil
+		}
+		child, ok := node[seg].(map[string]any)
+		if !ok {
+			if _, isLeaf := node[seg]; isLeaf {
+				return fmt.Errorf("form key %q nests under what is also a plain value", key)
+			}
+			child = map[string]any{}
+			node[seg] = child
+		}
+		node = child
+	}
+	return nil
+}
+
+// arrays converts maps whose keys are exactly 0..n-1 into slices, recursively.
+func arrays(v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	for k, c := range m {
+		m[k] = arrays(c)
+	}
+	if len(m) == 0 {
+		return m
+	}
+	idx := make([]int, 0, len(m))
+	for k := range m {
+		n, err := strconv.Atoi(k)
+		if err != nil || n < 0 || strconv.Itoa(n) != k {
+			return m
+		}
+		idx = append(idx, n)
+	}
+	sort.Ints(idx)
+	for i, n := range idx {
+		if i != n {
+			return m
+		}
+	}
+	out := make([]any, len(idx))
+	for _, n := range idx {
+		out[n] = m[strconv.Itoa(n)]
+	}
+	return out
+}
