@@ -1,0 +1,291 @@
+package property
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/vros/vros/libs/fields"
+)
+
+// Weekdays is a set of days of the week, one bit per time.Weekday.
+// The zero set means "not given".
+type Weekdays uint8
+
+// AllWeekdays holds every day: the spec's "All".
+const AllWeekdays Weekdays = 1<<7 - 1
+
+// Has reports whether d is in the set.
+func (w Weekdays) Has(d time.Weekday) bool { return w&(1<<d) != 0 }
+
+// String writes the set the way the spec does: "All" or "Monday,Friday".
+func (w Weekdays) String() string {
+	if w == AllWeekdays {
+		return "All"
+	}
+	var days []string
+	for d := time.Sunday; d <= time.Saturday; d++ {
+		if w.Has(d) {
+			days = append(days, d.String())
+		}
+	}
+	return strings.Join(days, ",")
+}
+
+// Clock is a time of day in minutes after midnight.
+type Clock int
+
+// String writes the clock as HH:MM.
+func (c Clock) String() string { return fmt.Sprintf("%02d:%02d", int(c)/60, int(c)%60) }
+
+// Prices are nightly prices. The extra_* prices are charged per guest above
+// the standard occupancy. Optional prices are nil when not given.
+type Prices struct {
+	Daily                                               decimal.Decimal
+	Weekend, Weekly, Monthly                            *decimal.Decimal
+	ExtraDaily, ExtraWeekend, ExtraWeekly, ExtraMonthly *decimal.Decimal
+}
+
+// Rate is the A4 base rate.
+type Rate struct {
+	Prices
+	MinimumStay int // nights
+}
+
+// LOSDiscount is a length-of-stay discount: Discount percent off for stays
+// of at least Days nights.
+type LOSDiscount struct {
+	Days     int
+	Discount decimal.Decimal
+}
+
+// Setting is the A4 booking setting.
+type Setting struct {
+	StandardOccupants int
+	// AcceptBookingUpto is how many months ahead bookings are taken; 0 means
+	// the calendar is open for all dates.
+	AcceptBookingUpto         int
+	ApplyWeekendPrice         bool
+	DefaultCheckin            Weekdays // AllWeekdays when not given
+	DefaultCheckout           Weekdays // AllWeekdays when not given
+	ApplyExtraFeePerSeason    bool
+	Apply6NightsWeeklyRate    bool
+	FirstDaySurcharge         decimal.Decimal
+	FirstDaySurchargeOneNight bool // first_day_surcharge_apply_one_night
+	// Exactly one of SameDayBookingUntil and AdvanceNoticeDays is set.
+	SameDayBookingUntil *Clock
+	AdvanceNoticeDays   *int
+}
+
+// Season overrides the rate between two dates, both included.
+type Season struct {
+	Name        string
+	MinimumStay int // 0: the rate's minimum stay applies
+	Start, End  time.Time
+	Prices
+	AllowCheckin, AllowCheckout Weekdays // zero: the setting's defaults apply
+}
+
+// Rates is a decoded /api/property-rate body; it replaces the property's
+// rates, length-of-stay discounts, setting and seasons as a whole.
+type Rates struct {
+	InternalCode string
+	Rate         Rate
+	LOS          []LOSDiscount
+	Setting      Setting
+	Seasons      []Season
+}
+
+const (
+	maxSeasons  = 200
+	maxStayDays = 365
+)
+
+var clockText = regexp.MustCompile(`^([01]?[0-9]|2[0-3]):([0-5][0-9])$`)
+
+// DecodeRates reads an /api/property-rate body. maxGuest is the property's
+// maxguest, which no season's minimum_stay may exceed (the spec's rule); a
+// maxGuest of 0 or less skips that rule, so a handler may decode once to
+// learn internal_code and again once it has loaded the property.
+func DecodeRates(body []byte, maxGuest int) (Rates, error) {
+	var v fields.Violations
+	o := fields.Parse(body, "", &v)
+	var r Rates
+	r.InternalCode, _ = o.String("internal_code", internalCodeRule)
+	if rate := o.Object("rate", true); rate != nil {
+		r.Rate.Prices = readPrices(rate)
+		r.Rate.MinimumStay, _ = rate.Int("minimum_stay", fields.Int{Required: true, Min: 1, Max: maxStayDays})
+	}
+	r.LOS = readLOS(o)
+	r.Setting = readSetting(o.Object("setting", true))
+	r.Seasons = readSeasons(o, maxGuest)
+	if err := v.Err(); err != nil {
+		return Rates{}, err
+	}
+	return r, nil
+}
+
+func readPrices(o *fields.Object) Prices {
+	opt := func(name string) *decimal.Decimal { return optional(o.Decimal(name, price)) }
+	p := Prices{
+		Weekend: opt("weekend_price"), Weekly: opt("weekly_price"), Monthly: opt("monthly_price"),
+		ExtraDaily: opt("extra_daily_price"), ExtraWeekend: opt("extra_weekend_price"),
+		ExtraWeekly: opt("extra_weekly_price"), ExtraMonthly: opt("extra_monthly_price"),
+	}
+	p.Daily, _ = o.Decimal("daily_price", requiredPrice)
+	return p
+}
+
+func readLOS(o *fields.Object) []LOSDiscount {
+	items, _ := o.Array("los", fields.List{Max: 40})
+	var out []LOSDiscount
+	seen := map[int]string{}
+	for _, it := range items {
+		var l LOSDiscount
+		days, ok := it.Int("days", fields.Int{Required: true, Min: 1, Max: 40})
+		l.Days = days
+		l.Discount, _ = it.Decimal("discount", fields.Dec{Required: true, Min: decimal.NewFromInt(1), Max: decimal.NewFromInt(99), MaxScale: 2})
+		if ok {
+			if first, dup := seen[days]; dup {
+				it.Add("days", "duplicates "+first)
+			} else {
+				seen[days] = it.Path()
+			}
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func readSetting(st *fields.Object) Setting {
+	var s Setting
+	if st == nil {
+		return s
+	}
+	s.StandardOccupants, _ = st.Int("standard_occupants", fields.Int{Required: true, Min: 1, Max: 50})
+	s.AcceptBookingUpto, _ = st.Int("accept_booking_upto", fields.Int{Max: 12})
+	s.ApplyWeekendPrice, _ = st.Bool("apply_weekend_price", false)
+	s.DefaultCheckin = readWeekdays(st, "default_allow_checkin", AllWeekdays)
+	s.DefaultCheckout = readWeekdays(st, "default_allow_checkout", AllWeekdays)
+	s.ApplyExtraFeePerSeason, _ = st.Bool("apply_extra_fee_per_season", false)
+	s.Apply6NightsWeeklyRate, _ = st.Bool("apply_6_nights_weekly_rate", false)
+	s.FirstDaySurcharge, _ = st.Decimal("first_day_surcharge", price)
+	s.FirstDaySurchargeOneNight, _ = st.Bool("first_day_surcharge_apply_one_night", false)
+
+	const until, notice = "allow_same_day_booking_until", "advanced_notice_booking_from"
+	hasUntil, hasNotice := !st.Empty(until), !st.Empty(notice)
+	switch {
+	case hasUntil && hasNotice:
+		st.Add(notice, "must not be set together with "+until)
+	case hasUntil:
+		s.SameDayBookingUntil = readClock(st, until)
+	case hasNotice:
+		s.AdvanceNoticeDays = optional(st.Int(notice, fields.Int{Required: true, Max: maxStayDays}))
+	default:
+		st.Add(until, "is required unless "+notice+" is set")
+	}
+	return s
+}
+
+// readClock reads a 24-hour time written H:MM or HH:MM.
+func readClock(o *fields.Object, name string) *Clock {
+	s, ok := o.String(name, fields.Str{Required: true, Pattern: clockText, PatternMsg: "must be a 24-hour time HH:MM"})
+	if !ok {
+		return nil
+	}
+	m := clockText.FindStringSubmatch(s)
+	h, _ := strconv.Atoi(m[1])
+	minute, _ := strconv.Atoi(m[2])
+	return ptr(Clock(h*60 + minute))
+}
+
+// readWeekdays reads "All" or comma-separated day names, in any case and
+// with spaces around names. A blank or absent value gives def.
+func readWeekdays(o *fields.Object, name string, def Weekdays) Weekdays {
+	s, ok := o.String(name, fields.Str{Max: 100})
+	if !ok || s == "" {
+		return def
+	}
+	var set Weekdays
+	all := false
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if strings.EqualFold(part, "All") {
+			all = true
+			continue
+		}
+		d, known := weekday(part)
+		switch {
+		case !known:
+			o.Add(name, "must be All or comma-separated days from Sunday to Saturday")
+			return 0
+		case set.Has(d):
+			o.Addf(name, "lists %s twice", d)
+			return 0
+		}
+		set |= 1 << d
+	}
+	switch {
+	case all && set != 0:
+		o.Add(name, "All cannot be combined with other days")
+		return 0
+	case all:
+		return AllWeekdays
+	}
+	return set
+}
+
+func weekday(name string) (time.Weekday, bool) {
+	for d := time.Sunday; d <= time.Saturday; d++ {
+		if strings.EqualFold(name, d.String()) {
+			return d, true
+		}
+	}
+	return 0, false
+}
+
+// readSeasons reads the seasons and refuses any that overlaps an earlier one
+// in the list (dates inclusive).
+func readSeasons(o *fields.Object, maxGuest int) []Season {
+	items, _ := o.Array("season", fields.List{Max: maxSeasons})
+	var out []Season
+	var valid []int // indexes into out of seasons with good dates
+	for _, it := range items {
+		var s Season
+		s.Name, _ = it.String("name", fields.Str{Max: 100})
+		ms, ok := it.Int("minimum_stay", fields.Int{Min: 1, Max: maxStayDays})
+		if ok && maxGuest > 0 && ms > maxGuest {
+			it.Addf("minimum_stay", "must be at most %d (the property's maxguest)", maxGuest)
+		}
+		s.MinimumStay = ms
+		start, okStart := it.Date("start_date", true)
+		end, okEnd := it.Date("end_date", true)
+		s.Start, s.End = start, end
+		datesOK := okStart && okEnd
+		if datesOK && end.Before(start) {
+			it.Add("end_date", "must not be before start_date")
+			datesOK = false
+		}
+		s.Prices = readPrices(it)
+		s.AllowCheckin = readWeekdays(it, "allow_checkin", 0)
+		s.AllowCheckout = readWeekdays(it, "allow_checkout", 0)
+		if datesOK {
+			for _, i := range valid {
+				if !start.After(out[i].End) && !out[i].Start.After(end) {
+					it.Add("start_date", "overlaps "+items[i].Path())
+					datesOK = false
+					break
+				}
+			}
+		}
+		if datesOK {
+			valid = append(valid, len(out))
+		}
+		out = append(out, s)
+	}
+	return out
+}

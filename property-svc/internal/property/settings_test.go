@@ -1,0 +1,108 @@
+package property_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/vros/vros/property-svc/internal/property"
+)
+
+const settingsExample = `{
+	"currency": "eur",
+	"timezone": "Europe/Rome",
+	"languages": ["en", "it", "de-CH"],
+	"lead_sources": [{"id": 1, "name": "Website"}, {"id": "2", "name": "Phone"}],
+	"brands": [{"id": 1, "name": "Sea Homes", "domain": "Sea-Homes.example.com"}, {"id": 2, "name": "Mountain Homes"}],
+	"search": {"default_limit": 10, "price_filter_enable": "1", "rate_type": "Weekly"}
+}`
+
+func decodeSettings(body []byte) error {
+	_, err := property.DecodeAccountSettings(body)
+	return err
+}
+
+func TestDecodeAccountSettings(t *testing.T) {
+	rows := []row{
+		tc("valid example", ""),
+		tc("everything optional", "", set("currency", del), set("timezone", del), set("languages", del),
+			set("lead_sources", del), set("brands", del), set("search", del)),
+		tc("currency 2 letters", "currency: must be exactly 3 characters", set("currency", "EU")),
+		tc("currency unknown", "currency: must be an ISO 4217 currency code", set("currency", "ABC")),
+		tc("currency XXX", "currency: must be an ISO 4217 currency code", set("currency", "XXX")),
+		tc("currency blank", "currency: must not be blank", set("currency", "")),
+		tc("timezone unknown", "timezone: must be an IANA time zone name such as Europe/Rome", set("timezone", "Nowhere/City")),
+		tc("timezone blank", "timezone: must not be blank", set("timezone", " ")),
+		tc("languages unknown tag", `languages: must contain BCP 47 language tags only ("xx" is not)`, set("languages[1]", "xx")),
+		tc("languages repeated in another case", "languages: lists en twice", set("languages[1]", "EN")),
+		tc("languages blank item", "languages[0]: must not be empty", set("languages[0]", "")),
+		tc("languages not an array", "languages: must be an array", set("languages", "en,it")),
+		tc("languages 51 items", "languages: must have at most 50 items", set("languages", many(51, `"en"`))),
+		tc("lead_sources id missing", "lead_sources[0].id: is required", set("lead_sources[0].id", del)),
+		tc("lead_sources id 0", "lead_sources[0].id: must be between 1 and 2147483647", set("lead_sources[0].id", 0)),
+		tc("lead_sources id repeated", "lead_sources[1].id: duplicates lead_sources[0]", set("lead_sources[1].id", 1)),
+		tc("lead_sources name missing", "lead_sources[1].name: is required", set("lead_sources[1].name", del)),
+		tc("lead_sources name 101 chars", "lead_sources[1].name: must be at most 100 characters", set("lead_sources[1].name", chars(101))),
+		tc("lead_sources 101 items", "lead_sources: must have at most 100 items", set("lead_sources", many(101, `{"name":"x"}`))),
+		tc("brands id repeated", "brands[1].id: duplicates brands[0]", set("brands[1].id", "1")),
+		tc("brands name blank", "brands[0].name: is required", set("brands[0].name", " ")),
+		tc("brands domain not a host", "brands[0].domain: must be a host name such as example.com", set("brands[0].domain", "not a host")),
+		tc("brands domain single label", "brands[0].domain: must be a host name such as example.com", set("brands[0].domain", "localhost")),
+		tc("brands domain label starts with dash", "brands[0].domain: must be a host name such as example.com", set("brands[0].domain", "-bad.example.com")),
+		tc("brands domain with scheme", "brands[0].domain: must be a host name such as example.com", set("brands[0].domain", "https://example.com")),
+		tc("brands domain 254 chars", "brands[0].domain: must be at most 253 characters", set("brands[0].domain", chars(250)+".com")),
+		tc("search default_limit 0", "search.default_limit: must be between 1 and 100", set("search.default_limit", 0)),
+		tc("search default_limit 101", "search.default_limit: must be between 1 and 100", set("search.default_limit", 101)),
+		tc("search price_filter_enable not boolean", "search.price_filter_enable: must be a boolean", set("search.price_filter_enable", "on")),
+		tc("search rate_type unknown", "search.rate_type: must be one of daily, weekly, monthly", set("search.rate_type", "yearly")),
+		tc("search not an object", "search: must be an object", set("search", 10)),
+	}
+	check(t, settingsExample, rows, decodeSettings)
+}
+
+func TestDecodeAccountSettingsValues(t *testing.T) {
+	s, err := property.DecodeAccountSettings([]byte(settingsExample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case *s.Currency != "EUR" || *s.Timezone != "Europe/Rome":
+		t.Errorf("currency/timezone: %v %v", *s.Currency, *s.Timezone)
+	case !slices.Equal(*s.Languages, []string{"en", "it", "de-CH"}):
+		t.Errorf("languages: %v", *s.Languages)
+	case !slices.Equal(*s.LeadSources, []property.LeadSource{{ID: 1, Name: "Website"}, {ID: 2, Name: "Phone"}}):
+		t.Errorf("lead sources: %v", *s.LeadSources)
+	case !slices.Equal(*s.Brands, []property.Brand{{ID: 1, Name: "Sea Homes", Domain: "sea-homes.example.com"}, {ID: 2, Name: "Mountain Homes"}}):
+		t.Errorf("brands: %v", *s.Brands)
+	case *s.Search.DefaultLimit != 10 || !*s.Search.PriceFilterEnable || *s.Search.RateType != property.RateWeekly:
+		t.Errorf("search: %+v", s.Search)
+	}
+}
+
+func TestMergeSettings(t *testing.T) {
+	stored, err := property.DecodeAccountSettings([]byte(settingsExample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	update, err := property.DecodeAccountSettings([]byte(`{"currency":"USD","brands":[],"search":{"default_limit":"25"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := property.MergeSettings(stored, update)
+	switch {
+	case *got.Currency != "USD":
+		t.Error("sent currency replaces")
+	case *got.Timezone != "Europe/Rome" || len(*got.Languages) != 3 || len(*got.LeadSources) != 2:
+		t.Error("absent fields keep the stored values")
+	case got.Brands == nil || len(*got.Brands) != 0:
+		t.Error("an empty list clears the stored list")
+	case *got.Search.DefaultLimit != 25 || !*got.Search.PriceFilterEnable || *got.Search.RateType != property.RateWeekly:
+		t.Errorf("search merges field by field: %+v", got.Search)
+	}
+	empty, err := property.DecodeAccountSettings([]byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := property.MergeSettings(stored, empty); *got.Currency != "EUR" || got.Search != stored.Search {
+		t.Error("an empty update keeps everything")
+	}
+}

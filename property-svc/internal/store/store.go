@@ -1,0 +1,274 @@
+// Package store keeps property configuration in MongoDB (database vros_property): one
+// document per property, `_id` "<accountId>:<propertyId>", changed only by single-document
+// updates filtered on `_id`, each recorded through the outbox so that its snapshot event
+// reaches Kafka.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/mongostore"
+	"github.com/vros/vros/libs/outbox"
+	"github.com/vros/vros/libs/seal"
+	"github.com/vros/vros/property-svc/internal/property"
+)
+
+// Collections of vros_property.
+const (
+	collProperties = "properties"
+	collCodes      = "codes"
+	collSettings   = "settings"
+	collCounters   = "counters"
+	mediaBucket    = "media"
+)
+
+// Errors the API maps to responses.
+var (
+	ErrNotFound      = errors.New("property not found")
+	ErrCodeTaken     = errors.New("internal_code already used")
+	ErrPhotoNotFound = errors.New("photo not found")
+)
+
+// Event types, one per kind of change (docs/events.md).
+const (
+	PropertyCreated   = "vros.property.created"
+	PropertyUpdated   = "vros.property.updated"
+	PropertyDeleted   = "vros.property.deleted"
+	PhotosUpdated     = "vros.property.photos.updated"
+	PolicyUpdated     = "vros.property.policy.updated"
+	RatesUpdated      = "vros.property.rates.updated"
+	MethodsUpdated    = "vros.property.methods.updated"
+	TaxesUpdated      = "vros.property.taxes.updated"
+	ServicesUpdated   = "vros.property.services.updated"
+	AmenitiesUpdated  = "vros.property.amenities.updated"
+	PricesUpdated     = "vros.property.prices.updated"
+	SettingsUpdated   = "vros.account.settings.updated"
+	eventSource       = "/vros/property-svc"
+	settingsAggregate = "settings"
+)
+
+// Store is the property repository.
+type Store struct {
+	props    *mongo.Collection
+	codes    *mongo.Collection
+	settings *mongo.Collection
+	media    *mongo.GridFSBucket
+	ids      *mongostore.Sequence
+	photoIDs *mongostore.Sequence
+	box      *seal.Box
+	outbox   *outbox.Outbox
+	now      func() time.Time
+}
+
+// New prepares the collections of db and returns a store. Its Loader feeds ob.
+func New(ctx context.Context, db *mongo.Database, box *seal.Box) (*Store, error) {
+	err := mongostore.Ensure(ctx, db,
+		[]string{collProperties, collCodes, collSettings, collCounters, outbox.Collection, mediaBucket + ".files", mediaBucket + ".chunks"},
+		[]mongostore.Index{{Collection: mediaBucket + ".chunks", Keys: bson.D{{Key: "files_id", Value: 1}, {Key: "n", Value: 1}}, Unique: true}})
+	if err != nil {
+		return nil, err
+	}
+	counters := db.Collection(collCounters)
+	return &Store{
+		props:    db.Collection(collProperties),
+		codes:    db.Collection(collCodes),
+		settings: db.Collection(collSettings),
+		media:    db.GridFSBucket(options.GridFSBucket().SetName(mediaBucket).SetChunkSizeBytes(2 << 20)),
+		ids:      mongostore.NewSequence(counters, "property", 10),
+		photoIDs: mongostore.NewSequence(counters, "photo", 10),
+		box:      box,
+		now:      func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
+	}, nil
+}
+
+// Attach connects the outbox the store records its changes in.
+func (s *Store) Attach(ob *outbox.Outbox) { s.outbox = ob }
+
+func recordID(account string, pid int64) string { return account + ":" + strconv.FormatInt(pid, 10) }
+func codeID(account, code string) string        { return account + ":" + code }
+
+type codeDoc struct {
+	ID         string `bson:"_id"`
+	PropertyID int64  `bson:"property_id"`
+}
+
+// Resolve finds a live property of account by internal code or id.
+func (s *Store) Resolve(ctx context.Context, account string, ref property.PropertyRef) (Record, error) {
+	pid := int64(ref.ID)
+	if ref.InternalCode != "" {
+		var c codeDoc
+		err := s.codes.FindOne(ctx, bson.D{{Key: "_id", Value: codeID(account, ref.InternalCode)}}).Decode(&c)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return Record{}, ErrNotFound
+		}
+		if err != nil {
+			return Record{}, err
+		}
+		pid = c.PropertyID
+	}
+	rec, err := s.get(ctx, recordID(account, pid))
+	if err != nil {
+		return Record{}, err
+	}
+	if rec.Deleted || (ref.InternalCode != "" && rec.InternalCode != ref.InternalCode) {
+		return Record{}, ErrNotFound
+	}
+	return rec, nil
+}
+
+func (s *Store) get(ctx context.Context, id string) (Record, error) {
+	var rec Record
+	err := s.props.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&rec)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return Record{}, ErrNotFound
+	}
+	return rec, err
+}
+
+// Create stores a new property. The internal code is claimed first (a unique `_id` per
+// account), so two creates with one code cannot both succeed.
+func (s *Store) Create(ctx context.Context, account string, p property.Property) (Record, error) {
+	pid, err := s.ids.Next(ctx)
+	if err != nil {
+		return Record{}, err
+	}
+	if err := s.claimCode(ctx, account, p.InternalCode, pid); err != nil {
+		return Record{}, err
+	}
+	now := s.now()
+	rec := Record{
+		ID: recordID(account, pid), AccountID: account, PropertyID: pid, InternalCode: p.InternalCode, Version: 1,
+		LastChange: PropertyCreated, CreatedAt: now, UpdatedAt: now, Content: mergeContent(ContentRec{}, p),
+		Photos: map[string]PhotoRec{}, Taxes: []TaxRec{}, Services: []ServiceRec{},
+	}
+	in, err := s.outbox.Begin(ctx, rec.ID)
+	if err != nil {
+		return Record{}, err
+	}
+	defer s.outbox.Done(in)
+	if _, err := s.props.InsertOne(ctx, rec); err != nil {
+		return Record{}, fmt.Errorf("insert property: %w", err)
+	}
+	return rec, nil
+}
+
+// claimCode reserves code for pid. A claim left by a property that no longer exists (a
+// crash between claim and insert) is taken over.
+func (s *Store) claimCode(ctx context.Context, account, code string, pid int64) error {
+	_, err := s.codes.InsertOne(ctx, codeDoc{ID: codeID(account, code), PropertyID: pid})
+	if err == nil {
+		return nil
+	}
+	if !mongostore.IsDuplicate(err) {
+		return err
+	}
+	if _, err := s.Resolve(ctx, account, property.PropertyRef{InternalCode: code}); !errors.Is(err, ErrNotFound) {
+		if err == nil {
+			return ErrCodeTaken
+		}
+		return err
+	}
+	_, err = s.codes.ReplaceOne(ctx, bson.D{{Key: "_id", Value: codeID(account, code)}}, codeDoc{ID: codeID(account, code), PropertyID: pid})
+	return err
+}
+
+// UpdateContent applies an A1 update: the fields it carries replace the stored ones.
+func (s *Store) UpdateContent(ctx context.Context, account string, p property.Property) (Record, error) {
+	rec, err := s.Resolve(ctx, account, property.PropertyRef{InternalCode: p.InternalCode})
+	if err != nil {
+		return Record{}, err
+	}
+	merged := mergeContent(rec.Content, p)
+	return s.write(ctx, rec.ID, PropertyUpdated, bson.D{{Key: "content", Value: merged}})
+}
+
+// Delete marks a property deleted, frees its internal code and removes its photos' files.
+func (s *Store) Delete(ctx context.Context, account, code string) error {
+	rec, err := s.Resolve(ctx, account, property.PropertyRef{InternalCode: code})
+	if err != nil {
+		return err
+	}
+	if _, err := s.write(ctx, rec.ID, PropertyDeleted, bson.D{{Key: "deleted", Value: true}}); err != nil {
+		return err
+	}
+	if _, err := s.codes.DeleteOne(ctx, bson.D{{Key: "_id", Value: codeID(account, code)}}); err != nil {
+		return err
+	}
+	for _, ph := range rec.Photos {
+		s.deleteRenditions(ctx, ph.Key)
+	}
+	return nil
+}
+
+// Set replaces one section of a property's configuration.
+func (s *Store) Set(ctx context.Context, rec Record, change, section string, value any) (Record, error) {
+	return s.write(ctx, rec.ID, change, bson.D{{Key: section, Value: value}})
+}
+
+// write applies set to the property id and bumps its version, as one atomic update filtered
+// on `_id` only, with its intent recorded in the outbox first.
+func (s *Store) write(ctx context.Context, id, change string, set bson.D) (Record, error) {
+	return s.update(ctx, id, change, bson.D{{Key: "$set", Value: set}})
+}
+
+func (s *Store) update(ctx context.Context, id, change string, upd bson.D) (Record, error) {
+	in, err := s.outbox.Begin(ctx, id)
+	if err != nil {
+		return Record{}, err
+	}
+	defer s.outbox.Done(in)
+	meta := bson.D{{Key: "last_change", Value: change}, {Key: "updated_at", Value: s.now()}}
+	found := false
+	for i, op := range upd {
+		if op.Key == "$set" {
+			upd[i].Value = append(op.Value.(bson.D), meta...)
+			found = true
+		}
+	}
+	if !found {
+		upd = append(upd, bson.E{Key: "$set", Value: meta})
+	}
+	upd = append(upd, bson.E{Key: "$inc", Value: bson.D{{Key: "version", Value: 1}}})
+	var rec Record
+	err = s.props.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: id}}, upd,
+		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&rec)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return Record{}, ErrNotFound
+	}
+	return rec, err
+}
+
+// Snapshot is the outbox loader: the current state of an aggregate as one event.
+func (s *Store) Snapshot(ctx context.Context, aggregate string) ([]events.Message, error) {
+	account, rest, _ := strings.Cut(aggregate, ":")
+	if rest == settingsAggregate {
+		st, err := s.Settings(ctx, account)
+		if err != nil {
+			return nil, err
+		}
+		v, err := events.Encode(eventSource, SettingsUpdated, aggregate, st.UpdatedAt, st)
+		if err != nil {
+			return nil, err
+		}
+		return []events.Message{{Topic: events.TopicProperty, Key: aggregate, Value: v}}, nil
+	}
+	rec, err := s.get(ctx, aggregate)
+	if err != nil {
+		return nil, err
+	}
+	v, err := events.Encode(eventSource, rec.LastChange, aggregate, rec.UpdatedAt, rec)
+	if err != nil {
+		return nil, err
+	}
+	return []events.Message{{Topic: events.TopicProperty, Key: events.Key(account, strconv.FormatInt(rec.PropertyID, 10)), Value: v}}, nil
+}

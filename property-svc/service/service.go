@@ -1,0 +1,99 @@
+// Package service wires property-svc: what cmd/property-svc runs and what the dev launcher
+// and the end-to-end tests start in process.
+package service
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/vros/vros/libs/config"
+	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/httpapi"
+	"github.com/vros/vros/libs/mongostore"
+	"github.com/vros/vros/libs/outbox"
+	"github.com/vros/vros/libs/seal"
+	"github.com/vros/vros/libs/telemetry"
+	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/property-svc/internal/api"
+	"github.com/vros/vros/property-svc/internal/photo"
+	"github.com/vros/vros/property-svc/internal/store"
+)
+
+// Config is property-svc's configuration (VROS_PROPERTY_… plus the common variables).
+type Config struct {
+	config.Common
+	Addr          string        `env:"VROS_PROPERTY_ADDR" envDefault:":8081"`
+	EncryptionKey config.Secret `env:"VROS_ENCRYPTION_KEY"`
+	// PhotoFetchAllowPrivate lets photo links point at private and loopback addresses. Only
+	// for tests and local development: it disables the SSRF guard.
+	PhotoFetchAllowPrivate bool `env:"VROS_PROPERTY_PHOTO_FETCH_ALLOW_PRIVATE" envDefault:"false"`
+	// OutboxLease is how long a write owns its pending event before the sweep takes over.
+	OutboxLease time.Duration `env:"VROS_PROPERTY_OUTBOX_LEASE" envDefault:"10s"`
+}
+
+// Database is property-svc's MongoDB database.
+const Database = "vros_property"
+
+// Run serves property-svc until ctx ends. ready, when set, receives the listening address.
+func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	box, err := seal.New(cfg.EncryptionKey.Reveal())
+	if err != nil {
+		return errors.New("VROS_ENCRYPTION_KEY: " + err.Error())
+	}
+	tel, err := telemetry.Setup(ctx, "property-svc", cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tel.Shutdown(context.Background()) }()
+
+	client, err := mongostore.Connect(ctx, cfg.MongoURI, tel.Tracer)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = client.Disconnect(context.Background()) }()
+	db := client.Database(Database)
+	st, err := store.New(ctx, db, box)
+	if err != nil {
+		return err
+	}
+	pub := events.NewPublisher(cfg.KafkaBrokers)
+	defer func() { _ = pub.Close() }()
+	ob := outbox.New(db, pub, st.Snapshot, outbox.Options{
+		Lease: cfg.OutboxLease, Meter: tel.Meter, Log: tel.Logger, Propagator: tel.Propagator,
+	})
+	st.Attach(ob)
+
+	app := httpapi.New(httpapi.Options{
+		Telemetry: tel,
+		BodyLimit: 26 << 20,
+		Ready: func(ctx context.Context) error {
+			return errors.Join(client.Ping(ctx, nil), events.Reachable(ctx, cfg.KafkaBrokers))
+		},
+	})
+	api.New(st, photo.NewFetcher(photo.Config{AllowPrivate: cfg.PhotoFetchAllowPrivate}), tel.Logger).
+		Register(app, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()))
+
+	tel.Logger.Info("property-svc starting", "addr", cfg.Addr)
+	g, gctx := errgroup.WithContext(ctx)
+	relayCtx, stopRelay := context.WithCancel(context.Background())
+	defer stopRelay()
+	g.Go(func() error { return ob.Run(relayCtx) })
+	g.Go(func() error {
+		defer stopRelay()
+		err := httpapi.Serve(gctx, app, cfg.Addr, ready, 10*time.Second)
+		// After HTTP has drained, hand what is pending to Kafka before stopping.
+		dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if derr := ob.Drain(dctx); derr != nil {
+			tel.Logger.Warn("outbox not drained at shutdown; the next start publishes it", "err", derr)
+		}
+		return err
+	})
+	return g.Wait()
+}
