@@ -1,0 +1,79 @@
+// Command vros-dev runs the whole of vros on one machine for development: embedded MongoDB
+// (FerretDB on SQLite under .data/) and Kafka (kfake, log under .data/), every service, and
+// edge on 127.0.0.1:8080. On first start it creates a demo account, writes its credentials
+// to .data/demo-account.json and prints them with sample requests.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/caarlos0/env/v11"
+
+	"github.com/vros/vros/devstack/demo"
+	"github.com/vros/vros/devstack/stack"
+)
+
+type options struct {
+	Dir          string   `env:"VROS_DEV_DIR" envDefault:".data"`
+	Host         string   `env:"VROS_DEV_HOST" envDefault:"127.0.0.1"`
+	EdgePort     int      `env:"VROS_DEV_EDGE_PORT" envDefault:"8080"`
+	PropertyPort int      `env:"VROS_DEV_PROPERTY_PORT" envDefault:"8081"`
+	MongoURI     string   `env:"VROS_MONGO_URI"`
+	KafkaBrokers []string `env:"VROS_KAFKA_BROKERS" envSeparator:","`
+	LogLevel     string   `env:"VROS_LOG_LEVEL" envDefault:"warn"`
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "vros-dev:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	o, err := env.ParseAs[options]()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
+		return err
+	}
+	secrets, err := demo.LoadSecrets(filepath.Join(o.Dir, "dev-secrets.json"))
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	fmt.Println("vros-dev: starting embedded MongoDB and Kafka under", o.Dir, "and the services…")
+	s, err := stack.Start(ctx, stack.Options{
+		Dir: o.Dir, MongoURI: o.MongoURI, KafkaBrokers: o.KafkaBrokers, Host: o.Host,
+		Ports:   [2]int{o.EdgePort, o.PropertyPort},
+		HMACKey: secrets.HMACKey, EncryptionKey: secrets.EncryptionKey, AdminToken: secrets.AdminToken,
+		LogLevel: o.LogLevel,
+		Log:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		return err
+	}
+	acc, err := demo.Ensure(ctx, s.EdgeURL, secrets.AdminToken, filepath.Join(o.Dir, "demo-account.json"))
+	if err != nil {
+		_ = s.Close()
+		return fmt.Errorf("demo account: %w", err)
+	}
+	demo.Print(os.Stdout, acc, filepath.Join(o.Dir, "demo-account.json"))
+
+	<-ctx.Done()
+	fmt.Println("\nvros-dev: shutting down…")
+	if err := s.Close(); err != nil {
+		return err
+	}
+	fmt.Println("vros-dev: stopped")
+	return nil
+}

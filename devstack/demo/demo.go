@@ -1,0 +1,186 @@
+// Package demo prepares what a developer needs to try vros at once: stable local secrets,
+// a demo account with one property, and the sample requests printed by `make run`.
+package demo
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/vros/vros/libs/seal"
+)
+
+// Secrets are the shared secrets of a local stack, kept in .data/dev-secrets.json so that
+// data encrypted in one run opens in the next.
+type Secrets struct {
+	HMACKey       string `json:"internal_hmac_key"`
+	EncryptionKey string `json:"encryption_key"`
+	AdminToken    string `json:"admin_token"`
+}
+
+// LoadSecrets reads path, creating it with fresh secrets the first time.
+func LoadSecrets(path string) (Secrets, error) {
+	var s Secrets
+	b, err := os.ReadFile(path)
+	if err == nil {
+		if err := json.Unmarshal(b, &s); err != nil {
+			return s, fmt.Errorf("%s: %w", path, err)
+		}
+		return s, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return s, err
+	}
+	s = Secrets{HMACKey: seal.NewKey(), EncryptionKey: seal.NewKey(), AdminToken: "adm_" + strings.TrimRight(seal.NewKey(), "=")}
+	return s, writeJSON(path, s)
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o600)
+}
+
+// Account is the content of .data/demo-account.json.
+type Account struct {
+	AccountID     string `json:"account_id"`
+	EdgeURL       string `json:"edge_url"`
+	BasicUser     string `json:"basic_user"`
+	BasicPassword string `json:"basic_password"`
+	ServiceKey    string `json:"servicekey"`
+	ServicePass   string `json:"servicepass"`
+	Key           string `json:"key"`
+	Pass          string `json:"pass"`
+	OwnerToken    string `json:"owner_token"`
+	AdminToken    string `json:"admin_token"`
+}
+
+// Ensure returns the demo account saved at path if edge still accepts it, and otherwise
+// creates a new one (with a demo property) and saves it.
+func Ensure(ctx context.Context, edgeURL, adminToken, path string) (Account, error) {
+	var acc Account
+	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &acc) == nil {
+		acc.EdgeURL, acc.AdminToken = edgeURL, adminToken
+		if status, _, err := call(ctx, acc.basic(), edgeURL+"/api/account-settings", acc.serviceHeaders(), `{}`); err == nil && status == 200 {
+			return acc, writeJSON(path, acc)
+		}
+	}
+	status, body, err := call(ctx, "Bearer "+adminToken, edgeURL+"/admin/v1/accounts", nil, `{"name":"Demo Rentals"}`)
+	if err != nil {
+		return acc, err
+	}
+	if status != http.StatusCreated {
+		return acc, fmt.Errorf("create account: %d %s", status, body)
+	}
+	var created struct {
+		Data Account `json:"data"`
+	}
+	if err := json.Unmarshal(body, &created); err != nil {
+		return acc, err
+	}
+	acc = created.Data
+	acc.EdgeURL, acc.AdminToken = edgeURL, adminToken
+	for _, step := range []struct{ path, body string }{
+		{"/api/account-settings", `{"currency":"USD","timezone":"America/New_York","languages":["en","it"],"brands":[{"id":1,"name":"Demo Rentals","domain":"demo.example.com"}]}`},
+		{"/api/property", `{"action":"create","property":` + Property + `}`},
+	} {
+		status, body, err := call(ctx, acc.basic(), edgeURL+step.path, acc.serviceHeaders(), step.body)
+		if err != nil {
+			return acc, err
+		}
+		if status != http.StatusOK {
+			return acc, fmt.Errorf("%s: %d %s", step.path, status, body)
+		}
+	}
+	return acc, writeJSON(path, acc)
+}
+
+// Property is the demo account's first property (internal_code DEMO1).
+const Property = `{"internal_code":"DEMO1","name":"Seaside Villa with Garden","type":"Villa","maxguest":6,"bedrooms":3,` +
+	`"bathrooms":2,"kitchens":1,"floor":"Ground","space":{"value":140,"unit":"meters"},"address":"1 Ocean Drive",` +
+	`"city":"Miami Beach","state":"FL","postcode":"33139","country":"US","latitude":25.7907,"longitude":-80.13,` +
+	`"allowchildren":true,"allowpet":false,"allowsmoking":false}`
+
+func (a Account) basic() string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(a.BasicUser+":"+a.BasicPassword))
+}
+
+func (a Account) serviceHeaders() map[string]string {
+	return map[string]string{"servicekey": a.ServiceKey, "servicepass": a.ServicePass}
+}
+
+func call(ctx context.Context, auth, url string, headers map[string]string, body string) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewBufferString(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", auth)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+// SamplePhoto is a small generated PNG as base64, for the sample photo upload.
+func SamplePhoto() string {
+	img := image.NewRGBA(image.Rect(0, 0, 64, 48))
+	for y := 0; y < 48; y++ {
+		for x := 0; x < 64; x++ {
+			img.Set(x, y, color.RGBA{R: uint8(x * 4), G: uint8(120 + y), B: 200, A: 255})
+		}
+	}
+	var buf bytes.Buffer
+	_ = png.Encode(&buf, img)
+	return base64.StdEncoding.EncodeToString(buf.Bytes())
+}
+
+// Print shows the credentials and sample requests.
+func Print(w io.Writer, a Account, path string) {
+	A := fmt.Sprintf(`curl -s -u '%s:%s' -H 'servicekey: %s' -H 'servicepass: %s' -H 'Content-Type: application/json'`,
+		a.BasicUser, a.BasicPassword, a.ServiceKey, a.ServicePass)
+	fmt.Fprintf(w, `
+vros is running. Edge: %[1]s   (Ctrl-C stops everything; data stays in .data/)
+
+Demo account %[2]s — credentials saved in %[3]s:
+  interface A   basic %[4]s : %[5]s   servicekey %[6]s   servicepass %[7]s
+  interface B   key %[8]s   pass %[9]s
+  GET reads     owner_token %[10]s
+  admin API     Bearer %[11]s
+
+Try:
+  # update the demo property (interface A)
+  %[12]s %[1]s/api/property -d '{"action":"update","property":{"internal_code":"DEMO1","name":"Seaside Villa with a Big Garden","type":"Villa","maxguest":6,"bedrooms":3,"bathrooms":2,"kitchens":1,"space":{"value":140,"unit":"meters"},"address":"1 Ocean Drive","city":"Miami Beach","country":"US","latitude":25.7907,"longitude":-80.13}}'
+
+  # set its rates (interface A)
+  %[12]s %[1]s/api/property-rate -d '{"internal_code":"DEMO1","rate":{"daily_price":180,"weekend_price":220,"weekly_price":1100,"minimum_stay":2},"los":[{"days":14,"discount":10}],"setting":{"standard_occupants":4,"accept_booking_upto":12,"apply_weekend_price":true,"default_allow_checkin":"All","default_allow_checkout":"All","advanced_notice_booking_from":"1"},"season":[{"name":"Summer","minimum_stay":5,"start_date":"2027-06-15","end_date":"2027-09-15","daily_price":260}]}'
+
+  # add a photo (interface A; base64 data or an https link; answers the photo_id)
+  %[12]s %[1]s/api/property-photo -d '{"action":"create","photo":{"internal_code":"DEMO1","image":"%[13]s"}}'
+
+  # create an account (admin API)
+  curl -s -H 'Authorization: Bearer %[11]s' %[1]s/admin/v1/accounts -d '{"name":"Another Owner"}'
+
+`, a.EdgeURL, a.AccountID, path, a.BasicUser, a.BasicPassword, a.ServiceKey, a.ServicePass, a.Key, a.Pass, a.OwnerToken, a.AdminToken, A, SamplePhoto())
+}

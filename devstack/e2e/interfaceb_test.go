@@ -1,0 +1,79 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"testing"
+)
+
+type bAnswer struct {
+	Status  int             `json:"status"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+func (r response) b(t *testing.T) bAnswer {
+	t.Helper()
+	var a bAnswer
+	r.decode(t, &a)
+	return a
+}
+
+// TestInterfaceBAuthAndRouting: key/pass are checked for every action, in JSON and in
+// PHP-style form bodies; unknown actions and actions whose service is not deployed yet get
+// clear statuses in interface B's envelope.
+func TestInterfaceBAuthAndRouting(t *testing.T) {
+	acc := newAccount(t)
+	cases := []struct {
+		name        string
+		contentType string
+		body        string
+		http        int
+		status      int
+	}{
+		{"no key", "application/json", `{"action":"getinfo"}`, 401, 2},
+		{"wrong pass", "application/json", `{"key":"` + acc.Key + `","pass":"wrong","action":"getinfo"}`, 401, 2},
+		{"interface A pair as key", "application/json", `{"key":"` + acc.ServiceKey + `","pass":"` + acc.ServicePass + `","action":"getinfo"}`, 401, 2},
+		{"key not a string", "application/json", `{"key":7,"pass":"x","action":"getinfo"}`, 400, 4},
+		{"not JSON", "application/json", `{"key":`, 400, 4},
+		{"empty body", "application/json", ``, 400, 4},
+		{"action missing", "application/json", `{"key":"` + acc.Key + `","pass":"` + acc.Pass + `"}`, 400, 4},
+		{"unknown action", "application/json", `{"key":"` + acc.Key + `","pass":"` + acc.Pass + `","action":"fly"}`, 400, 64},
+		{"booking action before booking-svc", "application/json", `{"key":"` + acc.Key + `","pass":"` + acc.Pass + `","action":"getinfo","propertyId":"1"}`, 503, 72},
+		{"alias addservice", "application/json", `{"key":"` + acc.Key + `","pass":"` + acc.Pass + `","action":"addservice"}`, 503, 72},
+		{"catalog read before catalog-svc", "application/json", `{"key":"` + acc.Key + `","pass":"` + acc.Pass + `","action":"listcountry"}`, 503, 72},
+		{"form body", "application/x-www-form-urlencoded", url.Values{"key": {acc.Key}, "pass": {acc.Pass}, "action": {"create"},
+			"service[0][name]": {"Cleaning"}, "numberofadults": {"2"}}.Encode(), 503, 72},
+		{"form body wrong pass", "application/x-www-form-urlencoded", "key=" + url.QueryEscape(acc.Key) + "&pass=nope&action=create", 401, 2},
+		{"form body broken brackets", "application/x-www-form-urlencoded", "key=a&service[0=1", 400, 4},
+	}
+	for _, c := range cases {
+		for _, path := range []string{"/vros/external-booking", "/vros/external-booking/"} {
+			r := do(t, http.MethodPost, path, map[string]string{"Content-Type": c.contentType}, c.body)
+			a := r.b(t)
+			if r.Code != c.http || a.Status != c.status || a.Message == "" {
+				t.Errorf("%s (%s): HTTP %d status %d %q; want HTTP %d status %d", c.name, path, r.Code, a.Status, a.Message, c.http, c.status)
+			}
+		}
+	}
+}
+
+func TestOwnerTokenReads(t *testing.T) {
+	acc := newAccount(t)
+	for _, c := range []struct {
+		name, path string
+		http       int
+	}{
+		{"wrong token", "/vros/api/default-config/owner_token/ot_wrong", 401},
+		{"unknown endpoint", "/vros/api/everything/owner_token/" + acc.OwnerToken, 404},
+		{"before catalog-svc", "/vros/api/default-config/owner_token/" + acc.OwnerToken, 503},
+		{"with property", "/vros/api/get-min-max-price-property/owner_token/" + acc.OwnerToken + "/property/1", 503},
+		{"interface B pass as token", "/vros/api/default-config/owner_token/" + acc.Pass, 401},
+	} {
+		r := do(t, http.MethodGet, c.path, nil, "")
+		if a := r.b(t); r.Code != c.http || a.Status == 0 || a.Message == "" {
+			t.Errorf("%s: HTTP %d %s", c.name, r.Code, r.Body)
+		}
+	}
+}

@@ -1,0 +1,252 @@
+// Package e2e tests vros end to end: every request goes through edge to the services,
+// which run against the embedded MongoDB and Kafka broker (or real ones, when
+// VROS_MONGO_URI and VROS_KAFKA_BROKERS are set).
+package e2e
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/vros/vros/devstack/stack"
+	"github.com/vros/vros/libs/seal"
+)
+
+var (
+	st         *stack.Stack
+	adminToken = "test-admin-token-0123456789"
+	mongoDB    *mongo.Client
+)
+
+func TestMain(m *testing.M) {
+	ctx := context.Background()
+	var brokers []string
+	if b := os.Getenv("VROS_KAFKA_BROKERS"); b != "" {
+		brokers = strings.Split(b, ",")
+	}
+	var err error
+	st, err = stack.Start(ctx, stack.Options{
+		MongoURI: os.Getenv("VROS_MONGO_URI"), KafkaBrokers: brokers,
+		HMACKey: "test-hmac-key-0123456789", EncryptionKey: seal.NewKey(), AdminToken: adminToken,
+		LogLevel: "error", PhotoFetchAllowPrivate: true, OutboxLease: time.Second,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stack:", err)
+		os.Exit(1)
+	}
+	mongoDB, err = mongo.Connect(options.Client().ApplyURI(st.MongoURI).SetBSONOptions(&options.BSONOptions{DefaultDocumentM: true}))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mongo:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = mongoDB.Disconnect(ctx)
+	if err := st.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "stack close:", err)
+	}
+	os.Exit(code)
+}
+
+// account is a tenant created through the admin API.
+type account struct {
+	AccountID     string `json:"account_id"`
+	BasicUser     string `json:"basic_user"`
+	BasicPassword string `json:"basic_password"`
+	ServiceKey    string `json:"servicekey"`
+	ServicePass   string `json:"servicepass"`
+	Key           string `json:"key"`
+	Pass          string `json:"pass"`
+	OwnerToken    string `json:"owner_token"`
+}
+
+func newAccount(t *testing.T) account {
+	t.Helper()
+	r := do(t, http.MethodPost, "/admin/v1/accounts", map[string]string{"Authorization": "Bearer " + adminToken}, `{"name":"Test Owner"}`)
+	r.status(t, http.StatusCreated)
+	var out struct {
+		Data account `json:"data"`
+	}
+	r.decode(t, &out)
+	return out.Data
+}
+
+// response is a decoded HTTP answer.
+type response struct {
+	Code   int
+	Header http.Header
+	Body   []byte
+}
+
+func (r response) status(t *testing.T, want int) {
+	t.Helper()
+	if r.Code != want {
+		t.Fatalf("HTTP %d, want %d: %s", r.Code, want, r.Body)
+	}
+}
+
+func (r response) decode(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+}
+
+// aError is interface A's error envelope.
+type aError struct {
+	Code         int    `json:"code"`
+	ErrorType    string `json:"error_type"`
+	ErrorMessage string `json:"error_message"`
+	Errors       []struct {
+		Field   string `json:"field"`
+		Message string `json:"message"`
+	} `json:"errors"`
+}
+
+func (r response) aError(t *testing.T) aError {
+	t.Helper()
+	var e aError
+	r.decode(t, &e)
+	if e.Code != r.Code {
+		t.Fatalf("envelope code %d != HTTP %d: %s", e.Code, r.Code, r.Body)
+	}
+	return e
+}
+
+// wantViolation asserts a 400 that names field with a message containing msg.
+func (r response) wantViolation(t *testing.T, field, msg string) {
+	t.Helper()
+	r.status(t, http.StatusBadRequest)
+	e := r.aError(t)
+	if e.ErrorType != "validation_error" {
+		t.Fatalf("error_type %q: %s", e.ErrorType, r.Body)
+	}
+	for _, v := range e.Errors {
+		if v.Field == field && strings.Contains(v.Message, msg) {
+			return
+		}
+	}
+	t.Fatalf("no violation %s %q in %s", field, msg, r.Body)
+}
+
+func do(t *testing.T, method, path string, headers map[string]string, body string) response {
+	t.Helper()
+	req, err := http.NewRequest(method, st.EdgeURL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{Code: resp.StatusCode, Header: resp.Header, Body: b}
+}
+
+// a sends an interface A request as acc.
+func (acc account) a(t *testing.T, resource string, body any) response {
+	t.Helper()
+	return do(t, http.MethodPost, "/api/"+resource, acc.aHeaders(), jsonText(t, body))
+}
+
+func (acc account) aHeaders() map[string]string {
+	return map[string]string{
+		"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(acc.BasicUser+":"+acc.BasicPassword)),
+		"servicekey":    acc.ServiceKey, "servicepass": acc.ServicePass,
+	}
+}
+
+func jsonText(t *testing.T, body any) string {
+	t.Helper()
+	if s, ok := body.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// obj is a JSON object under construction.
+type obj = map[string]any
+
+// validProperty is an A1 property with every field; tests change one field at a time.
+func validProperty(code string) obj {
+	return obj{
+		"internal_code": code, "name": "Seaside Villa with Garden", "type": "Villa", "brief": strings.Repeat("Lovely. ", 60),
+		"maxguest": 6, "bedrooms": 3, "bathrooms": 2, "kitchens": 1, "floor": "Ground",
+		"space": obj{"value": 140, "unit": "meters"}, "phone": "3055550100", "address": "1 Ocean Drive",
+		"city": "Miami Beach", "state": "FL", "postcode": "33139", "country": "US", "latitude": 25.79, "longitude": -80.13,
+		"allowchildren": true, "allowpet": false, "allowsmoking": false,
+	}
+}
+
+func createProperty(t *testing.T, acc account, code string) string {
+	t.Helper()
+	r := acc.a(t, "property", obj{"action": "create", "property": validProperty(code)})
+	r.status(t, http.StatusOK)
+	var out struct {
+		Data struct {
+			PropertyID string `json:"property_id"`
+		} `json:"data"`
+	}
+	r.decode(t, &out)
+	if out.Data.PropertyID == "" {
+		t.Fatalf("no property_id in %s", r.Body)
+	}
+	return out.Data.PropertyID
+}
+
+// stored reads a property record straight from MongoDB, to show what a request did or did
+// not change.
+func stored(t *testing.T, accountID, propertyID string) bson.M {
+	t.Helper()
+	var doc bson.M
+	err := mongoDB.Database("vros_property").Collection("properties").
+		FindOne(context.Background(), bson.D{{Key: "_id", Value: accountID + ":" + propertyID}}).Decode(&doc)
+	if err != nil {
+		t.Fatalf("stored %s:%s: %v", accountID, propertyID, err)
+	}
+	return doc
+}
+
+func field(doc bson.M, path ...string) any {
+	var cur any = doc
+	for _, p := range path {
+		m, ok := cur.(bson.M)
+		if !ok {
+			return nil
+		}
+		cur = m[p]
+	}
+	return cur
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+

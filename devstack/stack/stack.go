@@ -1,0 +1,150 @@
+// Package stack starts the whole of vros in one process: the embedded MongoDB-wire server
+// and Kafka broker (or real ones), then every service, then edge. `make run` and the
+// end-to-end tests both use it, so what the tests exercise is what a developer runs.
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	edge "github.com/vros/vros/edge/service"
+	"github.com/vros/vros/libs/config"
+	"github.com/vros/vros/libs/embedded"
+	property "github.com/vros/vros/property-svc/service"
+)
+
+// Options of a stack.
+type Options struct {
+	// Dir keeps the embedded data; empty means a temporary folder.
+	Dir string
+	// MongoURI and KafkaBrokers point at real servers; empty means embedded ones.
+	MongoURI     string
+	KafkaBrokers []string
+	// Host is the address services listen on; Ports[0] is edge, then property-svc. A zero
+	// port means any free one.
+	Host  string
+	Ports [2]int
+	// Secrets shared by the services.
+	HMACKey, EncryptionKey, AdminToken string
+	LogLevel                           string
+	// PhotoFetchAllowPrivate lets photo links point at loopback (tests serve images there).
+	PhotoFetchAllowPrivate bool
+	// OutboxLease shortens the outbox's lease in tests.
+	OutboxLease time.Duration
+	Log         *slog.Logger
+}
+
+// Stack is a running vros.
+type Stack struct {
+	EdgeURL, PropertyURL string
+	Infra                *embedded.Infra // nil with real servers
+	MongoURI             string
+	KafkaBrokers         []string
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	errs   []error
+}
+
+// Start brings the stack up and returns once edge answers.
+func Start(ctx context.Context, o Options) (*Stack, error) {
+	if o.Host == "" {
+		o.Host = "127.0.0.1"
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	s := &Stack{MongoURI: o.MongoURI, KafkaBrokers: o.KafkaBrokers}
+	if s.MongoURI == "" || len(s.KafkaBrokers) == 0 {
+		in, err := embedded.Start(ctx, embedded.Options{Dir: o.Dir, Log: o.Log})
+		if err != nil {
+			return nil, err
+		}
+		s.Infra = in
+		if s.MongoURI == "" {
+			s.MongoURI = in.MongoURI
+		}
+		if len(s.KafkaBrokers) == 0 {
+			s.KafkaBrokers = in.KafkaBrokers
+		}
+	}
+	common := config.Common{MongoURI: s.MongoURI, KafkaBrokers: s.KafkaBrokers,
+		InternalHMACKey: config.Secret(o.HMACKey), LogLevel: o.LogLevel}
+
+	runCtx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+
+	propAddr, err := s.start(ctx, runCtx, "property-svc", net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[1])),
+		func(ctx context.Context, addr string, ready func(string)) error {
+			return property.Run(ctx, property.Config{Common: common, Addr: addr, EncryptionKey: config.Secret(o.EncryptionKey),
+				PhotoFetchAllowPrivate: o.PhotoFetchAllowPrivate, OutboxLease: o.OutboxLease}, ready)
+		})
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.PropertyURL = "http://" + propAddr
+
+	edgeAddr, err := s.start(ctx, runCtx, "edge", net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[0])),
+		func(ctx context.Context, addr string, ready func(string)) error {
+			return edge.Run(ctx, edge.Config{Common: common, Addr: addr, AdminToken: config.Secret(o.AdminToken),
+				PropertyURL: s.PropertyURL, RateLimitRPS: 0, CacheTTL: 30 * time.Second}, ready)
+		})
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.EdgeURL = "http://" + edgeAddr
+	return s, nil
+}
+
+type runFunc func(ctx context.Context, addr string, ready func(string)) error
+
+// start runs one service and waits until it listens (or fails).
+func (s *Stack) start(ctx, runCtx context.Context, name, addr string, run runFunc) (string, error) {
+	ready := make(chan string, 1)
+	failed := make(chan error, 1)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		err := run(runCtx, addr, func(a string) { ready <- a })
+		if err != nil {
+			s.mu.Lock()
+			s.errs = append(s.errs, fmt.Errorf("%s: %w", name, err))
+			s.mu.Unlock()
+		}
+		failed <- err
+	}()
+	select {
+	case a := <-ready:
+		return a, nil
+	case err := <-failed:
+		if err == nil {
+			err = errors.New("stopped before listening")
+		}
+		return "", fmt.Errorf("%s: %w", name, err)
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case <-time.After(60 * time.Second):
+		return "", fmt.Errorf("%s did not start within a minute", name)
+	}
+}
+
+// Close stops the services (draining HTTP and the outbox), then the embedded servers.
+func (s *Stack) Close() error {
+	s.cancel()
+	s.wg.Wait()
+	if s.Infra != nil {
+		s.Infra.Close()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return errors.Join(s.errs...)
+}
