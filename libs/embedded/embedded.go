@@ -82,7 +82,7 @@ func Start(ctx context.Context, opt Options) (*Infra, error) {
 	fdb, err := ferretdb.New(&ferretdb.Config{
 		Listener:  ferretdb.ListenerConfig{TCP: in.opt.MongoAddr},
 		Handler:   "sqlite",
-		SQLiteURL: "file:" + mongoDir + "/",
+		SQLiteURL: "file:" + mongoDir + "/?_pragma=synchronous(normal)",
 		// FerretDB logs every unsupported command the driver sends (endSessions at each
 		// disconnect) as a warning; only its errors matter here.
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})).With("component", "ferretdb"),

@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -76,10 +77,20 @@ type Intent struct {
 	trace         map[string]string
 }
 
+// Snapshot is the state a write produced, as the messages that describe it.
+type Snapshot struct {
+	Version  int64
+	Messages []events.Message
+}
+
 // pendingAgg is what the relay has to publish for one aggregate.
 type pendingAgg struct {
 	ids   []string
 	trace map[string]string // of the latest write, carried in the Kafka headers
+	// snap is the newest snapshot handed over by the writers; it covers every intent only
+	// if each came with one (load is false), otherwise the relay reads the aggregate.
+	snap *Snapshot
+	load bool
 }
 
 // New returns an outbox over db's intents collection.
@@ -118,8 +129,10 @@ func (o *Outbox) Begin(ctx context.Context, aggregate string) (Intent, error) {
 
 // Done hands a finished write to the relay. Call it after the state write, whether or not
 // it succeeded: a failed write is published as the unchanged state, which is harmless.
-func (o *Outbox) Done(in Intent) {
-	o.add(in.aggregate, []string{in.id}, in.trace)
+// snap, when the writer has it, is the state its write produced; the relay then publishes
+// it without reading the aggregate again.
+func (o *Outbox) Done(in Intent, snap *Snapshot) {
+	o.add(in.aggregate, []string{in.id}, in.trace, snap)
 	select {
 	case o.wake <- struct{}{}:
 	default:
@@ -177,13 +190,13 @@ func (o *Outbox) sweep(ctx context.Context) error {
 		return nil
 	}
 	for _, d := range docs {
-		o.add(d.Aggregate, []string{d.ID}, d.Trace)
+		o.add(d.Aggregate, []string{d.ID}, d.Trace, nil)
 	}
 	return nil
 }
 
 // add marks intents of agg as ready to relay, once each.
-func (o *Outbox) add(agg string, ids []string, trace map[string]string) {
+func (o *Outbox) add(agg string, ids []string, trace map[string]string, snap *Snapshot) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	p := o.pending[agg]
@@ -193,6 +206,12 @@ func (o *Outbox) add(agg string, ids []string, trace map[string]string) {
 	}
 	if trace != nil {
 		p.trace = trace
+	}
+	switch {
+	case snap == nil:
+		p.load = true
+	case p.snap == nil || snap.Version > p.snap.Version:
+		p.snap = snap
 	}
 next:
 	for _, id := range ids {
@@ -220,11 +239,16 @@ func (o *Outbox) flush(ctx context.Context) error {
 	var done []string
 	var failed error
 	for agg, p := range batch {
-		m, err := o.load(ctx, agg)
-		if err != nil {
-			failed = fmt.Errorf("load %s: %w", agg, err)
-			o.add(agg, p.ids, p.trace)
-			continue
+		var m []events.Message
+		if p.load || p.snap == nil {
+			var err error
+			if m, err = o.load(ctx, agg); err != nil {
+				failed = fmt.Errorf("load %s: %w", agg, err)
+				o.requeue(agg, p)
+				continue
+			}
+		} else {
+			m = slices.Clone(p.snap.Messages)
 		}
 		for i := range m {
 			if m[i].Trace == nil {
@@ -237,7 +261,7 @@ func (o *Outbox) flush(ctx context.Context) error {
 	if len(msgs) > 0 {
 		if err := o.pub.Publish(ctx, msgs...); err != nil {
 			for agg, p := range batch {
-				o.add(agg, p.ids, p.trace)
+				o.requeue(agg, p)
 			}
 			return fmt.Errorf("publish: %w", err)
 		}
@@ -251,6 +275,15 @@ func (o *Outbox) flush(ctx context.Context) error {
 		o.count(ctx, -int64(len(done)))
 	}
 	return failed
+}
+
+// requeue puts back what a failed flush took.
+func (o *Outbox) requeue(agg string, p *pendingAgg) {
+	if p.load || p.snap == nil {
+		o.add(agg, p.ids, p.trace, nil)
+	} else {
+		o.add(agg, p.ids, p.trace, p.snap)
+	}
 }
 
 func (o *Outbox) count(ctx context.Context, n int64) {

@@ -62,7 +62,7 @@ func (s *Store) DeletePhoto(ctx context.Context, rec Record, id int64) error {
 		return ErrPhotoNotFound
 	}
 	if _, err := s.update(ctx, rec.ID, PhotosUpdated,
-		bson.D{{Key: "$unset", Value: bson.D{{Key: "photos." + strconv.FormatInt(id, 10), Value: ""}}}}); err != nil {
+		bson.D{{Key: "$unset", Value: bson.D{{Key: "photos." + strconv.FormatInt(id, 10), Value: ""}}}}, false); err != nil {
 		return err
 	}
 	s.deleteRenditions(ctx, old.Key)

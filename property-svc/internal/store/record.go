@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/vros/vros/property-svc/internal/property"
 )
@@ -220,36 +221,34 @@ func optMoney(d *decimal.Decimal) string {
 
 func date(t time.Time) string { return t.Format(time.DateOnly) }
 
-// mergeContent applies p to the stored content: on create every field; on update the
-// fields p carries (absent optional fields keep their stored value).
-func mergeContent(c ContentRec, p property.Property) ContentRec {
-	c.Name, c.Type = p.Name, string(p.Type)
-	c.MaxGuest, c.Bedrooms, c.Bathrooms, c.Kitchens = p.MaxGuest, p.Bedrooms, p.Bathrooms, p.Kitchens
-	c.SpaceValue, c.SpaceUnit = money(p.Space.Value), string(p.Space.Unit)
-	c.Address, c.City, c.Country = p.Address, p.City, p.Country
-	c.Latitude, c.Longitude = p.Latitude.String(), p.Longitude.String()
-	setStr(&c.Brief, p.Brief)
-	setStr(&c.Floor, p.Floor)
-	setStr(&c.Phone, p.Phone)
-	setStr(&c.State, p.State)
-	setStr(&c.Postcode, p.Postcode)
-	setStr(&c.Timezone, p.Timezone)
-	if p.AllowChildren != nil {
-		c.AllowChildren = p.AllowChildren
+// contentSet is the $set of an A1 create or update: every required field, and the optional
+// ones the request carries (absent optional fields keep their stored value).
+func contentSet(p property.Property) bson.D {
+	set := bson.D{
+		{Key: "content.name", Value: p.Name}, {Key: "content.type", Value: string(p.Type)},
+		{Key: "content.maxguest", Value: p.MaxGuest}, {Key: "content.bedrooms", Value: p.Bedrooms},
+		{Key: "content.bathrooms", Value: p.Bathrooms}, {Key: "content.kitchens", Value: p.Kitchens},
+		{Key: "content.space_value", Value: money(p.Space.Value)}, {Key: "content.space_unit", Value: string(p.Space.Unit)},
+		{Key: "content.address", Value: p.Address}, {Key: "content.city", Value: p.City}, {Key: "content.country", Value: p.Country},
+		{Key: "content.latitude", Value: p.Latitude.String()}, {Key: "content.longitude", Value: p.Longitude.String()},
 	}
-	if p.AllowPet != nil {
-		c.AllowPet = p.AllowPet
+	for _, o := range []struct {
+		key string
+		v   *string
+	}{{"brief", p.Brief}, {"floor", p.Floor}, {"phone", p.Phone}, {"state", p.State}, {"postcode", p.Postcode}, {"timezone", p.Timezone}} {
+		if o.v != nil {
+			set = append(set, bson.E{Key: "content." + o.key, Value: *o.v})
+		}
 	}
-	if p.AllowSmoking != nil {
-		c.AllowSmoking = p.AllowSmoking
+	for _, o := range []struct {
+		key string
+		v   *bool
+	}{{"allowchildren", p.AllowChildren}, {"allowpet", p.AllowPet}, {"allowsmoking", p.AllowSmoking}} {
+		if o.v != nil {
+			set = append(set, bson.E{Key: "content." + o.key, Value: *o.v})
+		}
 	}
-	return c
-}
-
-func setStr(dst *string, src *string) {
-	if src != nil {
-		*dst = *src
-	}
+	return set
 }
 
 func chargeRec(c *property.Charge) *ChargeRec {

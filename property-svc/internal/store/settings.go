@@ -134,10 +134,10 @@ func (s *Store) PutSettings(ctx context.Context, account string, a property.Acco
 	if err != nil {
 		return SettingsRec{}, err
 	}
-	defer s.outbox.Done(in)
 	var r SettingsRec
 	err = s.settings.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: account}},
-		bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "version", Value: 1}}}},
+		bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}},
 		options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)).Decode(&r)
+	s.outbox.Done(in, nil)
 	return r.withDefaults(), err
 }

@@ -7,7 +7,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -106,15 +105,10 @@ type codeDoc struct {
 func (s *Store) Resolve(ctx context.Context, account string, ref property.PropertyRef) (Record, error) {
 	pid := int64(ref.ID)
 	if ref.InternalCode != "" {
-		var c codeDoc
-		err := s.codes.FindOne(ctx, bson.D{{Key: "_id", Value: codeID(account, ref.InternalCode)}}).Decode(&c)
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return Record{}, ErrNotFound
-		}
-		if err != nil {
+		var err error
+		if pid, err = s.lookupCode(ctx, account, ref.InternalCode); err != nil {
 			return Record{}, err
 		}
-		pid = c.PropertyID
 	}
 	rec, err := s.get(ctx, recordID(account, pid))
 	if err != nil {
@@ -124,6 +118,17 @@ func (s *Store) Resolve(ctx context.Context, account string, ref property.Proper
 		return Record{}, ErrNotFound
 	}
 	return rec, nil
+}
+
+// lookupCode returns the id of the live property of account with internal code code. Codes
+// are removed when their property is deleted.
+func (s *Store) lookupCode(ctx context.Context, account, code string) (int64, error) {
+	var c codeDoc
+	err := s.codes.FindOne(ctx, bson.D{{Key: "_id", Value: codeID(account, code)}}).Decode(&c)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return 0, ErrNotFound
+	}
+	return c.PropertyID, err
 }
 
 func (s *Store) get(ctx context.Context, id string) (Record, error) {
@@ -145,21 +150,15 @@ func (s *Store) Create(ctx context.Context, account string, p property.Property)
 	if err := s.claimCode(ctx, account, p.InternalCode, pid); err != nil {
 		return Record{}, err
 	}
-	now := s.now()
-	rec := Record{
-		ID: recordID(account, pid), AccountID: account, PropertyID: pid, InternalCode: p.InternalCode, Version: 1,
-		LastChange: PropertyCreated, CreatedAt: now, UpdatedAt: now, Content: mergeContent(ContentRec{}, p),
-		Photos: map[string]PhotoRec{}, Taxes: []TaxRec{}, Services: []ServiceRec{},
-	}
-	in, err := s.outbox.Begin(ctx, rec.ID)
-	if err != nil {
-		return Record{}, err
-	}
-	defer s.outbox.Done(in)
-	if _, err := s.props.InsertOne(ctx, rec); err != nil {
-		return Record{}, fmt.Errorf("insert property: %w", err)
-	}
-	return rec, nil
+	id := recordID(account, pid)
+	return s.update(ctx, id, PropertyCreated, bson.D{
+		{Key: "$setOnInsert", Value: bson.D{
+			{Key: "account_id", Value: account}, {Key: "property_id", Value: pid}, {Key: "internal_code", Value: p.InternalCode},
+			{Key: "deleted", Value: false}, {Key: "created_at", Value: s.now()},
+			{Key: "photos", Value: bson.D{}}, {Key: "taxes", Value: bson.A{}}, {Key: "services", Value: bson.A{}},
+		}},
+		{Key: "$set", Value: contentSet(p)},
+	}, true)
 }
 
 // claimCode reserves code for pid. A claim left by a property that no longer exists (a
@@ -182,14 +181,14 @@ func (s *Store) claimCode(ctx context.Context, account, code string, pid int64) 
 	return err
 }
 
-// UpdateContent applies an A1 update: the fields it carries replace the stored ones.
+// UpdateContent applies an A1 update: the fields it carries replace the stored ones, in one
+// update that needs no read of the property first.
 func (s *Store) UpdateContent(ctx context.Context, account string, p property.Property) (Record, error) {
-	rec, err := s.Resolve(ctx, account, property.PropertyRef{InternalCode: p.InternalCode})
+	pid, err := s.lookupCode(ctx, account, p.InternalCode)
 	if err != nil {
 		return Record{}, err
 	}
-	merged := mergeContent(rec.Content, p)
-	return s.write(ctx, rec.ID, PropertyUpdated, bson.D{{Key: "content", Value: merged}})
+	return s.write(ctx, recordID(account, pid), PropertyUpdated, contentSet(p))
 }
 
 // Delete marks a property deleted, frees its internal code and removes its photos' files.
@@ -215,18 +214,19 @@ func (s *Store) Set(ctx context.Context, rec Record, change, section string, val
 	return s.write(ctx, rec.ID, change, bson.D{{Key: section, Value: value}})
 }
 
-// write applies set to the property id and bumps its version, as one atomic update filtered
-// on `_id` only, with its intent recorded in the outbox first.
+// write sets fields of the property id.
 func (s *Store) write(ctx context.Context, id, change string, set bson.D) (Record, error) {
-	return s.update(ctx, id, change, bson.D{{Key: "$set", Value: set}})
+	return s.update(ctx, id, change, bson.D{{Key: "$set", Value: set}}, false)
 }
 
-func (s *Store) update(ctx context.Context, id, change string, upd bson.D) (Record, error) {
+// update applies upd to the property id (creating it when upsert), stamps the change and
+// bumps the version, as one atomic update filtered on `_id` only, with its intent recorded
+// in the outbox first and the resulting snapshot handed to the relay.
+func (s *Store) update(ctx context.Context, id, change string, upd bson.D, upsert bool) (Record, error) {
 	in, err := s.outbox.Begin(ctx, id)
 	if err != nil {
 		return Record{}, err
 	}
-	defer s.outbox.Done(in)
 	meta := bson.D{{Key: "last_change", Value: change}, {Key: "updated_at", Value: s.now()}}
 	found := false
 	for i, op := range upd {
@@ -238,14 +238,19 @@ func (s *Store) update(ctx context.Context, id, change string, upd bson.D) (Reco
 	if !found {
 		upd = append(upd, bson.E{Key: "$set", Value: meta})
 	}
-	upd = append(upd, bson.E{Key: "$inc", Value: bson.D{{Key: "version", Value: 1}}})
+	upd = append(upd, bson.E{Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}})
 	var rec Record
 	err = s.props.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: id}}, upd,
-		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&rec)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return Record{}, ErrNotFound
+		options.FindOneAndUpdate().SetReturnDocument(options.After).SetUpsert(upsert)).Decode(&rec)
+	if err != nil {
+		s.outbox.Done(in, nil)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return Record{}, ErrNotFound
+		}
+		return Record{}, err
 	}
-	return rec, err
+	s.outbox.Done(in, s.snapshot(rec))
+	return rec, nil
 }
 
 // Snapshot is the outbox loader: the current state of an aggregate as one event.
@@ -266,9 +271,23 @@ func (s *Store) Snapshot(ctx context.Context, aggregate string) ([]events.Messag
 	if err != nil {
 		return nil, err
 	}
-	v, err := events.Encode(eventSource, rec.LastChange, aggregate, rec.UpdatedAt, rec)
+	return propertyMessages(rec)
+}
+
+func propertyMessages(rec Record) ([]events.Message, error) {
+	v, err := events.Encode(eventSource, rec.LastChange, rec.ID, rec.UpdatedAt, rec)
 	if err != nil {
 		return nil, err
 	}
-	return []events.Message{{Topic: events.TopicProperty, Key: events.Key(account, strconv.FormatInt(rec.PropertyID, 10)), Value: v}}, nil
+	return []events.Message{{Topic: events.TopicProperty, Key: events.Key(rec.AccountID, strconv.FormatInt(rec.PropertyID, 10)), Value: v}}, nil
+}
+
+// snapshot is the event of the state a write produced, handed to the relay so that it
+// need not read the property again; nil (the relay reads it) if it cannot be encoded.
+func (s *Store) snapshot(rec Record) *outbox.Snapshot {
+	msgs, err := propertyMessages(rec)
+	if err != nil {
+		return nil
+	}
+	return &outbox.Snapshot{Version: rec.Version, Messages: msgs}
 }
