@@ -7,12 +7,12 @@ TIMEOUT  ?= 10m
 .PHONY: help run test test-go bench lint
 
 help: ## list the targets
-	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  %-14s %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 run: ## run all of vros on this machine (embedded MongoDB and Kafka, data in .data/) with a demo account
 	$(GO) run ./devstack/cmd/vros-dev
 
-test: test-go ## run every test (Go modules, then the chart checks)
+test: test-go test-charts ## run every test (Go modules, then the Helm chart checks)
 
 test-go: ## run the Go tests of every module
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test -count=1 -timeout $(TIMEOUT) ./...); done
@@ -21,5 +21,7 @@ bench: ## benchmarks: edge vs service vs bare Fiber (docs/benchmarks.md)
 	cd devstack && $(GO) test -run '^$$' -bench . -benchtime 3s -timeout 20m ./bench/
 
 lint: ## gofmt and go vet
-	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	@set -e; for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done
+	@out=$$(gofmt -l $(MODULES) k8s); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@set -e; for m in $(MODULES) k8s; do (cd $$m && $(GO) vet ./...); done
+
+include mk/k8s.mk

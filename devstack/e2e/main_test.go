@@ -249,4 +249,3 @@ func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
 }
-

@@ -1,0 +1,148 @@
+{{/*
+Chart name, truncated to 63 characters (a DNS label).
+*/}}
+{{- define "vros.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Full name of the release's objects; the release name alone when it already contains the chart
+name, so that release "vros" yields vros-edge, vros-property-svc, ...
+Truncated to 50 characters: the longest suffix added to it is "-property-svc" (13).
+*/}}
+{{- define "vros.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 50 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 50 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 50 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "vros.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The four services. One list drives every per-service template, so adding a service is one entry.
+  key:     its block in values.yaml (see vros.componentKey)
+  addrEnv: the variable holding its listen address
+  secrets: the keys of .Values.secrets.keys it receives, with the variable each one becomes
+*/}}
+{{- define "vros.components" -}}
+- name: edge
+  key: edge
+  addrEnv: VROS_EDGE_ADDR
+  secrets:
+    adminToken: VROS_EDGE_ADMIN_TOKEN
+    internalHmacKey: VROS_INTERNAL_HMAC_KEY
+- name: property-svc
+  key: propertySvc
+  addrEnv: VROS_PROPERTY_ADDR
+  secrets:
+    internalHmacKey: VROS_INTERNAL_HMAC_KEY
+    encryptionKey: VROS_ENCRYPTION_KEY
+- name: booking-svc
+  key: bookingSvc
+  addrEnv: VROS_BOOKING_ADDR
+  secrets:
+    internalHmacKey: VROS_INTERNAL_HMAC_KEY
+    encryptionKey: VROS_ENCRYPTION_KEY
+- name: catalog-svc
+  key: catalogSvc
+  addrEnv: VROS_CATALOG_ADDR
+  secrets:
+    internalHmacKey: VROS_INTERNAL_HMAC_KEY
+{{- end }}
+
+{{/*
+Common labels; call with the root context.
+*/}}
+{{- define "vros.labels" -}}
+helm.sh/chart: {{ include "vros.chart" . }}
+app.kubernetes.io/name: {{ include "vros.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: vros
+{{- end }}
+
+{{/*
+Selector labels of one component; call with (dict "root" $ "component" "edge").
+*/}}
+{{- define "vros.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "vros.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/*
+Labels of one component's objects; call with (dict "root" $ "component" "edge").
+*/}}
+{{- define "vros.componentLabels" -}}
+{{ include "vros.labels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/*
+Object name of one component: <fullname>-<component>.
+*/}}
+{{- define "vros.componentName" -}}
+{{- printf "%s-%s" (include "vros.fullname" .root) .component }}
+{{- end }}
+
+{{/*
+Values key of a component: property-svc -> propertySvc.
+*/}}
+{{- define "vros.componentKey" -}}
+{{- . | replace "-svc" "Svc" }}
+{{- end }}
+
+{{/*
+In-cluster URL of one component's Service; call with (dict "root" $ "component" "property-svc").
+*/}}
+{{- define "vros.componentURL" -}}
+{{- $v := index .root.Values (include "vros.componentKey" .component) }}
+{{- printf "http://%s:%v" (include "vros.componentName" .) $v.port }}
+{{- end }}
+
+{{/*
+Public base URL of edge, reported to operators with new credentials: edge.publicURL, else
+derived from the Ingress host; empty lets edge use the request's own host.
+*/}}
+{{- define "vros.edgePublicURL" -}}
+{{- if .Values.edge.publicURL }}
+{{- .Values.edge.publicURL }}
+{{- else if and .Values.ingress.enabled .Values.ingress.host }}
+{{- printf "%s://%s" (ternary "https" "http" (gt (len .Values.ingress.tls) 0)) .Values.ingress.host }}
+{{- end }}
+{{- end }}
+
+{{/*
+Image reference of one component; call with (dict "root" $ "values" <component values>).
+*/}}
+{{- define "vros.image" -}}
+{{- $repo := .values.image.repository }}
+{{- with .root.Values.image.registry }}{{ $repo = printf "%s/%s" (trimSuffix "/" .) $repo }}{{ end }}
+{{- $tag := .values.image.tag | default .root.Values.image.tag | default .root.Chart.AppVersion }}
+{{- printf "%s:%s" $repo $tag }}
+{{- end }}
+
+{{- define "vros.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "vros.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/*
+Name of the Secret holding the admin token, HMAC key and encryption key.
+*/}}
+{{- define "vros.secretName" -}}
+{{- required "secrets.existingSecret must name a Secret created outside the chart" .Values.secrets.existingSecret }}
+{{- end }}

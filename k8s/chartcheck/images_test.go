@@ -1,0 +1,89 @@
+package chartcheck
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/vros/vros/k8s/internal/repo"
+)
+
+// TestDockerfiles reads each service's Dockerfile as text (no Docker here) and checks the
+// build the images promise: module download as its own layer before the sources, GOWORK=off,
+// static binary with the version stamped, distroless non-root final stage, the right port.
+func TestDockerfiles(t *testing.T) {
+	root, err := repo.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, comp := range components {
+		t.Run(comp.name, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join(root, comp.name, "Dockerfile"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			df := string(raw)
+			// Instructions in this order: go.mod files, download, sources, build.
+			inOrder(t, df,
+				"FROM golang:",
+				"GOWORK=off",
+				"COPY libs/go.mod libs/go.sum* /src/libs/",
+				fmt.Sprintf("COPY %[1]s/go.mod %[1]s/go.sum* /src/%[1]s/", comp.name),
+				"RUN go mod download",
+				"COPY libs/ /src/libs/",
+				fmt.Sprintf("COPY %[1]s/ /src/%[1]s/", comp.name),
+				"-X github.com/vros/vros/libs/buildinfo.Version=${VERSION}",
+				fmt.Sprintf("./cmd/%s", comp.name),
+				"FROM gcr.io/distroless/static-debian12:nonroot",
+				"USER 65532:65532",
+				fmt.Sprintf("EXPOSE %d", comp.port),
+				fmt.Sprintf(`ENTRYPOINT ["/%s"]`, comp.name),
+			)
+			if !strings.Contains(df, "CGO_ENABLED=0") {
+				t.Error("CGO_ENABLED=0 missing: the distroless static base has no libc")
+			}
+			if froms := regexp.MustCompile(`(?m)^FROM `).FindAllStringIndex(df, -1); len(froms) != 2 {
+				t.Errorf("%d stages, want build and final", len(froms))
+			}
+		})
+	}
+
+	raw, err := os.ReadFile(filepath.Join(root, ".dockerignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ignore := "\n" + string(raw)
+	if !strings.Contains(ignore, "\n*\n") {
+		t.Error(".dockerignore must exclude everything by default")
+	}
+	for _, dir := range append([]string{"libs"}, names(components)...) {
+		if !strings.Contains(ignore, "\n!"+dir+"/\n") {
+			t.Errorf(".dockerignore does not let %s/ into the build context", dir)
+		}
+	}
+}
+
+// inOrder fails unless every needle occurs in s, each after the previous one.
+func inOrder(t *testing.T, s string, needles ...string) {
+	t.Helper()
+	at := 0
+	for _, n := range needles {
+		i := strings.Index(s[at:], n)
+		if i < 0 {
+			t.Errorf("%q missing or out of order", n)
+			continue
+		}
+		at += i + len(n)
+	}
+}
+
+func names(cs []component) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.name
+	}
+	return out
+}
