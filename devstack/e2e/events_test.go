@@ -32,8 +32,8 @@ type snapshot struct {
 }
 
 // watch reads vros.property.v1 from the start until match accepts an event of key, or the
-// deadline passes.
-func watch(t *testing.T, key string, match func(typ string, s snapshot) bool) {
+// deadline passes, and returns that message.
+func watch(t *testing.T, key string, match func(typ string, s snapshot) bool) kafka.Message {
 	t.Helper()
 	r := kafka.NewReader(kafka.ReaderConfig{Brokers: st.KafkaBrokers, Topic: events.TopicProperty,
 		GroupID: "e2e-" + t.Name() + "-" + time.Now().Format("150405.000000"), StartOffset: kafka.FirstOffset, MaxWait: 50 * time.Millisecond})
@@ -57,7 +57,7 @@ func watch(t *testing.T, key string, match func(typ string, s snapshot) bool) {
 			t.Fatalf("not a vros CloudEvent: %s", m.Value)
 		}
 		if match(e.Type(), s) {
-			return
+			return m
 		}
 	}
 }
@@ -111,4 +111,27 @@ func TestEventsSurviveKafkaOutage(t *testing.T) {
 	watch(t, acc.AccountID+":"+pid, func(typ string, s snapshot) bool {
 		return typ == "vros.property.updated" && s.Content.Name == "Renamed While Kafka Was Down" && s.Version == 2
 	})
+}
+
+// TestTracePropagation: the trace a client starts reaches the service through edge and
+// travels on with the change event, in the Kafka message's traceparent header.
+func TestTracePropagation(t *testing.T) {
+	acc := newAccount(t)
+	pid := createProperty(t, acc, "TR1")
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	h := acc.aHeaders()
+	h["traceparent"] = "00-" + traceID + "-00f067aa0ba902b7-01"
+	p := validProperty("TR1")
+	p["name"] = "Renamed Under a Client Trace"
+	do(t, http.MethodPost, "/api/property", h, jsonText(t, obj{"action": "update", "property": p})).status(t, http.StatusOK)
+	m := watch(t, acc.AccountID+":"+pid, func(typ string, s snapshot) bool { return s.Content.Name == "Renamed Under a Client Trace" })
+	for _, hd := range m.Headers {
+		if hd.Key == "traceparent" {
+			if !strings.Contains(string(hd.Value), traceID) {
+				t.Fatalf("event traceparent %s is not in trace %s", hd.Value, traceID)
+			}
+			return
+		}
+	}
+	t.Fatalf("event has no traceparent header: %v", m.Headers)
 }

@@ -20,8 +20,16 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/vros/vros/devstack/demo"
 	"github.com/vros/vros/devstack/stack"
 	"github.com/vros/vros/libs/seal"
+)
+
+// The per-account rate limit of the test stack: high enough for every test's requests,
+// low enough for TestRateLimit to exceed.
+const (
+	rateLimitRPS   = 20
+	rateLimitBurst = 300
 )
 
 var (
@@ -41,6 +49,7 @@ func TestMain(m *testing.M) {
 		MongoURI: os.Getenv("VROS_MONGO_URI"), KafkaBrokers: brokers,
 		HMACKey: "test-hmac-key-0123456789", EncryptionKey: seal.NewKey(), AdminToken: adminToken,
 		LogLevel: "error", PhotoFetchAllowPrivate: true, OutboxLease: time.Second,
+		RateLimitRPS: rateLimitRPS, RateLimitBurst: rateLimitBurst,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
@@ -61,16 +70,7 @@ func TestMain(m *testing.M) {
 }
 
 // account is a tenant created through the admin API.
-type account struct {
-	AccountID     string `json:"account_id"`
-	BasicUser     string `json:"basic_user"`
-	BasicPassword string `json:"basic_password"`
-	ServiceKey    string `json:"servicekey"`
-	ServicePass   string `json:"servicepass"`
-	Key           string `json:"key"`
-	Pass          string `json:"pass"`
-	OwnerToken    string `json:"owner_token"`
-}
+type account struct{ demo.Account }
 
 func newAccount(t *testing.T) account {
 	t.Helper()

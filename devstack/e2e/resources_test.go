@@ -403,3 +403,18 @@ func TestAccountSettings(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { acc.a(t, "account-settings", c.body).wantViolation(t, c.field, c.msg) })
 	}
 }
+
+// TestAmenityOptionsMerge: a later amenity request without bedoption, useicon or
+// description replaces the list and keeps those options.
+func TestAmenityOptionsMerge(t *testing.T) {
+	acc := newAccount(t)
+	pid := createProperty(t, acc, "AM1")
+	acc.a(t, "property-amenity", obj{"internal_code": "AM1", "bedoption": 2, "useicon": true, "description": "Sea view",
+		"amenities": []obj{{"name": "Wifi", "type": 1}}}).status(t, http.StatusOK)
+	acc.a(t, "property-amenity", obj{"internal_code": "AM1", "amenities": []obj{{"name": "Pool", "type": 2}, {"name": "Sauna", "type": 2}}}).status(t, http.StatusOK)
+	am, _ := field(stored(t, acc.AccountID, pid), "amenities").(bson.M)
+	items, _ := am["items"].(bson.A)
+	if len(items) != 2 || am["bedoption"] != int32(2) || am["useicon"] != true || am["description"] != "Sea view" {
+		t.Fatalf("amenities after a list-only update: %v", am)
+	}
+}

@@ -37,7 +37,10 @@ type Options struct {
 	PhotoFetchAllowPrivate bool
 	// OutboxLease shortens the outbox's lease in tests.
 	OutboxLease time.Duration
-	Log         *slog.Logger
+	// RateLimitRPS and RateLimitBurst set edge's per-account limit (0: none).
+	RateLimitRPS   float64
+	RateLimitBurst int
+	Log            *slog.Logger
 }
 
 // Stack is a running vros.
@@ -95,7 +98,8 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	edgeAddr, err := s.start(ctx, runCtx, "edge", net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[0])),
 		func(ctx context.Context, addr string, ready func(string)) error {
 			return edge.Run(ctx, edge.Config{Common: common, Addr: addr, AdminToken: config.Secret(o.AdminToken),
-				PropertyURL: s.PropertyURL, RateLimitRPS: 0, CacheTTL: 30 * time.Second}, ready)
+				PropertyURL: s.PropertyURL, RateLimitRPS: o.RateLimitRPS, RateLimitBurst: o.RateLimitBurst,
+				CacheTTL: 30 * time.Second}, ready)
 		})
 	if err != nil {
 		s.Close()

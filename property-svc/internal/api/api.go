@@ -234,17 +234,27 @@ func (a *API) amenities(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return a.setSection(c, property.PropertyRef{InternalCode: am.InternalCode}, store.AmenitiesUpdated, "amenities", store.AmenitiesRecord(am))
+	return a.onProperty(c, property.PropertyRef{InternalCode: am.InternalCode}, func(ctx context.Context, rec store.Record) error {
+		_, err := a.store.SetAmenities(ctx, rec, am)
+		return err
+	})
 }
 
+// setSection replaces one section of the property ref.
 func (a *API) setSection(c *fiber.Ctx, ref property.PropertyRef, change, section string, value any) error {
-	acc := tenancy.From(c).AccountID
-	rec, err := a.store.Resolve(c.UserContext(), acc, ref)
+	return a.onProperty(c, ref, func(ctx context.Context, rec store.Record) error {
+		_, err := a.store.Set(ctx, rec, change, section, value)
+		return err
+	})
+}
+
+// onProperty runs write on the live property ref of the caller's account.
+func (a *API) onProperty(c *fiber.Ctx, ref property.PropertyRef, write func(context.Context, store.Record) error) error {
+	rec, err := a.store.Resolve(c.UserContext(), tenancy.From(c).AccountID, ref)
 	if err != nil {
 		return storeError(err, refNotFound(ref))
 	}
-	_, err = a.store.Set(c.UserContext(), rec, change, section, value)
-	return a.done(c, err, refNotFound(ref))
+	return a.done(c, write(c.UserContext(), rec), refNotFound(ref))
 }
 
 func (a *API) done(c *fiber.Ctx, err error, what string) error {

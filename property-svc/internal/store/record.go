@@ -331,23 +331,28 @@ func ServiceRecords(s property.Services) []ServiceRec {
 	return out
 }
 
-// AmenitiesRecord converts the amenity list; ids are positions from 1, stable while the
-// list is.
-func AmenitiesRecord(a property.Amenities) *AmenitiesRec {
-	out := &AmenitiesRec{Items: make([]AmenityRec, len(a.Amenities)), UseIcon: a.UseIcon}
-	if a.BedOption != nil {
-		out.BedOption = *a.BedOption
-	}
-	if a.Description != nil {
-		out.Description = *a.Description
-	}
+// amenitiesSet is the $set of an amenity request: the list is replaced; bedoption, useicon
+// and description change only when sent. Amenity ids are positions from 1, stable while
+// the list is.
+func amenitiesSet(a property.Amenities) bson.D {
+	items := make([]AmenityRec, len(a.Amenities))
 	for i, x := range a.Amenities {
 		langs := x.Languages
 		if langs == nil {
 			langs = map[string]string{}
 		}
-		out.Items[i] = AmenityRec{ID: i + 1, Name: x.Name, DefaultName: x.DefaultName, Value: x.Value, Qty: x.Qty, Type: int(x.Type),
+		items[i] = AmenityRec{ID: i + 1, Name: x.Name, DefaultName: x.DefaultName, Value: x.Value, Qty: x.Qty, Type: int(x.Type),
 			Class: x.Class, Languages: langs}
 	}
-	return out
+	set := bson.D{{Key: "amenities.items", Value: items}}
+	if a.BedOption != nil {
+		set = append(set, bson.E{Key: "amenities.bedoption", Value: *a.BedOption})
+	}
+	if a.UseIcon != nil {
+		set = append(set, bson.E{Key: "amenities.useicon", Value: *a.UseIcon})
+	}
+	if a.Description != nil {
+		set = append(set, bson.E{Key: "amenities.description", Value: *a.Description})
+	}
+	return set
 }

@@ -214,6 +214,11 @@ func (s *Store) Set(ctx context.Context, rec Record, change, section string, val
 	return s.write(ctx, rec.ID, change, bson.D{{Key: section, Value: value}})
 }
 
+// SetAmenities replaces the amenity list and changes the display options sent.
+func (s *Store) SetAmenities(ctx context.Context, rec Record, a property.Amenities) (Record, error) {
+	return s.write(ctx, rec.ID, AmenitiesUpdated, amenitiesSet(a))
+}
+
 // write sets fields of the property id.
 func (s *Store) write(ctx context.Context, id, change string, set bson.D) (Record, error) {
 	return s.update(ctx, id, change, bson.D{{Key: "$set", Value: set}}, false)
