@@ -10,7 +10,8 @@ help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 run: ## run all of vros on this machine (embedded MongoDB and Kafka, data in .data/) with a demo account
-	$(GO) run ./devstack/cmd/vros-dev
+	cd devstack && $(GO) build -o $(CURDIR)/bin/vros-dev ./cmd/vros-dev
+	$(CURDIR)/bin/vros-dev
 
 test: test-go test-charts ## run every test (Go modules, then the Helm chart checks)
 
