@@ -1,0 +1,215 @@
+package pricing
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// snapshotJSON is the data of a vros.property.rates.updated event as property-svc writes
+// it (property-svc/internal/store/record.go).
+const snapshotJSON = `{"account_id":"1001","property_id":17,"internal_code":"V1","version":5,"deleted":false,
+ "created_at":"2026-11-20T10:00:00Z","updated_at":"2026-11-22T02:40:00.123Z",
+ "content":{"name":"Villa Aurora on the hill","type":"Villa","brief":"","maxguest":6,"bedrooms":3,"bathrooms":2,
+   "kitchens":1,"floor":"Ground","space_value":"120.5","space_unit":"meters","phone":"","address":"Via Roma 1",
+   "city":"Lucca","state":"","postcode":"55100","country":"IT","latitude":"43.84","longitude":"10.50",
+   "allowchildren":false,"allowpet":true,"allowsmoking":null,"timezone":""},
+ "photos":{"3":{"photo_id":3,"key":"k3","width":1600,"height":900,"created_at":"2026-11-20T10:00:00Z"}},
+ "policy":{"payment_type":"Partial","damage_deposit":{"is_due_at":"Arrival","amount_type":"Flat","amount":"300"},
+   "payment_full":null,"first_payment":{"is_due_at":"Booking","amount_type":"PercentOfGrandTotal","amount":"30"},
+   "remaining_payment":{"is_due_at":"XDayPriorArrival","x_day":30}},
+ "rates":{"rate":{"daily_price":"100","weekend_price":"120","weekly_price":"630","extra_daily_price":"20"},
+   "minimum_stay":2,"los":[{"days":7,"discount":"5"}],
+   "setting":{"standard_occupants":2,"accept_booking_upto":12,"apply_weekend_price":true,"default_allow_checkin":"All",
+     "default_allow_checkout":"Friday,Saturday,Sunday","apply_extra_fee_per_season":false,
+     "allow_same_day_booking_until":"14:00","apply_6_nights_weekly_rate":true,"first_day_surcharge":"25.50",
+     "first_day_surcharge_apply_one_night":false},
+   "seasons":[{"name":"Summer","minimum_stay":5,"start_date":"2027-07-01","end_date":"2027-08-31",
+     "prices":{"daily_price":"150","weekly_price":"945.00"},"allow_checkin":"Saturday"}]},
+ "methods":{"gateways":[{"provider":"stripe","description":"cards","public":{"public_key":"pk_test"}}]},
+ "taxes":[{"name":"VAT","amount":"10","type":1,"calculation_type":1,"def":true},
+   {"name":"City tax","amount":"1.50","type":2,"calculation_type":3,"def":true},
+   {"name":"Green fee","amount":"5","type":2,"calculation_type":1,"def":false}],
+ "services":[{"name":"Cleaning","amount":"50","type":1,"applicable":1,"unit":1,"def":true,"taxes":[{"name":"VAT","perc":"22"}]},
+   {"name":"Late check-out","amount":"30","type":1,"applicable":1,"unit":1,"def":false,"taxes":[]}],
+ "amenities":null,
+ "prices":{"2027-07-03":{"price":"200","min_nights":3},"2027-03-10":{"price":"","min_nights":4},
+   "2027-03-12":{"price":"110","weekly_price":"700","monthly_price":"2500"}}}`
+
+func TestFromSnapshot(t *testing.T) {
+	p, err := FromSnapshot([]byte(snapshotJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := p.Rates
+	switch {
+	case p.MaxGuest != 6 || !p.NoChildren || p.Currency != DefaultCurrency || p.Location != time.UTC || p.TimeZone != "":
+		t.Errorf("content: %+v", p)
+	case !r.Base.Daily.Equal(d("100")) || !r.Base.Weekend.Equal(d("120")) || r.Base.Monthly != nil || !r.Base.ExtraDaily.Equal(d("20")):
+		t.Errorf("rate: %+v", r.Base)
+	case r.MinimumStay != 2 || len(r.LOS) != 1 || r.LOS[0].Days != 7 || !r.LOS[0].Percent.Equal(d("5")):
+		t.Errorf("los: %+v", r)
+	case r.Setting.StandardOccupants != 2 || r.Setting.AcceptBookingUpto != 12 || !r.Setting.ApplyWeekendPrice ||
+		r.Setting.DefaultCheckin != AllDays || r.Setting.DefaultCheckout != FriSatSun || *r.Setting.SameDayUntil != 14*60 ||
+		r.Setting.AdvanceNoticeDays != 0 || !r.Setting.Apply6NightsWeeklyRate || !r.Setting.FirstDaySurcharge.Equal(d("25.5")):
+		t.Errorf("setting: %+v", r.Setting)
+	case len(r.Seasons) != 1 || r.Seasons[0].Start != MustDate("2027-07-01") || r.Seasons[0].AllowCheckin != DaysOf(time.Saturday) ||
+		r.Seasons[0].AllowCheckout != 0 || r.Seasons[0].MinimumStay != 5 || !r.Seasons[0].Weekly.Equal(d("945")):
+		t.Errorf("seasons: %+v", r.Seasons)
+	case len(p.DatePrices) != 3 || p.DatePrices[MustDate("2027-03-10")].Price != nil || p.DatePrices[MustDate("2027-03-10")].MinNights != 4 ||
+		!p.DatePrices[MustDate("2027-03-12")].Monthly.Equal(d("2500")):
+		t.Errorf("prices: %+v", p.DatePrices)
+	case len(p.Taxes) != 3 || p.Taxes[1].Type != TaxFixed || p.Taxes[1].Calculation != PerGuestNight || p.Taxes[2].Default:
+		t.Errorf("taxes: %+v", p.Taxes)
+	case len(p.Services) != 2 || !p.Services[0].Default || !p.Services[0].Taxes[0].Perc.Equal(d("22")) || p.Services[1].Default:
+		t.Errorf("services: %+v", p.Services)
+	case p.Policy.PaymentType != PayPartial || p.Policy.Full != nil || p.Policy.Remaining.XDay != 30 ||
+		p.Policy.First.AmountType != PercentOfGrandTotal || !p.Policy.DamageDeposit.Amount.Equal(d("300")):
+		t.Errorf("policy: %+v", p.Policy)
+	case p.plan == nil:
+		t.Error("not prepared")
+	}
+
+	if err := p.ApplySettings("eur", "Europe/Rome"); err != nil {
+		t.Fatal(err)
+	}
+	if p.Currency != "EUR" || p.Location.String() != "Europe/Rome" {
+		t.Errorf("settings: %s %s", p.Currency, p.Location)
+	}
+	q, err := Quote(p, Request{Checkin: MustDate("2027-03-08"), Checkout: MustDate("2027-03-12"), Adults: 3,
+		Now: time.Date(2027, 3, 1, 12, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRelations(t, q)
+	// 4 nights Mon–Thu at 100 + 20 for the third guest, the surcharge, 10 % VAT, the city tax
+	// of 1.50 per guest per night, and Cleaning with its 22 % VAT.
+	if money(q, q.TotalRent) != "505.50" || money(q, q.TaxTotal) != "68.55" || money(q, q.ServiceTotal) != "61.00" ||
+		money(q, q.GrandTotal) != "635.05" || money(q, q.DamageDeposit) != "300.00" || q.Currency != "EUR" || len(q.Schedule) != 3 {
+		t.Errorf("quote:\n%s", dump(q))
+	}
+	if _, err := Quote(p, Request{Checkin: MustDate("2027-03-10"), Checkout: MustDate("2027-03-12"), Adults: 1,
+		Now: time.Date(2027, 3, 1, 12, 0, 0, 0, time.UTC)}); !isRule(err, MinimumStay) {
+		t.Errorf("per-date minimum nights without a price: %v", err)
+	}
+	if _, err := Quote(p, Request{Checkin: MustDate("2027-03-08"), Checkout: MustDate("2027-03-10"), Adults: 1, Children: 1,
+		Now: time.Date(2027, 3, 1, 12, 0, 0, 0, time.UTC)}); !isRule(err, ChildrenNotAllowed) {
+		t.Errorf("children: %v", err)
+	}
+}
+
+func isRule(err error, c Code) bool {
+	var re *RuleError
+	return errors.As(err, &re) && re.Code == c
+}
+
+func TestFromSnapshotZones(t *testing.T) {
+	own := strings.Replace(snapshotJSON, `"timezone":""`, `"timezone":"America/New_York"`, 1)
+	p, err := FromSnapshot([]byte(own))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.ApplySettings("", "Europe/Rome"); err != nil || p.Location.String() != "America/New_York" || p.Currency != "USD" {
+		t.Errorf("the property's own zone must win: %s %s %v", p.Location, p.Currency, err)
+	}
+	if err := p.ApplySettings("EU", ""); err == nil {
+		t.Error("currency EU accepted")
+	}
+	if err := p.ApplySettings("", "Mars/Olympus"); err != nil {
+		t.Errorf("the account zone is not used when the property has one: %v", err)
+	}
+	p.TimeZone = ""
+	if err := p.ApplySettings("", "Mars/Olympus"); err == nil {
+		t.Error("unknown zone accepted")
+	}
+}
+
+func TestFromSnapshotErrors(t *testing.T) {
+	if _, err := FromSnapshot([]byte(`{"deleted":true}`)); !errors.Is(err, ErrDeleted) {
+		t.Errorf("deleted: %v", err)
+	}
+	for _, c := range []struct{ from, to, want string }{
+		{`"daily_price":"100"`, `"daily_price":"abc"`, "rates.rate.daily_price"},
+		{`"daily_price":"100"`, `"daily_price":"-1"`, "negative"},
+		{`"start_date":"2027-07-01"`, `"start_date":"2027-02-30"`, "rates.seasons[0].start_date"},
+		{`"allow_checkin":"Saturday"`, `"allow_checkin":"Caturday"`, "rates.seasons[0].allow_checkin"},
+		{`"allow_same_day_booking_until":"14:00"`, `"allow_same_day_booking_until":"25:00"`, "allow_same_day_booking_until"},
+		{`"payment_type":"Partial"`, `"payment_type":"Some"`, "policy.payment_type"},
+		{`"is_due_at":"Arrival"`, `"is_due_at":"XDayAfterBooking"`, "policy.damage_deposit.is_due_at"},
+		{`"x_day":30`, `"x_day":0`, "policy.remaining_payment.x_day"},
+		{`"type":1,"calculation_type":1`, `"type":3,"calculation_type":1`, "taxes[0].type"},
+		{`"2027-07-03":{"price":"200"`, `"2027-7-03":{"price":"200"`, "prices.2027-7-03"},
+		{`"end_date":"2027-08-31"`, `"end_date":"2027-06-30"`, "end_date must not be before start_date"},
+		{`"timezone":""`, `"timezone":"Nowhere/City"`, "Nowhere/City"},
+		{`"content"`, `"content":1,"x"`, "snapshot"},
+	} {
+		if !strings.Contains(snapshotJSON, c.from) {
+			t.Fatalf("fixture lacks %s", c.from)
+		}
+		_, err := FromSnapshot([]byte(strings.Replace(snapshotJSON, c.from, c.to, 1)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one naming %q", c.to, err, c.want)
+		}
+	}
+	p, err := FromSnapshot([]byte(`{"content":{"maxguest":4},"rates":null,"policy":null,"taxes":[],"services":[],"prices":null}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Quote(p, stay("2027-03-01", "2027-03-03", 2, 0)); !isRule(err, NotBookable) {
+		t.Errorf("no rates: %v", err)
+	}
+}
+
+// TestPreparedPlanFollowsTheProperty: a copy whose currency, rates or per-date prices
+// change is priced with its own values, not with the plan compiled for the original.
+func TestPreparedPlanFollowsTheProperty(t *testing.T) {
+	p := villa()
+	p.Rates.Base.Daily = d("100.50")
+	if err := p.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	jpy := p
+	jpy.Currency = "JPY"
+	q, err := Quote(jpy, stay("2027-03-01", "2027-03-03", 2, 0))
+	if err != nil || q.TotalRent.String() != "201" || q.Nights[0].Price.String() != "101" || q.Nights[1].Price.String() != "100" {
+		t.Errorf("JPY copy: %v\n%s", err, dump(q))
+	}
+	other := p
+	other.Rates = &Rates{Base: Prices{Daily: d("80")}, MinimumStay: 1}
+	if day, _ := NightPrice(other, MustDate("2027-03-01"), 2); day.Price.String() != "80" {
+		t.Errorf("new rates ignored: %s", day.Price)
+	}
+	other.DatePrices = map[Date]DatePrice{MustDate("2027-03-01"): {Price: dp("90")}}
+	if day, _ := NightPrice(other, MustDate("2027-03-01"), 2); day.Price.String() != "90" {
+		t.Errorf("new per-date prices ignored: %s", day.Price)
+	}
+	if day, _ := NightPrice(p, MustDate("2027-03-01"), 2); day.Price.StringFixed(2) != "100.50" {
+		t.Errorf("original changed: %s", day.Price)
+	}
+}
+
+func TestBadRates(t *testing.T) {
+	p := villa()
+	a, b := summer("150"), summer("160")
+	b.Name, b.Start = "Late summer", MustDate("2027-08-31")
+	p.Rates.Seasons = []Season{a, b}
+	if err := p.Prepare(); err == nil || !strings.Contains(err.Error(), "overlap") {
+		t.Errorf("overlapping seasons: %v", err)
+	}
+	if _, err := Quote(p, stay("2027-03-01", "2027-03-03", 2, 0)); err == nil {
+		t.Error("quoted with overlapping seasons")
+	}
+	// 10^-6 forces a fine tick; a maximal price for 50 guests and 365 nights then exceeds
+	// the exact integer range, which must be an error, never a wrong total.
+	p = villa()
+	p.MaxGuest = 50
+	p.Rates.Base.Daily = d("2147483647")
+	p.Rates.Base.ExtraDaily = dp("2147483647.000001")
+	if err := p.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Quote(p, ignore(stay("2027-03-01", "2028-02-29", 50, 0))); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("overflow: %v", err)
+	}
+}
