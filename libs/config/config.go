@@ -5,7 +5,9 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
+	"log/slog"
 
 	"github.com/caarlos0/env/v11"
 )
@@ -22,7 +24,10 @@ func (s Secret) String() string {
 }
 
 // LogValue masks the secret in slog output.
-func (s Secret) LogValue() string { return s.String() }
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// MarshalJSON masks the secret where a struct holding it is encoded (slog's JSON handler).
+func (s Secret) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
 
 // Reveal returns the secret itself, for the one place that needs it.
 func (s Secret) Reveal() string { return string(s) }

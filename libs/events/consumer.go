@@ -1,0 +1,170 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// permanent marks an error that retrying cannot fix (a malformed event).
+type permanent struct{ err error }
+
+func (p permanent) Error() string { return p.err.Error() }
+func (p permanent) Unwrap() error { return p.err }
+
+// Permanent wraps err so that the consumer parks the message instead of retrying it.
+func Permanent(err error) error { return permanent{err} }
+
+// IsPermanent reports whether err was marked with Permanent.
+func IsPermanent(err error) bool { return errors.As(err, new(permanent)) }
+
+// Handler applies one message. It must be idempotent: delivery is at least once.
+type Handler func(ctx context.Context, m kafka.Message) error
+
+// Parker keeps a message that cannot be applied, with the reason, so that it neither
+// blocks its partition nor is lost.
+type Parker func(ctx context.Context, m kafka.Message, reason error) error
+
+// ConsumerOptions configure Consume.
+type ConsumerOptions struct {
+	Brokers []string
+	GroupID string
+	Topics  []string
+	Park    Parker
+	Log     *slog.Logger
+	Tracer  trace.Tracer
+	Meter   metric.Meter
+	// Propagator reads the writer's trace context from the message headers.
+	Propagator propagation.TextMapPropagator
+}
+
+// Consume reads the topics as a member of the group until ctx ends. A message's offset is
+// committed only after its handler succeeded or it was parked. A transient failure is
+// retried with backoff, holding back its partition: the order of one key's events matters.
+func Consume(ctx context.Context, o ConsumerOptions, h Handler) error {
+	r := kafka.NewReader(kafka.ReaderConfig{
+		Brokers: o.Brokers, GroupID: o.GroupID, GroupTopics: o.Topics,
+		StartOffset: kafka.FirstOffset, MinBytes: 1, MaxBytes: 10 << 20, MaxWait: 250 * time.Millisecond,
+		ReadBackoffMin: 50 * time.Millisecond, ReadBackoffMax: time.Second,
+	})
+	defer func() { _ = r.Close() }()
+
+	var applied, failed metric.Int64Counter
+	if o.Meter != nil {
+		applied, _ = o.Meter.Int64Counter("vros.consumer.applied", metric.WithDescription("Events applied."))
+		failed, _ = o.Meter.Int64Counter("vros.consumer.errors", metric.WithDescription("Events that failed to apply (retried or parked)."))
+		lag, _ := o.Meter.Int64ObservableGauge("vros.consumer.lag", metric.WithDescription("Messages behind the end of the partitions read."))
+		if lag != nil {
+			reg, err := o.Meter.RegisterCallback(func(_ context.Context, obs metric.Observer) error {
+				obs.ObserveInt64(lag, r.Stats().Lag, metric.WithAttributes(attribute.String("group", o.GroupID)))
+				return nil
+			}, lag)
+			if err == nil {
+				defer func() { _ = reg.Unregister() }()
+			}
+		}
+	}
+	count := func(c metric.Int64Counter, topic string) {
+		if c != nil {
+			c.Add(ctx, 1, metric.WithAttributes(attribute.String("topic", topic)))
+		}
+	}
+
+	for {
+		m, err := r.FetchMessage(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("consume %v: %w", o.Topics, err)
+		}
+		mctx := ctx
+		if o.Propagator != nil {
+			mctx = o.Propagator.Extract(ctx, headerCarrier(m.Headers))
+		}
+		if err := apply(mctx, o, h, m, func() { count(failed, m.Topic) }); err != nil {
+			return err // ctx ended while retrying
+		}
+		count(applied, m.Topic)
+		if err := r.CommitMessages(ctx, m); err != nil && ctx.Err() == nil {
+			o.logWarn(ctx, "commit failed; the message will be applied again", err)
+		}
+	}
+}
+
+// apply runs h until it succeeds, parks a permanent failure, or ctx ends.
+func apply(ctx context.Context, o ConsumerOptions, h Handler, m kafka.Message, onFail func()) error {
+	backoff := 100 * time.Millisecond
+	for {
+		err := run(ctx, o, h, m)
+		if err == nil {
+			return nil
+		}
+		onFail()
+		if IsPermanent(err) && o.Park != nil {
+			if perr := o.Park(ctx, m, err); perr == nil {
+				o.logWarn(ctx, "event parked", err, "topic", m.Topic, "partition", m.Partition, "offset", m.Offset)
+				return nil
+			} else {
+				err = errors.Join(err, perr)
+			}
+		}
+		o.logWarn(ctx, "event not applied; retrying", err, "topic", m.Topic, "offset", m.Offset)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 10*time.Second)
+	}
+}
+
+// run calls h in a consumer span, turning a panic into a permanent error.
+func run(ctx context.Context, o ConsumerOptions, h Handler, m kafka.Message) (err error) {
+	if o.Tracer != nil {
+		var span trace.Span
+		ctx, span = o.Tracer.Start(ctx, "consume "+m.Topic, trace.WithSpanKind(trace.SpanKindConsumer),
+			trace.WithAttributes(attribute.String("messaging.system", "kafka"), attribute.String("messaging.destination.name", m.Topic)))
+		defer span.End()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = Permanent(fmt.Errorf("handler panicked: %v", r))
+		}
+	}()
+	return h(ctx, m)
+}
+
+func (o ConsumerOptions) logWarn(ctx context.Context, msg string, err error, args ...any) {
+	if o.Log != nil {
+		o.Log.WarnContext(ctx, msg, append([]any{"err", err, "group", o.GroupID}, args...)...)
+	}
+}
+
+// headerCarrier reads trace context from Kafka headers.
+type headerCarrier []kafka.Header
+
+func (h headerCarrier) Get(key string) string {
+	for _, x := range h {
+		if x.Key == key {
+			return string(x.Value)
+		}
+	}
+	return ""
+}
+func (h headerCarrier) Set(string, string) {}
+func (h headerCarrier) Keys() []string {
+	out := make([]string, len(h))
+	for i, x := range h {
+		out[i] = x.Key
+	}
+	return out
+}
