@@ -1,0 +1,92 @@
+// Package api is booking-svc's HTTP adapter: the interface B actions edge forwards to
+// /internal/b/{action} and the block-date resource of interface A. Handlers decode with the
+// request package, call the booking domain and answer in the interface's envelope.
+package api
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/vros/vros/booking-svc/internal/booking"
+	"github.com/vros/vros/booking-svc/internal/idempotency"
+	"github.com/vros/vros/libs/httpapi"
+	"github.com/vros/vros/libs/tenancy"
+)
+
+// StatusLoginFailed is interface B's status for a wrong user email or password.
+const StatusLoginFailed = 80
+
+// API serves booking-svc's routes.
+type API struct {
+	bookings *booking.Service
+	users    *booking.Users
+	keys     *idempotency.Keys
+	now      func() time.Time
+}
+
+// New returns the API.
+func New(b *booking.Service, u *booking.Users, k *idempotency.Keys) *API {
+	return &API{bookings: b, users: u, keys: k, now: time.Now}
+}
+
+// Register mounts the routes behind the signature check.
+func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
+	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), signer.Require())
+	once := a.keys.Middleware
+	b.Post("/getinfo", a.quote)
+	b.Post("/create", once("create"), a.create)
+	b.Post("/update", once("update"), a.update)
+	b.Post("/cancel", once("cancel"), a.cancel)
+	b.Post("/insertservice", a.insertService)
+	b.Post("/listbooking", a.list)
+	b.Post("/addbookingpayment", once("addbookingpayment"), a.addPayment)
+	b.Post("/updatebookingpayment", once("updatebookingpayment"), a.updatePayment)
+	b.Post("/removebookingpayment", once("removebookingpayment"), a.removePayment)
+	b.Post("/updatearrivalform", a.arrival)
+	b.Post("/adduser", a.addUser)
+	b.Post("/updateuser", a.updateUser)
+	b.Post("/login", a.login)
+	b.Post("/usesocialuser", a.socialUser)
+
+	a1 := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), signer.Require())
+	a1.Post("/property-blockdate", a.blockDate)
+}
+
+// domainError maps the domain's errors to the interface's statuses (docs/interface-b.md).
+func domainError(err error) error {
+	var fe *booking.FieldError
+	var ue *booking.UnavailableError
+	var pe *booking.PaymentError
+	switch {
+	case errors.As(err, &fe):
+		return httpapi.InvalidField(fe.Field, fe.Message)
+	case errors.As(err, &ue):
+		return httpapi.Conflict(httpapi.StatusDatesUnavailable, ue.Error())
+	case errors.As(err, &pe) && pe.Requires3DS:
+		return &httpapi.Error{HTTP: http.StatusUnprocessableEntity, Type: "payment_3ds", Status: httpapi.StatusPayment3DS,
+			Message: "payment with 3-D Secure cards is not supported through this interface"}
+	case errors.As(err, &pe):
+		return &httpapi.Error{HTTP: http.StatusPaymentRequired, Type: "payment_failed", Status: httpapi.StatusPaymentFailed,
+			Message: "payment did not succeed: " + pe.Reason}
+	case errors.Is(err, booking.ErrNoProperty):
+		return httpapi.NotFound(httpapi.StatusNoProperty, "property does not exist")
+	case errors.Is(err, booking.ErrNoBooking):
+		return httpapi.NotFound(httpapi.StatusNoBooking, "booking id does not exist")
+	case errors.Is(err, booking.ErrCancelled):
+		return httpapi.Conflict(httpapi.StatusConflict, "booking is cancelled")
+	case errors.Is(err, booking.ErrBusy):
+		return httpapi.Conflict(httpapi.StatusConflict, err.Error())
+	case errors.Is(err, booking.ErrEmailTaken):
+		return httpapi.Conflict(httpapi.StatusConflict, err.Error())
+	case errors.Is(err, booking.ErrNoUser):
+		return httpapi.NotFound(httpapi.StatusNotFound, "user does not exist")
+	case errors.Is(err, booking.ErrLogin):
+		return &httpapi.Error{HTTP: http.StatusUnauthorized, Type: "login_failed", Status: StatusLoginFailed, Message: err.Error()}
+	}
+	return err
+}
+
+func account(c *fiber.Ctx) string { return tenancy.From(c).AccountID }

@@ -1,0 +1,241 @@
+package api
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/vros/vros/booking-svc/internal/guest"
+	"github.com/vros/vros/booking-svc/internal/store"
+)
+
+// money writes a stored decimal string as a JSON number, exactly.
+func money(s string) json.Number {
+	if s == "" {
+		return "0"
+	}
+	return json.Number(s)
+}
+
+const dateTime = "2006-01-02 15:04:05"
+
+type amountJSON struct {
+	Name   string      `json:"name"`
+	Amount json.Number `json:"amount"`
+}
+
+type serviceJSON struct {
+	Name      string      `json:"name"`
+	Amount    json.Number `json:"amount"`
+	TaxAmount json.Number `json:"taxAmount"`
+}
+
+type discountJSON struct {
+	Name          string      `json:"name"`
+	Amount        json.Number `json:"amount"`
+	PromotionCode string      `json:"promotion_code,omitempty"`
+}
+
+type installmentJSON struct {
+	Label   string      `json:"label"`
+	DueDate string      `json:"dueDate"`
+	Amount  json.Number `json:"amount"`
+}
+
+// priceJSON are the price fields a quote and a booking share (B2).
+type priceJSON struct {
+	TotalRent          json.Number            `json:"totalRent"`
+	TaxTotal           json.Number            `json:"taxTotal"`
+	ServiceTotal       json.Number            `json:"serviceTotal"`
+	DiscountTotal      json.Number            `json:"discountTotal"`
+	GrandTotal         json.Number            `json:"grandTotal"`
+	DamageDeposit      json.Number            `json:"damageDeposit"`
+	QtyOfNights        int                    `json:"qtyofnights"`
+	MinNightlyPrice    json.Number            `json:"minNightlyPrice"`
+	MaxNightlyPrice    json.Number            `json:"maxNightlyPrice"`
+	NightlyPriceDetail map[string]json.Number `json:"nightlyPriceDetail"`
+	PropertyName       string                 `json:"propertyName"`
+	PropertyID         int64                  `json:"propertyId"`
+	Checkin            string                 `json:"checkin"`
+	Checkout           string                 `json:"checkout"`
+	NumberOfAdults     int                    `json:"numberofadults"`
+	NumberOfChildren   int                    `json:"numberofchildren"`
+	MinimumStay        int                    `json:"minimumStay"`
+	Currency           string                 `json:"currency"`
+	Tax                []amountJSON           `json:"tax"`
+	Service            []serviceJSON          `json:"service"`
+	Discount           []discountJSON         `json:"discount"`
+	// PaymentSchedule is an extension: what is due when, from the property's policy.
+	PaymentSchedule []installmentJSON `json:"paymentSchedule"`
+}
+
+func priceOf(q store.QuoteRec, nights int, name string, pid int64, checkin, checkout string, adults, children int) priceJSON {
+	p := priceJSON{TotalRent: money(q.TotalRent), TaxTotal: money(q.TaxTotal), ServiceTotal: money(q.ServiceTotal),
+		DiscountTotal: money(q.DiscountTotal), GrandTotal: money(q.GrandTotal), DamageDeposit: money(q.DamageDeposit),
+		QtyOfNights: nights, MinNightlyPrice: money(q.MinNightly), MaxNightlyPrice: money(q.MaxNightly),
+		NightlyPriceDetail: map[string]json.Number{}, PropertyName: name, PropertyID: pid, Checkin: checkin, Checkout: checkout,
+		NumberOfAdults: adults, NumberOfChildren: children, MinimumStay: q.MinimumStay, Currency: q.Currency,
+		Tax: []amountJSON{}, Service: []serviceJSON{}, Discount: []discountJSON{}, PaymentSchedule: []installmentJSON{}}
+	for d, v := range q.Nightly {
+		p.NightlyPriceDetail[d] = money(v)
+	}
+	for _, t := range q.Taxes {
+		p.Tax = append(p.Tax, amountJSON{Name: t.Name, Amount: money(t.Amount)})
+	}
+	for _, s := range q.Services {
+		p.Service = append(p.Service, serviceJSON{Name: s.Name, Amount: money(s.Amount), TaxAmount: money(s.TaxAmount)})
+	}
+	for _, d := range q.Discounts {
+		p.Discount = append(p.Discount, discountJSON{Name: d.Name, Amount: money(d.Amount), PromotionCode: d.PromotionCode})
+	}
+	for _, in := range q.Schedule {
+		p.PaymentSchedule = append(p.PaymentSchedule, installmentJSON{Label: in.Label, DueDate: in.Due, Amount: money(in.Amount)})
+	}
+	return p
+}
+
+type paymentJSON struct {
+	PaymentID   string      `json:"paymentId"`
+	Amount      json.Number `json:"amount"`
+	Currency    string      `json:"currency"`
+	Description string      `json:"description"`
+	Time        string      `json:"time"`
+	Method      string      `json:"method"`
+}
+
+type cardJSON struct {
+	Number string `json:"number"` // masked
+	Brand  string `json:"brand"`
+	Expiry string `json:"expiration"`
+}
+
+// bookingJSON is the booking object B2, plus documented extensions (status, userId, brandId,
+// the protection flags, payments, the masked card, the arrival form).
+type bookingJSON struct {
+	BookingID        int64   `json:"bookingId"`
+	Status           string  `json:"status"`
+	FirstName        string  `json:"firstName"`
+	LastName         string  `json:"lastName"`
+	FullName         string  `json:"fullName"`
+	Email            string  `json:"email"`
+	Birthday         string  `json:"birthday"`
+	Birthplace       string  `json:"birthplace"`
+	Phone1           string  `json:"phone1"`
+	Phone2           string  `json:"phone2"`
+	Country          string  `json:"country"`
+	PhoneCountryCode string  `json:"phone_country_code"`
+	Address          string  `json:"address"`
+	City             string  `json:"city"`
+	State            string  `json:"state"`
+	Postcode         string  `json:"postcode"`
+	FiscalCode       string  `json:"fiscal_code"`
+	Other            string  `json:"other"`
+	AgreeTermNote    string  `json:"agreeTermNote"`
+	ManagerNote      string  `json:"managerNote"`
+	OwnerBook        int     `json:"ownerBook"`
+	LeadSourceID     int64   `json:"leadsourceId"`
+	UserID           int64   `json:"userId"`
+	BrandID          int64   `json:"brandId"`
+	CreatedDate      string  `json:"createdDate"`
+	CancellationDate *string `json:"cancellationDate"`
+	CSADamage        int     `json:"csaDamageProtection"`
+	CSATravel        int     `json:"csaTravelInsurance"`
+	PromotionCode    string  `json:"promotionCode"`
+	priceJSON
+	Payments    []paymentJSON `json:"payments"`
+	AmountPaid  json.Number   `json:"amountPaid"`
+	PaymentAuto int           `json:"paymentAuto"`
+	CreditCard  *cardJSON     `json:"creditCard"`
+	ArrivalForm *arrivalJSON  `json:"arrivalForm"`
+}
+
+func bookingOf(b store.BookingRec) bookingJSON {
+	g := b.Guest
+	out := bookingJSON{BookingID: b.BookingID, Status: b.Status, FirstName: g.FirstName, LastName: g.LastName,
+		FullName: g.FirstName + " " + g.LastName, Email: g.Email, Birthday: g.Birthday, Birthplace: g.Birthplace, Phone1: g.Phone1,
+		Phone2: g.Phone2, Country: g.Country, PhoneCountryCode: g.PhoneCountryCode, Address: g.Address, City: g.City, State: g.State,
+		Postcode: g.Postcode, FiscalCode: g.FiscalCode, Other: g.Other, OwnerBook: b.OwnerBook, LeadSourceID: b.LeadSourceID,
+		UserID: b.UserID, BrandID: b.BrandID, CreatedDate: b.CreatedAt.UTC().Format(dateTime), CSADamage: b.CSADamage,
+		CSATravel: b.CSATravel, PromotionCode: b.PromotionCode, PaymentAuto: flag(b.PaymentAuto), Payments: []paymentJSON{},
+		priceJSON: priceOf(b.Quote, len(b.Nights), b.PropertyName, b.PropertyID, b.Checkin+" "+b.CheckinTime,
+			b.Checkout+" "+b.CheckoutTime, b.Adults, b.Children)}
+	if b.CancelledAt != nil {
+		s := b.CancelledAt.UTC().Format(dateTime)
+		out.CancellationDate = &s
+	}
+	paid := decimal.Zero
+	ids := make([]string, 0, len(b.Payments))
+	for id := range b.Payments {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { a, _ := strconv.Atoi(ids[i]); c, _ := strconv.Atoi(ids[j]); return a < c })
+	for _, id := range ids {
+		p := b.Payments[id]
+		out.Payments = append(out.Payments, paymentJSON{PaymentID: id, Amount: money(p.Amount), Currency: p.Currency,
+			Description: p.Description, Time: p.Time.UTC().Format(dateTime), Method: p.Method})
+		amt, _ := decimal.NewFromString(p.Amount)
+		paid = paid.Add(amt)
+	}
+	out.AmountPaid = json.Number(paid.StringFixed(2))
+	if b.Card != nil {
+		out.CreditCard = &cardJSON{Number: b.Card.Masked, Brand: b.Card.Brand, Expiry: b.Card.Expiry}
+	}
+	if b.Arrival != nil {
+		a := arrivalOf(*b.Arrival)
+		out.ArrivalForm = &a
+	}
+	return out
+}
+
+type arrivalJSON struct {
+	ArriveBy          string             `json:"arriveBy"`
+	TransportNumber   string             `json:"transportNumber"`
+	ExpectedTime      string             `json:"expectedTime"`
+	URL               string             `json:"url"`
+	IsCompleted       string             `json:"isCompleted"`
+	DetailInformation []arrivalGuestJSON `json:"detailInformation"`
+}
+
+type arrivalGuestJSON struct {
+	Name          string `json:"name"`
+	Surname       string `json:"surname"`
+	DateOfBirth   string `json:"dateOfBirth"`
+	Nationality   string `json:"nationality"`
+	Email         string `json:"email"`
+	PhoneNumber   string `json:"phoneNumber"`
+	FrontDocument string `json:"frontDocument"`
+	BackDocument  string `json:"backDocument"`
+	Address       string `json:"address"`
+	Allergies     string `json:"allergies"`
+}
+
+func arrivalOf(a store.ArrivalRec) arrivalJSON {
+	out := arrivalJSON{ArriveBy: a.ArriveBy, TransportNumber: a.TransportNumber, ExpectedTime: a.ExpectedTime, URL: a.URL,
+		IsCompleted: "False", DetailInformation: []arrivalGuestJSON{}}
+	if a.IsCompleted {
+		out.IsCompleted = "True"
+	}
+	for _, g := range a.Guests {
+		out.DetailInformation = append(out.DetailInformation, arrivalGuestJSON(g))
+	}
+	return out
+}
+
+// userJSON is the user object B4.
+type userJSON struct {
+	UserID  int    `json:"userId"`
+	Email   string `json:"email"`
+	Name    string `json:"name"`
+	Company string `json:"company"`
+	Address string `json:"address"`
+	Country string `json:"country"`
+	Phone1  string `json:"phone1"`
+	Phone2  string `json:"phone2"`
+}
+
+func userOf(u guest.User) userJSON {
+	return userJSON{UserID: u.UserID, Email: u.Email, Name: u.Name, Company: u.Company, Address: u.Address, Country: u.Country,
+		Phone1: u.Phone1, Phone2: u.Phone2}
+}

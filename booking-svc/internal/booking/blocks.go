@@ -1,0 +1,105 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/vros/vros/booking-svc/internal/ledger"
+	"github.com/vros/vros/booking-svc/internal/store"
+	"github.com/vros/vros/booking-svc/internal/view"
+	"github.com/vros/vros/libs/pricing"
+)
+
+// MaxBlockNights bounds one block.
+const MaxBlockNights = 731
+
+func parseOwner(owner string) (string, int64, error) {
+	kind, id, ok := strings.Cut(owner, ":")
+	n, err := strconv.ParseInt(id, 10, 64)
+	if !ok || err != nil {
+		return "", 0, fmt.Errorf("owner %q", owner)
+	}
+	return kind, n, nil
+}
+
+// blockNights are the nights a block holds: start to end, both included.
+func blockNights(start, end string) []string {
+	s, _ := pricing.ParseDate(start)
+	e, _ := pricing.ParseDate(end)
+	return nights(s, e.AddDays(1))
+}
+
+// BlockRequest blocks the nights from Start to End (both included) of a property found by
+// internal code.
+type BlockRequest struct {
+	InternalCode string
+	Start, End   pricing.Date
+	Memo         string
+}
+
+// CreateBlock holds the nights of a block in the same ledger as bookings: a night already
+// booked or blocked answers UnavailableError.
+func (s *Service) CreateBlock(ctx context.Context, account string, r BlockRequest) (store.BlockRec, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.Deadline)
+	defer cancel()
+	p, err := s.view.ByCode(ctx, account, r.InternalCode)
+	if errors.Is(err, view.ErrNotFound) {
+		return store.BlockRec{}, ErrNoProperty
+	}
+	if err != nil {
+		return store.BlockRec{}, err
+	}
+	id, err := s.store.NextBlockID(ctx)
+	if err != nil {
+		return store.BlockRec{}, err
+	}
+	owner := blockOwner(id)
+	stay := ledger.Stay{Account: account, PropertyID: p.PropertyID, Dates: nights(r.Start, r.End.AddDays(1))}
+	if err := s.ledger.Begin(ctx, ledger.Op{Owner: owner, Account: account, Claim: []ledger.Stay{stay}}); err != nil {
+		return store.BlockRec{}, err
+	}
+	if err := s.ledger.Claim(ctx, stay, owner); err != nil {
+		var te *ledger.TakenError
+		if errors.As(err, &te) {
+			_ = s.ledger.End(context.WithoutCancel(ctx), account, owner)
+			return store.BlockRec{}, &UnavailableError{Date: te.Date}
+		}
+		return store.BlockRec{}, err
+	}
+	b, err := s.store.InsertBlock(ctx, store.BlockRec{AccountID: account, BlockID: id, PropertyID: p.PropertyID,
+		StartDate: r.Start.String(), EndDate: r.End.String(), Memo: r.Memo})
+	if err != nil {
+		return b, err
+	}
+	_ = s.ledger.End(ctx, account, owner)
+	return b, nil
+}
+
+// DeleteBlock removes a block of account and frees its nights.
+func (s *Service) DeleteBlock(ctx context.Context, account string, id int64) error {
+	b, err := s.store.Block(ctx, account, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	owner := blockOwner(id)
+	release := ledger.Stay{Account: account, PropertyID: b.PropertyID, Dates: blockNights(b.StartDate, b.EndDate)}
+	if err := s.ledger.Begin(ctx, ledger.Op{Owner: owner, Account: account, Release: []ledger.Stay{release}}); err != nil {
+		if errors.Is(err, ledger.ErrBusy) {
+			return ErrBusy
+		}
+		return err
+	}
+	if _, err := s.store.DeleteBlock(ctx, account, id); err != nil {
+		return err
+	}
+	if err := s.ledger.Release(ctx, release); err == nil {
+		_ = s.ledger.End(ctx, account, owner)
+	}
+	return nil
+}

@@ -1,0 +1,169 @@
+// Package booking is booking-svc's domain: it prices stays with the shared engine, holds
+// nights in the ledger so that no night is ever sold twice, takes payments through the
+// gateway and keeps bookings, blocks, payments, arrival forms and guest users.
+package booking
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/vros/vros/booking-svc/internal/card"
+	"github.com/vros/vros/booking-svc/internal/gateway"
+	"github.com/vros/vros/booking-svc/internal/ledger"
+	"github.com/vros/vros/booking-svc/internal/store"
+	"github.com/vros/vros/booking-svc/internal/view"
+	"github.com/vros/vros/libs/pricing"
+	"github.com/vros/vros/libs/seal"
+)
+
+// Errors of the domain; the API maps each to an interface B status.
+var (
+	ErrNoProperty = errors.New("property does not exist")
+	ErrNoBooking  = errors.New("booking id does not exist")
+	ErrCancelled  = errors.New("booking is cancelled")
+	ErrBusy       = errors.New("another change of this booking is in progress; retry")
+	ErrNotFound   = errors.New("not found")
+)
+
+// UnavailableError: a night of the stay is held by another booking or a block.
+type UnavailableError struct{ Date string }
+
+func (e *UnavailableError) Error() string {
+	return "requested dates are not available: the night of " + e.Date + " is taken"
+}
+
+// FieldError is a request that the domain refuses for one field (a rule of the stay, an
+// unknown lead source, a currency the property does not use).
+type FieldError struct{ Field, Message string }
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
+
+// PaymentError is a failed charge; Requires3DS marks a card the interface cannot complete.
+type PaymentError struct {
+	Reason      string
+	Requires3DS bool
+}
+
+func (e *PaymentError) Error() string { return "payment did not succeed: " + e.Reason }
+
+// Check-in and check-out times of every property (the spec takes them "from the property",
+// whose fields do not include them; docs/booking.md).
+const (
+	CheckinTime  = "15:00:00"
+	CheckoutTime = "11:00:00"
+)
+
+// Service is the booking domain.
+type Service struct {
+	view    *view.Store
+	store   *store.Store
+	ledger  *ledger.Ledger
+	gateway gateway.Gateway
+	box     *seal.Box
+	// Deadline bounds every change, so that one can never outlive the janitor's lease.
+	Deadline time.Duration
+	// Lease is how old an unfinished change must be before the janitor repairs it.
+	Lease time.Duration
+	now   func() time.Time
+}
+
+// New returns the domain service.
+func New(v *view.Store, s *store.Store, l *ledger.Ledger, g gateway.Gateway, box *seal.Box) *Service {
+	return &Service{view: v, store: s, ledger: l, gateway: g, box: box, Deadline: 25 * time.Second, Lease: 2 * time.Minute, now: time.Now}
+}
+
+// Stay is what is priced: a property, dates, guests and service lines (nil: the property's
+// default services; empty: none).
+type Stay struct {
+	PropertyID        int64
+	Checkin, Checkout pricing.Date
+	Adults, Children  int
+	Services          *[]pricing.ServiceLine
+	Currency          string
+}
+
+// Quote prices a stay of account (getinfo).
+func (s *Service) Quote(ctx context.Context, account string, st Stay) (view.Property, pricing.Result, error) {
+	p, err := s.property(ctx, account, st.PropertyID)
+	if err != nil {
+		return p, pricing.Result{}, err
+	}
+	r, err := s.price(p, st, false)
+	return p, r, err
+}
+
+func (s *Service) property(ctx context.Context, account string, pid int64) (view.Property, error) {
+	p, err := s.view.Get(ctx, account, pid)
+	if errors.Is(err, view.ErrNotFound) {
+		return p, ErrNoProperty
+	}
+	return p, err
+}
+
+// price runs the engine; ignoreRules skips the stay rules (for repricing a booking whose
+// dates and guests do not change).
+func (s *Service) price(p view.Property, st Stay, ignoreRules bool) (pricing.Result, error) {
+	if st.Currency != "" && st.Currency != p.Pricing.Currency {
+		return pricing.Result{}, &FieldError{Field: "currency", Message: fmt.Sprintf(
+			"must be %s, the property's currency; other currencies are not converted", p.Pricing.Currency)}
+	}
+	r, err := pricing.Quote(p.Pricing, pricing.Request{Checkin: st.Checkin, Checkout: st.Checkout, Adults: st.Adults,
+		Children: st.Children, Services: st.Services, Now: s.now(), IgnoreRules: ignoreRules})
+	var re *pricing.RuleError
+	if errors.As(err, &re) {
+		return r, &FieldError{Field: re.Field, Message: re.Message}
+	}
+	return r, err
+}
+
+// nights lists the nights of a stay as the ledger stores them.
+func nights(checkin, checkout pricing.Date) []string {
+	n := pricing.DaysBetween(checkin, checkout)
+	out := make([]string, 0, n)
+	for d := checkin; d.Before(checkout); d = d.AddDays(1) {
+		out = append(out, d.String())
+	}
+	return out
+}
+
+func bookingOwner(id int64) string { return "booking:" + strconv.FormatInt(id, 10) }
+func blockOwner(id int64) string   { return "block:" + strconv.FormatInt(id, 10) }
+
+// sealCard encrypts a card for storage (never the CVC) under the account and booking.
+func (s *Service) sealCard(account string, bookingID int64, c card.Card) (*store.CardRec, error) {
+	b, err := json.Marshal(c.Storable())
+	if err != nil {
+		return nil, err
+	}
+	return &store.CardRec{Sealed: s.box.Seal(string(b), cardContext(account, bookingID)), Masked: c.Masked(), Brand: c.Brand(),
+		Expiry: c.Expiry()}, nil
+}
+
+func cardContext(account string, bookingID int64) string {
+	return account + ":booking:" + strconv.FormatInt(bookingID, 10) + ":card"
+}
+
+// charge takes amount from c through the gateway.
+func (s *Service) charge(ctx context.Context, amount, currency string, c card.Card, key string) (gateway.Charge, error) {
+	amt, err := decimal.NewFromString(amount)
+	if err != nil {
+		return gateway.Charge{}, err
+	}
+	ch, err := s.gateway.Charge(ctx, gateway.ChargeRequest{Amount: amt, Currency: currency, Card: c, Description: key, IdempotencyKey: key})
+	if err == nil {
+		return ch, nil
+	}
+	if errors.Is(err, gateway.ErrRequires3DS) {
+		return ch, &PaymentError{Reason: err.Error(), Requires3DS: true}
+	}
+	if reason, ok := gateway.Declined(err); ok {
+		return ch, &PaymentError{Reason: reason}
+	}
+	return ch, err
+}

@@ -1,0 +1,196 @@
+package booking
+
+import (
+	"context"
+	"errors"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/vros/vros/booking-svc/internal/ledger"
+	"github.com/vros/vros/booking-svc/internal/store"
+	"github.com/vros/vros/libs/pricing"
+)
+
+// StayOf is a booking's stored stay, with its service lines.
+func StayOf(b store.BookingRec) Stay {
+	in, _ := pricing.ParseDate(b.Checkin)
+	out, _ := pricing.ParseDate(b.Checkout)
+	lines := LinesOf(b.ServiceLines)
+	return Stay{PropertyID: b.PropertyID, Checkin: in, Checkout: out, Adults: b.Adults, Children: b.Children, Services: &lines}
+}
+
+// reserved returns a booking that can change: reserved, of this account.
+func (s *Service) reserved(ctx context.Context, account string, id int64) (store.BookingRec, error) {
+	b, err := s.store.Booking(ctx, account, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return b, ErrNoBooking
+	case err != nil:
+		return b, err
+	case b.Status == store.StatusCancelled:
+		return b, ErrCancelled
+	case b.Status != store.StatusReserved:
+		return b, ErrNoBooking // a pending or failed attempt is not a booking
+	}
+	return b, nil
+}
+
+// PartyOf is a booking's stored party.
+func PartyOf(b store.BookingRec) Party {
+	return Party{Guest: b.Guest, UserID: b.UserID, BrandID: b.BrandID, LeadSourceID: b.LeadSourceID, CSADamage: b.CSADamage,
+		CSATravel: b.CSATravel, PromotionCode: b.PromotionCode}
+}
+
+// Update changes booking id to the stay and party given in full (the caller merged the
+// request onto the stored booking). st.Services nil means the property's default services.
+// New nights are held before the booking changes and old ones freed after, so the booking
+// never holds fewer nights than its document says.
+func (s *Service) Update(ctx context.Context, account string, id int64, st Stay, party Party) (store.BookingRec, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.Deadline)
+	defer cancel()
+	cur, err := s.reserved(ctx, account, id)
+	if err != nil {
+		return cur, err
+	}
+	moved := st.PropertyID != cur.PropertyID
+	p, err := s.property(ctx, account, st.PropertyID)
+	if err != nil {
+		return cur, err
+	}
+	if err := s.checkParty(ctx, account, party, Payment{}); err != nil {
+		return cur, err
+	}
+	same := !moved && st.Checkin.String() == cur.Checkin && st.Checkout.String() == cur.Checkout &&
+		st.Adults == cur.Adults && st.Children == cur.Children
+	q, err := s.price(p, st, same)
+	if err != nil {
+		return cur, err
+	}
+	next := cur
+	s.apply(&next, p, st, party, q)
+
+	add, drop := next.Nights, cur.Nights
+	if !moved {
+		add, drop = diff(next.Nights, cur.Nights), diff(cur.Nights, next.Nights)
+	}
+	claim := ledger.Stay{Account: account, PropertyID: next.PropertyID, Dates: add}
+	release := ledger.Stay{Account: account, PropertyID: cur.PropertyID, Dates: drop}
+	owner := bookingOwner(cur.BookingID)
+	if err := s.ledger.Begin(ctx, ledger.Op{Owner: owner, Account: account, Claim: []ledger.Stay{claim}, Release: []ledger.Stay{release}}); err != nil {
+		if errors.Is(err, ledger.ErrBusy) {
+			return cur, ErrBusy
+		}
+		return cur, err
+	}
+	if err := s.ledger.Claim(ctx, claim, owner); err != nil {
+		var te *ledger.TakenError
+		if errors.As(err, &te) {
+			_ = s.ledger.End(context.WithoutCancel(ctx), account, owner)
+			return cur, &UnavailableError{Date: te.Date}
+		}
+		return cur, err
+	}
+	if ctx.Err() != nil {
+		return cur, ctx.Err()
+	}
+	res, err := s.store.UpdateBooking(ctx, account, cur.BookingID, store.BookingUpdated, stayFields(next))
+	if err != nil {
+		return cur, err
+	}
+	if err := s.ledger.Release(ctx, release); err != nil {
+		return res, nil // the booking changed; the janitor frees the rest
+	}
+	_ = s.ledger.End(ctx, account, owner)
+	return res, nil
+}
+
+// stayFields are the fields an update or a repricing writes.
+func stayFields(b store.BookingRec) bson.D {
+	return bson.D{
+		{Key: "property_id", Value: b.PropertyID}, {Key: "property_name", Value: b.PropertyName},
+		{Key: "user_id", Value: b.UserID}, {Key: "brand_id", Value: b.BrandID}, {Key: "leadsource_id", Value: b.LeadSourceID},
+		{Key: "guest", Value: b.Guest}, {Key: "csa_damage_protection", Value: b.CSADamage}, {Key: "csa_travel_insurance", Value: b.CSATravel},
+		{Key: "promotion_code", Value: b.PromotionCode},
+		{Key: "checkin", Value: b.Checkin}, {Key: "checkout", Value: b.Checkout}, {Key: "nights", Value: b.Nights},
+		{Key: "adults", Value: b.Adults}, {Key: "children", Value: b.Children},
+		{Key: "quote", Value: b.Quote}, {Key: "service_lines", Value: b.ServiceLines},
+	}
+}
+
+// Cancel cancels a booking and frees its nights.
+func (s *Service) Cancel(ctx context.Context, account string, id int64) (store.BookingRec, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.Deadline)
+	defer cancel()
+	cur, err := s.reserved(ctx, account, id)
+	if err != nil {
+		return cur, err
+	}
+	owner := bookingOwner(id)
+	release := ledger.Stay{Account: account, PropertyID: cur.PropertyID, Dates: cur.Nights}
+	if err := s.ledger.Begin(ctx, ledger.Op{Owner: owner, Account: account, Release: []ledger.Stay{release}}); err != nil {
+		if errors.Is(err, ledger.ErrBusy) {
+			return cur, ErrBusy
+		}
+		return cur, err
+	}
+	now := s.store.Now()
+	res, err := s.store.UpdateBooking(ctx, account, id, store.BookingCancelled,
+		bson.D{{Key: "status", Value: store.StatusCancelled}, {Key: "cancelled_at", Value: now}})
+	if err != nil {
+		return cur, err
+	}
+	if err := s.ledger.Release(ctx, release); err == nil {
+		_ = s.ledger.End(ctx, account, owner)
+	}
+	return res, nil
+}
+
+// InsertServices adds service lines to a booking and prices it again.
+func (s *Service) InsertServices(ctx context.Context, account string, id int64, lines []pricing.ServiceLine) (store.BookingRec, error) {
+	cur, err := s.reserved(ctx, account, id)
+	if err != nil {
+		return cur, err
+	}
+	all := append(LinesOf(cur.ServiceLines), lines...)
+	st := StayOf(cur)
+	st.Services = &all
+	return s.Update(ctx, account, id, st, PartyOf(cur))
+}
+
+// Current is the janitor's view of what an owner should hold: a reserved booking its
+// nights, a live block its dates. The janitor only asks about ops older than the lease, whose
+// writer is past its deadline, so a booking still pending then was abandoned.
+func (s *Service) Current(ctx context.Context, account, owner string) ([]ledger.Stay, error) {
+	kind, id, err := parseOwner(owner)
+	if err != nil {
+		return nil, nil // not ours to judge: release
+	}
+	switch kind {
+	case "booking":
+		b, err := s.store.Booking(ctx, account, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch b.Status {
+		case store.StatusReserved:
+			return []ledger.Stay{{Account: account, PropertyID: b.PropertyID, Dates: b.Nights}}, nil
+		case store.StatusPending:
+			// Its creator is past its deadline (the op is older than the lease): abandoned.
+			return nil, s.store.SetStatusQuiet(ctx, account, id, store.StatusFailed)
+		}
+		return nil, nil
+	case "block":
+		b, err := s.store.Block(ctx, account, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []ledger.Stay{{Account: account, PropertyID: b.PropertyID, Dates: blockNights(b.StartDate, b.EndDate)}}, nil
+	}
+	return nil, nil
+}

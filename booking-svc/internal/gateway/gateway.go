@@ -1,0 +1,74 @@
+// Package gateway charges payment cards. Gateway is what the booking
+// service calls for create and update with paymentCharge 1; Test is a
+// gateway that behaves like a real one for documented test card numbers
+// (docs/interface-b-fields.md, "Test cards").
+//
+// Errors map to interface B statuses: a *DeclinedError is status 111 with
+// its Reason appended to the message, ErrRequires3DS is status 112. Any
+// other error (ErrInvalidRequest, a network failure of a real gateway) is
+// not the card's fault and is an internal error.
+package gateway
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/vros/vros/booking-svc/internal/card"
+)
+
+// Gateway charges cards.
+type Gateway interface {
+	Charge(ctx context.Context, req ChargeRequest) (Charge, error)
+}
+
+// ChargeRequest is one charge. IdempotencyKey makes retries safe: a second
+// request with the same key returns the first outcome without charging
+// again. Use a key derived from what is paid, such as
+// "booking/<id>/payment/<n>".
+type ChargeRequest struct {
+	Amount         decimal.Decimal // > 0, in Currency
+	Currency       string          // ISO 4217
+	Card           card.Card
+	Description    string
+	IdempotencyKey string
+}
+
+// Charge is a successful charge.
+type Charge struct {
+	ID       string
+	Amount   decimal.Decimal
+	Currency string
+	Last4    string
+	Brand    string
+	At       time.Time
+}
+
+// DeclinedError says the card was refused. Reason is the gateway's text,
+// to be appended to the status 111 message ("card declined",
+// "insufficient funds", ...).
+type DeclinedError struct {
+	Reason string
+}
+
+func (e *DeclinedError) Error() string { return "card declined: " + e.Reason }
+
+// ErrRequires3DS says the card needs 3-D Secure authentication, which
+// interface B cannot complete (status 112).
+var ErrRequires3DS = errors.New("the card requires 3-D Secure authentication")
+
+// ErrInvalidRequest is wrapped by errors about the request rather than the
+// card: an amount that is not positive, an unknown currency, a reused
+// idempotency key with other details.
+var ErrInvalidRequest = errors.New("invalid charge request")
+
+// Declined reports whether err is a card refusal and returns its reason.
+func Declined(err error) (reason string, ok bool) {
+	var d *DeclinedError
+	if errors.As(err, &d) {
+		return d.Reason, true
+	}
+	return "", false
+}

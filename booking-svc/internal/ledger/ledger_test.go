@@ -1,0 +1,216 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/vros/vros/libs/embedded"
+)
+
+var db *mongo.Database
+
+func TestMain(m *testing.M) {
+	ctx := context.Background()
+	uri := os.Getenv("VROS_MONGO_URI")
+	var infra *embedded.Infra
+	if uri == "" {
+		var err error
+		if infra, err = embedded.Start(ctx, embedded.Options{}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		uri = infra.MongoURI
+	}
+	client, err := mongo.Connect(options.Client().ApplyURI(uri))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	db = client.Database(fmt.Sprintf("ledger_test_%d", time.Now().UnixNano()))
+	code := m.Run()
+	_ = db.Drop(ctx)
+	_ = client.Disconnect(ctx)
+	if infra != nil {
+		infra.Close()
+	}
+	os.Exit(code)
+}
+
+func newLedger(t *testing.T) *Ledger {
+	t.Helper()
+	l, err := New(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func dates(from string, n int) []string {
+	d, _ := time.Parse(time.DateOnly, from)
+	out := make([]string, n)
+	for i := range out {
+		out[i] = d.AddDate(0, 0, i).Format(time.DateOnly)
+	}
+	return out
+}
+
+func owners(t *testing.T, l *Ledger, account string, pid int64, ds []string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, d := range ds {
+		o, err := l.Owner(context.Background(), account, pid, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[d] = o
+	}
+	return out
+}
+
+// TestConcurrentIdenticalClaims: 50 owners claim the same week at once; exactly one gets
+// it, the others are told which night is taken, and the week belongs to the winner alone.
+func TestConcurrentIdenticalClaims(t *testing.T) {
+	l := newLedger(t)
+	week := dates("2027-03-01", 7)
+	var wg sync.WaitGroup
+	results := make([]error, 50)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = l.Claim(context.Background(), Stay{Account: "a1", PropertyID: 1, Dates: week}, fmt.Sprintf("booking:%d", i))
+		}()
+	}
+	wg.Wait()
+	winner := -1
+	for i, err := range results {
+		switch {
+		case err == nil:
+			if winner >= 0 {
+				t.Fatalf("owners %d and %d both claimed the week", winner, i)
+			}
+			winner = i
+		case !IsTaken(err):
+			t.Fatalf("owner %d: %v", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("nobody got the week")
+	}
+	for d, o := range owners(t, l, "a1", 1, week) {
+		if o != fmt.Sprintf("booking:%d", winner) {
+			t.Fatalf("night %s held by %q, want booking:%d", d, o, winner)
+		}
+	}
+}
+
+// TestOverlappingClaims: stays that overlap partly never share a night, and a loser leaves
+// nothing behind.
+func TestOverlappingClaims(t *testing.T) {
+	l := newLedger(t)
+	ctx := context.Background()
+	all := dates("2027-04-01", 40)
+	var wg sync.WaitGroup
+	for i := 0; i < 30; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := i % 30
+			_ = l.Claim(ctx, Stay{Account: "a1", PropertyID: 2, Dates: all[start : start+5+i%6]}, fmt.Sprintf("booking:%d", i))
+		}()
+	}
+	wg.Wait()
+	// Each owner holds either all of its stay or none of it.
+	held := map[string][]string{}
+	for d, o := range owners(t, l, "a1", 2, all) {
+		if o != "" {
+			held[o] = append(held[o], d)
+		}
+	}
+	for i := 0; i < 30; i++ {
+		o := fmt.Sprintf("booking:%d", i)
+		start := i % 30
+		want := len(all[start : start+5+i%6])
+		if got := len(held[o]); got != 0 && got != want {
+			t.Fatalf("%s holds %d of its %d nights", o, got, want)
+		}
+	}
+	if len(held) == 0 {
+		t.Fatal("no stay succeeded")
+	}
+}
+
+func TestClaimOtherAccountOrProperty(t *testing.T) {
+	l := newLedger(t)
+	ctx := context.Background()
+	week := dates("2027-05-01", 3)
+	if err := l.Claim(ctx, Stay{Account: "a1", PropertyID: 3, Dates: week}, "booking:1"); err != nil {
+		t.Fatal(err)
+	}
+	// Same dates: another property of the account, and the same property id in another
+	// account, are free.
+	if err := l.Claim(ctx, Stay{Account: "a1", PropertyID: 4, Dates: week}, "booking:2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Claim(ctx, Stay{Account: "a2", PropertyID: 3, Dates: week}, "booking:3"); err != nil {
+		t.Fatal(err)
+	}
+	err := l.Claim(ctx, Stay{Account: "a1", PropertyID: 3, Dates: dates("2027-04-30", 3)}, "booking:4")
+	if te, ok := err.(*TakenError); !ok || te.Date != "2027-05-01" {
+		t.Fatalf("claim over a held night: %v", err)
+	}
+	if o := owners(t, l, "a1", 3, []string{"2027-04-30"}); o["2027-04-30"] != "" {
+		t.Fatal("failed claim left its first night behind")
+	}
+}
+
+// TestRepair: a change that crashed after claiming new nights but before its document
+// moved leaves them held; the janitor releases them and keeps what the document says.
+func TestRepair(t *testing.T) {
+	l := newLedger(t)
+	ctx := context.Background()
+	old, moved := dates("2027-06-01", 3), dates("2027-06-10", 3)
+	if err := l.Claim(ctx, Stay{Account: "a1", PropertyID: 5, Dates: old}, "booking:9"); err != nil {
+		t.Fatal(err)
+	}
+	op := Op{Owner: "booking:9", Account: "a1", Claim: []Stay{{PropertyID: 5, Dates: moved}}, Release: []Stay{{PropertyID: 5, Dates: old}}}
+	if err := l.Begin(ctx, op); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Begin(ctx, op); err != ErrBusy {
+		t.Fatalf("second op of one owner: %v", err)
+	}
+	if err := l.Claim(ctx, Stay{Account: "a1", PropertyID: 5, Dates: moved}, "booking:9"); err != nil {
+		t.Fatal(err)
+	}
+	// …crash: the booking document still says "old".
+	current := func(context.Context, string, string) ([]Stay, error) {
+		return []Stay{{Account: "a1", PropertyID: 5, Dates: old}}, nil
+	}
+	if n, err := l.Repair(ctx, time.Hour, current); err != nil || n != 0 {
+		t.Fatalf("repair before the lease: %d, %v", n, err)
+	}
+	l.now = func() time.Time { return time.Now().Add(2 * time.Hour) }
+	if n, err := l.Repair(ctx, time.Hour, current); err != nil || n != 1 {
+		t.Fatalf("repair: %d, %v", n, err)
+	}
+	for d, o := range owners(t, l, "a1", 5, append(old, moved...)) {
+		want := ""
+		if d < "2027-06-05" {
+			want = "booking:9"
+		}
+		if o != want {
+			t.Fatalf("after repair night %s held by %q, want %q", d, o, want)
+		}
+	}
+	if err := l.Begin(ctx, op); err != nil {
+		t.Fatalf("op not removed by repair: %v", err)
+	}
+}

@@ -1,0 +1,99 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/vros/vros/libs/events"
+)
+
+// NextBlockID allocates a block id.
+func (s *Store) NextBlockID(ctx context.Context) (int64, error) { return s.blockIDs.Next(ctx) }
+
+// InsertBlock stores a block whose nights are already claimed, and publishes it.
+func (s *Store) InsertBlock(ctx context.Context, b BlockRec) (BlockRec, error) {
+	b.ID = docID(b.AccountID, b.BlockID)
+	b.Version = 1
+	b.CreatedAt = s.now()
+	in, err := s.outbox.Begin(ctx, blockAggregate(b.AccountID, b.BlockID))
+	if err != nil {
+		return b, err
+	}
+	if _, err := s.blocks.InsertOne(ctx, b); err != nil {
+		s.outbox.Done(in, nil)
+		return b, err
+	}
+	s.outbox.Done(in, snapshot(b.Version, blockMessage(b)))
+	return b, nil
+}
+
+// Block returns a live block of account.
+func (s *Store) Block(ctx context.Context, account string, id int64) (BlockRec, error) {
+	b, err := s.block(ctx, account, id)
+	if err == nil && b.Deleted {
+		return b, ErrNotFound
+	}
+	return b, err
+}
+
+func (s *Store) block(ctx context.Context, account string, id int64) (BlockRec, error) {
+	var b BlockRec
+	err := s.blocks.FindOne(ctx, bson.D{{Key: "_id", Value: docID(account, id)}}).Decode(&b)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return b, ErrNotFound
+	}
+	return b, err
+}
+
+// DeleteBlock marks a block deleted and publishes it; the caller then frees its nights.
+func (s *Store) DeleteBlock(ctx context.Context, account string, id int64) (BlockRec, error) {
+	in, err := s.outbox.Begin(ctx, blockAggregate(account, id))
+	if err != nil {
+		return BlockRec{}, err
+	}
+	var b BlockRec
+	err = s.blocks.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: docID(account, id)}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "deleted", Value: true}}}, {Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}},
+		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&b)
+	if err != nil {
+		s.outbox.Done(in, nil)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return b, ErrNotFound
+		}
+		return b, err
+	}
+	s.outbox.Done(in, snapshot(b.Version, blockMessage(b)))
+	return b, nil
+}
+
+// BlockEvent is the data of block events.
+type BlockEvent struct {
+	AccountID  string `json:"account_id"`
+	BlockID    int64  `json:"block_id"`
+	PropertyID int64  `json:"property_id"`
+	StartDate  string `json:"start_date"`
+	EndDate    string `json:"end_date"`
+	Memo       string `json:"memo"`
+	Deleted    bool   `json:"deleted"`
+	Version    int64  `json:"version"`
+	CreatedAt  string `json:"created_at"`
+}
+
+func blockMessage(b BlockRec) events.Message {
+	typ := BlockCreated
+	if b.Deleted {
+		typ = BlockDeleted
+	}
+	agg := blockAggregate(b.AccountID, b.BlockID)
+	v, err := events.Encode(eventSource, typ, agg, b.CreatedAt, BlockEvent{AccountID: b.AccountID, BlockID: b.BlockID,
+		PropertyID: b.PropertyID, StartDate: b.StartDate, EndDate: b.EndDate, Memo: b.Memo, Deleted: b.Deleted, Version: b.Version,
+		CreatedAt: b.CreatedAt.Format("2006-01-02 15:04:05")})
+	if err != nil {
+		return events.Message{}
+	}
+	return events.Message{Topic: events.TopicBooking, Key: agg, Value: v}
+}

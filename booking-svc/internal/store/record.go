@@ -1,0 +1,216 @@
+package store
+
+import "time"
+
+// Booking statuses. A booking is pending while its nights are being claimed (never
+// published), reserved once they are, cancelled when its nights were freed, and failed when
+// a pending attempt was abandoned.
+const (
+	StatusPending   = "pending"
+	StatusReserved  = "reserved"
+	StatusCancelled = "cancelled"
+	StatusFailed    = "failed"
+)
+
+// BookingRec is one booking as stored in vros_booking.bookings (`_id` "<account>:<bookingId>").
+// Money is decimal strings, dates YYYY-MM-DD.
+type BookingRec struct {
+	ID         string `bson:"_id"`
+	AccountID  string `bson:"account_id"`
+	BookingID  int64  `bson:"booking_id"`
+	PropertyID int64  `bson:"property_id"`
+	Status     string `bson:"status"`
+	Version    int64  `bson:"version"`
+	LastChange string `bson:"last_change"`
+
+	PropertyName string `bson:"property_name"`
+	UserID       int64  `bson:"user_id,omitempty"`
+	BrandID      int64  `bson:"brand_id,omitempty"`
+	LeadSourceID int64  `bson:"leadsource_id"`
+	OwnerBook    int    `bson:"owner_book"`
+
+	Guest GuestRec `bson:"guest"`
+
+	Checkin      string   `bson:"checkin"`
+	Checkout     string   `bson:"checkout"`
+	CheckinTime  string   `bson:"checkin_time"`
+	CheckoutTime string   `bson:"checkout_time"`
+	Nights       []string `bson:"nights"`
+	Adults       int      `bson:"adults"`
+	Children     int      `bson:"children"`
+
+	Quote QuoteRec `bson:"quote"`
+	// ServiceLines are the services as requested (nil: the property's defaults), kept to
+	// price the booking again when it changes.
+	ServiceLines  []ServiceLineRec `bson:"service_lines"`
+	ServicesSet   bool             `bson:"services_set"`
+	CSADamage     int              `bson:"csa_damage_protection"`
+	CSATravel     int              `bson:"csa_travel_insurance"`
+	PromotionCode string           `bson:"promotion_code,omitempty"`
+
+	Payments    map[string]PaymentRec `bson:"payments"`
+	PaymentAuto bool                  `bson:"payment_auto"`
+	Card        *CardRec              `bson:"card,omitempty"`
+	Arrival     *ArrivalRec           `bson:"arrival,omitempty"`
+
+	CreatedAt   time.Time  `bson:"created_at"`
+	UpdatedAt   time.Time  `bson:"updated_at"`
+	CancelledAt *time.Time `bson:"cancelled_at,omitempty"`
+}
+
+// GuestRec is the booking party's contact data.
+type GuestRec struct {
+	FirstName        string `bson:"first_name"`
+	LastName         string `bson:"last_name"`
+	Email            string `bson:"email"`
+	Birthday         string `bson:"birthday,omitempty"`
+	Birthplace       string `bson:"birthplace,omitempty"`
+	Phone1           string `bson:"phone1,omitempty"`
+	Phone2           string `bson:"phone2,omitempty"`
+	Country          string `bson:"country,omitempty"`
+	PhoneCountryCode string `bson:"phone_country_code,omitempty"`
+	Address          string `bson:"address,omitempty"`
+	City             string `bson:"city,omitempty"`
+	State            string `bson:"state,omitempty"`
+	Postcode         string `bson:"postcode,omitempty"`
+	FiscalCode       string `bson:"fiscal_code,omitempty"`
+	Other            string `bson:"other,omitempty"`
+}
+
+// QuoteRec is the price of the booking as computed when it was last changed.
+type QuoteRec struct {
+	Currency      string            `bson:"currency"`
+	TotalRent     string            `bson:"total_rent"`
+	TaxTotal      string            `bson:"tax_total"`
+	ServiceTotal  string            `bson:"service_total"`
+	DiscountTotal string            `bson:"discount_total"`
+	GrandTotal    string            `bson:"grand_total"`
+	DamageDeposit string            `bson:"damage_deposit"`
+	MinNightly    string            `bson:"min_nightly"`
+	MaxNightly    string            `bson:"max_nightly"`
+	Nightly       map[string]string `bson:"nightly"`
+	MinimumStay   int               `bson:"minimum_stay"`
+	Taxes         []AmountRec       `bson:"taxes"`
+	Services      []ServiceAmtRec   `bson:"services"`
+	Discounts     []DiscountRec     `bson:"discounts"`
+	Schedule      []InstallmentRec  `bson:"schedule"`
+}
+
+// AmountRec is a named amount.
+type AmountRec struct {
+	Name   string `bson:"name"`
+	Amount string `bson:"amount"`
+}
+
+// ServiceAmtRec is a priced service line.
+type ServiceAmtRec struct {
+	Name      string `bson:"name"`
+	Amount    string `bson:"amount"`
+	TaxAmount string `bson:"tax_amount"`
+}
+
+// DiscountRec is a discount line.
+type DiscountRec struct {
+	Name          string `bson:"name"`
+	Amount        string `bson:"amount"`
+	PromotionCode string `bson:"promotion_code,omitempty"`
+}
+
+// InstallmentRec is one due payment of the schedule.
+type InstallmentRec struct {
+	Label  string `bson:"label"`
+	Due    string `bson:"due"`
+	Amount string `bson:"amount"`
+}
+
+// ServiceLineRec is a requested service line.
+type ServiceLineRec struct {
+	Name       string          `bson:"name"`
+	Applicable int             `bson:"applicable"`
+	Amount     string          `bson:"amount"`
+	Type       int             `bson:"type"`
+	Unit       int             `bson:"unit"`
+	Taxes      []ServiceTaxRec `bson:"taxes"`
+}
+
+// ServiceTaxRec is a tax of a requested service line.
+type ServiceTaxRec struct {
+	Name string `bson:"name"`
+	Perc string `bson:"perc"`
+}
+
+// PaymentRec is a recorded booking payment (B3) or a charge made through the gateway.
+type PaymentRec struct {
+	PaymentID   int64     `bson:"payment_id"`
+	Amount      string    `bson:"amount"`
+	Currency    string    `bson:"currency"`
+	Description string    `bson:"description,omitempty"`
+	Time        time.Time `bson:"time"`
+	Method      string    `bson:"method"` // "manual" or the gateway charge
+	ChargeID    string    `bson:"charge_id,omitempty"`
+	CreatedAt   time.Time `bson:"created_at"`
+}
+
+// CardRec is a stored card: Sealed holds the encrypted card (never the CVC).
+type CardRec struct {
+	Sealed string `bson:"sealed"`
+	Masked string `bson:"masked"`
+	Brand  string `bson:"brand"`
+	Expiry string `bson:"expiry"`
+}
+
+// ArrivalRec is the arrival form (B5).
+type ArrivalRec struct {
+	ArriveBy        string         `bson:"arrive_by,omitempty"`
+	TransportNumber string         `bson:"transport_number,omitempty"`
+	ExpectedTime    string         `bson:"expected_time,omitempty"`
+	URL             string         `bson:"url,omitempty"`
+	IsCompleted     bool           `bson:"is_completed"`
+	Guests          []ArrivalGuest `bson:"guests"`
+}
+
+// ArrivalGuest is one guest of the arrival form.
+type ArrivalGuest struct {
+	Name          string `bson:"name,omitempty"`
+	Surname       string `bson:"surname,omitempty"`
+	DateOfBirth   string `bson:"date_of_birth,omitempty"`
+	Nationality   string `bson:"nationality,omitempty"`
+	Email         string `bson:"email,omitempty"`
+	PhoneNumber   string `bson:"phone_number,omitempty"`
+	FrontDocument string `bson:"front_document,omitempty"`
+	BackDocument  string `bson:"back_document,omitempty"`
+	Address       string `bson:"address,omitempty"`
+	Allergies     string `bson:"allergies,omitempty"`
+}
+
+// BlockRec is a block of dates on a property (`_id` "<account>:<blockId>").
+type BlockRec struct {
+	ID         string    `bson:"_id"`
+	AccountID  string    `bson:"account_id"`
+	BlockID    int64     `bson:"block_id"`
+	PropertyID int64     `bson:"property_id"`
+	StartDate  string    `bson:"start_date"`
+	EndDate    string    `bson:"end_date"` // inclusive: the last blocked night
+	Memo       string    `bson:"memo"`
+	Deleted    bool      `bson:"deleted"`
+	Version    int64     `bson:"version"`
+	CreatedAt  time.Time `bson:"created_at"`
+}
+
+// UserRec is a guest user (B4), `_id` "<account>:<userId>".
+type UserRec struct {
+	ID           string    `bson:"_id"`
+	AccountID    string    `bson:"account_id"`
+	UserID       int64     `bson:"user_id"`
+	Email        string    `bson:"email"`
+	Name         string    `bson:"name"`
+	Company      string    `bson:"company,omitempty"`
+	Address      string    `bson:"address,omitempty"`
+	Country      string    `bson:"country"`
+	Phone1       string    `bson:"phone1,omitempty"`
+	Phone2       string    `bson:"phone2,omitempty"`
+	PasswordHash string    `bson:"password_hash,omitempty"`
+	Social       bool      `bson:"social"`
+	CreatedAt    time.Time `bson:"created_at"`
+	UpdatedAt    time.Time `bson:"updated_at"`
+}

@@ -1,0 +1,315 @@
+// Package store keeps bookings, blocks, booking payments and guest users in MongoDB
+// (database vros_booking). Every document's `_id` holds its account; every change of a
+// booking or block is one update filtered on `_id` and goes through the outbox, so its event
+// reaches vros.booking.v1.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/mongostore"
+	"github.com/vros/vros/libs/outbox"
+)
+
+// Collections of vros_booking (the ledger and the view have their own).
+const (
+	collBookings   = "bookings"
+	collBlocks     = "blocks"
+	collPayments   = "payment_index"
+	collUsers      = "users"
+	collUserEmails = "user_emails"
+	collCounters   = "counters"
+)
+
+// Errors the API maps to statuses.
+var (
+	ErrNotFound   = errors.New("not found")
+	ErrEmailTaken = errors.New("email already registered")
+)
+
+// Event types on vros.booking.v1.
+const (
+	BookingReserved  = "vros.booking.reserved"
+	BookingUpdated   = "vros.booking.updated"
+	BookingCancelled = "vros.booking.cancelled"
+	BlockCreated     = "vros.block.created"
+	BlockDeleted     = "vros.block.deleted"
+	eventSource      = "/vros/booking-svc"
+)
+
+// Store is booking-svc's repository.
+type Store struct {
+	bookings, blocks, payments, users, emails *mongo.Collection
+	bookingIDs, blockIDs, paymentIDs, userIDs *mongostore.Sequence
+	outbox                                    *outbox.Outbox
+	now                                       func() time.Time
+}
+
+// New prepares db and returns a store.
+func New(ctx context.Context, db *mongo.Database) (*Store, error) {
+	err := mongostore.Ensure(ctx, db, []string{collBookings, collBlocks, collPayments, collUsers, collUserEmails, collCounters, outbox.Collection},
+		[]mongostore.Index{
+			{Collection: collBookings, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "booking_id", Value: -1}}},
+			{Collection: collBlocks, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "property_id", Value: 1}}},
+		})
+	if err != nil {
+		return nil, err
+	}
+	c := db.Collection(collCounters)
+	return &Store{
+		bookings: db.Collection(collBookings), blocks: db.Collection(collBlocks), payments: db.Collection(collPayments),
+		users: db.Collection(collUsers), emails: db.Collection(collUserEmails),
+		bookingIDs: mongostore.NewSequence(c, "booking", 10), blockIDs: mongostore.NewSequence(c, "block", 10),
+		paymentIDs: mongostore.NewSequence(c, "payment", 10), userIDs: mongostore.NewSequence(c, "user", 10),
+		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
+	}, nil
+}
+
+// Attach connects the outbox the store records its changes in.
+func (s *Store) Attach(ob *outbox.Outbox) { s.outbox = ob }
+
+// Now is the store's clock (UTC, milliseconds).
+func (s *Store) Now() time.Time { return s.now() }
+
+func docID(account string, id int64) string { return account + ":" + strconv.FormatInt(id, 10) }
+
+// BookingAggregate and BlockAggregate name the outbox aggregates.
+func BookingAggregate(account string, id int64) string {
+	return account + ":booking:" + strconv.FormatInt(id, 10)
+}
+
+func blockAggregate(account string, id int64) string {
+	return account + ":block:" + strconv.FormatInt(id, 10)
+}
+
+// NextBookingID allocates a booking id.
+func (s *Store) NextBookingID(ctx context.Context) (int64, error) { return s.bookingIDs.Next(ctx) }
+
+// NextPaymentID allocates a payment id.
+func (s *Store) NextPaymentID(ctx context.Context) (int64, error) { return s.paymentIDs.Next(ctx) }
+
+// InsertPending stores a booking before its nights are claimed. Pending bookings are not
+// published.
+func (s *Store) InsertPending(ctx context.Context, b BookingRec) error {
+	b.ID = docID(b.AccountID, b.BookingID)
+	b.Status = StatusPending
+	if b.Payments == nil {
+		b.Payments = map[string]PaymentRec{}
+	}
+	_, err := s.bookings.InsertOne(ctx, b)
+	return err
+}
+
+// Booking returns a booking of account in any status.
+func (s *Store) Booking(ctx context.Context, account string, id int64) (BookingRec, error) {
+	var b BookingRec
+	err := s.bookings.FindOne(ctx, bson.D{{Key: "_id", Value: docID(account, id)}}).Decode(&b)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return b, ErrNotFound
+	}
+	return b, err
+}
+
+// UpdateBooking applies upd to a booking, stamps change, bumps its version and publishes the
+// result through the outbox.
+func (s *Store) UpdateBooking(ctx context.Context, account string, id int64, change string, set bson.D, unset ...string) (BookingRec, error) {
+	in, err := s.outbox.Begin(ctx, BookingAggregate(account, id))
+	if err != nil {
+		return BookingRec{}, err
+	}
+	set = append(set, bson.E{Key: "last_change", Value: change}, bson.E{Key: "updated_at", Value: s.now()})
+	upd := bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}}
+	if len(unset) > 0 {
+		u := bson.D{}
+		for _, k := range unset {
+			u = append(u, bson.E{Key: k, Value: ""})
+		}
+		upd = append(upd, bson.E{Key: "$unset", Value: u})
+	}
+	var b BookingRec
+	err = s.bookings.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: docID(account, id)}}, upd,
+		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&b)
+	if err != nil {
+		s.outbox.Done(in, nil)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return b, ErrNotFound
+		}
+		return b, err
+	}
+	s.outbox.Done(in, snapshot(b.Version, bookingMessage(b)))
+	return b, nil
+}
+
+// SetStatusQuiet changes a booking's status without publishing (pending → failed).
+func (s *Store) SetStatusQuiet(ctx context.Context, account string, id int64, status string) error {
+	_, err := s.bookings.UpdateOne(ctx, bson.D{{Key: "_id", Value: docID(account, id)}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: status}, {Key: "updated_at", Value: s.now()}}}})
+	return err
+}
+
+// ListFilter selects bookings of one account.
+type ListFilter struct {
+	UserID, BookingID, PropertyID, BrandID int64
+	From, To                               string // stays overlapping [From, To)
+	Keyword                                string // in first name, last name, email
+	Skip, Limit                            int64
+}
+
+// List returns the account's bookings that match f, newest first, and how many match.
+// Pending and failed attempts are not bookings and never listed.
+func (s *Store) List(ctx context.Context, account string, f ListFilter) ([]BookingRec, int64, error) {
+	q := bson.D{{Key: "account_id", Value: account},
+		{Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{StatusReserved, StatusCancelled}}}}}
+	for _, c := range []struct {
+		key string
+		v   int64
+	}{{"user_id", f.UserID}, {"booking_id", f.BookingID}, {"property_id", f.PropertyID}, {"brand_id", f.BrandID}} {
+		if c.v != 0 {
+			q = append(q, bson.E{Key: c.key, Value: c.v})
+		}
+	}
+	if f.To != "" {
+		q = append(q, bson.E{Key: "checkin", Value: bson.D{{Key: "$lt", Value: f.To}}})
+	}
+	if f.From != "" {
+		q = append(q, bson.E{Key: "checkout", Value: bson.D{{Key: "$gt", Value: f.From}}})
+	}
+	if f.Keyword != "" {
+		// A literal substring, case-insensitive: the keyword is quoted, never a pattern.
+		re := bson.Regex{Pattern: quoteMeta(f.Keyword), Options: "i"}
+		q = append(q, bson.E{Key: "$or", Value: bson.A{
+			bson.D{{Key: "guest.first_name", Value: re}}, bson.D{{Key: "guest.last_name", Value: re}}, bson.D{{Key: "guest.email", Value: re}},
+		}})
+	}
+	total, err := s.bookings.CountDocuments(ctx, q)
+	if err != nil {
+		return nil, 0, err
+	}
+	cur, err := s.bookings.Find(ctx, q, options.Find().SetSort(bson.D{{Key: "booking_id", Value: -1}}).SetSkip(f.Skip).SetLimit(f.Limit))
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []BookingRec
+	if err := cur.All(ctx, &out); err != nil {
+		return nil, 0, err
+	}
+	return out, total, nil
+}
+
+func quoteMeta(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`\.+*?()|[]{}^$`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// PaymentBooking returns the booking a payment id belongs to.
+func (s *Store) PaymentBooking(ctx context.Context, account string, paymentID int64) (int64, error) {
+	var d struct {
+		BookingID int64 `bson:"booking_id"`
+	}
+	err := s.payments.FindOne(ctx, bson.D{{Key: "_id", Value: docID(account, paymentID)}}).Decode(&d)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return 0, ErrNotFound
+	}
+	return d.BookingID, err
+}
+
+// IndexPayment records which booking a payment belongs to.
+func (s *Store) IndexPayment(ctx context.Context, account string, paymentID, bookingID int64) error {
+	_, err := s.payments.InsertOne(ctx, bson.D{{Key: "_id", Value: docID(account, paymentID)}, {Key: "booking_id", Value: bookingID}})
+	return err
+}
+
+// UnindexPayment forgets a removed payment.
+func (s *Store) UnindexPayment(ctx context.Context, account string, paymentID int64) error {
+	_, err := s.payments.DeleteOne(ctx, bson.D{{Key: "_id", Value: docID(account, paymentID)}})
+	return err
+}
+
+// Snapshot is the outbox loader of booking-svc's aggregates.
+func (s *Store) Snapshot(ctx context.Context, aggregate string) ([]events.Message, error) {
+	parts := strings.Split(aggregate, ":")
+	if len(parts) != 3 {
+		return nil, fmt.Errorf("aggregate %q", aggregate)
+	}
+	id, err := strconv.ParseInt(parts[2], 10, 64)
+	if err != nil {
+		return nil, err
+	}
+	switch parts[1] {
+	case "booking":
+		b, err := s.Booking(ctx, parts[0], id)
+		if err != nil {
+			return nil, err
+		}
+		return []events.Message{bookingMessage(b)}, nil
+	case "block":
+		b, err := s.block(ctx, parts[0], id)
+		if err != nil {
+			return nil, err
+		}
+		return []events.Message{blockMessage(b)}, nil
+	}
+	return nil, fmt.Errorf("aggregate %q", aggregate)
+}
+
+func snapshot(version int64, m events.Message) *outbox.Snapshot {
+	if m.Value == nil {
+		return nil
+	}
+	return &outbox.Snapshot{Version: version, Messages: []events.Message{m}}
+}
+
+// BookingEvent is the data of booking events: what other services need to know of a
+// booking — never the guest's contact data or card.
+type BookingEvent struct {
+	AccountID   string     `json:"account_id"`
+	BookingID   int64      `json:"booking_id"`
+	PropertyID  int64      `json:"property_id"`
+	Status      string     `json:"status"`
+	Version     int64      `json:"version"`
+	Checkin     string     `json:"checkin"`
+	Checkout    string     `json:"checkout"`
+	Nights      []string   `json:"nights"`
+	Adults      int        `json:"adults"`
+	Children    int        `json:"children"`
+	Currency    string     `json:"currency"`
+	TotalRent   string     `json:"total_rent"`
+	GrandTotal  string     `json:"grand_total"`
+	UserID      int64      `json:"user_id,omitempty"`
+	BrandID     int64      `json:"brand_id,omitempty"`
+	CreatedAt   time.Time  `json:"created_at"`
+	CancelledAt *time.Time `json:"cancelled_at"`
+}
+
+func bookingMessage(b BookingRec) events.Message {
+	nights := b.Nights
+	if b.Status == StatusCancelled {
+		nights = []string{}
+	}
+	ev := BookingEvent{AccountID: b.AccountID, BookingID: b.BookingID, PropertyID: b.PropertyID, Status: b.Status, Version: b.Version,
+		Checkin: b.Checkin, Checkout: b.Checkout, Nights: nights, Adults: b.Adults, Children: b.Children, Currency: b.Quote.Currency,
+		TotalRent: b.Quote.TotalRent, GrandTotal: b.Quote.GrandTotal, UserID: b.UserID, BrandID: b.BrandID,
+		CreatedAt: b.CreatedAt, CancelledAt: b.CancelledAt}
+	agg := BookingAggregate(b.AccountID, b.BookingID)
+	v, err := events.Encode(eventSource, b.LastChange, agg, b.UpdatedAt, ev)
+	if err != nil {
+		return events.Message{}
+	}
+	return events.Message{Topic: events.TopicBooking, Key: agg, Value: v}
+}

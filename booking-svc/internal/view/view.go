@@ -1,0 +1,286 @@
+// Package view is booking-svc's copy of what it needs of property-svc's data: each
+// property's pricing configuration and each account's settings, kept from the snapshots on
+// vros.property.v1 (idempotent by version) and cached in memory in front of MongoDB.
+package view
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/segmentio/kafka-go"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/mongostore"
+	"github.com/vros/vros/libs/pricing"
+)
+
+// Collections of the view.
+const (
+	collProperties = "view_properties"
+	collCodes      = "view_codes"
+	collSettings   = "view_settings"
+)
+
+// ErrNotFound: no live property with that id or code in the account.
+var ErrNotFound = errors.New("property not found")
+
+// Property is what booking-svc knows of one property.
+type Property struct {
+	AccountID    string
+	PropertyID   int64
+	InternalCode string
+	Name         string
+	Version      int64
+	Pricing      pricing.Property
+}
+
+// Settings is what booking-svc knows of an account's settings.
+type Settings struct {
+	Currency    string
+	Timezone    string
+	LeadSources map[int]string
+	Brands      map[int]string
+}
+
+// Store keeps the view.
+type Store struct {
+	props, codes, settings *mongo.Collection
+
+	mu    sync.RWMutex
+	cache map[string]Property // by "<account>:<propertyId>", parsed snapshots
+}
+
+// New returns the view in db.
+func New(ctx context.Context, db *mongo.Database) (*Store, error) {
+	if err := mongostore.Ensure(ctx, db, []string{collProperties, collCodes, collSettings}, nil); err != nil {
+		return nil, err
+	}
+	return &Store{props: db.Collection(collProperties), codes: db.Collection(collCodes), settings: db.Collection(collSettings),
+		cache: map[string]Property{}}, nil
+}
+
+type propertyDoc struct {
+	ID           string `bson:"_id"` // "<account>:<propertyId>"
+	Version      int64  `bson:"version"`
+	Deleted      bool   `bson:"deleted"`
+	InternalCode string `bson:"internal_code"`
+	Data         string `bson:"data"` // the snapshot as published
+}
+
+type settingsDoc struct {
+	ID      string `bson:"_id"` // account
+	Version int64  `bson:"version"`
+	Data    string `bson:"data"`
+}
+
+// snapshotHead is the part of a snapshot the view needs to file it.
+type snapshotHead struct {
+	AccountID    string `json:"account_id"`
+	PropertyID   int64  `json:"property_id"`
+	InternalCode string `json:"internal_code"`
+	Version      int64  `json:"version"`
+	Deleted      bool   `json:"deleted"`
+	Content      struct {
+		Name string `json:"name"`
+	} `json:"content"`
+}
+
+type settingsData struct {
+	AccountID   string `json:"account_id"`
+	Version     int64  `json:"version"`
+	Currency    string `json:"currency"`
+	Timezone    string `json:"timezone"`
+	LeadSources []struct {
+		ID   int    `json:"id"`
+		Name string `json:"name"`
+	} `json:"lead_sources"`
+	Brands []struct {
+		ID   int    `json:"id"`
+		Name string `json:"name"`
+	} `json:"brands"`
+}
+
+// Apply is the consumer handler of vros.property.v1. An event older than what the view
+// holds is ignored, so redelivery and reordering are harmless.
+func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
+	var data json.RawMessage
+	e, err := events.Decode(m.Value, &data)
+	if err != nil {
+		return events.Permanent(err)
+	}
+	if e.Type() == "vros.account.settings.updated" {
+		return s.applySettings(ctx, data)
+	}
+	if !strings.HasPrefix(e.Type(), "vros.property.") {
+		return nil
+	}
+	var h snapshotHead
+	if err := json.Unmarshal(data, &h); err != nil || h.AccountID == "" || h.PropertyID == 0 {
+		return events.Permanent(fmt.Errorf("property snapshot without identity: %v", err))
+	}
+	if !h.Deleted {
+		if _, err := pricing.FromSnapshot(data); err != nil {
+			return events.Permanent(err)
+		}
+	}
+	id := h.AccountID + ":" + strconv.FormatInt(h.PropertyID, 10)
+	var cur propertyDoc
+	err = s.props.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&cur)
+	switch {
+	case err == nil && cur.Version >= h.Version:
+		return nil
+	case err != nil && !errors.Is(err, mongo.ErrNoDocuments):
+		return err
+	}
+	doc := propertyDoc{ID: id, Version: h.Version, Deleted: h.Deleted, InternalCode: h.InternalCode, Data: string(data)}
+	if _, err := s.props.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}}, doc, options.Replace().SetUpsert(true)); err != nil {
+		return err
+	}
+	code := bson.D{{Key: "_id", Value: h.AccountID + ":" + h.InternalCode}}
+	if h.Deleted {
+		// The code may already belong to a newer property; only remove it if it is ours.
+		var c struct {
+			PropertyID int64 `bson:"property_id"`
+		}
+		if err := s.codes.FindOne(ctx, code).Decode(&c); err == nil && c.PropertyID == h.PropertyID {
+			if _, err := s.codes.DeleteOne(ctx, code); err != nil {
+				return err
+			}
+		}
+	} else if _, err := s.codes.ReplaceOne(ctx, code, bson.D{{Key: "property_id", Value: h.PropertyID}}, options.Replace().SetUpsert(true)); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	delete(s.cache, id)
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Store) applySettings(ctx context.Context, data json.RawMessage) error {
+	var d settingsData
+	if err := json.Unmarshal(data, &d); err != nil || d.AccountID == "" {
+		return events.Permanent(fmt.Errorf("settings snapshot without account: %v", err))
+	}
+	var cur settingsDoc
+	err := s.settings.FindOne(ctx, bson.D{{Key: "_id", Value: d.AccountID}}).Decode(&cur)
+	switch {
+	case err == nil && cur.Version >= d.Version:
+		return nil
+	case err != nil && !errors.Is(err, mongo.ErrNoDocuments):
+		return err
+	}
+	_, err = s.settings.ReplaceOne(ctx, bson.D{{Key: "_id", Value: d.AccountID}},
+		settingsDoc{ID: d.AccountID, Version: d.Version, Data: string(data)}, options.Replace().SetUpsert(true))
+	if err == nil {
+		s.forgetAccount(d.AccountID)
+	}
+	return err
+}
+
+// forgetAccount drops the cached properties of account: their currency and time zone may
+// come from its settings.
+func (s *Store) forgetAccount(account string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.cache {
+		if strings.HasPrefix(k, account+":") {
+			delete(s.cache, k)
+		}
+	}
+}
+
+// Settings returns an account's settings (defaults until its first settings event).
+func (s *Store) Settings(ctx context.Context, account string) (Settings, error) {
+	out := Settings{Currency: "USD", Timezone: "UTC", LeadSources: map[int]string{}, Brands: map[int]string{}}
+	var doc settingsDoc
+	err := s.settings.FindOne(ctx, bson.D{{Key: "_id", Value: account}}).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		for _, l := range defaultLeadSources {
+			out.LeadSources[l.id] = l.name
+		}
+		return out, nil
+	}
+	if err != nil {
+		return out, err
+	}
+	var d settingsData
+	if err := json.Unmarshal([]byte(doc.Data), &d); err != nil {
+		return out, err
+	}
+	out.Currency, out.Timezone = d.Currency, d.Timezone
+	for _, l := range d.LeadSources {
+		out.LeadSources[l.ID] = l.Name
+	}
+	for _, b := range d.Brands {
+		out.Brands[b.ID] = b.Name
+	}
+	return out, nil
+}
+
+// defaultLeadSources mirror property-svc's defaults for accounts that never set theirs.
+var defaultLeadSources = []struct {
+	id   int
+	name string
+}{{1, "Website"}, {2, "Phone"}, {3, "Email"}, {4, "Walk-in"}, {5, "Referral"}, {6, "Channel"}}
+
+// Get returns a live property of account.
+func (s *Store) Get(ctx context.Context, account string, pid int64) (Property, error) {
+	id := account + ":" + strconv.FormatInt(pid, 10)
+	s.mu.RLock()
+	p, ok := s.cache[id]
+	s.mu.RUnlock()
+	if ok {
+		return p, nil
+	}
+	var doc propertyDoc
+	err := s.props.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) || (err == nil && doc.Deleted) {
+		return Property{}, ErrNotFound
+	}
+	if err != nil {
+		return Property{}, err
+	}
+	var h snapshotHead
+	if err := json.Unmarshal([]byte(doc.Data), &h); err != nil {
+		return Property{}, err
+	}
+	pp, err := pricing.FromSnapshot([]byte(doc.Data))
+	if err != nil {
+		return Property{}, err
+	}
+	st, err := s.Settings(ctx, account)
+	if err != nil {
+		return Property{}, err
+	}
+	if err := pp.ApplySettings(st.Currency, st.Timezone); err != nil {
+		return Property{}, err
+	}
+	p = Property{AccountID: account, PropertyID: pid, InternalCode: h.InternalCode, Name: h.Content.Name, Version: h.Version, Pricing: pp}
+	s.mu.Lock()
+	s.cache[id] = p
+	s.mu.Unlock()
+	return p, nil
+}
+
+// ByCode returns the live property of account with an internal code.
+func (s *Store) ByCode(ctx context.Context, account, code string) (Property, error) {
+	var c struct {
+		PropertyID int64 `bson:"property_id"`
+	}
+	err := s.codes.FindOne(ctx, bson.D{{Key: "_id", Value: account + ":" + code}}).Decode(&c)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return Property{}, ErrNotFound
+	}
+	if err != nil {
+		return Property{}, err
+	}
+	return s.Get(ctx, account, c.PropertyID)
+}

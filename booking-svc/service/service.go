@@ -1,0 +1,152 @@
+// Package service wires booking-svc: what cmd/booking-svc runs and what the dev launcher
+// and the end-to-end tests start in process.
+package service
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/vros/vros/booking-svc/internal/api"
+	"github.com/vros/vros/booking-svc/internal/booking"
+	"github.com/vros/vros/booking-svc/internal/gateway"
+	"github.com/vros/vros/booking-svc/internal/idempotency"
+	"github.com/vros/vros/booking-svc/internal/ledger"
+	"github.com/vros/vros/booking-svc/internal/store"
+	"github.com/vros/vros/booking-svc/internal/view"
+	"github.com/vros/vros/libs/config"
+	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/httpapi"
+	"github.com/vros/vros/libs/mongostore"
+	"github.com/vros/vros/libs/outbox"
+	"github.com/vros/vros/libs/seal"
+	"github.com/vros/vros/libs/telemetry"
+	"github.com/vros/vros/libs/tenancy"
+)
+
+// Config is booking-svc's configuration (VROS_BOOKING_… plus the common variables).
+type Config struct {
+	config.Common
+	Addr          string        `env:"VROS_BOOKING_ADDR" envDefault:":8082"`
+	EncryptionKey config.Secret `env:"VROS_ENCRYPTION_KEY"`
+	// PasswordCost is bcrypt's work factor for guest passwords.
+	PasswordCost int `env:"VROS_BOOKING_PASSWORD_COST" envDefault:"12"`
+	// OutboxLease is how long a write owns its pending event before the sweep takes over.
+	OutboxLease time.Duration `env:"VROS_BOOKING_OUTBOX_LEASE" envDefault:"10s"`
+	// JanitorLease is how old an unfinished change of the ledger must be before the janitor
+	// repairs it; it must exceed the longest request (25 s).
+	JanitorLease  time.Duration `env:"VROS_BOOKING_JANITOR_LEASE" envDefault:"2m"`
+	ConsumerGroup string        `env:"VROS_BOOKING_CONSUMER_GROUP" envDefault:"booking-svc"`
+}
+
+// Database is booking-svc's MongoDB database.
+const Database = "vros_booking"
+
+// Run serves booking-svc until ctx ends. ready, when set, receives the listening address.
+func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if cfg.JanitorLease < time.Minute {
+		return errors.New("VROS_BOOKING_JANITOR_LEASE must be at least 1m: it must outlast any request")
+	}
+	box, err := seal.New(cfg.EncryptionKey.Reveal())
+	if err != nil {
+		return errors.New("VROS_ENCRYPTION_KEY: " + err.Error())
+	}
+	tel, err := telemetry.Setup(ctx, "booking-svc", cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tel.Shutdown(context.Background()) }()
+	log := tel.Logger
+
+	client, err := mongostore.Connect(ctx, cfg.MongoURI, tel.Tracer)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = client.Disconnect(context.Background()) }()
+	db := client.Database(Database)
+	st, err := store.New(ctx, db)
+	if err != nil {
+		return err
+	}
+	led, err := ledger.New(ctx, db)
+	if err != nil {
+		return err
+	}
+	vw, err := view.New(ctx, db)
+	if err != nil {
+		return err
+	}
+	keys, err := idempotency.New(ctx, db)
+	if err != nil {
+		return err
+	}
+	if err := mongostore.Ensure(ctx, db, []string{events.ParkedCollection}, nil); err != nil {
+		return err
+	}
+	pub := events.NewPublisher(cfg.KafkaBrokers)
+	defer func() { _ = pub.Close() }()
+	ob := outbox.New(db, pub, st.Snapshot, outbox.Options{Lease: cfg.OutboxLease, Meter: tel.Meter, Log: log, Propagator: tel.Propagator})
+	st.Attach(ob)
+
+	bookings := booking.New(vw, st, led, gateway.NewTest(time.Now), box)
+	bookings.Lease = cfg.JanitorLease
+	app := httpapi.New(httpapi.Options{
+		Telemetry: tel,
+		BodyLimit: 2 << 20,
+		Ready: func(ctx context.Context) error {
+			return errors.Join(client.Ping(ctx, nil), events.Reachable(ctx, cfg.KafkaBrokers))
+		},
+	})
+	api.New(bookings, booking.NewUsers(st, cfg.PasswordCost), keys).Register(app, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()))
+
+	log.Info("booking-svc starting", "addr", cfg.Addr)
+	g, gctx := errgroup.WithContext(ctx)
+	bg, stopBackground := context.WithCancel(context.Background())
+	defer stopBackground()
+	g.Go(func() error { return ob.Run(bg) })
+	g.Go(func() error {
+		return events.Consume(gctx, events.ConsumerOptions{
+			Brokers: cfg.KafkaBrokers, GroupID: cfg.ConsumerGroup, Topics: []string{events.TopicProperty},
+			Park: events.ParkIn(db.Collection(events.ParkedCollection)), Log: log, Tracer: tel.Tracer, Meter: tel.Meter,
+			Propagator: tel.Propagator,
+		}, vw.Apply)
+	})
+	g.Go(func() error { return janitor(gctx, led, bookings, keys, cfg.JanitorLease, tel) })
+	g.Go(func() error {
+		defer stopBackground()
+		err := httpapi.Serve(gctx, app, cfg.Addr, ready, 10*time.Second)
+		dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if derr := ob.Drain(dctx); derr != nil {
+			log.Warn("outbox not drained at shutdown; the next start publishes it", "err", derr)
+		}
+		return err
+	})
+	return g.Wait()
+}
+
+// janitor repairs ledger changes that a crash interrupted and expires idempotency answers.
+func janitor(ctx context.Context, led *ledger.Ledger, b *booking.Service, keys *idempotency.Keys, lease time.Duration, tel *telemetry.Telemetry) error {
+	t := time.NewTicker(lease / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if n, err := led.Repair(ctx, lease, b.Current); err != nil {
+			tel.Logger.Warn("ledger repair failed", "err", err)
+		} else if n > 0 {
+			tel.Logger.Info("ledger repaired unfinished changes", "count", n)
+		}
+		if err := keys.Expire(ctx); err != nil {
+			tel.Logger.Warn("idempotency expiry failed", "err", err)
+		}
+	}
+}
