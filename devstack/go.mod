@@ -6,7 +6,9 @@ require (
 	github.com/caarlos0/env/v11 v11.4.2
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/segmentio/kafka-go v0.4.51
+	github.com/shopspring/decimal v1.6.0
 	github.com/valyala/fasthttp v1.51.0
+	github.com/vros/vros/booking-svc v0.0.0
 	github.com/vros/vros/edge v0.0.0
 	github.com/vros/vros/libs v0.0.0
 	github.com/vros/vros/property-svc v0.0.0
@@ -57,7 +59,6 @@ require (
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/rivo/uniseg v0.2.0 // indirect
-	github.com/shopspring/decimal v1.6.0 // indirect
 	github.com/twmb/franz-go v1.22.2 // indirect
 	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c // indirect
 	github.com/twmb/franz-go/pkg/kmsg v1.15.0 // indirect
@@ -101,6 +102,7 @@ require (
 )
 
 replace (
+	github.com/vros/vros/booking-svc => ../booking-svc
 	github.com/vros/vros/edge => ../edge
 	github.com/vros/vros/libs => ../libs
 	github.com/vros/vros/property-svc => ../property-svc

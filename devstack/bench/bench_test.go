@@ -36,6 +36,8 @@ var (
 		BasicPassword string `json:"basic_password"`
 		ServiceKey    string `json:"servicekey"`
 		ServicePass   string `json:"servicepass"`
+		Key           string `json:"key"`
+		Pass          string `json:"pass"`
 	}
 )
 
@@ -76,6 +78,13 @@ var update = []byte(`{"action":"update","property":` + property + `}`)
 // and answers like interface A: the floor under which no service of ours can go.
 func startBare() string {
 	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	app.Post("/vros/external-booking", func(c *fiber.Ctx) error {
+		var v map[string]any
+		if err := json.Unmarshal(c.Body(), &v); err != nil {
+			return c.Status(400).JSON(fiber.Map{"status": 4})
+		}
+		return c.JSON(fiber.Map{"status": 0, "message": "Success", "data": fiber.Map{"grandTotal": 700}})
+	})
 	app.Post("/api/property", func(c *fiber.Ctx) error {
 		var v map[string]any
 		if err := json.Unmarshal(c.Body(), &v); err != nil {
@@ -126,6 +135,11 @@ func send(method, url string, headers map[string]string, body []byte) (int, []by
 // load runs the request from parallel workers for b.N requests in all and reports
 // requests/s and latency percentiles.
 func load(b *testing.B, url string, headers func() map[string]string, body []byte) {
+	loadBodies(b, url, headers, func() []byte { return body })
+}
+
+// loadBodies is load with a body per request.
+func loadBodies(b *testing.B, url string, headers func() map[string]string, body func() []byte) {
 	var mu sync.Mutex
 	var all []time.Duration
 	b.SetParallelism(8) // 8 × GOMAXPROCS concurrent clients
@@ -135,8 +149,9 @@ func load(b *testing.B, url string, headers func() map[string]string, body []byt
 		h := headers()
 		var mine []time.Duration
 		for pb.Next() {
+			req := body()
 			t0 := time.Now()
-			code, resp := send("POST", url, h, body)
+			code, resp := send("POST", url, h, req)
 			mine = append(mine, time.Since(t0))
 			if code != 200 {
 				b.Errorf("HTTP %d: %s", code, resp)

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	booking "github.com/vros/vros/booking-svc/service"
 	edge "github.com/vros/vros/edge/service"
 	"github.com/vros/vros/libs/config"
 	"github.com/vros/vros/libs/embedded"
@@ -26,10 +27,10 @@ type Options struct {
 	// MongoURI and KafkaBrokers point at real servers; empty means embedded ones.
 	MongoURI     string
 	KafkaBrokers []string
-	// Host is the address services listen on; Ports[0] is edge, then property-svc. A zero
-	// port means any free one.
+	// Host is the address services listen on; Ports are edge, property-svc, booking-svc. A
+	// zero port means any free one.
 	Host  string
-	Ports [2]int
+	Ports [3]int
 	// Secrets shared by the services.
 	HMACKey, EncryptionKey, AdminToken string
 	LogLevel                           string
@@ -37,6 +38,8 @@ type Options struct {
 	PhotoFetchAllowPrivate bool
 	// OutboxLease shortens the outbox's lease in tests.
 	OutboxLease time.Duration
+	// PasswordCost is bcrypt's work factor for guest passwords (tests use the minimum, 4).
+	PasswordCost int
 	// RateLimitRPS and RateLimitBurst set edge's per-account limit (0: none).
 	RateLimitRPS   float64
 	RateLimitBurst int
@@ -45,10 +48,10 @@ type Options struct {
 
 // Stack is a running vros.
 type Stack struct {
-	EdgeURL, PropertyURL string
-	Infra                *embedded.Infra // nil with real servers
-	MongoURI             string
-	KafkaBrokers         []string
+	EdgeURL, PropertyURL, BookingURL string
+	Infra                            *embedded.Infra // nil with real servers
+	MongoURI                         string
+	KafkaBrokers                     []string
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -95,10 +98,24 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	}
 	s.PropertyURL = "http://" + propAddr
 
+	if o.PasswordCost == 0 {
+		o.PasswordCost = 12
+	}
+	bookAddr, err := s.start(ctx, runCtx, "booking-svc", net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[2])),
+		func(ctx context.Context, addr string, ready func(string)) error {
+			return booking.Run(ctx, booking.Config{Common: common, Addr: addr, EncryptionKey: config.Secret(o.EncryptionKey),
+				PasswordCost: o.PasswordCost, OutboxLease: o.OutboxLease, JanitorLease: 2 * time.Minute, ConsumerGroup: "booking-svc"}, ready)
+		})
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.BookingURL = "http://" + bookAddr
+
 	edgeAddr, err := s.start(ctx, runCtx, "edge", net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[0])),
 		func(ctx context.Context, addr string, ready func(string)) error {
 			return edge.Run(ctx, edge.Config{Common: common, Addr: addr, AdminToken: config.Secret(o.AdminToken),
-				PropertyURL: s.PropertyURL, RateLimitRPS: o.RateLimitRPS, RateLimitBurst: o.RateLimitBurst,
+				PropertyURL: s.PropertyURL, BookingURL: s.BookingURL, RateLimitRPS: o.RateLimitRPS, RateLimitBurst: o.RateLimitBurst,
 				CacheTTL: 30 * time.Second}, ready)
 		})
 	if err != nil {

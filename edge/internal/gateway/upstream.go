@@ -60,8 +60,10 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, accou
 		req.SetBodyRaw(body)
 	}
 	req.Header.Set(httpapi.HeaderRequestID, httpapi.RequestID(c))
-	if inm := c.Get(fiber.HeaderIfNoneMatch); inm != "" {
-		req.Header.Set(fiber.HeaderIfNoneMatch, inm)
+	for _, h := range forwardedHeaders {
+		if v := c.Get(h); v != "" {
+			req.Header.Set(h, v)
+		}
 	}
 	if account != "" {
 		// Sign the path without its query: the query is not part of the tenant's identity.
@@ -77,13 +79,16 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, accou
 		return httpapi.Unavailable(fmt.Sprintf("%s is not reachable; retry later", u.name))
 	}
 	c.Status(resp.StatusCode())
-	for _, h := range []string{fiber.HeaderContentType, fiber.HeaderCacheControl, fiber.HeaderETag, fiber.HeaderLastModified} {
+	for _, h := range []string{fiber.HeaderContentType, fiber.HeaderCacheControl, fiber.HeaderETag, fiber.HeaderLastModified, "Idempotent-Replayed"} {
 		if v := resp.Header.Peek(h); len(v) > 0 {
 			c.Response().Header.SetBytesV(h, v)
 		}
 	}
 	return c.Send(resp.Body())
 }
+
+// forwardedHeaders are the client headers a service may need.
+var forwardedHeaders = []string{fiber.HeaderIfNoneMatch, "Idempotency-Key"}
 
 // requestCarrier injects trace context into an outgoing fasthttp request.
 type requestCarrier struct{ h *fasthttp.RequestHeader }
