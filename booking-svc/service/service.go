@@ -39,6 +39,8 @@ type Config struct {
 	// repairs it; it must exceed the longest request (25 s).
 	JanitorLease  time.Duration `env:"VROS_BOOKING_JANITOR_LEASE" envDefault:"2m"`
 	ConsumerGroup string        `env:"VROS_BOOKING_CONSUMER_GROUP" envDefault:"booking-svc"`
+	// AutopayInterval is how often the installments of paymentAuto bookings are charged.
+	AutopayInterval time.Duration `env:"VROS_BOOKING_AUTOPAY_INTERVAL" envDefault:"10m"`
 }
 
 // Database is booking-svc's MongoDB database.
@@ -117,6 +119,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		}, vw.Apply)
 	})
 	g.Go(func() error { return janitor(gctx, led, bookings, keys, cfg.JanitorLease, tel) })
+	g.Go(func() error { return autopay(gctx, bookings, cfg.AutopayInterval, tel) })
 	g.Go(func() error {
 		defer stopBackground()
 		err := httpapi.Serve(gctx, app, cfg.Addr, ready, 10*time.Second)
@@ -147,6 +150,27 @@ func janitor(ctx context.Context, led *ledger.Ledger, b *booking.Service, keys *
 		}
 		if err := keys.Expire(ctx); err != nil {
 			tel.Logger.Warn("idempotency expiry failed", "err", err)
+		}
+	}
+}
+
+// autopay charges the due installments of paymentAuto bookings.
+func autopay(ctx context.Context, b *booking.Service, every time.Duration, tel *telemetry.Telemetry) error {
+	if every <= 0 {
+		every = 10 * time.Minute
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if n, err := b.ChargeAutopay(ctx); err != nil {
+			tel.Logger.Warn("automatic payments failed", "err", err)
+		} else if n > 0 {
+			tel.Logger.Info("automatic payments charged", "count", n)
 		}
 	}
 }

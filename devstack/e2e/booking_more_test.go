@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/shopspring/decimal"
 
 	"github.com/vros/vros/libs/events"
 )
@@ -279,5 +280,57 @@ func TestDeletedPropertyIsNotBookable(t *testing.T) {
 	parked, _ = mongoDB.Database("vros_booking").Collection("parked_events").CountDocuments(context.Background(), obj{})
 	if parked != 0 {
 		t.Fatalf("%d events parked", parked)
+	}
+}
+
+// TestAutomaticPayments: with paymentAuto, booking-svc charges the kept card for each
+// installment of the schedule once it is due; a declined card is noted and not retried.
+func TestAutomaticPayments(t *testing.T) {
+	acc := newAccount(t)
+	pid := bookable(t, acc, "AUTO1", func(code string) (string, obj) {
+		return "property-policy", obj{"internal_code": code, "short_stay": obj{"payment_type": "Partial", "payment_partial": obj{
+			"first_payment":     obj{"is_due_at": "Booking", "amount_type": "PercentOfGrandTotal", "amount": 30},
+			"remaining_payment": obj{"is_due_at": "XDayPriorArrival", "x_day": 30},
+		}}}
+	})
+	card := obj{"CCNumber": "4242 4242 4242 4242", "NameOnCard": "Ada Lovelace", "Expiration": "12/2035", "CVC": "123"}
+	near := guest(pid, day(20), day(22)) // the remaining payment is due today too
+	near["paymentAuto"], near["creditCard"] = 1, card
+	far := guest(pid, day(60), day(62)) // only the first payment is due yet
+	far["paymentAuto"], far["creditCard"] = 1, card
+	bad := guest(pid, day(70), day(72))
+	bad["paymentAuto"], bad["creditCard"] = 1, obj{"CCNumber": "4000000000000002", "NameOnCard": "Ada Lovelace", "Expiration": "12/2035", "CVC": "123"}
+	n, f, x := create(t, acc, near), create(t, acc, far), create(t, acc, bad)
+
+	paid := func(id int64) (decimal.Decimal, int) {
+		var l struct {
+			List []struct {
+				AmountPaid decimal.Decimal `json:"amountPaid"`
+				Payments   []struct {
+					Method string `json:"method"`
+				} `json:"payments"`
+			} `json:"listBooking"`
+		}
+		acc.b(t, "listbooking", obj{"bookingId": id}).ok(t, &l)
+		return l.List[0].AmountPaid, len(l.List[0].Payments)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		a, _ := paid(n.BookingID)
+		b, _ := paid(f.BookingID)
+		if a.Equal(n.GrandTotal) && b.Equal(f.GrandTotal.Mul(dec("0.3")).Round(2)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("paid %s of %s (near) and %s of %s (far, 30 %% due)", a, n.GrandTotal, b, f.GrandTotal)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(600 * time.Millisecond) // a few more autopay rounds: nothing is charged twice
+	if a, count := paid(n.BookingID); !a.Equal(n.GrandTotal) || count != 1 {
+		t.Fatalf("near booking: paid %s in %d payments after more rounds", a, count)
+	}
+	if a, count := paid(x.BookingID); !a.IsZero() || count != 0 {
+		t.Fatalf("declined card: paid %s in %d payments", a, count)
 	}
 }

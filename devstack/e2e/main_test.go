@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 	st, err = stack.Start(ctx, stack.Options{
 		MongoURI: os.Getenv("VROS_MONGO_URI"), KafkaBrokers: brokers,
 		HMACKey: "test-hmac-key-0123456789", EncryptionKey: seal.NewKey(), AdminToken: adminToken,
-		LogLevel: "error", PhotoFetchAllowPrivate: true, OutboxLease: time.Second, PasswordCost: 4,
+		LogLevel: "error", PhotoFetchAllowPrivate: true, OutboxLease: time.Second, PasswordCost: 4, AutopayInterval: 200 * time.Millisecond,
 		RateLimitRPS: rateLimitRPS, RateLimitBurst: rateLimitBurst,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})

@@ -38,6 +38,8 @@ type Options struct {
 	PhotoFetchAllowPrivate bool
 	// OutboxLease shortens the outbox's lease in tests.
 	OutboxLease time.Duration
+	// AutopayInterval is how often booking-svc charges due installments (0: its default).
+	AutopayInterval time.Duration
 	// PasswordCost is bcrypt's work factor for guest passwords (tests use the minimum, 4).
 	PasswordCost int
 	// RateLimitRPS and RateLimitBurst set edge's per-account limit (0: none).
@@ -104,7 +106,8 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	bookAddr, err := s.start(ctx, runCtx, "booking-svc", net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[2])),
 		func(ctx context.Context, addr string, ready func(string)) error {
 			return booking.Run(ctx, booking.Config{Common: common, Addr: addr, EncryptionKey: config.Secret(o.EncryptionKey),
-				PasswordCost: o.PasswordCost, OutboxLease: o.OutboxLease, JanitorLease: 2 * time.Minute, ConsumerGroup: "booking-svc"}, ready)
+				PasswordCost: o.PasswordCost, OutboxLease: o.OutboxLease, JanitorLease: 2 * time.Minute, ConsumerGroup: "booking-svc",
+				AutopayInterval: o.AutopayInterval}, ready)
 		})
 	if err != nil {
 		s.Close()

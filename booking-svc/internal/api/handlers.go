@@ -60,7 +60,8 @@ func (a *API) update(c *fiber.Ctx) error {
 	if err := request.CheckBooking(merged); err != nil {
 		return err
 	}
-	rec, err := a.bookings.Update(c.UserContext(), account(c), int64(u.BookingID), stayOf(merged), partyOf(merged))
+	pay := booking.Payment{Charge: merged.PaymentCharge, Auto: merged.PaymentAuto, Card: merged.Card}
+	rec, err := a.bookings.Update(c.UserContext(), account(c), int64(u.BookingID), stayOf(merged), partyOf(merged), pay)
 	if err != nil {
 		return domainError(err)
 	}

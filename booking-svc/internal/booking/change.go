@@ -3,6 +3,8 @@ package booking
 import (
 	"context"
 	"errors"
+	"strconv"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -45,7 +47,7 @@ func PartyOf(b store.BookingRec) Party {
 // request onto the stored booking). st.Services nil means the property's default services.
 // New nights are held before the booking changes and old ones freed after, so the booking
 // never holds fewer nights than its document says.
-func (s *Service) Update(ctx context.Context, account string, id int64, st Stay, party Party) (store.BookingRec, error) {
+func (s *Service) Update(ctx context.Context, account string, id int64, st Stay, party Party, pay Payment) (store.BookingRec, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.Deadline)
 	defer cancel()
 	cur, err := s.reserved(ctx, account, id)
@@ -57,7 +59,7 @@ func (s *Service) Update(ctx context.Context, account string, id int64, st Stay,
 	if err != nil {
 		return cur, err
 	}
-	if err := s.checkParty(ctx, account, party, Payment{}); err != nil {
+	if err := s.checkParty(ctx, account, party, Payment{Charge: pay.Charge, Card: pay.Card}); err != nil {
 		return cur, err
 	}
 	same := !moved && st.Checkin.String() == cur.Checkin && st.Checkout.String() == cur.Checkout &&
@@ -90,10 +92,35 @@ func (s *Service) Update(ctx context.Context, account string, id int64, st Stay,
 		}
 		return cur, err
 	}
+	if pay.Auto && pay.Card == nil && cur.Card == nil {
+		return cur, &FieldError{Field: "creditCard", Message: "is required with paymentAuto: the booking has no card"}
+	}
+	set := stayFields(next)
+	set = append(set, bson.E{Key: "payment_auto", Value: pay.Auto}, bson.E{Key: "autopay_error", Value: ""})
+	if pay.Card != nil {
+		sealed, err := s.sealCard(account, cur.BookingID, *pay.Card)
+		if err != nil {
+			return cur, err
+		}
+		set = append(set, bson.E{Key: "card", Value: sealed})
+		if pay.Charge {
+			due := outstanding(next, s.now().UTC().Format(time.DateOnly))
+			if due.IsPositive() {
+				p, err := s.chargeAmount(ctx, next, *pay.Card, due, "update")
+				if err != nil {
+					if rerr := s.ledger.Release(context.WithoutCancel(ctx), claim); rerr == nil {
+						_ = s.ledger.End(context.WithoutCancel(ctx), account, owner)
+					}
+					return cur, err
+				}
+				set = append(set, bson.E{Key: "payments." + strconv.FormatInt(p.PaymentID, 10), Value: *p})
+			}
+		}
+	}
 	if ctx.Err() != nil {
 		return cur, ctx.Err()
 	}
-	res, err := s.store.UpdateBooking(ctx, account, cur.BookingID, store.BookingUpdated, stayFields(next))
+	res, err := s.store.UpdateBooking(ctx, account, cur.BookingID, store.BookingUpdated, set)
 	if err != nil {
 		return cur, err
 	}
@@ -154,7 +181,7 @@ func (s *Service) InsertServices(ctx context.Context, account string, id int64, 
 	all := append(LinesOf(cur.ServiceLines), lines...)
 	st := StayOf(cur)
 	st.Services = &all
-	return s.Update(ctx, account, id, st, PartyOf(cur))
+	return s.Update(ctx, account, id, st, PartyOf(cur), Payment{Auto: cur.PaymentAuto})
 }
 
 // Current is the janitor's view of what an owner should hold: a reserved booking its

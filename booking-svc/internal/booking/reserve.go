@@ -103,9 +103,6 @@ func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (st
 			return fail(err)
 		}
 		if pay != nil {
-			if err := s.store.IndexPayment(ctx, account, pay.PaymentID, id); err != nil {
-				return store.BookingRec{}, err
-			}
 			set = append(set, bson.E{Key: "payments." + strconv.FormatInt(pay.PaymentID, 10), Value: *pay})
 		}
 	}
@@ -152,21 +149,20 @@ func (s *Service) checkParty(ctx context.Context, account string, p Party, pay P
 // chargeDue charges what the booking's schedule makes due by today; nil when nothing is due
 // yet. A property without a payment schedule is paid in full at booking.
 func (s *Service) chargeDue(ctx context.Context, rec store.BookingRec, c card.Card, now time.Time) (*store.PaymentRec, error) {
-	today := now.Format(time.DateOnly)
-	due := decimal.Zero
+	due := outstanding(rec, now.UTC().Format(time.DateOnly))
 	if len(rec.Quote.Schedule) == 0 {
 		due, _ = decimal.NewFromString(rec.Quote.GrandTotal)
-	}
-	for _, in := range rec.Quote.Schedule {
-		if in.Label != pricing.LabelDeposit && in.Due <= today {
-			amt, _ := decimal.NewFromString(in.Amount)
-			due = due.Add(amt)
-		}
 	}
 	if !due.IsPositive() {
 		return nil, nil
 	}
-	ch, err := s.charge(ctx, due.String(), rec.Quote.Currency, c, "booking-"+strconv.FormatInt(rec.BookingID, 10)+"-at-booking")
+	return s.chargeAmount(ctx, rec, c, due, "booking")
+}
+
+// chargeAmount charges amount on c for the booking and returns the payment to record.
+func (s *Service) chargeAmount(ctx context.Context, rec store.BookingRec, c card.Card, amount decimal.Decimal, when string) (*store.PaymentRec, error) {
+	ch, err := s.charge(ctx, amount.StringFixed(2), rec.Quote.Currency, c,
+		"booking-"+strconv.FormatInt(rec.BookingID, 10)+"-at-"+when+"-"+strconv.FormatInt(rec.Version, 10))
 	if err != nil {
 		return nil, err
 	}
@@ -174,8 +170,11 @@ func (s *Service) chargeDue(ctx context.Context, rec store.BookingRec, c card.Ca
 	if err != nil {
 		return nil, err
 	}
-	return &store.PaymentRec{PaymentID: pid, Amount: due.StringFixed(2), Currency: rec.Quote.Currency, Description: "card charge at booking",
-		Time: ch.At, Method: "card", ChargeID: ch.ID, CreatedAt: now}, nil
+	if err := s.store.IndexPayment(ctx, rec.AccountID, pid, rec.BookingID); err != nil {
+		return nil, err
+	}
+	return &store.PaymentRec{PaymentID: pid, Amount: amount.StringFixed(2), Currency: rec.Quote.Currency, Description: "card charge at " + when,
+		Time: ch.At, Method: "card", ChargeID: ch.ID, CreatedAt: s.store.Now()}, nil
 }
 
 // apply fills a booking from its stay, party and price.

@@ -50,8 +50,11 @@ type BookingRec struct {
 
 	Payments    map[string]PaymentRec `bson:"payments"`
 	PaymentAuto bool                  `bson:"payment_auto"`
-	Card        *CardRec              `bson:"card,omitempty"`
-	Arrival     *ArrivalRec           `bson:"arrival,omitempty"`
+	// AutopayError is the last automatic charge's failure; automatic charges stop until the
+	// booking changes (a new card, new dates).
+	AutopayError string      `bson:"autopay_error,omitempty"`
+	Card         *CardRec    `bson:"card,omitempty"`
+	Arrival      *ArrivalRec `bson:"arrival,omitempty"`
 
 	CreatedAt   time.Time  `bson:"created_at"`
 	UpdatedAt   time.Time  `bson:"updated_at"`

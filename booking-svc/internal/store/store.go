@@ -61,6 +61,7 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 		[]mongostore.Index{
 			{Collection: collBookings, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "booking_id", Value: -1}}},
 			{Collection: collBlocks, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "property_id", Value: 1}}},
+			{Collection: collBookings, Keys: bson.D{{Key: "payment_auto", Value: 1}, {Key: "status", Value: 1}}},
 		})
 	if err != nil {
 		return nil, err
@@ -312,4 +313,16 @@ func bookingMessage(b BookingRec) events.Message {
 		return events.Message{}
 	}
 	return events.Message{Topic: events.TopicBooking, Key: agg, Value: v}
+}
+
+// Autopay lists reserved bookings whose card is kept for automatic payments. It is the one
+// background scan of the bookings (index account_id, payment_auto, status on MongoDB).
+func (s *Store) Autopay(ctx context.Context) ([]BookingRec, error) {
+	cur, err := s.bookings.Find(ctx, bson.D{{Key: "payment_auto", Value: true}, {Key: "status", Value: StatusReserved}})
+	if err != nil {
+		return nil, err
+	}
+	var out []BookingRec
+	err = cur.All(ctx, &out)
+	return out, err
 }

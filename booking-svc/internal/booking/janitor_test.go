@@ -1,0 +1,183 @@
+package booking
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/vros/vros/booking-svc/internal/gateway"
+	"github.com/vros/vros/booking-svc/internal/ledger"
+	"github.com/vros/vros/booking-svc/internal/store"
+	"github.com/vros/vros/booking-svc/internal/view"
+	"github.com/vros/vros/libs/embedded"
+	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/outbox"
+	"github.com/vros/vros/libs/seal"
+)
+
+var db *mongo.Database
+
+func TestMain(m *testing.M) {
+	ctx := context.Background()
+	uri := os.Getenv("VROS_MONGO_URI")
+	var infra *embedded.Infra
+	if uri == "" {
+		var err error
+		if infra, err = embedded.Start(ctx, embedded.Options{}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		uri = infra.MongoURI
+	}
+	client, err := mongo.Connect(options.Client().ApplyURI(uri))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	db = client.Database(fmt.Sprintf("booking_test_%d", time.Now().UnixNano()))
+	code := m.Run()
+	_ = db.Drop(ctx)
+	_ = client.Disconnect(ctx)
+	if infra != nil {
+		infra.Close()
+	}
+	os.Exit(code)
+}
+
+// discard is a publisher for tests that do not read the events.
+type discard struct{}
+
+func (discard) Publish(context.Context, ...events.Message) error { return nil }
+
+type fixture struct {
+	svc *Service
+	st  *store.Store
+	led *ledger.Ledger
+}
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.New(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Attach(outbox.New(db, discard{}, st.Snapshot, outbox.Options{}))
+	led, err := ledger.New(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vw, err := view.New(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, _ := seal.New(seal.NewKey())
+	return fixture{svc: New(vw, st, led, gateway.NewTest(time.Now), box), st: st, led: led}
+}
+
+func (f fixture) owners(t *testing.T, account string, pid int64, dates []string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, d := range dates {
+		o, err := f.led.Owner(context.Background(), account, pid, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[d] = o
+	}
+	return out
+}
+
+// reserve stores a reserved booking holding dates, as a finished create leaves it.
+func (f fixture) reserve(t *testing.T, account string, id, pid int64, dates []string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := f.st.InsertPending(ctx, store.BookingRec{AccountID: account, BookingID: id, PropertyID: pid, Nights: dates, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.led.Claim(ctx, ledger.Stay{Account: account, PropertyID: pid, Dates: dates}, bookingOwner(id)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.UpdateBooking(ctx, account, id, store.BookingReserved, bson.D{{Key: "status", Value: store.StatusReserved}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// repair runs the janitor as if every op were older than the lease.
+func (f fixture) repair(t *testing.T) {
+	t.Helper()
+	if _, err := f.led.Repair(context.Background(), -time.Hour, f.svc.Current); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestJanitorRepairsACrashedCreate(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	dates := []string{"2027-01-10", "2027-01-11"}
+	owner := bookingOwner(1)
+	stay := ledger.Stay{Account: "j1", PropertyID: 1, Dates: dates}
+	if err := f.led.Begin(ctx, ledger.Op{Owner: owner, Account: "j1", Claim: []ledger.Stay{stay}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.InsertPending(ctx, store.BookingRec{AccountID: "j1", BookingID: 1, PropertyID: 1, Nights: dates, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.led.Claim(ctx, stay, owner); err != nil {
+		t.Fatal(err)
+	}
+	// …the process dies before the booking is reserved.
+	f.repair(t)
+	for d, o := range f.owners(t, "j1", 1, dates) {
+		if o != "" {
+			t.Fatalf("night %s still held by %s", d, o)
+		}
+	}
+	b, err := f.st.Booking(ctx, "j1", 1)
+	if err != nil || b.Status != store.StatusFailed {
+		t.Fatalf("abandoned booking is %q (%v), want failed", b.Status, err)
+	}
+}
+
+func TestJanitorRepairsACrashedUpdate(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	old, moved := []string{"2027-02-01", "2027-02-02"}, []string{"2027-02-10", "2027-02-11"}
+
+	// Crash after claiming the new nights, before the booking moved: the new nights go.
+	f.reserve(t, "j2", 2, 1, old)
+	op := ledger.Op{Owner: bookingOwner(2), Account: "j2", Claim: []ledger.Stay{{PropertyID: 1, Dates: moved}}, Release: []ledger.Stay{{PropertyID: 1, Dates: old}}}
+	if err := f.led.Begin(ctx, op); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.led.Claim(ctx, ledger.Stay{Account: "j2", PropertyID: 1, Dates: moved}, bookingOwner(2)); err != nil {
+		t.Fatal(err)
+	}
+	f.repair(t)
+	got := f.owners(t, "j2", 1, append(append([]string{}, old...), moved...))
+	if got[old[0]] != "booking:2" || got[old[1]] != "booking:2" || got[moved[0]] != "" || got[moved[1]] != "" {
+		t.Fatalf("after repairing a crash before the move: %v", got)
+	}
+
+	// Crash after the booking moved, before the old nights were freed: the old nights go.
+	if err := f.led.Begin(ctx, op); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.led.Claim(ctx, ledger.Stay{Account: "j2", PropertyID: 1, Dates: moved}, bookingOwner(2)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.UpdateBooking(ctx, "j2", 2, store.BookingUpdated, bson.D{{Key: "nights", Value: moved}}); err != nil {
+		t.Fatal(err)
+	}
+	f.repair(t)
+	got = f.owners(t, "j2", 1, append(append([]string{}, old...), moved...))
+	if got[old[0]] != "" || got[old[1]] != "" || got[moved[0]] != "booking:2" || got[moved[1]] != "booking:2" {
+		t.Fatalf("after repairing a crash after the move: %v", got)
+	}
+}
