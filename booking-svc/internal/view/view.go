@@ -54,8 +54,9 @@ type Settings struct {
 type Store struct {
 	props, codes, settings *mongo.Collection
 
-	mu    sync.RWMutex
-	cache map[string]Property // by "<account>:<propertyId>", parsed snapshots
+	mu       sync.RWMutex
+	cache    map[string]Property // by "<account>:<propertyId>", parsed snapshots
+	settingC map[string]Settings // by account
 }
 
 // New returns the view in db.
@@ -64,7 +65,7 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 		return nil, err
 	}
 	return &Store{props: db.Collection(collProperties), codes: db.Collection(collCodes), settings: db.Collection(collSettings),
-		cache: map[string]Property{}}, nil
+		cache: map[string]Property{}, settingC: map[string]Settings{}}, nil
 }
 
 type propertyDoc struct {
@@ -190,6 +191,7 @@ func (s *Store) applySettings(ctx context.Context, data json.RawMessage) error {
 func (s *Store) forgetAccount(account string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	delete(s.settingC, account)
 	for k := range s.cache {
 		if strings.HasPrefix(k, account+":") {
 			delete(s.cache, k)
@@ -199,6 +201,22 @@ func (s *Store) forgetAccount(account string) {
 
 // Settings returns an account's settings (defaults until its first settings event).
 func (s *Store) Settings(ctx context.Context, account string) (Settings, error) {
+	s.mu.RLock()
+	st, ok := s.settingC[account]
+	s.mu.RUnlock()
+	if ok {
+		return st, nil
+	}
+	st, err := s.loadSettings(ctx, account)
+	if err == nil {
+		s.mu.Lock()
+		s.settingC[account] = st
+		s.mu.Unlock()
+	}
+	return st, err
+}
+
+func (s *Store) loadSettings(ctx context.Context, account string) (Settings, error) {
 	out := Settings{Currency: "USD", Timezone: "UTC", LeadSources: map[int]string{}, Brands: map[int]string{}}
 	var doc settingsDoc
 	err := s.settings.FindOne(ctx, bson.D{{Key: "_id", Value: account}}).Decode(&doc)
