@@ -56,6 +56,8 @@ func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
 	in.Post("/property-service", a.services)
 	in.Post("/property-amenity", a.amenities)
 	in.Post("/account-settings", a.settings)
+
+	a.registerB(app, signer)
 }
 
 // storeError maps the store's errors to the envelope.

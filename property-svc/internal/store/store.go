@@ -296,3 +296,13 @@ func (s *Store) snapshot(rec Record) *outbox.Snapshot {
 	}
 	return &outbox.Snapshot{Version: rec.Version, Messages: msgs}
 }
+
+// SetDailyPrices sets per-date prices and minimum stays; other dates keep theirs.
+func (s *Store) SetDailyPrices(ctx context.Context, rec Record, days []property.DayPrice) (Record, error) {
+	set := make(bson.D, 0, len(days))
+	for _, d := range days {
+		day := DayRec{Price: money(d.Price), WeeklyPrice: optMoney(d.Weekly), MonthPrice: optMoney(d.Monthly), MinNights: d.MinNights}
+		set = append(set, bson.E{Key: "prices." + d.Date.Format(time.DateOnly), Value: day})
+	}
+	return s.write(ctx, rec.ID, PricesUpdated, set)
+}
