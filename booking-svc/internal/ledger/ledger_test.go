@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/vros/vros/libs/embedded"
 )
@@ -17,29 +16,14 @@ import (
 var db *mongo.Database
 
 func TestMain(m *testing.M) {
-	ctx := context.Background()
-	uri := os.Getenv("VROS_MONGO_URI")
-	var infra *embedded.Infra
-	if uri == "" {
-		var err error
-		if infra, err = embedded.Start(ctx, embedded.Options{}); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		uri = infra.MongoURI
-	}
-	client, err := mongo.Connect(options.Client().ApplyURI(uri))
-	if err != nil {
+	var stop func()
+	var err error
+	if db, stop, err = embedded.TestDatabase("ledger_test"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	db = client.Database(fmt.Sprintf("ledger_test_%d", time.Now().UnixNano()))
 	code := m.Run()
-	_ = db.Drop(ctx)
-	_ = client.Disconnect(ctx)
-	if infra != nil {
-		infra.Close()
-	}
+	stop()
 	os.Exit(code)
 }
 

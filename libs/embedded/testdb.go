@@ -1,0 +1,41 @@
+package embedded
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// TestDatabase gives a package's tests a fresh database: on the server VROS_MONGO_URI names,
+// or on an embedded one started for the package. Call stop when the tests are done; it drops
+// the database and stops what it started.
+func TestDatabase(prefix string) (db *mongo.Database, stop func(), err error) {
+	ctx := context.Background()
+	uri := os.Getenv("VROS_MONGO_URI")
+	var infra *Infra
+	if uri == "" {
+		if infra, err = Start(ctx, Options{}); err != nil {
+			return nil, nil, err
+		}
+		uri = infra.MongoURI
+	}
+	client, err := mongo.Connect(options.Client().ApplyURI(uri))
+	if err != nil {
+		if infra != nil {
+			infra.Close()
+		}
+		return nil, nil, err
+	}
+	db = client.Database(fmt.Sprintf("%s_%d", prefix, time.Now().UnixNano()))
+	return db, func() {
+		_ = db.Drop(ctx)
+		_ = client.Disconnect(ctx)
+		if infra != nil {
+			infra.Close()
+		}
+	}, nil
+}
