@@ -66,6 +66,8 @@ type Account struct {
 	Pass          string `json:"pass"`
 	OwnerToken    string `json:"owner_token"`
 	AdminToken    string `json:"admin_token"`
+	// PropertyID is the demo property's id.
+	PropertyID string `json:"property_id"`
 }
 
 // Ensure returns the demo account saved at path if edge still accepts it, and otherwise
@@ -96,6 +98,7 @@ func Ensure(ctx context.Context, edgeURL, adminToken, path string) (Account, err
 	for _, step := range []struct{ path, body string }{
 		{"/api/account-settings", `{"currency":"USD","timezone":"America/New_York","languages":["en","it"],"brands":[{"id":1,"name":"Demo Rentals","domain":"demo.example.com"}]}`},
 		{"/api/property", `{"action":"create","property":` + Property + `}`},
+		{"/api/property-rate", Rates},
 	} {
 		status, body, err := call(ctx, acc.basic(), edgeURL+step.path, acc.serviceHeaders(), step.body)
 		if err != nil {
@@ -103,6 +106,14 @@ func Ensure(ctx context.Context, edgeURL, adminToken, path string) (Account, err
 		}
 		if status != http.StatusOK {
 			return acc, fmt.Errorf("%s: %d %s", step.path, status, body)
+		}
+		var out struct {
+			Data struct {
+				PropertyID string `json:"property_id"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(body, &out) == nil && out.Data.PropertyID != "" {
+			acc.PropertyID = out.Data.PropertyID
 		}
 	}
 	return acc, writeJSON(path, acc)
@@ -113,6 +124,11 @@ const Property = `{"internal_code":"DEMO1","name":"Seaside Villa with Garden","t
 	`"bathrooms":2,"kitchens":1,"floor":"Ground","space":{"value":140,"unit":"meters"},"address":"1 Ocean Drive",` +
 	`"city":"Miami Beach","state":"FL","postcode":"33139","country":"US","latitude":25.7907,"longitude":-80.13,` +
 	`"allowchildren":true,"allowpet":false,"allowsmoking":false}`
+
+// Rates are the demo property's rates: bookable from tomorrow, a year ahead.
+const Rates = `{"internal_code":"DEMO1","rate":{"daily_price":180,"weekend_price":220,"weekly_price":1100,"minimum_stay":2},` +
+	`"los":[{"days":14,"discount":10}],"setting":{"standard_occupants":4,"accept_booking_upto":12,"apply_weekend_price":true,` +
+	`"default_allow_checkin":"All","default_allow_checkout":"All","advanced_notice_booking_from":"1"}}`
 
 func (a Account) basic() string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(a.BasicUser+":"+a.BasicPassword))
@@ -174,7 +190,13 @@ Try:
   %[12]s %[1]s/api/property -d '{"action":"update","property":{"internal_code":"DEMO1","name":"Seaside Villa with a Big Garden","type":"Villa","maxguest":6,"bedrooms":3,"bathrooms":2,"kitchens":1,"space":{"value":140,"unit":"meters"},"address":"1 Ocean Drive","city":"Miami Beach","country":"US","latitude":25.7907,"longitude":-80.13}}'
 
   # set its rates (interface A)
-  %[12]s %[1]s/api/property-rate -d '{"internal_code":"DEMO1","rate":{"daily_price":180,"weekend_price":220,"weekly_price":1100,"minimum_stay":2},"los":[{"days":14,"discount":10}],"setting":{"standard_occupants":4,"accept_booking_upto":12,"apply_weekend_price":true,"default_allow_checkin":"All","default_allow_checkout":"All","advanced_notice_booking_from":"1"},"season":[{"name":"Summer","minimum_stay":5,"start_date":"2027-06-15","end_date":"2027-09-15","daily_price":260}]}'
+  %[12]s %[1]s/api/property-rate -d '%[14]s'
+
+  # quote a week there (interface B; the property id is the one created above)
+  curl -s -H 'Content-Type: application/json' %[1]s/vros/external-booking -d '{"key":"%[8]s","pass":"%[9]s","action":"getinfo","propertyId":%[16]s,"numberofadults":2,"checkin":"%[15]s","checkout":"%[17]s"}'
+
+  # list the account's bookings (interface B)
+  curl -s -H 'Content-Type: application/json' %[1]s/vros/external-booking -d '{"key":"%[8]s","pass":"%[9]s","action":"listbooking"}'
 
   # add a photo (interface A; base64 data or an https link; answers the photo_id)
   %[12]s %[1]s/api/property-photo -d '{"action":"create","photo":{"internal_code":"DEMO1","image":"%[13]s"}}'
@@ -182,5 +204,6 @@ Try:
   # create an account (admin API)
   curl -s -H 'Authorization: Bearer %[11]s' %[1]s/admin/v1/accounts -d '{"name":"Another Owner"}'
 
-`, a.EdgeURL, a.AccountID, path, a.BasicUser, a.BasicPassword, a.ServiceKey, a.ServicePass, a.Key, a.Pass, a.OwnerToken, a.AdminToken, A, SamplePhoto())
+`, a.EdgeURL, a.AccountID, path, a.BasicUser, a.BasicPassword, a.ServiceKey, a.ServicePass, a.Key, a.Pass, a.OwnerToken, a.AdminToken, A, SamplePhoto(), Rates,
+		time.Now().AddDate(0, 0, 30).Format(time.DateOnly), a.PropertyID, time.Now().AddDate(0, 0, 37).Format(time.DateOnly))
 }
