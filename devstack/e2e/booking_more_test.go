@@ -334,3 +334,38 @@ func TestAutomaticPayments(t *testing.T) {
 		t.Fatalf("declined card: paid %s in %d payments", a, count)
 	}
 }
+
+// TestWeekendNights: the account chooses whether the weekend price covers two nights
+// (Friday, Saturday) or three (and Sunday).
+func TestWeekendNights(t *testing.T) {
+	acc := newAccount(t)
+	pid := bookable(t, acc, "WKND1", func(code string) (string, obj) {
+		r := simpleRates(code)
+		r["rate"] = obj{"daily_price": 100, "weekend_price": 150, "minimum_stay": 1}
+		r["setting"].(obj)["apply_weekend_price"] = true
+		return "property-rate", r
+	})
+	// The next Friday at least a week ahead, and the stay Friday to Monday.
+	fri := time.Now().UTC().AddDate(0, 0, 7)
+	for fri.Weekday() != time.Friday {
+		fri = fri.AddDate(0, 0, 1)
+	}
+	in, sun, out := fri.Format(time.DateOnly), fri.AddDate(0, 0, 2).Format(time.DateOnly), fri.AddDate(0, 0, 3).Format(time.DateOnly)
+	sunday := func() decimal.Decimal {
+		var q bookingData
+		acc.b(t, "getinfo", obj{"propertyId": pid, "numberofadults": 1, "checkin": in, "checkout": out}).ok(t, &q)
+		return q.NightlyDetail[sun]
+	}
+	if p := sunday(); !p.Equal(dec("100")) {
+		t.Fatalf("Sunday night %s with two weekend nights, want 100", p)
+	}
+	acc.a(t, "account-settings", obj{"weekend_nights": 3}).status(t, http.StatusOK)
+	acc.a(t, "account-settings", obj{"weekend_nights": 4}).wantViolation(t, "weekend_nights", "")
+	deadline := time.Now().Add(15 * time.Second)
+	for !sunday().Equal(dec("150")) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Sunday night still %s after choosing three weekend nights", sunday())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -311,3 +311,12 @@ func (c Clock) String() string {
 	h, m := int(c)/60, int(c)%60
 	return string([]byte{byte('0' + h/10), byte('0' + h%10), ':', byte('0' + m/10), byte('0' + m%10)})
 }
+
+// WeekendOf maps the account setting weekend_nights (2 or 3) to the nights that cost the
+// weekend price: Friday and Saturday, and Sunday too with 3.
+func WeekendOf(nights int) Weekdays {
+	if nights == 3 {
+		return FriSatSun
+	}
+	return FriSat
+}

@@ -44,10 +44,12 @@ type Property struct {
 
 // Settings is what booking-svc knows of an account's settings.
 type Settings struct {
-	Currency    string
-	Timezone    string
-	LeadSources map[int]string
-	Brands      map[int]string
+	Currency string
+	Timezone string
+	// WeekendNights is 2 (Friday and Saturday nights get the weekend price) or 3 (and Sunday).
+	WeekendNights int
+	LeadSources   map[int]string
+	Brands        map[int]string
 }
 
 // Store keeps the view.
@@ -95,11 +97,12 @@ type snapshotHead struct {
 }
 
 type settingsData struct {
-	AccountID   string `json:"account_id"`
-	Version     int64  `json:"version"`
-	Currency    string `json:"currency"`
-	Timezone    string `json:"timezone"`
-	LeadSources []struct {
+	AccountID     string `json:"account_id"`
+	Version       int64  `json:"version"`
+	Currency      string `json:"currency"`
+	Timezone      string `json:"timezone"`
+	WeekendNights int    `json:"weekend_nights"`
+	LeadSources   []struct {
 		ID   int    `json:"id"`
 		Name string `json:"name"`
 	} `json:"lead_sources"`
@@ -233,7 +236,7 @@ func (s *Store) loadSettings(ctx context.Context, account string) (Settings, err
 	if err := json.Unmarshal([]byte(doc.Data), &d); err != nil {
 		return out, err
 	}
-	out.Currency, out.Timezone = d.Currency, d.Timezone
+	out.Currency, out.Timezone, out.WeekendNights = d.Currency, d.Timezone, d.WeekendNights
 	for _, l := range d.LeadSources {
 		out.LeadSources[l.ID] = l.Name
 	}
@@ -281,6 +284,7 @@ func (s *Store) Get(ctx context.Context, account string, pid int64) (Property, e
 	if err := pp.ApplySettings(st.Currency, st.Timezone); err != nil {
 		return Property{}, err
 	}
+	pp.WeekendNights = pricing.WeekendOf(st.WeekendNights)
 	p = Property{AccountID: account, PropertyID: pid, InternalCode: h.InternalCode, Name: h.Content.Name, Version: h.Version, Pricing: pp}
 	s.mu.Lock()
 	s.cache[id] = p

@@ -41,7 +41,7 @@ type Space struct {
 // Property is an A1 property as the caller describes it.
 //
 // Pointer fields are optional: nil means "not sent", which on update keeps
-// the stored value (see MergeProperty), and a pointer to "" clears a string. Floor
+// the stored value (the store sets only the fields sent), and a pointer to "" clears a string. Floor
 // and Postcode are always set after a create.
 type Property struct {
 	InternalCode string
@@ -194,28 +194,4 @@ func optional[T any](v T, ok bool) *T {
 		return nil
 	}
 	return &v
-}
-
-// MergeProperty applies an update to the stored property: the fields every update
-// carries replace the stored ones, and optional fields replace them only
-// when they were sent.
-func MergeProperty(stored, update Property) Property {
-	out := update
-	out.Brief = sentOr(update.Brief, stored.Brief)
-	out.Floor = sentOr(update.Floor, stored.Floor)
-	out.Phone = sentOr(update.Phone, stored.Phone)
-	out.State = sentOr(update.State, stored.State)
-	out.Postcode = sentOr(update.Postcode, stored.Postcode)
-	out.Timezone = sentOr(update.Timezone, stored.Timezone)
-	out.AllowChildren = sentOr(update.AllowChildren, stored.AllowChildren)
-	out.AllowPet = sentOr(update.AllowPet, stored.AllowPet)
-	out.AllowSmoking = sentOr(update.AllowSmoking, stored.AllowSmoking)
-	return out
-}
-
-func sentOr[T any](sent, stored *T) *T {
-	if sent == nil {
-		return stored
-	}
-	return sent
 }

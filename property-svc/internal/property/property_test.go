@@ -242,27 +242,3 @@ func TestDecodePropertyValues(t *testing.T) {
 		t.Errorf("canonical spelling: %+v, %v", req.Property, err)
 	}
 }
-
-func TestMergeProperty(t *testing.T) {
-	created, err := property.DecodeProperty([]byte(propertyCreate))
-	if err != nil {
-		t.Fatal(err)
-	}
-	upd, err := property.DecodeProperty(apply(t, propertyCreate,
-		set("action", "update"), set("property.floor", del), set("property.postcode", del),
-		set("property.phone", ""), set("property.allowpet", del), set("property.maxguest", 8)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := property.MergeProperty(created.Property, upd.Property)
-	switch {
-	case *got.Floor != "Ground" || *got.Postcode != "00100":
-		t.Error("absent floor/postcode must keep the stored values")
-	case *got.Phone != "":
-		t.Error("an empty phone clears it")
-	case got.AllowPet == nil || *got.AllowPet:
-		t.Error("absent allowpet keeps the stored value")
-	case got.MaxGuest != 8:
-		t.Error("required fields are replaced")
-	}
-}

@@ -51,6 +51,8 @@ type AccountSettings struct {
 	LeadSources *[]LeadSource
 	Brands      *[]Brand
 	Search      *Search
+	// WeekendNights is 2 (Friday and Saturday nights) or 3 (and Sunday).
+	WeekendNights *int
 }
 
 const (
@@ -75,6 +77,9 @@ func DecodeAccountSettings(body []byte) (AccountSettings, error) {
 		}
 	}
 	s.Languages = readLanguages(o, "languages")
+	// The spec's weekend price "applies to 2 or 3 weekend days": the nights of Friday and
+	// Saturday, or of Friday, Saturday and Sunday.
+	s.WeekendNights = optional(o.Int("weekend_nights", fields.Int{OneOf: []int64{2, 3}}))
 	if items, ok := o.Array("lead_sources", fields.List{Max: maxLeadSources}); ok {
 		list := make([]LeadSource, 0, len(items))
 		ids := uniqueIDs{}
@@ -113,30 +118,6 @@ func DecodeAccountSettings(body []byte) (AccountSettings, error) {
 		return AccountSettings{}, err
 	}
 	return s, nil
-}
-
-// MergeSettings applies an update to the stored account settings.
-func MergeSettings(stored, update AccountSettings) AccountSettings {
-	out := AccountSettings{
-		Currency:    sentOr(update.Currency, stored.Currency),
-		Timezone:    sentOr(update.Timezone, stored.Timezone),
-		Languages:   sentOr(update.Languages, stored.Languages),
-		LeadSources: sentOr(update.LeadSources, stored.LeadSources),
-		Brands:      sentOr(update.Brands, stored.Brands),
-		Search:      stored.Search,
-	}
-	if update.Search != nil {
-		var old Search
-		if stored.Search != nil {
-			old = *stored.Search
-		}
-		out.Search = &Search{
-			DefaultLimit:      sentOr(update.Search.DefaultLimit, old.DefaultLimit),
-			PriceFilterEnable: sentOr(update.Search.PriceFilterEnable, old.PriceFilterEnable),
-			RateType:          sentOr(update.Search.RateType, old.RateType),
-		}
-	}
-	return out
 }
 
 // readCurrency reads an ISO 4217 code in any case and returns it upper case.

@@ -77,32 +77,3 @@ func TestDecodeAccountSettingsValues(t *testing.T) {
 		t.Errorf("search: %+v", s.Search)
 	}
 }
-
-func TestMergeSettings(t *testing.T) {
-	stored, err := property.DecodeAccountSettings([]byte(settingsExample))
-	if err != nil {
-		t.Fatal(err)
-	}
-	update, err := property.DecodeAccountSettings([]byte(`{"currency":"USD","brands":[],"search":{"default_limit":"25"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := property.MergeSettings(stored, update)
-	switch {
-	case *got.Currency != "USD":
-		t.Error("sent currency replaces")
-	case *got.Timezone != "Europe/Rome" || len(*got.Languages) != 3 || len(*got.LeadSources) != 2:
-		t.Error("absent fields keep the stored values")
-	case got.Brands == nil || len(*got.Brands) != 0:
-		t.Error("an empty list clears the stored list")
-	case *got.Search.DefaultLimit != 25 || !*got.Search.PriceFilterEnable || *got.Search.RateType != property.RateWeekly:
-		t.Errorf("search merges field by field: %+v", got.Search)
-	}
-	empty, err := property.DecodeAccountSettings([]byte(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := property.MergeSettings(stored, empty); *got.Currency != "EUR" || got.Search != stored.Search {
-		t.Error("an empty update keeps everything")
-	}
-}

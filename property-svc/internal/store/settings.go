@@ -24,6 +24,8 @@ type SettingsRec struct {
 	LeadSources []LeadSourceRec `bson:"lead_sources,omitempty" json:"lead_sources"`
 	Brands      []BrandRec      `bson:"brands,omitempty" json:"brands"`
 	Search      SearchRec       `bson:"search" json:"search"`
+	// WeekendNights is how many nights get the weekend price: 2 (Fri, Sat) or 3 (and Sun).
+	WeekendNights int `bson:"weekend_nights,omitempty" json:"weekend_nights"`
 }
 
 // LeadSourceRec is where a booking came from.
@@ -67,6 +69,9 @@ func (r SettingsRec) withDefaults() SettingsRec {
 	}
 	if r.Brands == nil {
 		r.Brands = []BrandRec{}
+	}
+	if r.WeekendNights == 0 {
+		r.WeekendNights = 2
 	}
 	if r.Search.DefaultLimit == 0 {
 		r.Search.DefaultLimit = 10
@@ -117,6 +122,9 @@ func (s *Store) PutSettings(ctx context.Context, account string, a property.Acco
 			bs[i] = BrandRec{ID: b.ID, Name: b.Name, Domain: b.Domain}
 		}
 		set = append(set, bson.E{Key: "brands", Value: bs})
+	}
+	if a.WeekendNights != nil {
+		set = append(set, bson.E{Key: "weekend_nights", Value: *a.WeekendNights})
 	}
 	if a.Search != nil {
 		if a.Search.DefaultLimit != nil {
