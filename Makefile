@@ -1,6 +1,6 @@
 # vros runbook. `make help` lists the targets.
 GO       ?= go
-MODULES  := libs edge property-svc booking-svc devstack
+MODULES  := libs edge property-svc booking-svc catalog-svc devstack
 TIMEOUT  ?= 10m
 
 .DEFAULT_GOAL := help

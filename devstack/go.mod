@@ -9,6 +9,7 @@ require (
 	github.com/shopspring/decimal v1.6.0
 	github.com/valyala/fasthttp v1.51.0
 	github.com/vros/vros/booking-svc v0.0.0
+	github.com/vros/vros/catalog-svc v0.0.0
 	github.com/vros/vros/edge v0.0.0
 	github.com/vros/vros/libs v0.0.0
 	github.com/vros/vros/property-svc v0.0.0
@@ -103,6 +104,7 @@ require (
 
 replace (
 	github.com/vros/vros/booking-svc => ../booking-svc
+	github.com/vros/vros/catalog-svc => ../catalog-svc
 	github.com/vros/vros/edge => ../edge
 	github.com/vros/vros/libs => ../libs
 	github.com/vros/vros/property-svc => ../property-svc

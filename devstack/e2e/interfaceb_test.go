@@ -22,7 +22,7 @@ func (r response) b(t *testing.T) bAnswer {
 
 // TestInterfaceBAuthAndRouting: key/pass are checked for every action, in JSON and in
 // PHP-style form bodies; unknown actions and actions whose service is not deployed yet get
-// clear statuses in interface B's envelope.
+// clear statuses in interface B's envelope; catalog actions reach catalog-svc.
 func TestInterfaceBAuthAndRouting(t *testing.T) {
 	acc := newAccount(t)
 	cases := []struct {
@@ -43,7 +43,8 @@ func TestInterfaceBAuthAndRouting(t *testing.T) {
 		// Reaching booking-svc shows in its field errors.
 		{"booking action reaches booking-svc", "application/json", `{"key":"` + acc.Key + `","pass":"` + acc.Pass + `","action":"getinfo","propertyId":"1"}`, 400, 4},
 		{"alias addservice reaches insertservice", "application/json", `{"key":"` + acc.Key + `","pass":"` + acc.Pass + `","action":"addservice"}`, 400, 4},
-		{"catalog read before catalog-svc", "application/json", `{"key":"` + acc.Key + `","pass":"` + acc.Pass + `","action":"listcountry"}`, 503, 72},
+		{"catalog action reaches catalog-svc", "application/json", `{"key":"` + acc.Key + `","pass":"` + acc.Pass + `","action":"listcountry"}`, 200, 0},
+		{"catalog action checks its fields", "application/json", `{"key":"` + acc.Key + `","pass":"` + acc.Pass + `","action":"gettax"}`, 400, 4},
 		{"form body", "application/x-www-form-urlencoded", url.Values{"key": {acc.Key}, "pass": {acc.Pass}, "action": {"create"},
 			"service[0][name]": {"Cleaning"}, "numberofadults": {"2"}}.Encode(), 400, 4},
 		{"form body wrong pass", "application/x-www-form-urlencoded", "key=" + url.QueryEscape(acc.Key) + "&pass=nope&action=create", 401, 2},
@@ -68,13 +69,22 @@ func TestOwnerTokenReads(t *testing.T) {
 	}{
 		{"wrong token", "/vros/api/default-config/owner_token/ot_wrong", 401},
 		{"unknown endpoint", "/vros/api/everything/owner_token/" + acc.OwnerToken, 404},
-		{"before catalog-svc", "/vros/api/default-config/owner_token/" + acc.OwnerToken, 503},
-		{"with property", "/vros/api/get-min-max-price-property/owner_token/" + acc.OwnerToken + "/property/1", 503},
+		{"unknown property", "/vros/api/get-min-max-price-property/owner_token/" + acc.OwnerToken + "/property/1", 404},
 		{"interface B pass as token", "/vros/api/default-config/owner_token/" + acc.Pass, 401},
 	} {
 		r := do(t, http.MethodGet, c.path, nil, "")
 		if a := r.b(t); r.Code != c.http || a.Status == 0 || a.Message == "" {
 			t.Errorf("%s: HTTP %d %s", c.name, r.Code, r.Body)
 		}
+	}
+	// A valid token reaches catalog-svc, which answers the object itself.
+	r := do(t, http.MethodGet, "/vros/api/default-config/owner_token/"+acc.OwnerToken, nil, "")
+	var cfg struct {
+		DefaultLimit int `json:"default_limit"`
+	}
+	r.status(t, http.StatusOK)
+	r.decode(t, &cfg)
+	if cfg.DefaultLimit != 10 {
+		t.Errorf("default-config: %s", r.Body)
 	}
 }

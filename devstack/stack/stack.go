@@ -14,6 +14,7 @@ import (
 	"time"
 
 	booking "github.com/vros/vros/booking-svc/service"
+	catalog "github.com/vros/vros/catalog-svc/service"
 	edge "github.com/vros/vros/edge/service"
 	"github.com/vros/vros/libs/config"
 	"github.com/vros/vros/libs/embedded"
@@ -27,10 +28,10 @@ type Options struct {
 	// MongoURI and KafkaBrokers point at real servers; empty means embedded ones.
 	MongoURI     string
 	KafkaBrokers []string
-	// Host is the address services listen on; Ports are edge, property-svc, booking-svc. A
-	// zero port means any free one.
+	// Host is the address services listen on; Ports are edge, property-svc, booking-svc,
+	// catalog-svc. A zero port means any free one.
 	Host  string
-	Ports [3]int
+	Ports [4]int
 	// Secrets shared by the services.
 	HMACKey, EncryptionKey, AdminToken string
 	LogLevel                           string
@@ -50,10 +51,10 @@ type Options struct {
 
 // Stack is a running vros.
 type Stack struct {
-	EdgeURL, PropertyURL, BookingURL string
-	Infra                            *embedded.Infra // nil with real servers
-	MongoURI                         string
-	KafkaBrokers                     []string
+	EdgeURL, PropertyURL, BookingURL, CatalogURL string
+	Infra                                        *embedded.Infra // nil with real servers
+	MongoURI                                     string
+	KafkaBrokers                                 []string
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -115,10 +116,20 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	}
 	s.BookingURL = "http://" + bookAddr
 
+	catAddr, err := s.start(ctx, runCtx, "catalog-svc", net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[3])),
+		func(ctx context.Context, addr string, ready func(string)) error {
+			return catalog.Run(ctx, catalog.Config{Common: common, Addr: addr, ConsumerGroup: "catalog-svc"}, ready)
+		})
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.CatalogURL = "http://" + catAddr
+
 	edgeAddr, err := s.start(ctx, runCtx, "edge", net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[0])),
 		func(ctx context.Context, addr string, ready func(string)) error {
 			return edge.Run(ctx, edge.Config{Common: common, Addr: addr, AdminToken: config.Secret(o.AdminToken),
-				PropertyURL: s.PropertyURL, BookingURL: s.BookingURL, RateLimitRPS: o.RateLimitRPS, RateLimitBurst: o.RateLimitBurst,
+				PropertyURL: s.PropertyURL, BookingURL: s.BookingURL, CatalogURL: s.CatalogURL, RateLimitRPS: o.RateLimitRPS, RateLimitBurst: o.RateLimitBurst,
 				CacheTTL: 30 * time.Second}, ready)
 		})
 	if err != nil {

@@ -25,6 +25,7 @@ type options struct {
 	EdgePort     int      `env:"VROS_DEV_EDGE_PORT" envDefault:"8080"`
 	PropertyPort int      `env:"VROS_DEV_PROPERTY_PORT" envDefault:"8081"`
 	BookingPort  int      `env:"VROS_DEV_BOOKING_PORT" envDefault:"8082"`
+	CatalogPort  int      `env:"VROS_DEV_CATALOG_PORT" envDefault:"8083"`
 	MongoURI     string   `env:"VROS_MONGO_URI"`
 	KafkaBrokers []string `env:"VROS_KAFKA_BROKERS" envSeparator:","`
 	LogLevel     string   `env:"VROS_LOG_LEVEL" envDefault:"warn"`
@@ -55,7 +56,7 @@ func run() error {
 	fmt.Println("vros-dev: starting embedded MongoDB and Kafka under", o.Dir, "and the services…")
 	s, err := stack.Start(ctx, stack.Options{
 		Dir: o.Dir, MongoURI: o.MongoURI, KafkaBrokers: o.KafkaBrokers, Host: o.Host,
-		Ports:   [3]int{o.EdgePort, o.PropertyPort, o.BookingPort},
+		Ports:   [4]int{o.EdgePort, o.PropertyPort, o.BookingPort, o.CatalogPort},
 		HMACKey: secrets.HMACKey, EncryptionKey: secrets.EncryptionKey, AdminToken: secrets.AdminToken,
 		LogLevel: o.LogLevel,
 		Log:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),

@@ -1,0 +1,482 @@
+package api
+
+import (
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/biter777/countries"
+	"github.com/gofiber/fiber/v2"
+	"github.com/shopspring/decimal"
+
+	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/libs/fields"
+	"github.com/vros/vros/libs/httpapi"
+	"github.com/vros/vros/libs/pricing"
+)
+
+// property reads the plain numeric propertyId and returns the live property.
+func (a *API) property(c *fiber.Ctx) (*view.Property, *input, error) {
+	in := parse(c)
+	pid := in.propertyID(true)
+	if err := in.err(); err != nil {
+		return nil, in, err
+	}
+	p, ok := a.view.Property(account(c), pid)
+	if !ok {
+		return nil, in, errNoProperty()
+	}
+	return p, in, nil
+}
+
+// composite reads a `<user_id>_<property_id>` propertyId and returns the live property.
+func (a *API) composite(c *fiber.Ctx) (*view.Property, *input, error) {
+	in := parse(c)
+	pid, other := in.compositeID("propertyId", account(c))
+	if err := in.err(); err != nil {
+		return nil, in, err
+	}
+	if other {
+		return nil, in, errNoProperty()
+	}
+	p, ok := a.view.Property(account(c), pid)
+	if !ok {
+		return nil, in, errNoProperty()
+	}
+	return p, in, nil
+}
+
+type taxJSON struct {
+	Name            string      `json:"name"`
+	Amount          json.Number `json:"amount"`
+	Def             int         `json:"def"`
+	Type            int         `json:"type"`
+	CalculationType int         `json:"calculationType"`
+}
+
+func (a *API) getTax(c *fiber.Ctx) error {
+	p, _, err := a.property(c)
+	if err != nil {
+		return err
+	}
+	out := []taxJSON{}
+	for _, t := range p.Snap.Taxes {
+		out = append(out, taxJSON{Name: t.Name, Amount: money(t.Amount), Def: flag(t.Def), Type: t.Type, CalculationType: t.CalculationType})
+	}
+	return httpapi.B(c, out)
+}
+
+type serviceTaxJSON struct {
+	Name string      `json:"name"`
+	Perc json.Number `json:"perc"`
+}
+
+type serviceJSON struct {
+	Name   string           `json:"name"`
+	Amount json.Number      `json:"amount"`
+	Def    int              `json:"def"`
+	Type   int              `json:"type"`
+	Taxes  []serviceTaxJSON `json:"taxes,omitempty"`
+}
+
+func (a *API) getService(c *fiber.Ctx) error {
+	p, _, err := a.property(c)
+	if err != nil {
+		return err
+	}
+	out := []serviceJSON{}
+	for _, s := range p.Snap.Services {
+		sj := serviceJSON{Name: s.Name, Amount: money(s.Amount), Def: flag(s.Def), Type: s.Type}
+		for _, t := range s.Taxes {
+			sj.Taxes = append(sj.Taxes, serviceTaxJSON{Name: t.Name, Perc: money(t.Perc)})
+		}
+		out = append(out, sj)
+	}
+	return httpapi.B(c, out)
+}
+
+type blockJSON struct {
+	ID          int64  `json:"id"`
+	PropertyID  int64  `json:"property_id"`
+	Memo        string `json:"memo"`
+	StartDate   string `json:"startDate"`
+	EndDate     string `json:"endDate"`
+	CreatedDate string `json:"createdDate"`
+}
+
+// getBlockDates lists the live blocks, of one property when propertyId is sent, that share
+// a night with [startDate, endDate] (each bound optional, both inclusive).
+func (a *API) getBlockDates(c *fiber.Ctx) error {
+	in := parse(c)
+	pid := in.propertyID(false)
+	from, hasFrom := in.date("startDate", false)
+	to, hasTo := in.date("endDate", false)
+	if err := in.err(); err != nil {
+		return err
+	}
+	acc := account(c)
+	if pid != 0 {
+		if _, ok := a.view.Property(acc, pid); !ok {
+			return errNoProperty()
+		}
+	}
+	out := []blockJSON{}
+	for _, b := range a.view.Blocks(acc, pid) {
+		if _, live := a.view.Property(acc, b.PropertyID); !live {
+			continue // blocks of deleted properties are not shown
+		}
+		if hasFrom && b.EndDate < from.String() || hasTo && b.StartDate > to.String() {
+			continue
+		}
+		created, _, _ := strings.Cut(b.CreatedAt, " ")
+		out = append(out, blockJSON{ID: b.BlockID, PropertyID: b.PropertyID, Memo: b.Memo, StartDate: b.StartDate, EndDate: b.EndDate,
+			CreatedDate: created})
+	}
+	return httpapi.B(c, out)
+}
+
+type rangeJSON struct {
+	StartDate    string `json:"startDate"`
+	EndDate      string `json:"endDate"`
+	Availability string `json:"availability"`
+}
+
+// horizon is how many days a calendar (and the default non-available window) covers.
+const horizon = 730
+
+// getNonAvailable merges the held nights from startDate (default today in the property's
+// zone) to endDate (default startDate + 730 days; both inclusive) into ranges: startDate is
+// the first held night, endDate the day after the last one (the check-out day).
+func (a *API) getNonAvailable(c *fiber.Ctx) error {
+	p, in, err := a.property(c)
+	if err != nil {
+		return err
+	}
+	from, ok := in.date("startDate", false)
+	if !ok {
+		from = p.Today(a.now())
+	}
+	to, ok := in.date("endDate", false)
+	if !ok {
+		to = from.AddDays(horizon - 1)
+	}
+	if err := in.err(); err != nil {
+		return err
+	}
+	if to.Before(from) {
+		return httpapi.InvalidField("endDate", "must not be before startDate")
+	}
+	held := a.view.Held(account(c), p.Snap.PropertyID)
+	days := make([]pricing.Date, 0, len(held))
+	for d := range held {
+		if !d.Before(from) && !d.After(to) {
+			days = append(days, d)
+		}
+	}
+	sort.Slice(days, func(i, j int) bool { return days[i].Before(days[j]) })
+	out := []rangeJSON{}
+	for i := 0; i < len(days); {
+		j := i
+		for j+1 < len(days) && days[j+1] == days[j].AddDays(1) {
+			j++
+		}
+		out = append(out, rangeJSON{StartDate: days[i].String(), EndDate: days[j].AddDays(1).String(), Availability: "false"})
+		i = j + 1
+	}
+	return httpapi.B(c, out)
+}
+
+type seasonJSON struct {
+	SeasonName     string       `json:"seasonName"`
+	StartDate      string       `json:"startDate,omitempty"`
+	EndDate        string       `json:"endDate,omitempty"`
+	MinimumStay    int          `json:"minimumStay"`
+	Nightly        json.Number  `json:"nightly"`
+	Weekly         json.Number  `json:"weekly"`
+	Monthly        *json.Number `json:"monthly,omitempty"`
+	Weekend        json.Number  `json:"weekend"`
+	AllowCheckins  string       `json:"allowCheckins"`
+	AllowCheckouts string       `json:"allowCheckouts"`
+	Def            int          `json:"def"`
+}
+
+type rateTableJSON struct {
+	TableName        string `json:"tableName"`
+	LimitOccupant    int    `json:"limitOccupant"`
+	ExtraOccupantFee struct {
+		Nightly json.Number `json:"nightly"`
+		Weekend json.Number `json:"weekend"`
+	} `json:"extraOccupantFee"`
+	FirstNightSurcharge   json.Number  `json:"firstNightSurcharge"`
+	OneNightStaySurcharge json.Number  `json:"oneNightStaySurcharge"`
+	Seasons               []seasonJSON `json:"seasons"`
+}
+
+// weekly is the weekly price of a rate: its own, else 7 nights at the daily price.
+func weekly(p view.Prices) json.Number {
+	if p.Weekly != "" {
+		return money(p.Weekly)
+	}
+	if d, err := decimal.NewFromString(p.Daily); err == nil {
+		return dec(d.Mul(decimal.NewFromInt(7)))
+	}
+	return "0"
+}
+
+func orAll(s string) string {
+	if s == "" {
+		return "All"
+	}
+	return s
+}
+
+// getRateTable shows the property's A4 rates: the base rate is the season with def 1.
+func (a *API) getRateTable(c *fiber.Ctx) error {
+	p, _, err := a.property(c)
+	if err != nil {
+		return err
+	}
+	out := rateTableJSON{TableName: "Standard", FirstNightSurcharge: "0", OneNightStaySurcharge: "0", Seasons: []seasonJSON{}}
+	out.ExtraOccupantFee.Nightly, out.ExtraOccupantFee.Weekend = "0", "0"
+	r := p.Snap.Rates
+	if r == nil {
+		return httpapi.B(c, out)
+	}
+	out.LimitOccupant = r.Setting.StandardOccupants
+	out.ExtraOccupantFee.Nightly = money(r.Rate.ExtraDaily)
+	out.ExtraOccupantFee.Weekend = money(r.Rate.ExtraDaily)
+	if r.Rate.ExtraWeekend != "" {
+		out.ExtraOccupantFee.Weekend = money(r.Rate.ExtraWeekend)
+	}
+	out.FirstNightSurcharge = money(r.Setting.FirstDaySurcharge)
+	if r.Setting.FirstDaySurchargeOneNight {
+		out.OneNightStaySurcharge = money(r.Setting.FirstDaySurcharge)
+	}
+	season := func(name string, min int, pr view.Prices, in, outd string, def int) seasonJSON {
+		s := seasonJSON{SeasonName: name, MinimumStay: min, Nightly: money(pr.Daily), Weekly: weekly(pr), Monthly: optMoney(pr.Monthly),
+			Weekend: money(pr.Daily), AllowCheckins: orAll(in), AllowCheckouts: orAll(outd), Def: def}
+		if pr.Weekend != "" {
+			s.Weekend = money(pr.Weekend)
+		}
+		return s
+	}
+	out.Seasons = append(out.Seasons, season("Standard", r.MinimumStay, r.Rate, r.Setting.DefaultAllowCheckin, r.Setting.DefaultAllowCheckout, 1))
+	for _, se := range r.Seasons {
+		min := se.MinimumStay
+		if min == 0 {
+			min = r.MinimumStay
+		}
+		in, o := se.AllowCheckin, se.AllowCheckout
+		if in == "" {
+			in = r.Setting.DefaultAllowCheckin
+		}
+		if o == "" {
+			o = r.Setting.DefaultAllowCheckout
+		}
+		s := season(se.Name, min, se.Prices, in, o, 0)
+		s.StartDate, s.EndDate = se.StartDate, se.EndDate
+		out.Seasons = append(out.Seasons, s)
+	}
+	return httpapi.B(c, out)
+}
+
+// countryNames is every ISO 3166-1 alpha-2 code with its English name.
+var countryNames = func() map[string]string {
+	out := map[string]string{}
+	for _, c := range countries.All() {
+		if a2 := c.Alpha2(); len(a2) == 2 && c.IsValid() {
+			out[a2] = c.String()
+		}
+	}
+	return out
+}()
+
+func (a *API) listCountry(c *fiber.Ctx) error { return httpapi.B(c, countryNames) }
+
+type propertyEntryJSON struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// getProperties lists the account's live properties. Properties carry no brand yet, so a
+// brandId is checked (a number) but filters nothing.
+func (a *API) getProperties(c *fiber.Ctx) error {
+	in := parse(c)
+	in.o.Int("brandId", fields.Int{Min: 1, Max: maxID})
+	if err := in.err(); err != nil {
+		return err
+	}
+	acc := account(c)
+	out := []propertyEntryJSON{}
+	for _, p := range a.view.Properties(acc) {
+		out = append(out, propertyEntryJSON{ID: compositeOf(acc, p.Snap.PropertyID), Name: p.Snap.Content.Name})
+	}
+	return httpapi.B(c, out)
+}
+
+type summaryJSON struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Address  string `json:"address"`
+	City     string `json:"city"`
+	Postcode string `json:"postcode"`
+	State    string `json:"state"`
+	Country  string `json:"country"`
+	Brief    string `json:"brief"`
+	Bedroom  int    `json:"bedroom"`
+	Bathroom int    `json:"bathroom"`
+}
+
+func (a *API) getPropertyInfo(c *fiber.Ctx) error {
+	p, _, err := a.composite(c)
+	if err != nil {
+		return err
+	}
+	ct := p.Snap.Content
+	return httpapi.B(c, []summaryJSON{{ID: compositeOf(account(c), p.Snap.PropertyID), Name: ct.Name, Address: ct.Address, City: ct.City,
+		Postcode: ct.Postcode, State: ct.State, Country: ct.Country, Brief: ct.Brief, Bedroom: ct.Bedrooms, Bathroom: ct.Bathrooms}})
+}
+
+type dayJSON struct {
+	Date              string      `json:"date"`
+	Availability      string      `json:"availability"`
+	Currency          string      `json:"currency"`
+	Price             json.Number `json:"price"`
+	WeeklyPrice       json.Number `json:"weekly_price"`
+	MonthlyPrice      json.Number `json:"monthly_price"`
+	GuestPrice        json.Number `json:"guest_price"`
+	GuestWeeklyPrice  json.Number `json:"guest_weekly_price"`
+	GuestMonthlyPrice json.Number `json:"guest_monthly_price"`
+	MinimumStay       int         `json:"minimumstay"`
+	CheckInOutType    int         `json:"check_in_out_type"`
+}
+
+// Values of check_in_out_type.
+const (
+	CheckInOut   = 0 // a stay may start and end on the day
+	CheckInOnly  = 1
+	CheckOutOnly = 2
+	CheckNeither = 3
+)
+
+// getCalendar lists one day per date from startDate (default today in the property's zone)
+// for 730 days, or up to endDate (inclusive) when it comes first. Prices are
+// pricing.NightPrice's for one guest: exactly a one-night quote's night price.
+func (a *API) getCalendar(c *fiber.Ctx) error {
+	p, in, err := a.composite(c)
+	if err != nil {
+		return err
+	}
+	from, ok := in.date("startDate", false)
+	if !ok {
+		from = p.Today(a.now())
+	}
+	to := from.AddDays(horizon - 1)
+	if end, ok := in.date("endDate", false); ok && end.Before(to) {
+		to = end
+	}
+	if err := in.err(); err != nil {
+		return err
+	}
+	if to.Before(from) {
+		return httpapi.InvalidField("endDate", "must not be before startDate")
+	}
+	held := a.view.Held(account(c), p.Snap.PropertyID)
+	out := make([]dayJSON, 0, pricing.DaysBetween(from, to)+1)
+	for d := from; !d.After(to); d = d.AddDays(1) {
+		out = append(out, calendarDay(p, d, held[d]))
+	}
+	return httpapi.B(c, out)
+}
+
+func calendarDay(p *view.Property, d pricing.Date, held bool) dayJSON {
+	out := dayJSON{Date: d.String(), Availability: "false", Currency: p.Pricing.Currency, Price: "0", WeeklyPrice: "0", MonthlyPrice: "0",
+		GuestPrice: "0", GuestWeeklyPrice: "0", GuestMonthlyPrice: "0", CheckInOutType: CheckNeither}
+	if out.Currency == "" {
+		out.Currency = pricing.DefaultCurrency
+	}
+	if p.PricingErr != nil {
+		return out
+	}
+	n, ok := pricing.NightPrice(p.Pricing, d, 1)
+	if !ok {
+		return out // no rates: nothing can be booked
+	}
+	if !held {
+		out.Availability = "true"
+	}
+	out.Price, out.WeeklyPrice, out.MonthlyPrice = dec(n.Price), dec(n.WeeklyPrice), dec(n.MonthlyPrice)
+	out.GuestPrice, out.GuestWeeklyPrice, out.GuestMonthlyPrice = dec(n.GuestPrice), dec(n.GuestWeeklyPrice), dec(n.GuestMonthlyPrice)
+	out.MinimumStay = n.MinimumStay
+	switch {
+	case n.CheckinAllowed && n.CheckoutAllowed:
+		out.CheckInOutType = CheckInOut
+	case n.CheckinAllowed:
+		out.CheckInOutType = CheckInOnly
+	case n.CheckoutAllowed:
+		out.CheckInOutType = CheckOutOnly
+	}
+	return out
+}
+
+type reservationJSON struct {
+	ID        string      `json:"id"`
+	StartDate string      `json:"startDate"`
+	EndDate   string      `json:"endDate"`
+	Amount    json.Number `json:"amount"`
+	Currency  string      `json:"currency"`
+	Status    string      `json:"status"`
+	CreatedAt string      `json:"createdAt"`
+}
+
+// getReservations lists a property's bookings (every status) created on or after
+// createdDate (a date in the property's zone, or a Unix time) whose stay shares a night with
+// [startDate, endDate]. The list is answered as {"reservations": […]}.
+func (a *API) getReservations(c *fiber.Ctx) error {
+	p, in, err := a.composite(c)
+	if err != nil {
+		return err
+	}
+	var since time.Time
+	loc := p.Pricing.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	if !in.o.Empty("createdDate") {
+		var s string
+		if in.o.Kind("createdDate") == fields.KindNumber {
+			n, _ := in.o.Int("createdDate", fields.Int{})
+			s = strconv.Itoa(n)
+		} else {
+			s, _ = in.o.String("createdDate", fields.Str{})
+		}
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 {
+			since = time.Unix(n, 0)
+		} else if t, err := time.ParseInLocation(time.DateOnly, s, loc); err == nil && len(s) == len(time.DateOnly) {
+			since = t
+		} else {
+			in.v.Add("createdDate", "must be a date YYYY-MM-DD or a Unix timestamp")
+		}
+	}
+	from, hasFrom := in.date("startDate", false)
+	to, hasTo := in.date("endDate", false)
+	if err := in.err(); err != nil {
+		return err
+	}
+	acc := account(c)
+	list := []reservationJSON{}
+	for _, b := range a.view.Bookings(acc, p.Snap.PropertyID) {
+		if b.CreatedAt.Before(since) {
+			continue
+		}
+		// The stay holds the nights [checkin, checkout).
+		if hasFrom && b.Checkout <= from.String() || hasTo && b.Checkin > to.String() {
+			continue
+		}
+		list = append(list, reservationJSON{ID: compositeOf(acc, b.BookingID), StartDate: b.Checkin, EndDate: b.Checkout,
+			Amount: money(b.GrandTotal), Currency: b.Currency, Status: b.Status, CreatedAt: b.CreatedAt.In(loc).Format("2006-01-02 15:04:05")})
+	}
+	return httpapi.B(c, fiber.Map{"reservations": list})
+}

@@ -1,0 +1,153 @@
+// Package api is catalog-svc's HTTP adapter: the interface B catalog actions edge forwards to
+// /internal/b/{action} and the owner-token reads it forwards to /internal/read/{name}. Every
+// answer is computed from the view's memory; no request reads MongoDB. The choices made
+// where the spec is silent are in docs/catalog.md.
+package api
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/shopspring/decimal"
+
+	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/libs/fields"
+	"github.com/vros/vros/libs/httpapi"
+	"github.com/vros/vros/libs/pricing"
+	"github.com/vros/vros/libs/tenancy"
+)
+
+// API serves catalog-svc's routes.
+type API struct {
+	view *view.Store
+	// MediaBase prefixes photo links ("" gives relative links /media/…).
+	MediaBase string
+	now       func() time.Time
+}
+
+// New returns the API.
+func New(v *view.Store, mediaBase string) *API {
+	return &API{view: v, MediaBase: strings.TrimRight(mediaBase, "/"), now: time.Now}
+}
+
+// Register mounts the routes behind the signature check.
+func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
+	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), signer.Require())
+	b.Post("/gettax", a.getTax)
+	b.Post("/getservice", a.getService)
+	b.Post("/getblockdates", a.getBlockDates)
+	b.Post("/getnonavailabledate", a.getNonAvailable)
+	b.Post("/getratetable", a.getRateTable)
+	b.Post("/listcountry", a.listCountry)
+	b.Post("/getproperties", a.getProperties)
+	b.Post("/getpropertyinfo", a.getPropertyInfo)
+	b.Post("/getcalendar", a.getCalendar)
+	b.Post("/getreservations", a.getReservations)
+
+	r := app.Group("/internal/read", httpapi.Use(httpapi.EnvelopeB), signer.Require())
+	r.Get("/default-config", a.defaultConfig)
+	r.Get("/get-all-amenity", a.allAmenity)
+	r.Get("/get-min-max-price-property", a.minMaxPrice)
+	r.Get("/banner-gallery", a.bannerGallery)
+	r.Get("/property-gallery", a.propertyGallery)
+	r.Get("/property-amenity", a.propertyAmenity)
+	r.Get("/property-detail", a.propertyDetail)
+}
+
+func account(c *fiber.Ctx) string { return tenancy.From(c).AccountID }
+
+// errNoProperty is status 16, for unknown, deleted and other accounts' properties alike.
+func errNoProperty() error {
+	return httpapi.NotFound(httpapi.StatusNoProperty, "property does not exist")
+}
+
+// input is a parsed request body with its violations.
+type input struct {
+	o *fields.Object
+	v fields.Violations
+}
+
+func parse(c *fiber.Ctx) *input {
+	in := &input{}
+	body := c.Body()
+	if len(strings.TrimSpace(string(body))) == 0 {
+		body = []byte("{}")
+	}
+	in.o = fields.Parse(body, "", &in.v)
+	return in
+}
+
+func (in *input) err() error { return in.v.Err() }
+
+const maxID = 2147483647
+
+// propertyID reads a plain numeric propertyId.
+func (in *input) propertyID(required bool) int64 {
+	n, _ := in.o.Int("propertyId", fields.Int{Required: required, Min: 1, Max: maxID})
+	return int64(n)
+}
+
+// compositeID reads a `<user_id>_<id>` value. It reports other = true when user_id is not
+// the caller's account (the caller then answers as if the object did not exist).
+func (in *input) compositeID(name, acc string) (id int64, other bool) {
+	s, ok := in.o.String(name, fields.Str{Required: true})
+	if !ok {
+		return 0, false
+	}
+	i := strings.LastIndexByte(s, '_')
+	if i <= 0 {
+		in.v.Add(name, "must be <user_id>_<id>")
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s[i+1:], 10, 64)
+	if err != nil || n < 1 || n > maxID {
+		in.v.Add(name, "must be <user_id>_<id>")
+		return 0, false
+	}
+	return n, s[:i] != acc
+}
+
+// date reads an optional YYYY-MM-DD member.
+func (in *input) date(name string, required bool) (pricing.Date, bool) {
+	t, ok := in.o.Date(name, required)
+	if !ok {
+		return pricing.Date{}, false
+	}
+	return pricing.DateOf(t), true
+}
+
+// money writes a decimal string as an exact JSON number ("" is 0).
+func money(s string) json.Number {
+	if s == "" {
+		return "0"
+	}
+	if _, err := decimal.NewFromString(s); err != nil {
+		return "0"
+	}
+	return json.Number(s)
+}
+
+// optMoney is money, nil when absent.
+func optMoney(s string) *json.Number {
+	if s == "" {
+		return nil
+	}
+	n := money(s)
+	return &n
+}
+
+func dec(d decimal.Decimal) json.Number { return json.Number(d.String()) }
+
+func flag(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func optFlag(b *bool) int { return flag(b != nil && *b) }
+
+func compositeOf(acc string, id int64) string { return acc + "_" + strconv.FormatInt(id, 10) }

@@ -1,0 +1,400 @@
+// Package view is catalog-svc's read model: the property snapshots and account settings of
+// vros.property.v1 and the booking and block snapshots of vros.booking.v1, each applied only
+// when its version is newer than the one held (so redelivery and reordering are harmless).
+//
+// Every snapshot is kept in MongoDB (database vros_catalog, one document per aggregate,
+// `_id` a string holding the account) and in memory. Requests read memory only; MongoDB is
+// read whole once at start (the only scans), so a restart does not need Kafka's history
+// although the consumer group's offsets have moved on.
+package view
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/segmentio/kafka-go"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/mongostore"
+	"github.com/vros/vros/libs/pricing"
+)
+
+// Collections of the view.
+const (
+	collProperties = "properties" // _id "<account>:<propertyId>"
+	collSettings   = "settings"   // _id "<account>:settings"
+	collBookings   = "bookings"   // _id "<account>:booking:<bookingId>"
+	collBlocks     = "blocks"     // _id "<account>:block:<blockId>"
+)
+
+// doc is how every aggregate is stored: its version and the snapshot as published.
+type doc struct {
+	ID      string `bson:"_id"`
+	Version int64  `bson:"version"`
+	Data    string `bson:"data"`
+}
+
+// account is everything the view holds of one account.
+type account struct {
+	settings   Settings
+	props      map[int64]*Property // deleted properties are kept (as a version marker) with Snap.Deleted
+	bookings   map[int64]*Booking
+	blocks     map[int64]*Block
+	propBook   map[int64]map[int64]struct{} // property → its bookings
+	propBlocks map[int64]map[int64]struct{} // property → its blocks
+}
+
+func newAccount(id string) *account {
+	return &account{settings: Settings{AccountID: id}.withDefaults(), props: map[int64]*Property{}, bookings: map[int64]*Booking{},
+		blocks: map[int64]*Block{}, propBook: map[int64]map[int64]struct{}{}, propBlocks: map[int64]map[int64]struct{}{}}
+}
+
+// Store is the view.
+type Store struct {
+	colls map[string]*mongo.Collection
+
+	mu       sync.RWMutex
+	accounts map[string]*account
+}
+
+// New returns the view in db, loaded from it.
+func New(ctx context.Context, db *mongo.Database) (*Store, error) {
+	names := []string{collProperties, collSettings, collBookings, collBlocks}
+	if err := mongostore.Ensure(ctx, db, names, nil); err != nil {
+		return nil, err
+	}
+	s := &Store{colls: map[string]*mongo.Collection{}, accounts: map[string]*account{}}
+	for _, n := range names {
+		s.colls[n] = db.Collection(n)
+	}
+	for _, n := range names {
+		cur, err := s.colls[n].Find(ctx, bson.D{})
+		if err != nil {
+			return nil, err
+		}
+		var docs []doc
+		if err := cur.All(ctx, &docs); err != nil {
+			return nil, err
+		}
+		for _, d := range docs {
+			if err := s.put(n, []byte(d.Data)); err != nil {
+				return nil, fmt.Errorf("view: stored %s %s: %w", n, d.ID, err)
+			}
+		}
+	}
+	return s, nil
+}
+
+// Apply is the consumer handler of vros.property.v1 and vros.booking.v1.
+func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
+	var data json.RawMessage
+	e, err := events.Decode(m.Value, &data)
+	if err != nil {
+		return events.Permanent(err)
+	}
+	var head struct {
+		AccountID  string `json:"account_id"`
+		PropertyID int64  `json:"property_id"`
+		BookingID  int64  `json:"booking_id"`
+		BlockID    int64  `json:"block_id"`
+		Version    int64  `json:"version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil || head.AccountID == "" {
+		return events.Permanent(fmt.Errorf("event %s without account: %v", e.Type(), err))
+	}
+	var coll, id string
+	switch t := e.Type(); {
+	case t == "vros.account.settings.updated":
+		coll, id = collSettings, head.AccountID+":settings"
+	case strings.HasPrefix(t, "vros.property."):
+		coll, id = collProperties, head.AccountID+":"+strconv.FormatInt(head.PropertyID, 10)
+	case strings.HasPrefix(t, "vros.booking."):
+		coll, id = collBookings, head.AccountID+":booking:"+strconv.FormatInt(head.BookingID, 10)
+	case strings.HasPrefix(t, "vros.block."):
+		coll, id = collBlocks, head.AccountID+":block:"+strconv.FormatInt(head.BlockID, 10)
+	default:
+		return nil
+	}
+	if s.version(coll, head.AccountID, head.PropertyID, head.BookingID, head.BlockID) >= head.Version {
+		return nil // already applied
+	}
+	if err := s.check(coll, data); err != nil {
+		return events.Permanent(err)
+	}
+	winner := []byte(data)
+	var cur doc
+	err = s.colls[coll].FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&cur)
+	switch {
+	case err == nil && cur.Version >= head.Version:
+		winner = []byte(cur.Data) // another replica stored a newer one: serve that
+	case err != nil && !errors.Is(err, mongo.ErrNoDocuments):
+		return err
+	default:
+		if _, err := s.colls[coll].ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}},
+			doc{ID: id, Version: head.Version, Data: string(data)}, options.Replace().SetUpsert(true)); err != nil {
+			return err
+		}
+	}
+	return s.put(coll, winner)
+}
+
+// check refuses what put could not hold, before it is stored.
+func (s *Store) check(coll string, data []byte) error {
+	switch coll {
+	case collProperties:
+		var snap Snapshot
+		if err := json.Unmarshal(data, &snap); err != nil {
+			return err
+		}
+		if snap.PropertyID == 0 {
+			return errors.New("property snapshot without property_id")
+		}
+	case collBookings:
+		var b Booking
+		return json.Unmarshal(data, &b)
+	case collBlocks:
+		var b Block
+		return json.Unmarshal(data, &b)
+	case collSettings:
+		var st Settings
+		return json.Unmarshal(data, &st)
+	}
+	return nil
+}
+
+// version is the version the memory holds of an aggregate (0: none).
+func (s *Store) version(coll, acc string, pid, bid, blk int64) int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	a := s.accounts[acc]
+	if a == nil {
+		return 0
+	}
+	switch coll {
+	case collSettings:
+		return a.settings.Version
+	case collProperties:
+		if p := a.props[pid]; p != nil {
+			return p.Snap.Version
+		}
+	case collBookings:
+		if b := a.bookings[bid]; b != nil {
+			return b.Version
+		}
+	case collBlocks:
+		if b := a.blocks[blk]; b != nil {
+			return b.Version
+		}
+	}
+	return 0
+}
+
+// put applies a snapshot to memory when it is newer than what memory holds.
+func (s *Store) put(coll string, data []byte) error {
+	switch coll {
+	case collSettings:
+		var st Settings
+		if err := json.Unmarshal(data, &st); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		a := s.account(st.AccountID)
+		if a.settings.Version >= st.Version && a.settings.Version > 0 {
+			return nil
+		}
+		a.settings = st.withDefaults()
+		for id, p := range a.props { // currency and time zone may have changed
+			a.props[id] = priced(p.Snap, p.raw, a.settings)
+		}
+	case collProperties:
+		var snap Snapshot
+		if err := json.Unmarshal(data, &snap); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		a := s.account(snap.AccountID)
+		if cur := a.props[snap.PropertyID]; cur != nil && cur.Snap.Version >= snap.Version {
+			return nil
+		}
+		a.props[snap.PropertyID] = priced(snap, data, a.settings)
+	case collBookings:
+		var b Booking
+		if err := json.Unmarshal(data, &b); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		a := s.account(b.AccountID)
+		if cur := a.bookings[b.BookingID]; cur != nil {
+			if cur.Version >= b.Version {
+				return nil
+			}
+			delete(a.propBook[cur.PropertyID], b.BookingID)
+		}
+		a.bookings[b.BookingID] = &b
+		index(a.propBook, b.PropertyID, b.BookingID)
+	case collBlocks:
+		var b Block
+		if err := json.Unmarshal(data, &b); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		a := s.account(b.AccountID)
+		if cur := a.blocks[b.BlockID]; cur != nil {
+			if cur.Version >= b.Version {
+				return nil
+			}
+			delete(a.propBlocks[cur.PropertyID], b.BlockID)
+		}
+		a.blocks[b.BlockID] = &b
+		index(a.propBlocks, b.PropertyID, b.BlockID)
+	}
+	return nil
+}
+
+func index(m map[int64]map[int64]struct{}, pid, id int64) {
+	if m[pid] == nil {
+		m[pid] = map[int64]struct{}{}
+	}
+	m[pid][id] = struct{}{}
+}
+
+// account returns the account's entry, creating it; s.mu must be held for writing.
+func (s *Store) account(id string) *account {
+	a := s.accounts[id]
+	if a == nil {
+		a = newAccount(id)
+		s.accounts[id] = a
+	}
+	return a
+}
+
+// priced builds the served property: the snapshot's pricing with the account's settings.
+func priced(snap Snapshot, raw []byte, st Settings) *Property {
+	p := &Property{Snap: snap, raw: raw}
+	if snap.Deleted {
+		p.raw = nil
+		return p
+	}
+	var err error
+	p.Pricing, err = pricing.FromSnapshot(raw)
+	if err == nil {
+		err = p.Pricing.ApplySettings(st.Currency, st.Timezone)
+		p.Pricing.WeekendNights = pricing.WeekendOf(st.WeekendNights)
+	}
+	p.PricingErr = err
+	return p
+}
+
+// Settings returns an account's settings (defaults until its first settings event).
+func (s *Store) Settings(acc string) Settings {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if a := s.accounts[acc]; a != nil {
+		return a.settings
+	}
+	return Settings{AccountID: acc}.withDefaults()
+}
+
+// Property returns a live property of the account.
+func (s *Store) Property(acc string, pid int64) (*Property, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if a := s.accounts[acc]; a != nil {
+		if p := a.props[pid]; p != nil && !p.Snap.Deleted {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// Properties lists the account's live properties by id.
+func (s *Store) Properties(acc string) []*Property {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []*Property
+	if a := s.accounts[acc]; a != nil {
+		for _, p := range a.props {
+			if !p.Snap.Deleted {
+				out = append(out, p)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Snap.PropertyID < out[j].Snap.PropertyID })
+	return out
+}
+
+// Bookings lists the bookings of a property (every status) by id.
+func (s *Store) Bookings(acc string, pid int64) []*Booking {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []*Booking
+	if a := s.accounts[acc]; a != nil {
+		for id := range a.propBook[pid] {
+			out = append(out, a.bookings[id])
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].BookingID < out[j].BookingID })
+	return out
+}
+
+// Blocks lists the live blocks of the account by id, of one property when pid is not 0.
+func (s *Store) Blocks(acc string, pid int64) []*Block {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []*Block
+	if a := s.accounts[acc]; a != nil {
+		for _, b := range a.blocks {
+			if !b.Deleted && (pid == 0 || b.PropertyID == pid) {
+				out = append(out, b)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].BlockID < out[j].BlockID })
+	return out
+}
+
+// Held returns the nights of a property held by bookings and live blocks.
+func (s *Store) Held(acc string, pid int64) map[pricing.Date]bool {
+	out := map[pricing.Date]bool{}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	a := s.accounts[acc]
+	if a == nil {
+		return out
+	}
+	for id := range a.propBook[pid] {
+		for _, n := range a.bookings[id].Nights {
+			if d, err := pricing.ParseDate(n); err == nil {
+				out[d] = true
+			}
+		}
+	}
+	for id := range a.propBlocks[pid] {
+		b := a.blocks[id]
+		if b.Deleted {
+			continue
+		}
+		start, err1 := pricing.ParseDate(b.StartDate)
+		end, err2 := pricing.ParseDate(b.EndDate)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		for d := start; !d.After(end); d = d.AddDays(1) {
+			out[d] = true
+		}
+	}
+	return out
+}

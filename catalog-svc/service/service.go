@@ -1,0 +1,94 @@
+// Package service wires catalog-svc: what cmd/catalog-svc runs and what the dev launcher
+// and the end-to-end tests start in process.
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/vros/vros/catalog-svc/internal/api"
+	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/libs/config"
+	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/httpapi"
+	"github.com/vros/vros/libs/mongostore"
+	"github.com/vros/vros/libs/telemetry"
+	"github.com/vros/vros/libs/tenancy"
+)
+
+// Config is catalog-svc's configuration (VROS_CATALOG_… plus the common variables).
+type Config struct {
+	config.Common
+	Addr string `env:"VROS_CATALOG_ADDR" envDefault:":8083"`
+	// ConsumerGroup is empty by default: each replica then gets its own group,
+	// catalog-svc-<hostname>, so that each reads every partition (docs/catalog.md).
+	ConsumerGroup string `env:"VROS_CATALOG_CONSUMER_GROUP"`
+	// MediaBaseURL prefixes photo links (edge's public URL); empty gives relative links /media/….
+	MediaBaseURL string `env:"VROS_CATALOG_MEDIA_BASE_URL"`
+}
+
+// Database is catalog-svc's MongoDB database.
+const Database = "vros_catalog"
+
+// Run serves catalog-svc until ctx ends. ready, when set, receives the listening address.
+func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if cfg.ConsumerGroup == "" {
+		// Every replica keeps the whole view in memory, so each must read every partition:
+		// its own group per pod. The topics are compacted, so a new group starts from the
+		// current snapshots.
+		host, err := os.Hostname()
+		if err != nil {
+			return fmt.Errorf("consumer group from host name: %w", err)
+		}
+		cfg.ConsumerGroup = "catalog-svc-" + host
+	}
+	tel, err := telemetry.Setup(ctx, "catalog-svc", cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tel.Shutdown(context.Background()) }()
+	log := tel.Logger
+
+	client, err := mongostore.Connect(ctx, cfg.MongoURI, tel.Tracer)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = client.Disconnect(context.Background()) }()
+	db := client.Database(Database)
+	if err := mongostore.Ensure(ctx, db, []string{events.ParkedCollection}, nil); err != nil {
+		return err
+	}
+	vw, err := view.New(ctx, db)
+	if err != nil {
+		return err
+	}
+
+	app := httpapi.New(httpapi.Options{
+		Telemetry: tel,
+		BodyLimit: 1 << 20,
+		Ready: func(ctx context.Context) error {
+			return errors.Join(client.Ping(ctx, nil), events.Reachable(ctx, cfg.KafkaBrokers))
+		},
+	})
+	api.New(vw, cfg.MediaBaseURL).Register(app, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()))
+
+	log.Info("catalog-svc starting", "addr", cfg.Addr)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		return events.Consume(gctx, events.ConsumerOptions{
+			Brokers: cfg.KafkaBrokers, GroupID: cfg.ConsumerGroup, Topics: []string{events.TopicProperty, events.TopicBooking},
+			Park: events.ParkIn(db.Collection(events.ParkedCollection)), Log: log, Tracer: tel.Tracer, Meter: tel.Meter,
+			Propagator: tel.Propagator,
+		}, vw.Apply)
+	})
+	g.Go(func() error { return httpapi.Serve(gctx, app, cfg.Addr, ready, 10*time.Second) })
+	return g.Wait()
+}
