@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,8 +59,12 @@ type Stack struct {
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	mu     sync.Mutex
-	errs   []error
+	// What StartCatalog needs.
+	common      config.Common
+	runCtx      context.Context
+	stopCatalog func()
+	mu          sync.Mutex
+	errs        []error
 }
 
 // Start brings the stack up and returns once edge answers.
@@ -116,10 +121,8 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	}
 	s.BookingURL = "http://" + bookAddr
 
-	catAddr, err := s.start(ctx, runCtx, "catalog-svc", net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[3])),
-		func(ctx context.Context, addr string, ready func(string)) error {
-			return catalog.Run(ctx, catalog.Config{Common: common, Addr: addr, ConsumerGroup: "catalog-svc"}, ready)
-		})
+	s.common, s.runCtx = common, runCtx
+	catAddr, err := s.startCatalog(ctx, net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[3])), "catalog-svc")
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -138,6 +141,30 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	}
 	s.EdgeURL = "http://" + edgeAddr
 	return s, nil
+}
+
+// startCatalog runs catalog-svc under its own context, so that StopCatalog can stop it
+// alone.
+func (s *Stack) startCatalog(ctx context.Context, addr, group string) (string, error) {
+	cctx, cancel := context.WithCancel(s.runCtx)
+	done := make(chan struct{})
+	a, err := s.start(ctx, cctx, "catalog-svc", addr, func(ctx context.Context, addr string, ready func(string)) error {
+		defer close(done)
+		return catalog.Run(ctx, catalog.Config{Common: s.common, Addr: addr, ConsumerGroup: group}, ready)
+	})
+	s.stopCatalog = func() { cancel(); <-done }
+	return a, err
+}
+
+// StopCatalog stops catalog-svc alone.
+func (s *Stack) StopCatalog() { s.stopCatalog() }
+
+// StartCatalog starts catalog-svc again on its address with consumer group group. A new group
+// reads the topics from the start: with the catalog database dropped in between, that shows
+// a view rebuilt from the topics alone.
+func (s *Stack) StartCatalog(ctx context.Context, group string) error {
+	_, err := s.startCatalog(ctx, strings.TrimPrefix(s.CatalogURL, "http://"), group)
+	return err
 }
 
 type runFunc func(ctx context.Context, addr string, ready func(string)) error
