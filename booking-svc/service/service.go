@@ -38,7 +38,9 @@ type Config struct {
 	// JanitorLease is how old an unfinished change of the ledger must be before the janitor
 	// repairs it; it must exceed the longest request (25 s).
 	JanitorLease  time.Duration `env:"VROS_BOOKING_JANITOR_LEASE" envDefault:"2m"`
-	ConsumerGroup string        `env:"VROS_BOOKING_CONSUMER_GROUP" envDefault:"booking-svc"`
+	// ConsumerGroup is empty by default: each replica then reads every partition in its own
+	// group, booking-svc-<hostname>, because each caches the property view in memory.
+	ConsumerGroup string `env:"VROS_BOOKING_CONSUMER_GROUP"`
 	// AutopayInterval is how often the installments of paymentAuto bookings are charged.
 	AutopayInterval time.Duration `env:"VROS_BOOKING_AUTOPAY_INTERVAL" envDefault:"10m"`
 }
@@ -53,6 +55,10 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	}
 	if cfg.JanitorLease < time.Minute {
 		return errors.New("VROS_BOOKING_JANITOR_LEASE must be at least 1m: it must outlast any request")
+	}
+	group, err := events.ReplicaGroup(cfg.ConsumerGroup, "booking-svc")
+	if err != nil {
+		return err
 	}
 	box, err := seal.New(cfg.EncryptionKey.Reveal())
 	if err != nil {
@@ -113,7 +119,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	g.Go(func() error { return ob.Run(bg) })
 	g.Go(func() error {
 		return events.Consume(gctx, events.ConsumerOptions{
-			Brokers: cfg.KafkaBrokers, GroupID: cfg.ConsumerGroup, Topics: []string{events.TopicProperty},
+			Brokers: cfg.KafkaBrokers, GroupID: group, Topics: []string{events.TopicProperty},
 			Park: events.ParkIn(db.Collection(events.ParkedCollection)), Log: log, Tracer: tel.Tracer, Meter: tel.Meter,
 			Propagator: tel.Propagator,
 		}, vw.Apply)

@@ -5,8 +5,6 @@ package service
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -40,15 +38,9 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	if cfg.ConsumerGroup == "" {
-		// Every replica keeps the whole view in memory, so each must read every partition:
-		// its own group per pod. The topics are compacted, so a new group starts from the
-		// current snapshots.
-		host, err := os.Hostname()
-		if err != nil {
-			return fmt.Errorf("consumer group from host name: %w", err)
-		}
-		cfg.ConsumerGroup = "catalog-svc-" + host
+	group, err := events.ReplicaGroup(cfg.ConsumerGroup, "catalog-svc")
+	if err != nil {
+		return err
 	}
 	tel, err := telemetry.Setup(ctx, "catalog-svc", cfg.LogLevel)
 	if err != nil {
@@ -84,7 +76,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		return events.Consume(gctx, events.ConsumerOptions{
-			Brokers: cfg.KafkaBrokers, GroupID: cfg.ConsumerGroup, Topics: []string{events.TopicProperty, events.TopicBooking},
+			Brokers: cfg.KafkaBrokers, GroupID: group, Topics: []string{events.TopicProperty, events.TopicBooking},
 			Park: events.ParkIn(db.Collection(events.ParkedCollection)), Log: log, Tracer: tel.Tracer, Meter: tel.Meter,
 			Propagator: tel.Propagator,
 		}, vw.Apply)

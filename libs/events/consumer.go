@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -167,4 +168,19 @@ func (h headerCarrier) Keys() []string {
 		out[i] = x.Key
 	}
 	return out
+}
+
+// ReplicaGroup returns group, or when it is empty a group of this replica alone
+// ("<prefix>-<hostname>"). A service that keeps what it consumes in memory needs every
+// replica to read every partition; the topics are compacted, so a new group starts from the
+// current snapshots.
+func ReplicaGroup(group, prefix string) (string, error) {
+	if group != "" {
+		return group, nil
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return "", fmt.Errorf("consumer group from host name: %w", err)
+	}
+	return prefix + "-" + host, nil
 }
