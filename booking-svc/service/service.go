@@ -37,7 +37,7 @@ type Config struct {
 	OutboxLease time.Duration `env:"VROS_BOOKING_OUTBOX_LEASE" envDefault:"10s"`
 	// JanitorLease is how old an unfinished change of the ledger must be before the janitor
 	// repairs it; it must exceed the longest request (25 s).
-	JanitorLease  time.Duration `env:"VROS_BOOKING_JANITOR_LEASE" envDefault:"2m"`
+	JanitorLease time.Duration `env:"VROS_BOOKING_JANITOR_LEASE" envDefault:"2m"`
 	// ConsumerGroup is empty by default: each replica then reads every partition in its own
 	// group, booking-svc-<hostname>, because each caches the property view in memory.
 	ConsumerGroup string `env:"VROS_BOOKING_CONSUMER_GROUP"`
