@@ -195,6 +195,12 @@ Try:
   # quote a week there (interface B; the property id is the one created above)
   curl -s -H 'Content-Type: application/json' %[1]s/vros/external-booking -d '{"key":"%[8]s","pass":"%[9]s","action":"getinfo","propertyId":%[16]s,"numberofadults":2,"checkin":"%[15]s","checkout":"%[17]s"}'
 
+  # the property's availability and prices from tomorrow (interface B, catalog)
+  curl -s -H 'Content-Type: application/json' %[1]s/vros/external-booking -d '{"key":"%[8]s","pass":"%[9]s","action":"getcalendar","propertyId":"%[2]s_%[16]s","startDate":"%[18]s","endDate":"%[17]s"}'
+
+  # the website's default configuration (owner-token GET)
+  curl -s %[1]s/vros/api/default-config/owner_token/%[10]s
+
   # list the account's bookings (interface B)
   curl -s -H 'Content-Type: application/json' %[1]s/vros/external-booking -d '{"key":"%[8]s","pass":"%[9]s","action":"listbooking"}'
 
@@ -205,5 +211,6 @@ Try:
   curl -s -H 'Authorization: Bearer %[11]s' %[1]s/admin/v1/accounts -d '{"name":"Another Owner"}'
 
 `, a.EdgeURL, a.AccountID, path, a.BasicUser, a.BasicPassword, a.ServiceKey, a.ServicePass, a.Key, a.Pass, a.OwnerToken, a.AdminToken, A, SamplePhoto(), Rates,
-		time.Now().AddDate(0, 0, 30).Format(time.DateOnly), a.PropertyID, time.Now().AddDate(0, 0, 37).Format(time.DateOnly))
+		time.Now().AddDate(0, 0, 30).Format(time.DateOnly), a.PropertyID, time.Now().AddDate(0, 0, 37).Format(time.DateOnly),
+		time.Now().AddDate(0, 0, 1).Format(time.DateOnly))
 }
