@@ -114,9 +114,6 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 
 	log.Info("booking-svc starting", "addr", cfg.Addr)
 	g, gctx := errgroup.WithContext(ctx)
-	bg, stopBackground := context.WithCancel(context.Background())
-	defer stopBackground()
-	g.Go(func() error { return ob.Run(bg) })
 	g.Go(func() error {
 		return events.Consume(gctx, events.ConsumerOptions{
 			Brokers: cfg.KafkaBrokers, GroupID: group, Topics: []string{events.TopicProperty},
@@ -127,14 +124,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	g.Go(func() error { return janitor(gctx, led, bookings, keys, cfg.JanitorLease, tel) })
 	g.Go(func() error { return autopay(gctx, bookings, cfg.AutopayInterval, tel) })
 	g.Go(func() error {
-		defer stopBackground()
-		err := httpapi.Serve(gctx, app, cfg.Addr, ready, 10*time.Second)
-		dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if derr := ob.Drain(dctx); derr != nil {
-			log.Warn("outbox not drained at shutdown; the next start publishes it", "err", derr)
-		}
-		return err
+		return ob.Serve(func() error { return httpapi.Serve(gctx, app, cfg.Addr, ready, 10*time.Second) }, 5*time.Second)
 	})
 	return g.Wait()
 }

@@ -172,8 +172,8 @@ func (o *Outbox) Run(ctx context.Context) error {
 	}
 }
 
-// Drain publishes what is pending, for a graceful shutdown.
-func (o *Outbox) Drain(ctx context.Context) error { return o.flush(ctx) }
+// drain publishes what is pending, for a graceful shutdown.
+func (o *Outbox) drain(ctx context.Context) error { return o.flush(ctx) }
 
 // sweep adopts intents older than the lease: their writer crashed or their publish failed.
 func (o *Outbox) sweep(ctx context.Context) error {
@@ -296,4 +296,22 @@ func (o *Outbox) logWarn(ctx context.Context, msg string, err error) {
 	if o.opt.Log != nil {
 		o.opt.Log.WarnContext(ctx, msg, "err", err)
 	}
+}
+
+// Serve runs the relay beside serve (the service's HTTP server) until serve returns; then,
+// with every request answered, it gives the relay up to grace to publish what is pending.
+// What it cannot publish stays in MongoDB for the next start.
+func (o *Outbox) Serve(serve func() error, grace time.Duration) error {
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = o.Run(ctx) }()
+	err := serve()
+	stop()
+	<-done
+	dctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if derr := o.drain(dctx); derr != nil {
+		o.logWarn(dctx, "outbox not drained at shutdown; the next start publishes it", derr)
+	}
+	return err
 }

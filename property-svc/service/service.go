@@ -7,8 +7,6 @@ import (
 	"errors"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/vros/vros/libs/config"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/httpapi"
@@ -80,20 +78,5 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		Register(app, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()))
 
 	tel.Logger.Info("property-svc starting", "addr", cfg.Addr)
-	g, gctx := errgroup.WithContext(ctx)
-	relayCtx, stopRelay := context.WithCancel(context.Background())
-	defer stopRelay()
-	g.Go(func() error { return ob.Run(relayCtx) })
-	g.Go(func() error {
-		defer stopRelay()
-		err := httpapi.Serve(gctx, app, cfg.Addr, ready, 10*time.Second)
-		// After HTTP has drained, hand what is pending to Kafka before stopping.
-		dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if derr := ob.Drain(dctx); derr != nil {
-			tel.Logger.Warn("outbox not drained at shutdown; the next start publishes it", "err", derr)
-		}
-		return err
-	})
-	return g.Wait()
+	return ob.Serve(func() error { return httpapi.Serve(ctx, app, cfg.Addr, ready, 10*time.Second) }, 5*time.Second)
 }
