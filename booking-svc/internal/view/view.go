@@ -70,20 +70,6 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 		cache: map[string]Property{}, settingC: map[string]Settings{}}, nil
 }
 
-type propertyDoc struct {
-	ID           string `bson:"_id"` // "<account>:<propertyId>"
-	Version      int64  `bson:"version"`
-	Deleted      bool   `bson:"deleted"`
-	InternalCode string `bson:"internal_code"`
-	Data         string `bson:"data"` // the snapshot as published
-}
-
-type settingsDoc struct {
-	ID      string `bson:"_id"` // account
-	Version int64  `bson:"version"`
-	Data    string `bson:"data"`
-}
-
 // snapshotHead is the part of a snapshot the view needs to file it.
 type snapshotHead struct {
 	AccountID    string `json:"account_id"`
@@ -136,16 +122,7 @@ func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
 		}
 	}
 	id := h.AccountID + ":" + strconv.FormatInt(h.PropertyID, 10)
-	var cur propertyDoc
-	err = s.props.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&cur)
-	switch {
-	case err == nil && cur.Version >= h.Version:
-		return nil
-	case err != nil && !errors.Is(err, mongo.ErrNoDocuments):
-		return err
-	}
-	doc := propertyDoc{ID: id, Version: h.Version, Deleted: h.Deleted, InternalCode: h.InternalCode, Data: string(data)}
-	if _, err := s.props.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}}, doc, options.Replace().SetUpsert(true)); err != nil {
+	if _, newer, err := mongostore.KeepNewer(ctx, s.props, id, h.Version, string(data)); err != nil || !newer {
 		return err
 	}
 	code := bson.D{{Key: "_id", Value: h.AccountID + ":" + h.InternalCode}}
@@ -173,17 +150,8 @@ func (s *Store) applySettings(ctx context.Context, data json.RawMessage) error {
 	if err := json.Unmarshal(data, &d); err != nil || d.AccountID == "" {
 		return events.Permanent(fmt.Errorf("settings snapshot without account: %v", err))
 	}
-	var cur settingsDoc
-	err := s.settings.FindOne(ctx, bson.D{{Key: "_id", Value: d.AccountID}}).Decode(&cur)
-	switch {
-	case err == nil && cur.Version >= d.Version:
-		return nil
-	case err != nil && !errors.Is(err, mongo.ErrNoDocuments):
-		return err
-	}
-	_, err = s.settings.ReplaceOne(ctx, bson.D{{Key: "_id", Value: d.AccountID}},
-		settingsDoc{ID: d.AccountID, Version: d.Version, Data: string(data)}, options.Replace().SetUpsert(true))
-	if err == nil {
+	_, newer, err := mongostore.KeepNewer(ctx, s.settings, d.AccountID, d.Version, string(data))
+	if newer {
 		s.forgetAccount(d.AccountID)
 	}
 	return err
@@ -221,16 +189,15 @@ func (s *Store) Settings(ctx context.Context, account string) (Settings, error) 
 
 func (s *Store) loadSettings(ctx context.Context, account string) (Settings, error) {
 	out := Settings{Currency: "USD", Timezone: "UTC", LeadSources: map[int]string{}, Brands: map[int]string{}}
-	var doc settingsDoc
-	err := s.settings.FindOne(ctx, bson.D{{Key: "_id", Value: account}}).Decode(&doc)
-	if errors.Is(err, mongo.ErrNoDocuments) {
+	doc, ok, err := mongostore.GetSnapshot(ctx, s.settings, account)
+	if err != nil {
+		return out, err
+	}
+	if !ok {
 		for _, l := range defaultLeadSources {
 			out.LeadSources[l.id] = l.name
 		}
 		return out, nil
-	}
-	if err != nil {
-		return out, err
 	}
 	var d settingsData
 	if err := json.Unmarshal([]byte(doc.Data), &d); err != nil {
@@ -261,17 +228,18 @@ func (s *Store) Get(ctx context.Context, account string, pid int64) (Property, e
 	if ok {
 		return p, nil
 	}
-	var doc propertyDoc
-	err := s.props.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&doc)
-	if errors.Is(err, mongo.ErrNoDocuments) || (err == nil && doc.Deleted) {
-		return Property{}, ErrNotFound
-	}
+	doc, ok, err := mongostore.GetSnapshot(ctx, s.props, id)
 	if err != nil {
 		return Property{}, err
 	}
 	var h snapshotHead
-	if err := json.Unmarshal([]byte(doc.Data), &h); err != nil {
-		return Property{}, err
+	if ok {
+		if err := json.Unmarshal([]byte(doc.Data), &h); err != nil {
+			return Property{}, err
+		}
+	}
+	if !ok || h.Deleted {
+		return Property{}, ErrNotFound
 	}
 	pp, err := pricing.FromSnapshot([]byte(doc.Data))
 	if err != nil {

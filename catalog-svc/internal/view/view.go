@@ -21,7 +21,6 @@ import (
 	"github.com/segmentio/kafka-go"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/mongostore"
@@ -35,13 +34,6 @@ const (
 	collBookings   = "bookings"   // _id "<account>:booking:<bookingId>"
 	collBlocks     = "blocks"     // _id "<account>:block:<blockId>"
 )
-
-// doc is how every aggregate is stored: its version and the snapshot as published.
-type doc struct {
-	ID      string `bson:"_id"`
-	Version int64  `bson:"version"`
-	Data    string `bson:"data"`
-}
 
 // account is everything the view holds of one account.
 type account struct {
@@ -81,7 +73,7 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		var docs []doc
+		var docs []mongostore.Snapshot
 		if err := cur.All(ctx, &docs); err != nil {
 			return nil, err
 		}
@@ -130,20 +122,12 @@ func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
 	if err := s.check(coll, data); err != nil {
 		return events.Permanent(err)
 	}
-	winner := []byte(data)
-	var cur doc
-	err = s.colls[coll].FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&cur)
-	switch {
-	case err == nil && cur.Version >= head.Version:
-		winner = []byte(cur.Data) // another replica stored a newer one: serve that
-	case err != nil && !errors.Is(err, mongo.ErrNoDocuments):
+	// Another replica may have stored a newer one meanwhile: serve whatever is stored.
+	stored, _, err := mongostore.KeepNewer(ctx, s.colls[coll], id, head.Version, string(data))
+	if err != nil {
 		return err
-	default:
-		if _, err := s.colls[coll].ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}},
-			doc{ID: id, Version: head.Version, Data: string(data)}, options.Replace().SetUpsert(true)); err != nil {
-			return err
-		}
 	}
+	winner := []byte(stored.Data)
 	return s.put(coll, winner)
 }
 

@@ -201,7 +201,7 @@ func (a *API) rates(c *fiber.Ctx) error {
 	if lookupErr != nil {
 		return storeError(lookupErr, codeNotFound(r.InternalCode))
 	}
-	_, err = a.store.Set(c.UserContext(), rec, store.RatesUpdated, "rates", store.RatesRecord(r))
+	_, err = a.store.Set(c.UserContext(), rec.ID, store.RatesUpdated, "rates", store.RatesRecord(r))
 	return a.done(c, err, codeNotFound(r.InternalCode))
 }
 
@@ -236,27 +236,27 @@ func (a *API) amenities(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return a.onProperty(c, property.PropertyRef{InternalCode: am.InternalCode}, func(ctx context.Context, rec store.Record) error {
-		_, err := a.store.SetAmenities(ctx, rec, am)
+	return a.onProperty(c, property.PropertyRef{InternalCode: am.InternalCode}, func(ctx context.Context, id string) error {
+		_, err := a.store.SetAmenities(ctx, id, am)
 		return err
 	})
 }
 
 // setSection replaces one section of the property ref.
 func (a *API) setSection(c *fiber.Ctx, ref property.PropertyRef, change, section string, value any) error {
-	return a.onProperty(c, ref, func(ctx context.Context, rec store.Record) error {
-		_, err := a.store.Set(ctx, rec, change, section, value)
+	return a.onProperty(c, ref, func(ctx context.Context, id string) error {
+		_, err := a.store.Set(ctx, id, change, section, value)
 		return err
 	})
 }
 
 // onProperty runs write on the live property ref of the caller's account.
-func (a *API) onProperty(c *fiber.Ctx, ref property.PropertyRef, write func(context.Context, store.Record) error) error {
-	rec, err := a.store.Resolve(c.UserContext(), tenancy.From(c).AccountID, ref)
+func (a *API) onProperty(c *fiber.Ctx, ref property.PropertyRef, write func(ctx context.Context, id string) error) error {
+	id, err := a.store.Locate(c.UserContext(), tenancy.From(c).AccountID, ref)
 	if err != nil {
 		return storeError(err, refNotFound(ref))
 	}
-	return a.done(c, write(c.UserContext(), rec), refNotFound(ref))
+	return a.done(c, write(c.UserContext(), id), refNotFound(ref))
 }
 
 func (a *API) done(c *fiber.Ctx, err error, what string) error {

@@ -76,14 +76,14 @@ func (a *API) setPrices(c *fiber.Ctx) error {
 	if req.AccountID != acc { // another account's id is as unknown as a missing one
 		return errNoProperty
 	}
-	rec, err := a.store.Resolve(c.UserContext(), acc, property.PropertyRef{ID: req.PropertyID})
+	id, err := a.store.Locate(c.UserContext(), acc, property.PropertyRef{ID: req.PropertyID})
 	if errors.Is(err, store.ErrNotFound) {
 		return errNoProperty
 	}
 	if err != nil {
 		return err
 	}
-	if _, err := a.store.SetDailyPrices(c.UserContext(), rec, req.Days); err != nil {
+	if _, err := a.store.SetDailyPrices(c.UserContext(), id, req.Days); err != nil {
 		return err
 	}
 	return httpapi.B(c, []any{})

@@ -120,6 +120,18 @@ func (s *Store) Resolve(ctx context.Context, account string, ref property.Proper
 	return rec, nil
 }
 
+// Locate returns the document id of a live property of account, reading no more than it
+// must: by internal code one small lookup (codes are removed when their property is
+// deleted); by property id the property itself, to see that it is not deleted.
+func (s *Store) Locate(ctx context.Context, account string, ref property.PropertyRef) (string, error) {
+	if ref.InternalCode != "" {
+		pid, err := s.lookupCode(ctx, account, ref.InternalCode)
+		return recordID(account, pid), err
+	}
+	rec, err := s.Resolve(ctx, account, ref)
+	return rec.ID, err
+}
+
 // lookupCode returns the id of the live property of account with internal code code. Codes
 // are removed when their property is deleted.
 func (s *Store) lookupCode(ctx context.Context, account, code string) (int64, error) {
@@ -210,13 +222,13 @@ func (s *Store) Delete(ctx context.Context, account, code string) error {
 }
 
 // Set replaces one section of a property's configuration.
-func (s *Store) Set(ctx context.Context, rec Record, change, section string, value any) (Record, error) {
-	return s.write(ctx, rec.ID, change, bson.D{{Key: section, Value: value}})
+func (s *Store) Set(ctx context.Context, id, change, section string, value any) (Record, error) {
+	return s.write(ctx, id, change, bson.D{{Key: section, Value: value}})
 }
 
 // SetAmenities replaces the amenity list and changes the display options sent.
-func (s *Store) SetAmenities(ctx context.Context, rec Record, a property.Amenities) (Record, error) {
-	return s.write(ctx, rec.ID, AmenitiesUpdated, amenitiesSet(a))
+func (s *Store) SetAmenities(ctx context.Context, id string, a property.Amenities) (Record, error) {
+	return s.write(ctx, id, AmenitiesUpdated, amenitiesSet(a))
 }
 
 // write sets fields of the property id.
@@ -298,11 +310,11 @@ func (s *Store) snapshot(rec Record) *outbox.Snapshot {
 }
 
 // SetDailyPrices sets per-date prices and minimum stays; other dates keep theirs.
-func (s *Store) SetDailyPrices(ctx context.Context, rec Record, days []property.DayPrice) (Record, error) {
+func (s *Store) SetDailyPrices(ctx context.Context, id string, days []property.DayPrice) (Record, error) {
 	set := make(bson.D, 0, len(days))
 	for _, d := range days {
 		day := DayRec{Price: money(d.Price), WeeklyPrice: optMoney(d.Weekly), MonthPrice: optMoney(d.Monthly), MinNights: d.MinNights}
 		set = append(set, bson.E{Key: "prices." + d.Date.Format(time.DateOnly), Value: day})
 	}
-	return s.write(ctx, rec.ID, PricesUpdated, set)
+	return s.write(ctx, id, PricesUpdated, set)
 }
