@@ -46,6 +46,11 @@ func New(o Options) *fiber.App {
 		ReadTimeout:           30 * time.Second,
 		WriteTimeout:          30 * time.Second,
 		IdleTimeout:           120 * time.Second,
+		// Every string and byte slice a handler gets from the request (Params, Get, Query,
+		// Body…) is its own copy, not a view of fasthttp's pooled buffers, so nothing a
+		// handler keeps (a cache key, a log attribute, a goroutine's argument, a metric
+		// label) can change under it when the buffer serves the next request.
+		Immutable: true,
 	})
 	app.Use(observe(o.Telemetry))
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -81,7 +82,9 @@ func (s *Signer) Require() fiber.Handler {
 		if !s.Verify(account, c.Get(HeaderTime), c.Method(), c.Path(), c.Get(HeaderSignature), time.Now()) {
 			return httpapi.Unauthorized("missing or invalid internal signature")
 		}
-		c.Locals(localsKey, Tenant{AccountID: account})
+		// A copy of its own: services key caches by account (booking-svc's settings view),
+		// so the id must never be a view of the pooled header buffer.
+		c.Locals(localsKey, Tenant{AccountID: strings.Clone(account)})
 		return c.Next()
 	}
 }

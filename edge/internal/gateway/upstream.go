@@ -84,7 +84,11 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, accou
 			c.Response().Header.SetBytesV(h, v)
 		}
 	}
-	return c.Send(resp.Body())
+	// Copy: resp goes back to fasthttp's pool when forward returns, while Fiber writes the
+	// client's answer after that. Send would keep a reference to resp's buffer, which the
+	// next forwarded request overwrites (another tenant's answer sent to this client).
+	c.Response().SetBody(resp.Body())
+	return nil
 }
 
 // forwardedHeaders are the client headers a service may need.
