@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -31,8 +32,18 @@ import (
 // Collection is the name of the intents collection in each service's database.
 const Collection = "outbox"
 
-// Loader returns the messages that describe the current state of aggregate.
+// Loader returns the messages that describe the current state of aggregate. No messages
+// (and no error) means there is nothing to publish for it — say, a booking that was never
+// confirmed: the intents are then done. An error wrapping ErrNotReady means the aggregate
+// is in a transient state that must not be published yet; the relay asks again later,
+// without counting it as a failure.
 type Loader func(ctx context.Context, aggregate string) ([]events.Message, error)
+
+// ErrNotReady is wrapped by a Loader's error for an aggregate to publish later.
+var ErrNotReady = errors.New("aggregate not ready to publish")
+
+// errUnpublishable marks a message that Kafka could never take (no topic, no value).
+var errUnpublishable = errors.New("unpublishable message")
 
 // Publisher is where the relay writes (events.Publisher in production).
 type Publisher interface {
@@ -45,8 +56,13 @@ type Options struct {
 	Lease time.Duration
 	// Sweep is how often intents left behind are looked for.
 	Sweep time.Duration
-	Meter metric.Meter
-	Log   *slog.Logger
+	// RetryMin and RetryMax bound the delay before an aggregate that failed is tried
+	// again; it doubles with each failure in a row (defaults 1s and 5m).
+	RetryMin, RetryMax time.Duration
+	// ParkAfter is how many failures in a row park an aggregate (default 5).
+	ParkAfter int
+	Meter     metric.Meter
+	Log       *slog.Logger
 	// Propagator captures the writer's trace context into the intent.
 	Propagator propagation.TextMapPropagator
 }
@@ -61,7 +77,12 @@ type Outbox struct {
 	wake    chan struct{}
 	mu      sync.Mutex
 	pending map[string]*pendingAgg
+	health  map[string]*aggHealth // aggregates that failed, until they publish
 	backlog metric.Int64UpDownCounter
+	parked  metric.Int64UpDownCounter
+	// lastFull is when the sweep last adopted parked intents too.
+	lastFull time.Time
+	now      func() time.Time
 }
 
 type intentDoc struct {
@@ -69,6 +90,19 @@ type intentDoc struct {
 	Aggregate string            `bson:"aggregate"`
 	At        time.Time         `bson:"at"`
 	Trace     map[string]string `bson:"trace,omitempty"`
+	// Parked, Error and ParkedAt are set on the intents of a parked aggregate, for whoever
+	// looks into the collection; the relay keeps retrying them.
+	Parked   bool      `bson:"parked,omitempty"`
+	Error    string    `bson:"error,omitempty"`
+	ParkedAt time.Time `bson:"parked_at,omitempty"`
+}
+
+// aggHealth is the failure record of one aggregate.
+type aggHealth struct {
+	failures int       // failures in a row
+	waits    int       // not-ready answers in a row
+	next     time.Time // not tried before
+	parked   bool
 }
 
 // Intent is a recorded intent to change one aggregate.
@@ -101,11 +135,22 @@ func New(db *mongo.Database, pub Publisher, load Loader, opt Options) *Outbox {
 	if opt.Sweep == 0 {
 		opt.Sweep = 2 * time.Second
 	}
+	if opt.RetryMin == 0 {
+		opt.RetryMin = time.Second
+	}
+	if opt.RetryMax == 0 {
+		opt.RetryMax = 5 * time.Minute
+	}
+	if opt.ParkAfter == 0 {
+		opt.ParkAfter = 5
+	}
 	o := &Outbox{coll: db.Collection(Collection), pub: pub, load: load, opt: opt,
-		wake: make(chan struct{}, 1), pending: map[string]*pendingAgg{}}
+		wake: make(chan struct{}, 1), pending: map[string]*pendingAgg{}, health: map[string]*aggHealth{}, now: time.Now}
 	if opt.Meter != nil {
 		o.backlog, _ = opt.Meter.Int64UpDownCounter("vros.outbox.backlog",
 			metric.WithDescription("Change events recorded but not yet acknowledged by Kafka."))
+		o.parked, _ = opt.Meter.Int64UpDownCounter("vros.outbox.parked",
+			metric.WithDescription("Aggregates whose change events could not be published after repeated tries (logged; retried)."))
 	}
 	return o
 }
@@ -133,6 +178,11 @@ func (o *Outbox) Begin(ctx context.Context, aggregate string) (Intent, error) {
 // it without reading the aggregate again.
 func (o *Outbox) Done(in Intent, snap *Snapshot) {
 	o.add(in.aggregate, []string{in.id}, in.trace, snap)
+	o.mu.Lock()
+	if h := o.health[in.aggregate]; h != nil {
+		h.next = time.Time{} // a new write may be what repairs it: try at once
+	}
+	o.mu.Unlock()
 	select {
 	case o.wake <- struct{}{}:
 	default:
@@ -176,18 +226,25 @@ func (o *Outbox) Run(ctx context.Context) error {
 func (o *Outbox) drain(ctx context.Context) error { return o.flush(ctx) }
 
 // sweep adopts intents older than the lease: their writer crashed or their publish failed.
+// The intents of parked aggregates are left out, so that they never crowd out the others,
+// except once every RetryMax (and at the first sweep, after a restart).
 func (o *Outbox) sweep(ctx context.Context) error {
-	cur, err := o.coll.Find(ctx, bson.D{{Key: "at", Value: bson.D{{Key: "$lt", Value: time.Now().UTC().Add(-o.opt.Lease)}}}},
-		options.Find().SetLimit(1000))
+	now := o.now()
+	filter := bson.D{{Key: "at", Value: bson.D{{Key: "$lt", Value: now.UTC().Add(-o.opt.Lease)}}}}
+	full := now.Sub(o.lastFull) >= o.opt.RetryMax
+	if !full {
+		filter = append(filter, bson.E{Key: "parked", Value: bson.D{{Key: "$ne", Value: true}}})
+	}
+	cur, err := o.coll.Find(ctx, filter, options.Find().SetLimit(1000))
 	if err != nil {
-		return err
+		return fmt.Errorf("outbox sweep: %w", err)
 	}
 	var docs []intentDoc
 	if err := cur.All(ctx, &docs); err != nil {
-		return err
+		return fmt.Errorf("outbox sweep: %w", err)
 	}
-	if len(docs) == 0 {
-		return nil
+	if full {
+		o.lastFull = now
 	}
 	for _, d := range docs {
 		o.add(d.Aggregate, []string{d.ID}, d.Trace, nil)
@@ -224,8 +281,17 @@ next:
 	}
 }
 
-// flush publishes the current snapshot of every pending aggregate, then deletes the
-// intents that snapshot covers. Aggregates that fail stay pending.
+// ready is one aggregate's messages, about to be published.
+type ready struct {
+	agg  string
+	p    *pendingAgg
+	msgs []events.Message
+}
+
+// flush publishes the current snapshot of every pending aggregate that is due, then
+// deletes the intents that snapshot covers. An aggregate that fails on its own is retried
+// later on its own (see aggHealth); flush returns an error only when nothing could be
+// published, as when Kafka is down, so that Run backs off.
 func (o *Outbox) flush(ctx context.Context) error {
 	o.mu.Lock()
 	batch := o.pending
@@ -235,36 +301,81 @@ func (o *Outbox) flush(ctx context.Context) error {
 		return nil
 	}
 
-	var msgs []events.Message
+	now := o.now()
+	var todo []ready
 	var done []string
-	var failed error
+	var covered []string // aggregates with nothing (more) to publish
 	for agg, p := range batch {
-		var m []events.Message
-		if p.load || p.snap == nil {
-			var err error
-			if m, err = o.load(ctx, agg); err != nil {
-				failed = fmt.Errorf("load %s: %w", agg, err)
-				o.requeue(agg, p)
-				continue
-			}
-		} else {
-			m = slices.Clone(p.snap.Messages)
+		if h := o.healthOf(agg); h != nil && now.Before(h.next) {
+			o.requeue(agg, p)
+			continue
 		}
-		for i := range m {
-			if m[i].Trace == nil {
-				m[i].Trace = p.trace
-			}
+		m, err := o.messages(ctx, agg, p)
+		if err != nil {
+			o.failed(ctx, agg, p, err)
+			continue
 		}
-		msgs = append(msgs, m...)
-		done = append(done, p.ids...)
+		if len(m) == 0 {
+			done = append(done, p.ids...)
+			covered = append(covered, agg)
+			continue
+		}
+		todo = append(todo, ready{agg: agg, p: p, msgs: m})
 	}
-	if len(msgs) > 0 {
-		if err := o.pub.Publish(ctx, msgs...); err != nil {
-			for agg, p := range batch {
-				o.requeue(agg, p)
-			}
-			return fmt.Errorf("publish: %w", err)
+
+	var outage error
+	if len(todo) > 0 {
+		var all []events.Message
+		for _, r := range todo {
+			all = append(all, r.msgs...)
 		}
+		if err := o.pub.Publish(ctx, all...); err == nil {
+			for _, r := range todo {
+				done = append(done, r.p.ids...)
+				covered = append(covered, r.agg)
+			}
+		} else if len(todo) == 1 {
+			// Kafka down, or this aggregate refused: nothing tells which, so it is not held
+			// against the aggregate; Run backs off.
+			o.requeue(todo[0].agg, todo[0].p)
+			outage = fmt.Errorf("publish %s: %w", todo[0].agg, err)
+		} else {
+			// The batch failed: publish aggregate by aggregate, so that one whose messages
+			// Kafka refuses cannot hold up the rest.
+			var refused []ready
+			var errs []error
+			ok := 0
+			for i, r := range todo {
+				if ok == 0 && len(refused) >= 3 {
+					// Three refusals and no success: Kafka is unavailable, not these aggregates.
+					for _, rest := range todo[i:] {
+						o.requeue(rest.agg, rest.p)
+					}
+					break
+				}
+				if perr := o.pub.Publish(ctx, r.msgs...); perr != nil {
+					refused = append(refused, r)
+					errs = append(errs, perr)
+					continue
+				}
+				ok++
+				done = append(done, r.p.ids...)
+				covered = append(covered, r.agg)
+			}
+			for i, r := range refused {
+				if ok == 0 {
+					o.requeue(r.agg, r.p)
+					continue
+				}
+				o.failed(ctx, r.agg, r.p, fmt.Errorf("publish: %w", errs[i]))
+			}
+			if ok == 0 {
+				outage = fmt.Errorf("publish: %w", errors.Join(errs...))
+			}
+		}
+	}
+	for _, agg := range covered {
+		o.succeeded(ctx, agg)
 	}
 	if len(done) > 0 {
 		if _, err := o.coll.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: done}}}}); err != nil {
@@ -274,10 +385,132 @@ func (o *Outbox) flush(ctx context.Context) error {
 		}
 		o.count(ctx, -int64(len(done)))
 	}
-	return failed
+	return outage
 }
 
-// requeue puts back what a failed flush took.
+// messages returns what to publish for agg: the snapshot handed over, if every intent came
+// with one and it is publishable, else the aggregate's current state from the loader.
+func (o *Outbox) messages(ctx context.Context, agg string, p *pendingAgg) ([]events.Message, error) {
+	if !p.load && p.snap != nil {
+		m := slices.Clone(p.snap.Messages)
+		if validate(m) == nil {
+			o.trace(m, p)
+			return m, nil
+		}
+		// A writer handed over something Kafka cannot take: repair it from the current state.
+	}
+	m, err := o.load(ctx, agg)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", agg, err)
+	}
+	if err := validate(m); err != nil {
+		return nil, fmt.Errorf("load %s: %w", agg, err)
+	}
+	o.trace(m, p)
+	return m, nil
+}
+
+func (o *Outbox) trace(m []events.Message, p *pendingAgg) {
+	for i := range m {
+		if m[i].Trace == nil {
+			m[i].Trace = p.trace
+		}
+	}
+}
+
+// validate refuses messages that no Kafka would accept.
+func validate(msgs []events.Message) error {
+	for _, m := range msgs {
+		if m.Topic == "" || m.Value == nil {
+			return fmt.Errorf("%w: topic %q, key %q, %d bytes", errUnpublishable, m.Topic, m.Key, len(m.Value))
+		}
+	}
+	return nil
+}
+
+func (o *Outbox) healthOf(agg string) *aggHealth {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.health[agg]
+}
+
+// failed records that agg could not be published this time, puts it back, and parks it
+// once it has failed ParkAfter times in a row.
+func (o *Outbox) failed(ctx context.Context, agg string, p *pendingAgg, cause error) {
+	o.requeue(agg, p)
+	o.mu.Lock()
+	h := o.health[agg]
+	if h == nil {
+		h = &aggHealth{}
+		o.health[agg] = h
+	}
+	notReady := errors.Is(cause, ErrNotReady)
+	var n int
+	if notReady {
+		h.waits++
+		n = h.waits
+	} else {
+		h.failures++
+		n = h.failures
+	}
+	delay := o.opt.RetryMax
+	if n < 32 {
+		delay = min(o.opt.RetryMin<<(n-1), o.opt.RetryMax)
+	}
+	h.next = o.now().Add(delay)
+	park := !notReady && !h.parked && h.failures >= o.opt.ParkAfter
+	if park {
+		h.parked = true
+	}
+	parked, failures := h.parked, h.failures
+	o.mu.Unlock()
+
+	if parked && !notReady {
+		// Marked at every failure, so that intents adopted since are marked too.
+		_, err := o.coll.UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: p.ids}}}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: "parked", Value: true}, {Key: "error", Value: cause.Error()},
+				{Key: "parked_at", Value: o.now().UTC()}}}})
+		if err != nil {
+			o.logWarn(ctx, "outbox: marking parked intents failed", err)
+		}
+	}
+	switch {
+	case park:
+		if o.parked != nil {
+			o.parked.Add(ctx, 1)
+		}
+		if o.opt.Log != nil {
+			o.opt.Log.ErrorContext(ctx, "outbox aggregate parked: its change events cannot be published; the others go on",
+				"aggregate", agg, "failures", failures, "retry_every", o.opt.RetryMax.String(), "err", cause)
+		}
+	case notReady:
+		if o.opt.Log != nil {
+			o.opt.Log.DebugContext(ctx, "outbox aggregate not ready; will retry", "aggregate", agg, "retry_in", delay.String(), "err", cause)
+		}
+	case o.opt.Log != nil:
+		o.opt.Log.WarnContext(ctx, "outbox aggregate not published; will retry", "aggregate", agg, "failures", failures,
+			"retry_in", delay.String(), "err", cause)
+	}
+}
+
+// succeeded forgets agg's failures; a parked aggregate is unparked.
+func (o *Outbox) succeeded(ctx context.Context, agg string) {
+	o.mu.Lock()
+	h := o.health[agg]
+	delete(o.health, agg)
+	o.mu.Unlock()
+	if h == nil || !h.parked {
+		return
+	}
+	if o.parked != nil {
+		o.parked.Add(ctx, -1)
+	}
+	if o.opt.Log != nil {
+		o.opt.Log.InfoContext(ctx, "outbox aggregate published after being parked", "aggregate", agg)
+	}
+}
+
+// requeue puts back what a flush took.
 func (o *Outbox) requeue(agg string, p *pendingAgg) {
 	if p.load || p.snap == nil {
 		o.add(agg, p.ids, p.trace, nil)
