@@ -71,15 +71,23 @@ type Account struct {
 }
 
 // Ensure returns the demo account saved at path if edge still accepts it, and otherwise
-// creates a new one (with a demo property) and saves it.
-func Ensure(ctx context.Context, edgeURL, adminToken, path string) (Account, error) {
-	var acc Account
+// creates a new one (with a demo property), saves it and reports created.
+func Ensure(ctx context.Context, edgeURL, adminToken, path string) (acc Account, created bool, err error) {
 	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &acc) == nil {
 		acc.EdgeURL, acc.AdminToken = edgeURL, adminToken
 		if status, _, err := call(ctx, acc.basic(), edgeURL+"/api/account-settings", acc.serviceHeaders(), `{}`); err == nil && status == 200 {
-			return acc, writeJSON(path, acc)
+			return acc, false, writeJSON(path, acc)
 		}
 	}
+	acc, err = createAccount(ctx, edgeURL, adminToken)
+	if err != nil {
+		return acc, false, err
+	}
+	return acc, true, writeJSON(path, acc)
+}
+
+func createAccount(ctx context.Context, edgeURL, adminToken string) (Account, error) {
+	var acc Account
 	status, body, err := call(ctx, "Bearer "+adminToken, edgeURL+"/admin/v1/accounts", nil, `{"name":"Demo Rentals"}`)
 	if err != nil {
 		return acc, err
@@ -116,7 +124,7 @@ func Ensure(ctx context.Context, edgeURL, adminToken, path string) (Account, err
 			acc.PropertyID = out.Data.PropertyID
 		}
 	}
-	return acc, writeJSON(path, acc)
+	return acc, nil
 }
 
 // Property is the demo account's first property (internal_code DEMO1).
@@ -170,6 +178,32 @@ func SamplePhoto() string {
 	var buf bytes.Buffer
 	_ = png.Encode(&buf, img)
 	return base64.StdEncoding.EncodeToString(buf.Bytes())
+}
+
+// Announce tells the developer that vros runs. The credentials and sample requests, which
+// hold every demo secret and the admin token, are printed once, when the account is
+// created, and kept in reqPath (readable by the owner only); later starts point there.
+func Announce(w io.Writer, a Account, created bool, accPath, reqPath string) error {
+	if !created {
+		if _, err := os.Stat(reqPath); err != nil {
+			var buf bytes.Buffer
+			Print(&buf, a, accPath)
+			if err := os.WriteFile(reqPath, buf.Bytes(), 0o600); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(w, "\nvros is running. Edge: %s   (Ctrl-C stops everything; data stays in .data/)\n"+
+			"Demo account %s: credentials in %s, sample requests in %s.\n\n", a.EdgeURL, a.AccountID, accPath, reqPath)
+		return nil
+	}
+	var buf bytes.Buffer
+	Print(&buf, a, accPath)
+	if err := os.WriteFile(reqPath, buf.Bytes(), 0o600); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	fmt.Fprintf(w, "These requests are kept in %s; later starts do not print the secrets again.\n\n", reqPath)
+	return err
 }
 
 // Print shows the credentials and sample requests.

@@ -1,22 +1,27 @@
 // Command vros-dev runs the whole of vros on one machine for development: embedded MongoDB
 // (FerretDB on SQLite under .data/) and Kafka (kfake, log under .data/), every service, and
 // edge on 127.0.0.1:8080. On first start it creates a demo account, writes its credentials
-// to .data/demo-account.json and prints them with sample requests.
+// to .data/demo-account.json and its sample requests to .data/demo-requests.txt, and prints
+// them once; later starts only point at those files, so secrets do not pile up in whatever
+// captures the output.
 package main
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 
 	"github.com/caarlos0/env/v11"
 
 	"github.com/vros/vros/devstack/demo"
 	"github.com/vros/vros/devstack/stack"
+	edge "github.com/vros/vros/edge/service"
 )
 
 type options struct {
@@ -43,6 +48,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	// edge's own configuration, for the settings a developer should meet as deployed: the
+	// per-account rate limit and its documented defaults.
+	ec, err := env.ParseAs[edge.Config]()
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
 		return err
 	}
@@ -58,18 +69,23 @@ func run() error {
 		Dir: o.Dir, MongoURI: o.MongoURI, KafkaBrokers: o.KafkaBrokers, Host: o.Host,
 		Ports:   [4]int{o.EdgePort, o.PropertyPort, o.BookingPort, o.CatalogPort},
 		HMACKey: secrets.HMACKey, EncryptionKey: secrets.EncryptionKey, AdminToken: secrets.AdminToken,
-		LogLevel: o.LogLevel,
-		Log:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		LogLevel: o.LogLevel, RateLimitRPS: ec.RateLimitRPS, RateLimitBurst: ec.RateLimitBurst,
+		PublicURL: fmt.Sprintf("http://%s", net.JoinHostPort(o.Host, strconv.Itoa(o.EdgePort))),
+		Log:       slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		return err
 	}
-	acc, err := demo.Ensure(ctx, s.EdgeURL, secrets.AdminToken, filepath.Join(o.Dir, "demo-account.json"))
+	accPath, reqPath := filepath.Join(o.Dir, "demo-account.json"), filepath.Join(o.Dir, "demo-requests.txt")
+	acc, created, err := demo.Ensure(ctx, s.EdgeURL, secrets.AdminToken, accPath)
 	if err != nil {
 		_ = s.Close()
 		return fmt.Errorf("demo account: %w", err)
 	}
-	demo.Print(os.Stdout, acc, filepath.Join(o.Dir, "demo-account.json"))
+	if err := demo.Announce(os.Stdout, acc, created, accPath, reqPath); err != nil {
+		_ = s.Close()
+		return err
+	}
 
 	<-ctx.Done()
 	fmt.Println("\nvros-dev: shutting down…")
