@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"runtime/debug"
 	"time"
 
@@ -32,27 +33,70 @@ type Options struct {
 	BodyLimit int
 	// Ready reports whether the service can serve (Mongo and Kafka reachable).
 	Ready func(ctx context.Context) error
+	// MaxTarget bounds the request target (path and query) and MaxHeaderBytes the header
+	// fields together; zero means DefaultMaxTarget and DefaultMaxHeaderBytes. Over them a
+	// request is answered 414 or 431 in the envelope of its path, before routing.
+	MaxTarget, MaxHeaderBytes int
+	// TrustedProxies may set X-Forwarded-For (see ClientIP); from any other peer it is
+	// ignored. ParseProxies reads them from configuration.
+	TrustedProxies []netip.Prefix
+	// EnvelopeFor picks the envelope of a request answered before any route group set one
+	// (a 414, a 431, an unknown route); nil means interface A's.
+	EnvelopeFor func(path string) Envelope
 }
+
+// Default request limits (docs/limits.md).
+const (
+	DefaultMaxTarget      = 8 << 10
+	DefaultMaxHeaderBytes = 16 << 10
+	// requestLineSlack is what the request line holds besides the target (method,
+	// protocol, spaces, CRLF), rounded up generously.
+	requestLineSlack = 1 << 10
+)
 
 // New builds a Fiber app with recovery, request ids, tracing, metrics, an access log and the
 // /healthz, /readyz and /metrics routes.
 func New(o Options) *fiber.App {
 	log := o.Telemetry.Logger
-	app := fiber.New(fiber.Config{
+	if o.MaxTarget <= 0 {
+		o.MaxTarget = DefaultMaxTarget
+	}
+	if o.MaxHeaderBytes <= 0 {
+		o.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	proxies := make([]string, len(o.TrustedProxies))
+	for i, p := range o.TrustedProxies {
+		proxies[i] = p.String()
+	}
+	cfg := fiber.Config{
 		AppName:               o.Telemetry.Service,
 		BodyLimit:             o.BodyLimit,
 		DisableStartupMessage: true,
-		ErrorHandler:          ErrorHandler(log),
+		ErrorHandler:          errorHandler(log, o.EnvelopeFor, o.MaxTarget+o.MaxHeaderBytes+requestLineSlack),
 		ReadTimeout:           30 * time.Second,
 		WriteTimeout:          30 * time.Second,
 		IdleTimeout:           120 * time.Second,
+		// fasthttp refuses a request whose request line and headers do not fit its read
+		// buffer (4 KiB by default) before any handler runs. The buffer holds every request
+		// within our limits, so that observe refuses the larger ones with their envelope;
+		// beyond the buffer, the error handler still answers 431.
+		ReadBufferSize: o.MaxTarget + o.MaxHeaderBytes + requestLineSlack,
+		// X-Forwarded-For, X-Forwarded-Host and X-Forwarded-Proto count only from a trusted
+		// proxy; with none configured, from no one.
+		EnableTrustedProxyCheck: true,
+		TrustedProxies:          proxies,
+		EnableIPValidation:      true,
 		// Every string and byte slice a handler gets from the request (Params, Get, Query,
 		// Body…) is its own copy, not a view of fasthttp's pooled buffers, so nothing a
 		// handler keeps (a cache key, a log attribute, a goroutine's argument, a metric
 		// label) can change under it when the buffer serves the next request.
 		Immutable: true,
-	})
-	app.Use(observe(o.Telemetry))
+	}
+	if len(proxies) > 0 {
+		cfg.ProxyHeader = fiber.HeaderXForwardedFor
+	}
+	app := fiber.New(cfg)
+	app.Use(observe(o.Telemetry, limits{target: o.MaxTarget, header: o.MaxHeaderBytes, proxies: o.TrustedProxies}))
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
 	app.Get("/readyz", func(c *fiber.Ctx) error {
 		if o.Ready != nil {
@@ -78,11 +122,17 @@ func RequestID(c *fiber.Ctx) string {
 	return id
 }
 
+// limits are what observe checks of every request before routing.
+type limits struct {
+	target, header int
+	proxies        []netip.Prefix
+}
+
 // observe is the outermost middleware: it recovers panics, assigns the request id, starts
-// the server span from the incoming trace context, records per-route metrics and writes
-// one access-log line. It logs the route pattern, never the raw path, because owner
-// tokens travel in paths.
-func observe(t *telemetry.Telemetry) fiber.Handler {
+// the server span from the incoming trace context, refuses a request target or header
+// block over its limit, records per-route metrics and writes one access-log line. It logs
+// the route pattern, never the raw path, because owner tokens travel in paths.
+func observe(t *telemetry.Telemetry, lim limits) fiber.Handler {
 	duration, _ := t.Meter.Float64Histogram("http.server.request.duration",
 		metric.WithUnit("s"), metric.WithDescription("Duration of HTTP requests by route and status."),
 		metric.WithExplicitBucketBoundaries(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5))
@@ -95,6 +145,9 @@ func observe(t *telemetry.Telemetry) fiber.Handler {
 		}
 		c.Locals(HeaderRequestID, rid)
 		c.Set(HeaderRequestID, rid)
+		if len(lim.proxies) > 0 {
+			c.Locals(proxiesKey, lim.proxies)
+		}
 
 		ctx := t.Propagator.Extract(c.UserContext(), HeaderCarrier{c})
 		ctx, span := t.Tracer.Start(ctx, c.Method(), trace.WithSpanKind(trace.SpanKindServer))
@@ -129,6 +182,13 @@ func observe(t *telemetry.Telemetry) fiber.Handler {
 					slog.Duration("duration", elapsed), slog.String("request_id", rid))
 			}
 		}()
+		// Lengths only: the header's bytes belong to fasthttp's pooled buffer.
+		if n := len(c.Request().Header.RequestURI()); n > lim.target {
+			return URITooLong(lim.target)
+		}
+		if n := len(c.Request().Header.RawHeaders()); n > lim.header {
+			return HeadersTooLarge(lim.header)
+		}
 		return c.Next()
 	}
 }

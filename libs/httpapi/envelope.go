@@ -2,7 +2,10 @@ package httpapi
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
+	"net/http"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -61,17 +64,39 @@ func B(c *fiber.Ctx, data any) error {
 
 // ErrorHandler maps any error a handler returns to the envelope of its route. Client errors
 // keep their message; anything else is logged once and answered with a bare 500.
-func ErrorHandler(log *slog.Logger) fiber.ErrorHandler {
+func ErrorHandler(log *slog.Logger) fiber.ErrorHandler { return errorHandler(log, nil, 0) }
+
+// errorHandler is ErrorHandler for an app whose requests before routing answer in
+// envelopeFor's envelope and whose read buffer is readBuffer bytes. Fiber also calls it for
+// a request fasthttp refused before any middleware ran (a request line and headers larger
+// than the read buffer, a malformed request): it then gives the answer a request id and
+// logs it at info, as observe would have.
+func errorHandler(log *slog.Logger, envelopeFor func(path string) Envelope, readBuffer int) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
-		e := classify(c, log, err)
-		if env, _ := c.Locals(envelopeKey).(Envelope); env == EnvelopeB {
+		early := RequestID(c) == ""
+		if early {
+			rid := newID()
+			c.Locals(HeaderRequestID, rid)
+			c.Set(HeaderRequestID, rid)
+		}
+		e := classify(c, log, err, readBuffer, early)
+		env, ok := c.Locals(envelopeKey).(Envelope)
+		if !ok && envelopeFor != nil {
+			env = envelopeFor(c.Path())
+		}
+		if early {
+			// Never the path: owner tokens travel in it.
+			log.LogAttrs(c.UserContext(), slog.LevelInfo, "request refused before routing",
+				slog.Int("status", e.HTTP), slog.String("error_type", e.Type), slog.String("request_id", RequestID(c)))
+		}
+		if env == EnvelopeB {
 			return c.Status(e.HTTP).JSON(bResponse{Status: e.Status, Message: e.Message, Errors: e.Violations})
 		}
 		return c.Status(e.HTTP).JSON(aError{Code: e.HTTP, ErrorType: e.Type, ErrorMessage: e.Message, Errors: e.Violations})
 	}
 }
 
-func classify(c *fiber.Ctx, log *slog.Logger, err error) *Error {
+func classify(c *fiber.Ctx, log *slog.Logger, err error, readBuffer int, early bool) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
@@ -82,18 +107,42 @@ func classify(c *fiber.Ctx, log *slog.Logger, err error) *Error {
 	}
 	var fib *fiber.Error
 	if errors.As(err, &fib) {
-		switch fib.Code {
-		case fiber.StatusNotFound:
+		switch code := fib.Code; {
+		case code == fiber.StatusNotFound:
 			return NotFound(StatusNotFound, "no such route: "+c.Method()+" "+c.Route().Path)
-		case fiber.StatusMethodNotAllowed:
-			return &Error{HTTP: fib.Code, Type: "method_not_allowed", Status: StatusInvalid, Message: "method not allowed"}
-		case fiber.StatusRequestEntityTooLarge:
-			return &Error{HTTP: fib.Code, Type: "payload_too_large", Status: StatusTooLarge, Message: "request body is too large"}
-		case fiber.StatusBadRequest, fiber.StatusUnprocessableEntity:
+		case code == fiber.StatusMethodNotAllowed:
+			return &Error{HTTP: code, Type: "method_not_allowed", Status: StatusInvalid, Message: "method not allowed"}
+		case code == fiber.StatusRequestEntityTooLarge:
+			return &Error{HTTP: code, Type: "payload_too_large", Status: StatusTooLarge, Message: "request body is too large"}
+		case code == fiber.StatusRequestHeaderFieldsTooLarge:
+			// fasthttp's read buffer overflowed: the request line and headers together were
+			// too large, and fasthttp cannot tell which part.
+			msg := "request line and headers are too large"
+			if readBuffer > 0 {
+				msg = fmt.Sprintf("request line and headers are larger than %d bytes together", readBuffer)
+			}
+			return &Error{HTTP: code, Type: "headers_too_large", Status: StatusTooLarge, Message: msg}
+		case code == fiber.StatusRequestURITooLong:
+			return &Error{HTTP: code, Type: "uri_too_long", Status: StatusTooLarge, Message: "request target is too long"}
+		case code == fiber.StatusRequestTimeout:
+			return &Error{HTTP: code, Type: "request_timeout", Status: StatusInvalid, Message: "the request was not received in time"}
+		case code == fiber.StatusBadRequest, code == fiber.StatusUnprocessableEntity:
 			return BadRequest(fib.Message)
+		case code >= 400 && code < 500:
+			return &Error{HTTP: code, Type: errorType(code), Status: StatusInvalid, Message: fib.Message}
+		case early:
+			// fasthttp could not read the request (Fiber maps a network error to 502): the
+			// client's connection failed, not this service.
+			return BadRequest("the request could not be read")
 		}
 	}
 	rid := RequestID(c)
 	log.ErrorContext(c.UserContext(), "request failed", "err", err, "route", c.Route().Path, "request_id", rid)
 	return Internal(rid)
+}
+
+// errorType is the snake-case name of an HTTP status ("Expectation Failed" →
+// "expectation_failed").
+func errorType(code int) string {
+	return strings.ReplaceAll(strings.ToLower(http.StatusText(code)), " ", "_")
 }

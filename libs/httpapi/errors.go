@@ -4,7 +4,9 @@ package httpapi
 
 import (
 	"fmt"
+	"math"
 	"net/http"
+	"time"
 
 	"github.com/vros/vros/libs/fields"
 )
@@ -85,10 +87,30 @@ func TooLarge(limit int) *Error {
 		Message: fmt.Sprintf("request body is larger than %d bytes", limit)}
 }
 
+// URITooLong is a request target (path and query) over the limit.
+func URITooLong(limit int) *Error {
+	return &Error{HTTP: http.StatusRequestURITooLong, Type: "uri_too_long", Status: StatusTooLarge,
+		Message: fmt.Sprintf("request target (path and query) is longer than %d bytes", limit)}
+}
+
+// HeadersTooLarge is a request whose header fields are over the limit together.
+func HeadersTooLarge(limit int) *Error {
+	return &Error{HTTP: http.StatusRequestHeaderFieldsTooLarge, Type: "headers_too_large", Status: StatusTooLarge,
+		Message: fmt.Sprintf("request headers are larger than %d bytes together", limit)}
+}
+
 // RateLimited is a request over the account's rate.
 func RateLimited() *Error {
 	return &Error{HTTP: http.StatusTooManyRequests, Type: "rate_limited", Status: StatusRateLimited,
 		Message: "too many requests for this account; retry after a second"}
+}
+
+// TooManyFailures is an authentication attempt from a client address that has failed too
+// often lately; retry is when the next attempt is allowed.
+func TooManyFailures(retry time.Duration) *Error {
+	secs := max(int(math.Ceil(retry.Seconds())), 1)
+	return &Error{HTTP: http.StatusTooManyRequests, Type: "rate_limited", Status: StatusRateLimited,
+		Message: fmt.Sprintf("too many failed authentications from this address; retry in %d s", secs)}
 }
 
 // Unavailable is an operation whose owning service is not deployed or not reachable.
