@@ -48,6 +48,10 @@ type Options struct {
 	RateLimitRPS   float64
 	RateLimitBurst int
 	Log            *slog.Logger
+
+	// PublicURL is edge's VROS_EDGE_PUBLIC_URL (edge_url of new credentials); empty means
+	// http://<edge's listen address>.
+	PublicURL string
 }
 
 // Stack is a running vros.
@@ -133,7 +137,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		func(ctx context.Context, addr string, ready func(string)) error {
 			return edge.Run(ctx, edge.Config{Common: common, Addr: addr, AdminToken: config.Secret(o.AdminToken),
 				PropertyURL: s.PropertyURL, BookingURL: s.BookingURL, CatalogURL: s.CatalogURL, RateLimitRPS: o.RateLimitRPS, RateLimitBurst: o.RateLimitBurst,
-				CacheTTL: 30 * time.Second}, ready)
+				CacheTTL: 30 * time.Second, PublicURL: o.PublicURL, Development: true}, ready)
 		})
 	if err != nil {
 		s.Close()

@@ -6,12 +6,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/vros/vros/edge/internal/account"
 	"github.com/vros/vros/edge/internal/accountstore"
 	"github.com/vros/vros/edge/internal/admin"
 	"github.com/vros/vros/edge/internal/gateway"
+	"github.com/vros/vros/edge/internal/throttle"
 	"github.com/vros/vros/libs/config"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/mongostore"
@@ -19,31 +23,69 @@ import (
 	"github.com/vros/vros/libs/tenancy"
 )
 
-// Config is edge's configuration (VROS_EDGE_… plus the common variables).
+// Config is edge's configuration (VROS_EDGE_… plus the common variables). A zero rate,
+// failure rate or cache TTL disables that limit or the cache.
 type Config struct {
 	config.Common
-	Addr           string        `env:"VROS_EDGE_ADDR" envDefault:":8080"`
-	PublicURL      string        `env:"VROS_EDGE_PUBLIC_URL"`
-	AdminToken     config.Secret `env:"VROS_EDGE_ADMIN_TOKEN"`
-	PropertyURL    string        `env:"VROS_EDGE_PROPERTY_URL" envDefault:"http://127.0.0.1:8081"`
-	BookingURL     string        `env:"VROS_EDGE_BOOKING_URL"`
-	CatalogURL     string        `env:"VROS_EDGE_CATALOG_URL"`
-	RateLimitRPS   float64       `env:"VROS_EDGE_RATE_LIMIT_RPS" envDefault:"200"`
-	RateLimitBurst int           `env:"VROS_EDGE_RATE_LIMIT_BURST" envDefault:"400"`
-	CacheTTL       time.Duration `env:"VROS_EDGE_CREDENTIAL_CACHE_TTL" envDefault:"30s"`
+	Addr string `env:"VROS_EDGE_ADDR" envDefault:":8080"`
+	// PublicURL is given out as edge_url with new credentials; without it the admin API
+	// issues none, unless Development.
+	PublicURL        string        `env:"VROS_EDGE_PUBLIC_URL"`
+	AdminToken       config.Secret `env:"VROS_EDGE_ADMIN_TOKEN"`
+	PropertyURL      string        `env:"VROS_EDGE_PROPERTY_URL" envDefault:"http://127.0.0.1:8081"`
+	BookingURL       string        `env:"VROS_EDGE_BOOKING_URL"`
+	CatalogURL       string        `env:"VROS_EDGE_CATALOG_URL"`
+	RateLimitRPS     float64       `env:"VROS_EDGE_RATE_LIMIT_RPS" envDefault:"200"`
+	RateLimitBurst   int           `env:"VROS_EDGE_RATE_LIMIT_BURST" envDefault:"400"`
+	CacheTTL         time.Duration `env:"VROS_EDGE_CREDENTIAL_CACHE_TTL" envDefault:"30s"`
+	AuthFailureRPS   float64       `env:"VROS_EDGE_AUTH_FAILURE_RPS" envDefault:"0.2"`
+	AuthFailureBurst int           `env:"VROS_EDGE_AUTH_FAILURE_BURST" envDefault:"20"`
+	// TrustedProxies (IPs or CIDR ranges) may tell the client's address in X-Forwarded-For.
+	TrustedProxies []string `env:"VROS_EDGE_TRUSTED_PROXIES" envSeparator:","`
+	// Development lets PublicURL be empty: edge_url is then http://<listen address>. The
+	// dev launcher and the test stacks set it; it is never read from the environment.
+	Development bool
 }
 
 // Run serves edge until ctx ends. ready, when set, receives the listening address.
 func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
-	if len(cfg.InternalHMACKey) < 16 {
-		return errors.New("VROS_INTERNAL_HMAC_KEY must be at least 16 characters")
+	if err := cfg.validate(); err != nil {
+		return err
 	}
 	tel, err := telemetry.Setup(ctx, "edge", cfg.LogLevel)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tel.Shutdown(context.Background()) }()
+	return serve(ctx, cfg, tel, ready)
+}
+
+// validate checks cfg and normalizes PublicURL (no trailing slash).
+func (cfg *Config) validate() error {
+	if len(cfg.InternalHMACKey) < 16 {
+		return errors.New("VROS_INTERNAL_HMAC_KEY must be at least 16 characters")
+	}
+	if cfg.PublicURL != "" {
+		u, err := url.Parse(cfg.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("VROS_EDGE_PUBLIC_URL must be an absolute http(s) URL such as https://api.example.com, not %q", cfg.PublicURL)
+		}
+		cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	}
+	if _, err := httpapi.ParseProxies(cfg.TrustedProxies); err != nil {
+		return fmt.Errorf("VROS_EDGE_TRUSTED_PROXIES: %w", err)
+	}
+	return nil
+}
+
+// serve is Run after telemetry: tests give it their own logger.
+func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func(addr string)) error {
 	log := tel.Logger
+	proxies, err := httpapi.ParseProxies(cfg.TrustedProxies)
+	if err != nil {
+		return fmt.Errorf("VROS_EDGE_TRUSTED_PROXIES: %w", err)
+	}
 
 	client, err := mongostore.Connect(ctx, cfg.MongoURI, tel.Tracer)
 	if err != nil {
@@ -54,14 +96,15 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err != nil {
 		return err
 	}
-	accounts := account.NewService(store)
-	accounts.CacheTTL = cfg.CacheTTL
+	accounts := account.NewService(store, account.Options{CacheTTL: cfg.CacheTTL})
+	failures := throttle.NewFailures(cfg.AuthFailureRPS, cfg.AuthFailureBurst)
 
 	gw, err := gateway.New(gateway.Config{
 		ServiceURLs: map[gateway.Upstream]string{
 			gateway.PropertySvc: cfg.PropertyURL, gateway.BookingSvc: cfg.BookingURL, gateway.CatalogSvc: cfg.CatalogURL,
 		},
 		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst,
+		Failures: failures,
 	}, accounts, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()), tel.Propagator)
 	if err != nil {
 		return fmt.Errorf("edge: %w", err)
@@ -69,16 +112,44 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if cfg.AdminToken == "" {
 		log.Warn("VROS_EDGE_ADMIN_TOKEN is not set: the admin API refuses every call")
 	}
+	if cfg.PublicURL == "" && !cfg.Development {
+		log.Warn("VROS_EDGE_PUBLIC_URL is not set: the admin API refuses to create accounts and rotate credentials")
+	}
 	app := httpapi.New(httpapi.Options{
 		Telemetry: tel,
 		BodyLimit: gateway.MaxBody,
 		Ready: func(ctx context.Context) error {
 			return errors.Join(client.Ping(ctx, nil), gw.Ready(ctx))
 		},
+		TrustedProxies: proxies,
+		EnvelopeFor:    gateway.EnvelopeFor,
 	})
 	gw.Register(app)
-	admin.New(accounts, cfg.AdminToken.Reveal(), cfg.PublicURL).Register(app)
+	adm := admin.New(accounts, admin.Config{Token: cfg.AdminToken.Reveal(), PublicURL: cfg.PublicURL, Failures: failures})
+	adm.Register(app)
 
-	log.Info("edge starting", "addr", cfg.Addr, "property_url", cfg.PropertyURL, "booking_url", cfg.BookingURL, "catalog_url", cfg.CatalogURL)
-	return httpapi.Serve(ctx, app, cfg.Addr, ready, 10*time.Second)
+	log.Info("edge starting", "addr", cfg.Addr, "public_url", cfg.PublicURL, "property_url", cfg.PropertyURL,
+		"booking_url", cfg.BookingURL, "catalog_url", cfg.CatalogURL, "trusted_proxies", len(proxies))
+	return httpapi.Serve(ctx, app, cfg.Addr, func(addr string) {
+		// Before the first request is served: Serve calls this before accepting.
+		if cfg.PublicURL == "" && cfg.Development {
+			adm.SetPublicURL("http://" + reachable(addr))
+		}
+		if ready != nil {
+			ready(addr)
+		}
+	}, 10*time.Second)
+}
+
+// reachable turns a listen address into one a client on this machine can use: an
+// unspecified host (":8080", "[::]:8080") becomes the loopback address.
+func reachable(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
 }

@@ -51,6 +51,21 @@ type Account struct {
 	// Identifiers are the public halves of the credentials (the Basic user name, the
 	// servicekey, the key) by kind; the owner token has none.
 	Identifiers map[Kind]string
+	// TokenHash identifies the owner token (its hash); never shown.
+	TokenHash string
+}
+
+// Lists reports whether c is one of a's current credentials. The account is the one record
+// of which credentials are current: a credential that a rotation replaced is refused even
+// while its own record still exists.
+func (a Account) Lists(c Credential) bool {
+	if c.AccountID != a.ID || c.Identifier == "" {
+		return false
+	}
+	if c.Kind == OwnerToken {
+		return c.Identifier == a.TokenHash
+	}
+	return c.Identifier == a.Identifiers[c.Kind]
 }
 
 // Credential is the stored form of one credential: who it belongs to and the SHA-256 of
@@ -98,8 +113,11 @@ func Hash(secret string) string {
 }
 
 // Matches reports, in constant time, whether secret is the one c was issued with.
-func (c Credential) Matches(secret string) bool {
-	return subtle.ConstantTimeCompare([]byte(Hash(secret)), []byte(c.SecretHash)) == 1
+func (c Credential) Matches(secret string) bool { return c.matchesHash(Hash(secret)) }
+
+// matchesHash reports, in constant time, whether hash is Hash of c's secret.
+func (c Credential) matchesHash(hash string) bool {
+	return subtle.ConstantTimeCompare([]byte(hash), []byte(c.SecretHash)) == 1
 }
 
 const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/golang-lru/v2/expirable"
 )
 
 // Repository is where accounts are kept (accountstore in production).
@@ -16,35 +19,68 @@ type Repository interface {
 	Get(ctx context.Context, id string) (Account, error)
 	List(ctx context.Context, after string, limit int64) ([]Account, error)
 	Credential(ctx context.Context, kind Kind, identifier string) (Credential, error)
-	Replace(ctx context.Context, id string, creds []Credential) error
+	// Replace makes creds the account's credentials of their kinds, in one step that
+	// concurrent calls cannot interleave, and returns the account as it left it. The
+	// credentials replaced stop authenticating when it returns.
+	Replace(ctx context.Context, id string, creds []Credential) (Account, error)
 	SetStatus(ctx context.Context, id string, st Status) (Account, error)
 }
 
 // ErrUnauthorized is any failed authentication; callers never learn which half was wrong.
 var ErrUnauthorized = errors.New("invalid credentials")
 
-// Service creates accounts, rotates and revokes their credentials, and authenticates
-// callers. Successful lookups are cached for CacheTTL, so a credential rotated or an
-// account revoked through another edge replica stops working within that time; through
-// this replica, at once.
-type Service struct {
-	repo     Repository
-	CacheTTL time.Duration
-	now      func() time.Time
+// DefaultCacheSize bounds the credentials one replica caches.
+const DefaultCacheSize = 1 << 16
 
-	mu    sync.RWMutex
-	cache map[string]cached // "<kind>:<identifier>" → lookup
+// Options of a Service.
+type Options struct {
+	// CacheTTL is how long a replica trusts a credential it looked up. A rotation or
+	// revocation made through this replica takes effect here at once, one made through
+	// another replica within CacheTTL. Zero or less: no cache.
+	CacheTTL time.Duration
+	// CacheSize bounds the cached credentials (least recently used go first); zero means
+	// DefaultCacheSize.
+	CacheSize int
+}
+
+// Service creates accounts, rotates and revokes their credentials, and authenticates
+// callers.
+type Service struct {
+	repo Repository
+	now  func() time.Time
+
+	// cache holds successful lookups by "<kind>:<identifier>"; nil when disabled.
+	cache *expirable.LRU[string, cached]
+	// mu orders cache insertions against forget; epoch counts forgets, so that a lookup
+	// that read the store before a rotation cannot cache what it read after the
+	// rotation's forget.
+	mu    sync.Mutex
+	epoch uint64
 }
 
 type cached struct {
-	cred    Credential
-	status  Status
-	expires time.Time
+	cred   Credential
+	status Status
+}
+
+func (c cached) result() (string, error) {
+	if c.status != Active {
+		return "", ErrRevoked
+	}
+	return c.cred.AccountID, nil
 }
 
 // NewService returns a Service over repo.
-func NewService(repo Repository) *Service {
-	return &Service{repo: repo, CacheTTL: 30 * time.Second, now: time.Now, cache: map[string]cached{}}
+func NewService(repo Repository, o Options) *Service {
+	s := &Service{repo: repo, now: time.Now}
+	if o.CacheTTL > 0 {
+		size := o.CacheSize
+		if size <= 0 {
+			size = DefaultCacheSize
+		}
+		s.cache = expirable.NewLRU[string, cached](size, nil, o.CacheTTL)
+	}
+	return s
 }
 
 // Create makes a new active account named name with every credential kind.
@@ -60,7 +96,9 @@ func (s *Service) Create(ctx context.Context, name string) (Account, []Secret, e
 	a := Account{ID: id, Name: name, Status: Active, CreatedAt: now, UpdatedAt: now, Identifiers: map[Kind]string{}}
 	secrets, creds := issueAll(Kinds, id)
 	for _, c := range creds {
-		if c.Kind != OwnerToken {
+		if c.Kind == OwnerToken {
+			a.TokenHash = c.Identifier
+		} else {
 			a.Identifiers[c.Kind] = c.Identifier
 		}
 	}
@@ -87,78 +125,120 @@ func (s *Service) List(ctx context.Context, after string, limit int64) ([]Accoun
 	return s.repo.List(ctx, after, limit)
 }
 
-// Rotate replaces the credentials of kinds (all when empty) with new ones.
+// Rotate replaces the credentials of kinds (all when empty) with new ones. When it returns,
+// the replaced credentials are refused by this replica, and by every other within its
+// CacheTTL. Of concurrent rotations the last one stored wins; the credentials the others
+// issued are refused like any replaced one.
 func (s *Service) Rotate(ctx context.Context, id string, kinds []Kind) (Account, []Secret, error) {
 	if len(kinds) == 0 {
 		kinds = Kinds
 	}
+	kinds = slices.DeleteFunc(slices.Clone(Kinds), func(k Kind) bool { return !slices.Contains(kinds, k) })
 	secrets, creds := issueAll(kinds, id)
-	if err := s.repo.Replace(ctx, id, creds); err != nil {
+	a, err := s.repo.Replace(ctx, id, creds)
+	// Forget even after an error: the store may have switched the credentials first.
+	s.forget(id)
+	if err != nil {
 		return Account{}, nil, err
 	}
-	s.forget(id)
-	a, err := s.repo.Get(ctx, id)
-	return a, secrets, err
+	return a, secrets, nil
 }
 
-// SetStatus revokes (or reinstates) an account.
+// SetStatus revokes (or reinstates) an account, through this replica at once and through
+// the others within their CacheTTL.
 func (s *Service) SetStatus(ctx context.Context, id string, st Status) (Account, error) {
 	a, err := s.repo.SetStatus(ctx, id, st)
-	if err == nil {
-		s.forget(id)
-	}
+	s.forget(id)
 	return a, err
 }
 
+// decoy stands in for a credential that does not exist, so that refusing an unknown
+// identifier compares a hash just as refusing a wrong secret does.
+var decoy = Credential{SecretHash: Hash("no such credential")}
+
 // Authenticate returns the account whose credential of kind is identifier+secret. For an
 // owner token, identifier is empty and secret is the token.
+//
+// Every refusal of a well-formed credential costs one store lookup, whether the identifier
+// is unknown, known with a wrong secret, or known and cached with a wrong secret: timing
+// does not tell which identifiers exist. A success costs two lookups, or none when cached.
 func (s *Service) Authenticate(ctx context.Context, kind Kind, identifier, secret string) (string, error) {
-	if kind == OwnerToken {
-		identifier = Hash(secret)
+	if secret == "" || len(secret) > 256 {
+		return "", ErrUnauthorized
 	}
-	if identifier == "" || secret == "" || len(identifier) > 128 || len(secret) > 256 {
+	hash := Hash(secret)
+	if kind == OwnerToken {
+		identifier = hash
+	}
+	if identifier == "" || len(identifier) > 128 {
 		return "", ErrUnauthorized
 	}
 	key := string(kind) + ":" + identifier
-	s.mu.RLock()
-	c, ok := s.cache[key]
-	s.mu.RUnlock()
-	if !ok || s.now().After(c.expires) {
-		cred, err := s.repo.Credential(ctx, kind, identifier)
-		if errors.Is(err, ErrNotFound) {
-			return "", ErrUnauthorized
+	if s.cache != nil {
+		if c, ok := s.cache.Get(key); ok && c.cred.matchesHash(hash) {
+			return c.result()
 		}
-		if err != nil {
-			return "", fmt.Errorf("credential lookup: %w", err)
-		}
-		a, err := s.repo.Get(ctx, cred.AccountID)
-		if errors.Is(err, ErrNotFound) {
-			return "", ErrUnauthorized
-		}
-		if err != nil {
-			return "", fmt.Errorf("account lookup: %w", err)
-		}
-		c = cached{cred: cred, status: a.Status, expires: s.now().Add(s.CacheTTL)}
-		s.mu.Lock()
-		s.cache[key] = c
-		s.mu.Unlock()
 	}
-	if !c.cred.Matches(secret) {
+	// A miss, or a cached identifier with a wrong secret: ask the store either way (see
+	// above; the per-address failure throttle bounds what that costs).
+	epoch := s.currentEpoch()
+	cred, err := s.repo.Credential(ctx, kind, identifier)
+	found := err == nil
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return "", fmt.Errorf("credential lookup: %w", err)
+	}
+	if !found {
+		cred = decoy
+	}
+	if !cred.matchesHash(hash) || !found {
 		return "", ErrUnauthorized
 	}
-	if c.status != Active {
-		return "", ErrRevoked
+	a, err := s.repo.Get(ctx, cred.AccountID)
+	if errors.Is(err, ErrNotFound) {
+		return "", ErrUnauthorized
 	}
-	return c.cred.AccountID, nil
+	if err != nil {
+		return "", fmt.Errorf("account lookup: %w", err)
+	}
+	if !a.Lists(cred) {
+		return "", ErrUnauthorized
+	}
+	c := cached{cred: cred, status: a.Status}
+	s.remember(key, c, epoch)
+	return c.result()
 }
 
-// forget drops every cached lookup of account id.
+func (s *Service) currentEpoch() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.epoch
+}
+
+// remember caches c unless a forget ran since epoch was read: what the caller read from
+// the store may predate that rotation or revocation.
+func (s *Service) remember(key string, c cached, epoch uint64) {
+	if s.cache == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.epoch == epoch {
+		s.cache.Add(key, c)
+	}
+}
+
+// forget drops every cached lookup of account id, and keeps lookups under way from
+// caching what they read.
 func (s *Service) forget(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k, c := range s.cache {
-		if c.cred.AccountID == id {
-			delete(s.cache, k)
+	s.epoch++
+	if s.cache == nil {
+		return
+	}
+	for _, k := range s.cache.Keys() {
+		if c, ok := s.cache.Peek(k); ok && c.cred.AccountID == id {
+			s.cache.Remove(k)
 		}
 	}
 }

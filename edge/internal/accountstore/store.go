@@ -6,7 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strconv"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -30,6 +32,8 @@ type Store struct {
 	accounts    *mongo.Collection
 	credentials *mongo.Collection
 	ids         *mongostore.Sequence
+	// locks serialize the writes to one account (see lock); striped, so bounded.
+	locks [64]sync.Mutex
 }
 
 // New returns a store over db, creating its collections.
@@ -133,7 +137,7 @@ func (s *Store) get(ctx context.Context, id string) (accountDoc, error) {
 
 func fromDoc(d accountDoc) account.Account {
 	a := account.Account{ID: d.ID, Name: d.Name, Status: account.Status(d.Status), CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
-		Identifiers: map[account.Kind]string{}}
+		Identifiers: map[account.Kind]string{}, TokenHash: d.TokenHash}
 	for k, v := range d.Identifiers {
 		a.Identifiers[account.Kind(k)] = v
 	}
@@ -174,47 +178,85 @@ func (s *Store) Credential(ctx context.Context, kind account.Kind, identifier st
 	return account.Credential{Kind: kind, Identifier: identifier, AccountID: d.AccountID, SecretHash: d.SecretHash}, nil
 }
 
-// Replace swaps the credentials of the given kinds for new ones. The new ones are stored
-// before the old ones are deleted, so a crash leaves both valid rather than neither.
-func (s *Store) Replace(ctx context.Context, id string, creds []account.Credential) error {
-	d, err := s.get(ctx, id)
-	if err != nil {
-		return err
-	}
+// Replace makes creds the account's credentials of their kinds. The new credentials are
+// stored first and then listed in the account document by one update, which is the moment
+// of the switch: authentication accepts only the credentials the account lists. The
+// update returns the document as it was before, so exactly the credentials it unlisted are
+// then deleted, whatever ran concurrently. A crash between the steps leaves credential
+// documents that no account lists, which authenticate nobody.
+func (s *Store) Replace(ctx context.Context, id string, creds []account.Credential) (account.Account, error) {
+	unlock := s.lock(id)
+	defer unlock()
 	if err := s.putCredentials(ctx, creds); err != nil {
-		return err
+		return account.Account{}, err
 	}
-	set := bson.D{{Key: "updated_at", Value: time.Now().UTC()}}
-	var old []string
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	set := bson.D{{Key: "updated_at", Value: now}}
 	for _, c := range creds {
 		if c.Kind == account.OwnerToken {
-			if d.TokenHash != "" {
-				old = append(old, credentialID(c.Kind, d.TokenHash))
-			}
 			set = append(set, bson.E{Key: "token_hash", Value: c.Identifier})
-			continue
-		}
-		if prev := d.Identifiers[string(c.Kind)]; prev != "" {
-			old = append(old, credentialID(c.Kind, prev))
-		}
-		set = append(set, bson.E{Key: "identifiers." + string(c.Kind), Value: c.Identifier})
-	}
-	if _, err := s.accounts.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$set", Value: set}}); err != nil {
-		return err
-	}
-	for _, oid := range old {
-		if _, err := s.credentials.DeleteOne(ctx, bson.D{{Key: "_id", Value: oid}}); err != nil {
-			return err
+		} else {
+			set = append(set, bson.E{Key: "identifiers." + string(c.Kind), Value: c.Identifier})
 		}
 	}
-	return nil
+	var d accountDoc
+	err := s.accounts.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$set", Value: set}},
+		options.FindOneAndUpdate().SetReturnDocument(options.Before)).Decode(&d)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		s.deleteCredentials(ctx, creds)
+		return account.Account{}, account.ErrNotFound
+	}
+	if err != nil {
+		return account.Account{}, err
+	}
+	if d.Identifiers == nil {
+		d.Identifiers = map[string]string{}
+	}
+	var old []account.Credential
+	for _, c := range creds {
+		prev := d.Identifiers[string(c.Kind)]
+		if c.Kind == account.OwnerToken {
+			prev, d.TokenHash = d.TokenHash, c.Identifier
+		} else {
+			d.Identifiers[string(c.Kind)] = c.Identifier
+		}
+		if prev != "" && prev != c.Identifier {
+			old = append(old, account.Credential{Kind: c.Kind, Identifier: prev})
+		}
+	}
+	d.UpdatedAt = now
+	// Unlisted, the old credentials already authenticate nobody: deleting them is
+	// housekeeping, and its failure does not undo the rotation.
+	s.deleteCredentials(ctx, old)
+	return fromDoc(d), nil
+}
+
+func (s *Store) deleteCredentials(ctx context.Context, creds []account.Credential) {
+	for _, c := range creds {
+		_, _ = s.credentials.DeleteOne(ctx, bson.D{{Key: "_id", Value: credentialID(c.Kind, c.Identifier)}})
+	}
+}
+
+// lock serializes the writes to one account made through this store. MongoDB applies
+// each update atomically, but the embedded FerretDB applies one as a read and a write of
+// the whole document, so two concurrent updates of one account could lose one of them (a
+// status change undone by a rotation, a rotation's new identifiers replaced by stale ones).
+// Edge replicas sharing a FerretDB are not supported; `make run` runs one.
+func (s *Store) lock(id string) (unlock func()) {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	m := &s.locks[h.Sum32()%uint32(len(s.locks))]
+	m.Lock()
+	return m.Unlock
 }
 
 // SetStatus changes an account's status.
 func (s *Store) SetStatus(ctx context.Context, id string, st account.Status) (account.Account, error) {
+	unlock := s.lock(id)
+	defer unlock()
 	var d accountDoc
 	err := s.accounts.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: id}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: string(st)}, {Key: "updated_at", Value: time.Now().UTC()}}}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: string(st)}, {Key: "updated_at", Value: time.Now().UTC().Truncate(time.Millisecond)}}}},
 		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&d)
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return account.Account{}, account.ErrNotFound

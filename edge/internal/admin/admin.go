@@ -9,25 +9,55 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/vros/vros/edge/internal/account"
+	"github.com/vros/vros/edge/internal/throttle"
 	"github.com/vros/vros/libs/fields"
 	"github.com/vros/vros/libs/httpapi"
 )
+
+// Config of the admin API.
+type Config struct {
+	// Token is the bearer token of every call; empty, the API refuses every call.
+	Token string
+	// PublicURL is edge's public base URL, given out as edge_url with new credentials.
+	// Empty, the API refuses to issue credentials (see SetPublicURL).
+	PublicURL string
+	// Failures throttles wrong tokens by client address (nil: none).
+	Failures *throttle.Failures
+}
 
 // API serves /admin/v1.
 type API struct {
 	accounts  *account.Service
 	token     string
-	publicURL string
+	failures  *throttle.Failures
+	publicURL atomic.Pointer[string]
 }
 
-// New returns the admin API. With an empty token the API refuses every call.
-func New(accounts *account.Service, token, publicURL string) *API {
-	return &API{accounts: accounts, token: token, publicURL: publicURL}
+// New returns the admin API.
+func New(accounts *account.Service, cfg Config) *API {
+	a := &API{accounts: accounts, token: cfg.Token, failures: cfg.Failures}
+	a.SetPublicURL(cfg.PublicURL)
+	return a
+}
+
+// SetPublicURL sets edge_url. The development stack, which picks its port when it starts,
+// sets it to the address edge listens on.
+func (a *API) SetPublicURL(u string) { a.publicURL.Store(&u) }
+
+// edgeURL is what credentials report as edge_url: the configured public URL, never the
+// request's Host header, which any client chooses.
+func (a *API) edgeURL() (string, error) {
+	if u := *a.publicURL.Load(); u != "" {
+		return u, nil
+	}
+	return "", httpapi.Unavailable("edge has no public URL configured: set VROS_EDGE_PUBLIC_URL (it is given out " +
+		"as edge_url with the credentials); no credentials are issued without it")
 }
 
 // Register mounts the routes.
@@ -42,9 +72,15 @@ func (a *API) Register(app *fiber.App) {
 }
 
 func (a *API) auth(c *fiber.Ctx) error {
+	if err := a.failures.Check(c); err != nil {
+		return err
+	}
 	h := c.Get(fiber.HeaderAuthorization)
 	tok, ok := strings.CutPrefix(h, "Bearer ")
 	if a.token == "" || !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(a.token)) != 1 {
+		if a.token != "" && ok {
+			a.failures.Failed(c)
+		}
 		return httpapi.Unauthorized("a valid admin bearer token is required")
 	}
 	if len(c.Body()) > 64<<10 {
@@ -86,11 +122,8 @@ func view(acc account.Account) accountView {
 	return v
 }
 
-func (a *API) credentials(c *fiber.Ctx, acc account.Account, secrets []account.Secret) Credentials {
-	out := Credentials{AccountID: acc.ID, Name: acc.Name, EdgeURL: a.publicURL}
-	if out.EdgeURL == "" {
-		out.EdgeURL = c.BaseURL()
-	}
+func credentials(edgeURL string, acc account.Account, secrets []account.Secret) Credentials {
+	out := Credentials{AccountID: acc.ID, Name: acc.Name, EdgeURL: edgeURL}
 	for _, s := range secrets {
 		switch s.Kind {
 		case account.Basic:
@@ -108,6 +141,10 @@ func (a *API) credentials(c *fiber.Ctx, acc account.Account, secrets []account.S
 
 // create: POST /admin/v1/accounts {"name": "…"} → 201 with the credentials.
 func (a *API) create(c *fiber.Ctx) error {
+	edgeURL, err := a.edgeURL()
+	if err != nil {
+		return err
+	}
 	var v fields.Violations
 	name := ""
 	if len(c.Body()) > 0 {
@@ -121,7 +158,7 @@ func (a *API) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"code": fiber.StatusCreated, "data": a.credentials(c, acc, secrets)})
+	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"code": fiber.StatusCreated, "data": credentials(edgeURL, acc, secrets)})
 }
 
 func (a *API) list(c *fiber.Ctx) error {
@@ -150,6 +187,10 @@ func (a *API) get(c *fiber.Ctx) error {
 
 // rotate: POST /admin/v1/accounts/{id}/rotate {"credentials": ["basic", …]} (all when absent).
 func (a *API) rotate(c *fiber.Ctx) error {
+	edgeURL, err := a.edgeURL()
+	if err != nil {
+		return err
+	}
 	var req struct {
 		Credentials []string `json:"credentials"`
 	}
@@ -170,7 +211,7 @@ func (a *API) rotate(c *fiber.Ctx) error {
 	if err != nil {
 		return notFound(err, c.Params("id"))
 	}
-	return httpapi.A(c, a.credentials(c, acc, secrets))
+	return httpapi.A(c, credentials(edgeURL, acc, secrets))
 }
 
 func (a *API) status(st account.Status) fiber.Handler {

@@ -4,6 +4,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/vros/vros/edge/internal/account"
 	"github.com/vros/vros/edge/internal/phpform"
+	"github.com/vros/vros/edge/internal/throttle"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/tenancy"
 )
@@ -24,21 +26,27 @@ import (
 // Config tells the gateway where the services are. An empty URL means the service is not
 // deployed: its routes answer 503 with a clear message.
 type Config struct {
-	ServiceURLs    map[Upstream]string
+	ServiceURLs map[Upstream]string
+	// RateLimitRPS and RateLimitBurst are each account's token bucket in this replica
+	// (RPS ≤ 0: none).
 	RateLimitRPS   float64
 	RateLimitBurst int
+	// Failures throttles failed authentications by client address (nil: none).
+	Failures *throttle.Failures
 }
 
 // Gateway serves the public routes.
 type Gateway struct {
 	accounts  *account.Service
 	upstreams map[Upstream]*upstream
-	limits    *limiter
+	limits    *throttle.Buckets
+	failures  *throttle.Failures
 }
 
 // New builds the gateway.
 func New(cfg Config, accounts *account.Service, signer *tenancy.Signer, prop propagation.TextMapPropagator) (*Gateway, error) {
-	g := &Gateway{accounts: accounts, upstreams: map[Upstream]*upstream{}, limits: newLimiter(cfg.RateLimitRPS, cfg.RateLimitBurst)}
+	g := &Gateway{accounts: accounts, upstreams: map[Upstream]*upstream{}, failures: cfg.Failures,
+		limits: throttle.New(cfg.RateLimitRPS, cfg.RateLimitBurst, throttle.DefaultKeys)}
 	for name, raw := range cfg.ServiceURLs {
 		if raw == "" {
 			continue
@@ -50,6 +58,15 @@ func New(cfg Config, accounts *account.Service, signer *tenancy.Signer, prop pro
 		g.upstreams[name] = u
 	}
 	return g, nil
+}
+
+// EnvelopeFor is the envelope of a request edge answers before routing it (a 414, a 431):
+// interface B's under /vros/, interface A's elsewhere.
+func EnvelopeFor(path string) httpapi.Envelope {
+	if strings.HasPrefix(path, "/vros/") {
+		return httpapi.EnvelopeB
+	}
+	return httpapi.EnvelopeA
 }
 
 // Register mounts the public routes on app.
@@ -91,7 +108,7 @@ func (g *Gateway) interfaceA(c *fiber.Ctx) error {
 	if !ok {
 		return httpapi.NotFound(httpapi.StatusNotFound, fmt.Sprintf("unknown resource %q", name))
 	}
-	body := c.Body()
+	body := withoutBOM(c.Body())
 	if len(body) > r.bodyLimit {
 		return httpapi.TooLarge(r.bodyLimit)
 	}
@@ -99,7 +116,7 @@ func (g *Gateway) interfaceA(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if !g.limits.allow(acc) {
+	if !g.limits.Allow(acc) {
 		return httpapi.RateLimited()
 	}
 	u, err := g.upstream(r.service, "resource "+name)
@@ -110,6 +127,9 @@ func (g *Gateway) interfaceA(c *fiber.Ctx) error {
 }
 
 func (g *Gateway) authenticateA(c *fiber.Ctx, body []byte) (string, error) {
+	if err := g.failures.Check(c); err != nil {
+		return "", err
+	}
 	user, password, ok := basicAuth(c.Get(fiber.HeaderAuthorization))
 	if !ok {
 		return "", httpapi.Unauthorized("HTTP Basic credentials are required")
@@ -135,15 +155,19 @@ func (g *Gateway) authenticateA(c *fiber.Ctx, body []byte) (string, error) {
 		return "", err
 	}
 	if a1 != a2 {
+		g.failures.Failed(c)
 		return "", httpapi.Unauthorized("invalid credentials")
 	}
 	return a1, nil
 }
 
+// check authenticates one credential. Callers run g.failures.Check first: a client
+// address whose failures are spent is refused before any lookup.
 func (g *Gateway) check(c *fiber.Ctx, kind account.Kind, id, secret string) (string, error) {
 	acc, err := g.accounts.Authenticate(c.UserContext(), kind, id, secret)
 	switch {
 	case errors.Is(err, account.ErrUnauthorized):
+		g.failures.Failed(c)
 		return "", httpapi.Unauthorized("invalid credentials")
 	case errors.Is(err, account.ErrRevoked):
 		return "", httpapi.Unauthorized("account is revoked")
@@ -164,6 +188,10 @@ func basicAuth(h string) (user, password string, ok bool) {
 	return user, password, ok && user != "" && password != ""
 }
 
+// withoutBOM drops a leading UTF-8 byte-order mark, which some Windows tools write before
+// JSON: the documents say it is ignored, and the services then read plain JSON.
+func withoutBOM(body []byte) []byte { return bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")) }
+
 // bEnvelope is what edge needs of an interface B body.
 type bEnvelope struct {
 	Key    string `json:"key"`
@@ -174,7 +202,7 @@ type bEnvelope struct {
 // interfaceB: POST /vros/external-booking, the action in the body, key/pass in the body;
 // JSON or PHP-style form encoding. The services receive JSON only.
 func (g *Gateway) interfaceB(c *fiber.Ctx) error {
-	body := c.Body()
+	body := withoutBOM(c.Body())
 	if len(body) > bodyLimitB {
 		return httpapi.TooLarge(bodyLimitB)
 	}
@@ -201,11 +229,14 @@ func (g *Gateway) interfaceB(c *fiber.Ctx) error {
 	if env.Key == "" || env.Pass == "" {
 		return httpapi.Unauthorized("key and pass are required")
 	}
+	if err := g.failures.Check(c); err != nil {
+		return err
+	}
 	acc, err := g.check(c, account.Key, env.Key, env.Pass)
 	if err != nil {
 		return err
 	}
-	if !g.limits.allow(acc) {
+	if !g.limits.Allow(acc) {
 		return httpapi.RateLimited()
 	}
 	if env.Action == "" {
@@ -230,11 +261,14 @@ func (g *Gateway) read(c *fiber.Ctx) error {
 	if !ok {
 		return httpapi.NotFound(httpapi.StatusNotFound, fmt.Sprintf("unknown endpoint %q", name))
 	}
+	if err := g.failures.Check(c); err != nil {
+		return err
+	}
 	acc, err := g.check(c, account.OwnerToken, "", c.Params("token"))
 	if err != nil {
 		return err
 	}
-	if !g.limits.allow(acc) {
+	if !g.limits.Allow(acc) {
 		return httpapi.RateLimited()
 	}
 	u, err := g.upstream(svc, "endpoint "+name)
