@@ -65,7 +65,7 @@ type renderCase struct {
 	imagePrefix       string // image = imagePrefix + "vros/<component>:" + imageTag
 	imageTag          string
 	mongoFromSecret   bool
-	edgePublicURL     string // VROS_EDGE_PUBLIC_URL; empty: not set
+	edgePublicURL     string // VROS_EDGE_PUBLIC_URL, always set
 	otlp              bool
 	serviceMonitors   bool
 	metricsFrom       bool // networkPolicy.metricsFrom admits the "monitoring" namespace
@@ -79,19 +79,21 @@ var all = []string{"edge", "property-svc", "booking-svc", "catalog-svc"}
 
 var cases = []renderCase{
 	{
-		name: "default", enabled: all, autoscaled: true, pdb: all, networkPolicies: true,
-		ingress: true, topicsJob: true, partitions: "6", replicationFactor: "3",
-		pullPolicy: corev1.PullIfNotPresent, imageTag: "0.1.0",
+		// The defaults plus the one value they lack: a public host (TestEdgePublicURLRequired).
+		name: "default", args: []string{"--set", "ingress.host=vros.example.com"}, enabled: all, autoscaled: true, pdb: all,
+		networkPolicies: true, ingress: true, topicsJob: true, partitions: "6", replicationFactor: "3",
+		pullPolicy: corev1.PullIfNotPresent, imageTag: "0.1.0", edgePublicURL: "http://vros.example.com",
 	},
 	{
-		name: "default-min-kube", kubeVersion: minKubeVersion, enabled: all, autoscaled: true, pdb: all,
-		networkPolicies: true, ingress: true, topicsJob: true, partitions: "6", replicationFactor: "3",
-		pullPolicy: corev1.PullIfNotPresent, imageTag: "0.1.0",
+		name: "default-min-kube", kubeVersion: minKubeVersion, args: []string{"--set", "edge.publicURL=https://vros.example.com"},
+		enabled: all, autoscaled: true, pdb: all, networkPolicies: true, ingress: true, topicsJob: true, partitions: "6",
+		replicationFactor: "3", pullPolicy: corev1.PullIfNotPresent, imageTag: "0.1.0", edgePublicURL: "https://vros.example.com",
 	},
 	{
 		name: "kind", args: []string{"-f", repo.KindValues}, enabled: all, autoscaled: true, pdb: all,
 		networkPolicies: true, topicsJob: true, partitions: "6", replicationFactor: "1",
 		edgeNodePort: 30080, pullPolicy: corev1.PullNever, imageTag: "0.1.0", egressPeerLabel: true,
+		edgePublicURL: "http://127.0.0.1:30080",
 	},
 	{
 		name: "full", args: []string{"-f", "k8s/chartcheck/testdata/values-full.yaml"}, enabled: all,
@@ -104,7 +106,7 @@ var cases = []renderCase{
 	{
 		name: "minimal", args: []string{"-f", "k8s/chartcheck/testdata/values-minimal.yaml"},
 		enabled: []string{"edge", "property-svc"}, pdb: []string{"property-svc"},
-		pullPolicy: corev1.PullIfNotPresent, imageTag: "0.1.0",
+		pullPolicy: corev1.PullIfNotPresent, imageTag: "0.1.0", edgePublicURL: "https://vros.example.net",
 	},
 }
 
@@ -149,9 +151,28 @@ func TestRenderedChart(t *testing.T) {
 func TestSecretNameRequired(t *testing.T) {
 	f := newFixture(t)
 	_, err := f.helm.Run("template", release, repo.Chart, "--kube-version", f.kubeVersion,
-		"--set", "secrets.existingSecret=")
+		"--set", "ingress.host=api.example.com", "--set", "secrets.existingSecret=")
 	if err == nil || !strings.Contains(err.Error(), "secrets.existingSecret") {
 		t.Fatalf("want a render error naming secrets.existingSecret, got %v", err)
+	}
+}
+
+// TestEdgePublicURLRequired: with neither edge.publicURL nor an ingress host the chart
+// refuses to render, rather than start an edge that issues no credentials; an explicit
+// edge.publicURL wins over the ingress host.
+func TestEdgePublicURLRequired(t *testing.T) {
+	f := newFixture(t)
+	for _, args := range [][]string{nil, {"--set", "ingress.enabled=false", "--set", "ingress.host=api.example.com"}} {
+		_, err := f.helm.Run(append([]string{"template", release, repo.Chart, "--kube-version", f.kubeVersion}, args...)...)
+		if err == nil || !strings.Contains(err.Error(), "edge.publicURL") {
+			t.Errorf("%v: want a render error naming edge.publicURL, got %v", args, err)
+		}
+	}
+	r := index(f.render(t, f.kubeVersion, "--set", "ingress.host=api.example.com", "--set", "edge.publicURL=https://edge.example.com"))
+	for _, e := range r.deployments[objName("edge")].Spec.Template.Spec.Containers[0].Env {
+		if e.Name == "VROS_EDGE_PUBLIC_URL" && e.Value != "https://edge.example.com" {
+			t.Errorf("VROS_EDGE_PUBLIC_URL = %q, want edge.publicURL", e.Value)
+		}
 	}
 }
 
@@ -451,11 +472,8 @@ func checkDeployment(t *testing.T, c renderCase, r rendered, comp component, d *
 		}
 		plain["VROS_EDGE_RATE_LIMIT_RPS"] = ""
 		plain["VROS_EDGE_RATE_LIMIT_BURST"] = ""
-		if c.edgePublicURL != "" {
-			plain["VROS_EDGE_PUBLIC_URL"] = c.edgePublicURL
-		} else if _, ok := env["VROS_EDGE_PUBLIC_URL"]; ok {
-			t.Errorf("%s: VROS_EDGE_PUBLIC_URL set without a public host", where)
-		}
+		// edge issues no credentials without it: every rendering sets it.
+		plain["VROS_EDGE_PUBLIC_URL"] = c.edgePublicURL
 	}
 	if c.otlp {
 		plain["OTEL_EXPORTER_OTLP_ENDPOINT"] = ""

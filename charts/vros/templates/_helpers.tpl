@@ -111,14 +111,17 @@ In-cluster URL of one component's Service; call with (dict "root" $ "component" 
 {{- end }}
 
 {{/*
-Public base URL of edge, reported to operators with new credentials: edge.publicURL, else
-derived from the Ingress host; empty lets edge use the request's own host.
+Public base URL of edge, given out as edge_url with new credentials: edge.publicURL, else
+derived from the Ingress host. edge issues no credentials without one (it never trusts the
+request's Host header), so the chart refuses to render without either.
 */}}
 {{- define "vros.edgePublicURL" -}}
 {{- if .Values.edge.publicURL }}
 {{- .Values.edge.publicURL }}
 {{- else if and .Values.ingress.enabled .Values.ingress.host }}
 {{- printf "%s://%s" (ternary "https" "http" (gt (len .Values.ingress.tls) 0)) .Values.ingress.host }}
+{{- else }}
+{{- fail "edge.publicURL (or ingress.host with the ingress enabled) is required: edge gives it out as edge_url with new credentials and issues none without it" }}
 {{- end }}
 {{- end }}
 
