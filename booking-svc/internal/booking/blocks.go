@@ -80,6 +80,8 @@ func (s *Service) CreateBlock(ctx context.Context, account string, r BlockReques
 
 // DeleteBlock removes a block of account and frees its nights.
 func (s *Service) DeleteBlock(ctx context.Context, account string, id int64) error {
+	ctx, cancel := context.WithTimeout(ctx, s.Deadline)
+	defer cancel()
 	b, err := s.store.Block(ctx, account, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return ErrNotFound
@@ -95,10 +97,18 @@ func (s *Service) DeleteBlock(ctx context.Context, account string, id int64) err
 		}
 		return err
 	}
+	// Read again with the op held: a delete that completed in between has freed the nights.
+	if _, err := s.store.Block(ctx, account, id); err != nil {
+		_ = s.ledger.End(context.WithoutCancel(ctx), account, owner)
+		if errors.Is(err, store.ErrNotFound) {
+			return ErrNotFound
+		}
+		return err
+	}
 	if _, err := s.store.DeleteBlock(ctx, account, id); err != nil {
 		return err
 	}
-	if err := s.ledger.Release(ctx, release); err == nil {
+	if err := s.ledger.Release(ctx, release, owner); err == nil {
 		_ = s.ledger.End(ctx, account, owner)
 	}
 	return nil

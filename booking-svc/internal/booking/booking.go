@@ -14,6 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/vros/vros/booking-svc/internal/card"
+	"github.com/vros/vros/booking-svc/internal/faults"
 	"github.com/vros/vros/booking-svc/internal/gateway"
 	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/booking-svc/internal/store"
@@ -70,12 +71,25 @@ type Service struct {
 	Deadline time.Duration
 	// Lease is how old an unfinished change must be before the janitor repairs it.
 	Lease time.Duration
+	// Crash, in tests only, is called at each step of a change with the step's name
+	// ("create:claimed", "cancel:intent"…) and the account; it may stop the change there
+	// for good, as if the process died (devstack/crash). Nil in production.
+	Crash func(step, account string)
 	now   func() time.Time
 }
 
 // New returns the domain service.
 func New(v *view.Store, s *store.Store, l *ledger.Ledger, g gateway.Gateway, box *seal.Box) *Service {
 	return &Service{view: v, store: s, ledger: l, gateway: g, box: box, Deadline: 25 * time.Second, Lease: 2 * time.Minute, now: time.Now}
+}
+
+// steps returns ctx carrying the Crash hook for a change named change of account.
+func (s *Service) steps(ctx context.Context, change, account string) context.Context {
+	if s.Crash == nil {
+		return ctx
+	}
+	crash := s.Crash
+	return faults.With(ctx, func(step string) { crash(change+":"+step, account) })
 }
 
 // Stay is what is priced: a property, dates, guests and service lines (nil: the property's

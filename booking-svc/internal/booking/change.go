@@ -8,6 +8,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/vros/vros/booking-svc/internal/faults"
 	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/booking-svc/internal/store"
 	"github.com/vros/vros/libs/pricing"
@@ -43,6 +44,13 @@ func PartyOf(b store.BookingRec) Party {
 		CSATravel: b.CSATravel, PromotionCode: b.PromotionCode}
 }
 
+// errChanged: the booking changed between the read a change was planned from and the claim
+// of its op; the change is planned again.
+var errChanged = errors.New("booking changed while its change began")
+
+// replans is how many times a change is planned again before it answers ErrBusy.
+const replans = 3
+
 // Update changes booking id to the stay and party given in full (the caller merged the
 // request onto the stored booking). st.Services nil means the property's default services.
 // New nights are held before the booking changes and old ones freed after, so the booking
@@ -50,6 +58,44 @@ func PartyOf(b store.BookingRec) Party {
 func (s *Service) Update(ctx context.Context, account string, id int64, st Stay, party Party, pay Payment) (store.BookingRec, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.Deadline)
 	defer cancel()
+	ctx = s.steps(ctx, "update", account)
+	for try := 0; ; try++ {
+		res, err := s.update(ctx, account, id, st, party, pay)
+		if !errors.Is(err, errChanged) {
+			return res, err
+		}
+		if try == replans {
+			return res, ErrBusy
+		}
+	}
+}
+
+// begin claims the op of a change planned from cur, then reads the booking again: a change
+// that completed between the first read and the op would make the plan wrong (releasing
+// nights the booking no longer holds). Then it ends the op and answers errChanged.
+func (s *Service) begin(ctx context.Context, cur store.BookingRec, op ledger.Op) error {
+	faults.At(ctx, "planned")
+	if err := s.ledger.Begin(ctx, op); err != nil {
+		if errors.Is(err, ledger.ErrBusy) {
+			return ErrBusy
+		}
+		return err
+	}
+	faults.At(ctx, "op")
+	now, err := s.store.Booking(ctx, cur.AccountID, cur.BookingID)
+	if err == nil && now.Version == cur.Version {
+		return nil
+	}
+	if eerr := s.ledger.End(context.WithoutCancel(ctx), op.Account, op.Owner); eerr != nil {
+		return errors.Join(err, eerr) // the janitor ends it
+	}
+	if err != nil {
+		return err
+	}
+	return errChanged
+}
+
+func (s *Service) update(ctx context.Context, account string, id int64, st Stay, party Party, pay Payment) (store.BookingRec, error) {
 	cur, err := s.reserved(ctx, account, id)
 	if err != nil {
 		return cur, err
@@ -78,10 +124,7 @@ func (s *Service) Update(ctx context.Context, account string, id int64, st Stay,
 	claim := ledger.Stay{Account: account, PropertyID: next.PropertyID, Dates: add}
 	release := ledger.Stay{Account: account, PropertyID: cur.PropertyID, Dates: drop}
 	owner := bookingOwner(cur.BookingID)
-	if err := s.ledger.Begin(ctx, ledger.Op{Owner: owner, Account: account, Claim: []ledger.Stay{claim}, Release: []ledger.Stay{release}}); err != nil {
-		if errors.Is(err, ledger.ErrBusy) {
-			return cur, ErrBusy
-		}
+	if err := s.begin(ctx, cur, ledger.Op{Owner: owner, Account: account, Claim: []ledger.Stay{claim}, Release: []ledger.Stay{release}}); err != nil {
 		return cur, err
 	}
 	if err := s.ledger.Claim(ctx, claim, owner); err != nil {
@@ -92,7 +135,11 @@ func (s *Service) Update(ctx context.Context, account string, id int64, st Stay,
 		}
 		return cur, err
 	}
+	faults.At(ctx, "claimed")
 	if pay.Auto && pay.Card == nil && cur.Card == nil {
+		if rerr := s.ledger.Release(context.WithoutCancel(ctx), claim, owner); rerr == nil {
+			_ = s.ledger.End(context.WithoutCancel(ctx), account, owner)
+		}
 		return cur, &FieldError{Field: "creditCard", Message: "is required with paymentAuto: the booking has no card"}
 	}
 	set := stayFields(next)
@@ -106,14 +153,15 @@ func (s *Service) Update(ctx context.Context, account string, id int64, st Stay,
 		if pay.Charge {
 			due := outstanding(next, s.now().UTC().Format(time.DateOnly))
 			if due.IsPositive() {
-				p, err := s.chargeAmount(ctx, next, *pay.Card, due, "update")
+				p, err := s.chargeAmount(ctx, next, *pay.Card, due, "update", "")
 				if err != nil {
-					if rerr := s.ledger.Release(context.WithoutCancel(ctx), claim); rerr == nil {
+					if rerr := s.ledger.Release(context.WithoutCancel(ctx), claim, owner); rerr == nil {
 						_ = s.ledger.End(context.WithoutCancel(ctx), account, owner)
 					}
 					return cur, err
 				}
 				set = append(set, bson.E{Key: "payments." + strconv.FormatInt(p.PaymentID, 10), Value: *p})
+				faults.At(ctx, "charged")
 			}
 		}
 	}
@@ -124,9 +172,11 @@ func (s *Service) Update(ctx context.Context, account string, id int64, st Stay,
 	if err != nil {
 		return cur, err
 	}
-	if err := s.ledger.Release(ctx, release); err != nil {
+	faults.At(ctx, "updated")
+	if err := s.ledger.Release(ctx, release, owner); err != nil {
 		return res, nil // the booking changed; the janitor frees the rest
 	}
+	faults.At(ctx, "released")
 	_ = s.ledger.End(ctx, account, owner)
 	return res, nil
 }
@@ -148,17 +198,30 @@ func stayFields(b store.BookingRec) bson.D {
 func (s *Service) Cancel(ctx context.Context, account string, id int64) (store.BookingRec, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.Deadline)
 	defer cancel()
+	ctx = s.steps(ctx, "cancel", account)
+	for try := 0; ; try++ {
+		res, err := s.cancel(ctx, account, id)
+		if !errors.Is(err, errChanged) {
+			return res, err
+		}
+		if try == replans {
+			return res, ErrBusy
+		}
+	}
+}
+
+func (s *Service) cancel(ctx context.Context, account string, id int64) (store.BookingRec, error) {
 	cur, err := s.reserved(ctx, account, id)
 	if err != nil {
 		return cur, err
 	}
 	owner := bookingOwner(id)
 	release := ledger.Stay{Account: account, PropertyID: cur.PropertyID, Dates: cur.Nights}
-	if err := s.ledger.Begin(ctx, ledger.Op{Owner: owner, Account: account, Release: []ledger.Stay{release}}); err != nil {
-		if errors.Is(err, ledger.ErrBusy) {
-			return cur, ErrBusy
-		}
+	if err := s.begin(ctx, cur, ledger.Op{Owner: owner, Account: account, Release: []ledger.Stay{release}}); err != nil {
 		return cur, err
+	}
+	if ctx.Err() != nil {
+		return cur, ctx.Err()
 	}
 	now := s.store.Now()
 	res, err := s.store.UpdateBooking(ctx, account, id, store.BookingCancelled,
@@ -166,7 +229,9 @@ func (s *Service) Cancel(ctx context.Context, account string, id int64) (store.B
 	if err != nil {
 		return cur, err
 	}
-	if err := s.ledger.Release(ctx, release); err == nil {
+	faults.At(ctx, "cancelled")
+	if err := s.ledger.Release(ctx, release, owner); err == nil {
+		faults.At(ctx, "released")
 		_ = s.ledger.End(ctx, account, owner)
 	}
 	return res, nil
@@ -201,12 +266,16 @@ func (s *Service) Current(ctx context.Context, account, owner string) ([]ledger.
 		if err != nil {
 			return nil, err
 		}
+		// Its list entry may be as stale as its nights (a writer stopped between the two).
+		if err := s.store.Relist(ctx, b); err != nil {
+			return nil, err
+		}
 		switch b.Status {
 		case store.StatusReserved:
 			return []ledger.Stay{{Account: account, PropertyID: b.PropertyID, Dates: b.Nights}}, nil
 		case store.StatusPending:
 			// Its creator is past its deadline (the op is older than the lease): abandoned.
-			return nil, s.store.SetStatusQuiet(ctx, account, id, store.StatusFailed)
+			return nil, s.store.MarkFailed(ctx, account, id)
 		}
 		return nil, nil
 	case "block":
@@ -220,4 +289,47 @@ func (s *Service) Current(ctx context.Context, account, owner string) ([]ledger.
 		return []ledger.Stay{{Account: account, PropertyID: b.PropertyID, Dates: blockNights(b.StartDate, b.EndDate)}}, nil
 	}
 	return nil, nil
+}
+
+// Settle finishes what a stopped change of booking id left (its op, once the change's
+// deadline is past by a margin of one more deadline), as the janitor would later; a booking
+// still pending with no op, created more than twice the deadline ago, is marked failed. It
+// answers ErrBusy while a change may still be running. A retried request (idempotency)
+// settles what its first attempt left before it runs again.
+func (s *Service) Settle(ctx context.Context, account string, id int64) error {
+	_, err := s.ledger.RepairOwner(ctx, account, bookingOwner(id), s.Deadline, s.Lease, s.Current)
+	if errors.Is(err, ledger.ErrBusy) {
+		return ErrBusy
+	}
+	if err != nil {
+		return err
+	}
+	b, err := s.store.Booking(ctx, account, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if b.Status == store.StatusPending {
+		if s.now().Before(b.CreatedAt.Add(2 * s.Deadline)) {
+			return ErrBusy
+		}
+		return s.store.MarkFailed(ctx, account, id)
+	}
+	return nil
+}
+
+// BookingAnyStatus returns booking id of account whatever its status (pending, failed…).
+func (s *Service) BookingAnyStatus(ctx context.Context, account string, id int64) (store.BookingRec, error) {
+	b, err := s.store.Booking(ctx, account, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return b, ErrNoBooking
+	}
+	return b, err
+}
+
+// PurgeFailed deletes the failed booking attempts older than retention.
+func (s *Service) PurgeFailed(ctx context.Context, retention time.Duration) (int, error) {
+	return s.store.PurgeFailed(ctx, s.now().UTC().Add(-retention))
 }

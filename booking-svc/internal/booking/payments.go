@@ -18,7 +18,13 @@ type PaymentInput struct {
 	Description string
 	Time        *time.Time // nil: now
 	Currency    string     // "": the booking's
+	// ID is the payment id, reserved beforehand (NewPaymentID) by a request that may be
+	// retried; 0 allocates one.
+	ID int64
 }
+
+// NewPaymentID allocates a payment id.
+func (s *Service) NewPaymentID(ctx context.Context) (int64, error) { return s.store.NextPaymentID(ctx) }
 
 // booked returns a booking that payments may be recorded on (reserved or cancelled: refunds
 // and cancellation fees are recorded after a cancellation too).
@@ -49,9 +55,11 @@ func (s *Service) AddPayment(ctx context.Context, account string, bookingID int6
 	if err != nil {
 		return 0, err
 	}
-	id, err := s.store.NextPaymentID(ctx)
-	if err != nil {
-		return 0, err
+	id := in.ID
+	if id == 0 {
+		if id, err = s.store.NextPaymentID(ctx); err != nil {
+			return 0, err
+		}
 	}
 	rec, err := s.paymentRec(b, id, in)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/vros/vros/booking-svc/internal/card"
+	"github.com/vros/vros/booking-svc/internal/faults"
 	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/booking-svc/internal/store"
 	"github.com/vros/vros/booking-svc/internal/view"
@@ -39,13 +40,23 @@ type NewBooking struct {
 	Stay
 	Party
 	Payment
+	// ID is the booking id to use, reserved beforehand (NewBookingID) so that a retry of
+	// the request can find what this attempt did; 0 allocates one.
+	ID int64
+	// ChargeKey, when set, is the gateway's idempotency key of the charge at booking, so
+	// that a retried request never charges the card twice.
+	ChargeKey string
 }
+
+// NewBookingID allocates a booking id.
+func (s *Service) NewBookingID(ctx context.Context) (int64, error) { return s.store.NextBookingID(ctx) }
 
 // Create books a stay. The nights are held before anything is charged or published; a
 // night already held answers UnavailableError and leaves nothing behind.
 func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (store.BookingRec, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.Deadline)
 	defer cancel()
+	ctx = s.steps(ctx, "create", account)
 	p, err := s.property(ctx, account, nb.PropertyID)
 	if err != nil {
 		return store.BookingRec{}, err
@@ -57,9 +68,11 @@ func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (st
 	if err != nil {
 		return store.BookingRec{}, err
 	}
-	id, err := s.store.NextBookingID(ctx)
-	if err != nil {
-		return store.BookingRec{}, err
+	id := nb.ID
+	if id == 0 {
+		if id, err = s.store.NextBookingID(ctx); err != nil {
+			return store.BookingRec{}, err
+		}
 	}
 	now := s.store.Now()
 	rec := store.BookingRec{AccountID: account, BookingID: id, CreatedAt: now, UpdatedAt: now}
@@ -76,12 +89,14 @@ func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (st
 	if err := s.ledger.Begin(ctx, ledger.Op{Owner: owner, Account: account, Claim: []ledger.Stay{stay}}); err != nil {
 		return store.BookingRec{}, err
 	}
+	faults.At(ctx, "op")
 	// From here on the op is ended only on a clean outcome; otherwise the janitor finishes it.
 	if err := s.store.InsertPending(ctx, rec); err != nil {
 		return store.BookingRec{}, err
 	}
+	faults.At(ctx, "pending")
 	fail := func(cause error) (store.BookingRec, error) {
-		if err := s.store.SetStatusQuiet(context.WithoutCancel(ctx), account, id, store.StatusFailed); err == nil {
+		if err := s.store.MarkFailed(context.WithoutCancel(ctx), account, id); err == nil {
 			_ = s.ledger.End(context.WithoutCancel(ctx), account, owner)
 		}
 		return store.BookingRec{}, cause
@@ -93,11 +108,12 @@ func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (st
 		}
 		return store.BookingRec{}, err
 	}
+	faults.At(ctx, "claimed")
 	set := bson.D{{Key: "status", Value: store.StatusReserved}}
 	if nb.Charge && nb.Card != nil {
-		pay, err := s.chargeDue(ctx, rec, *nb.Card, now)
+		pay, err := s.chargeDue(ctx, rec, *nb.Card, now, nb.ChargeKey)
 		if err != nil {
-			if rerr := s.ledger.Release(context.WithoutCancel(ctx), stay); rerr != nil {
+			if rerr := s.ledger.Release(context.WithoutCancel(ctx), stay, owner); rerr != nil {
 				return store.BookingRec{}, errors.Join(err, rerr)
 			}
 			return fail(err)
@@ -105,6 +121,7 @@ func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (st
 		if pay != nil {
 			set = append(set, bson.E{Key: "payments." + strconv.FormatInt(pay.PaymentID, 10), Value: *pay})
 		}
+		faults.At(ctx, "charged")
 	}
 	if ctx.Err() != nil {
 		return store.BookingRec{}, ctx.Err() // past the deadline: the janitor will undo it
@@ -113,6 +130,7 @@ func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (st
 	if err != nil {
 		return out, err
 	}
+	faults.At(ctx, "reserved")
 	_ = s.ledger.End(ctx, account, owner)
 	return out, nil
 }
@@ -148,7 +166,7 @@ func (s *Service) checkParty(ctx context.Context, account string, p Party, pay P
 
 // chargeDue charges what the booking's schedule makes due by today; nil when nothing is due
 // yet. A property without a payment schedule is paid in full at booking.
-func (s *Service) chargeDue(ctx context.Context, rec store.BookingRec, c card.Card, now time.Time) (*store.PaymentRec, error) {
+func (s *Service) chargeDue(ctx context.Context, rec store.BookingRec, c card.Card, now time.Time, key string) (*store.PaymentRec, error) {
 	due := outstanding(rec, now.UTC().Format(time.DateOnly))
 	if len(rec.Quote.Schedule) == 0 {
 		due, _ = decimal.NewFromString(rec.Quote.GrandTotal)
@@ -156,13 +174,16 @@ func (s *Service) chargeDue(ctx context.Context, rec store.BookingRec, c card.Ca
 	if !due.IsPositive() {
 		return nil, nil
 	}
-	return s.chargeAmount(ctx, rec, c, due, "booking")
+	return s.chargeAmount(ctx, rec, c, due, "booking", key)
 }
 
-// chargeAmount charges amount on c for the booking and returns the payment to record.
-func (s *Service) chargeAmount(ctx context.Context, rec store.BookingRec, c card.Card, amount decimal.Decimal, when string) (*store.PaymentRec, error) {
-	ch, err := s.charge(ctx, amount.StringFixed(2), rec.Quote.Currency, c,
-		"booking-"+strconv.FormatInt(rec.BookingID, 10)+"-at-"+when+"-"+strconv.FormatInt(rec.Version, 10))
+// chargeAmount charges amount on c for the booking and returns the payment to record. key
+// is the gateway's idempotency key; "" derives one from the booking and its version.
+func (s *Service) chargeAmount(ctx context.Context, rec store.BookingRec, c card.Card, amount decimal.Decimal, when, key string) (*store.PaymentRec, error) {
+	if key == "" {
+		key = "booking-" + strconv.FormatInt(rec.BookingID, 10) + "-at-" + when + "-" + strconv.FormatInt(rec.Version, 10)
+	}
+	ch, err := s.charge(ctx, amount.StringFixed(2), rec.Quote.Currency, c, key)
 	if err != nil {
 		return nil, err
 	}

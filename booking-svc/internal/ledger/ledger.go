@@ -103,10 +103,33 @@ func (l *Ledger) Claim(ctx context.Context, s Stay, owner string) error {
 	return fmt.Errorf("claim nights: %w", err)
 }
 
-// Release frees nights the caller holds. Only call it for nights the caller is known to own
-// (those of a booking it has just changed); Repair checks ownership.
-func (l *Ledger) Release(ctx context.Context, s Stay) error { return l.release(ctx, s) }
+// Release frees the nights of s that owner holds. A night another owner holds now is left
+// alone: a release can never free a night it does not own, whatever a stale read of the
+// caller's document said. Each night is read, then deleted, by `_id`: a night owner holds
+// cannot change hands in between, because only its owner (or the janitor, for an owner that
+// is no longer running) ever deletes it.
+func (l *Ledger) Release(ctx context.Context, s Stay, owner string) error {
+	for _, d := range s.Dates {
+		id := nightID(s.Account, s.PropertyID, d)
+		var n nightDoc
+		err := l.nights.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&n)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("release night %s: %w", d, err)
+		}
+		if n.Owner != owner {
+			continue
+		}
+		if _, err := l.nights.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
+			return fmt.Errorf("release night %s: %w", d, err)
+		}
+	}
+	return nil
+}
 
+// release frees nights just inserted by the caller (a claim that failed part way).
 func (l *Ledger) release(ctx context.Context, s Stay) error {
 	for _, d := range s.Dates {
 		if _, err := l.nights.DeleteOne(ctx, bson.D{{Key: "_id", Value: nightID(s.Account, s.PropertyID, d)}}); err != nil {

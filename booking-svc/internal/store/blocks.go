@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -27,7 +28,8 @@ func (s *Store) InsertBlock(ctx context.Context, b BlockRec) (BlockRec, error) {
 		s.outbox.Done(in, nil)
 		return b, err
 	}
-	s.outbox.Done(in, snapshot(b.Version, blockMessage(b)))
+	m, merr := blockMessage(b)
+	s.outbox.Done(in, snapshot(b.Version, m, merr))
 	return b, nil
 }
 
@@ -66,7 +68,8 @@ func (s *Store) DeleteBlock(ctx context.Context, account string, id int64) (Bloc
 		}
 		return b, err
 	}
-	s.outbox.Done(in, snapshot(b.Version, blockMessage(b)))
+	m, merr := blockMessage(b)
+	s.outbox.Done(in, snapshot(b.Version, m, merr))
 	return b, nil
 }
 
@@ -83,7 +86,7 @@ type BlockEvent struct {
 	CreatedAt  string `json:"created_at"`
 }
 
-func blockMessage(b BlockRec) events.Message {
+func blockMessage(b BlockRec) (events.Message, error) {
 	typ := BlockCreated
 	if b.Deleted {
 		typ = BlockDeleted
@@ -93,7 +96,7 @@ func blockMessage(b BlockRec) events.Message {
 		PropertyID: b.PropertyID, StartDate: b.StartDate, EndDate: b.EndDate, Memo: b.Memo, Deleted: b.Deleted, Version: b.Version,
 		CreatedAt: b.CreatedAt.Format("2006-01-02 15:04:05")})
 	if err != nil {
-		return events.Message{}
+		return events.Message{}, fmt.Errorf("block event %s: %w", agg, err)
 	}
-	return events.Message{Topic: events.TopicBooking, Key: agg, Value: v}
+	return events.Message{Topic: events.TopicBooking, Key: agg, Value: v}, nil
 }

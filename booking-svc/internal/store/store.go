@@ -16,6 +16,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/vros/vros/booking-svc/internal/faults"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/mongostore"
 	"github.com/vros/vros/libs/outbox"
@@ -29,6 +30,7 @@ const (
 	collUsers      = "users"
 	collUserEmails = "user_emails"
 	collCounters   = "counters"
+	collFailed     = "failed_attempts"
 )
 
 // Errors the API maps to statuses.
@@ -49,15 +51,20 @@ const (
 
 // Store is booking-svc's repository.
 type Store struct {
+	db                                        *mongo.Database
 	bookings, blocks, payments, users, emails *mongo.Collection
+	failed, counters                          *mongo.Collection
 	bookingIDs, blockIDs, paymentIDs, userIDs *mongostore.Sequence
 	outbox                                    *outbox.Outbox
 	now                                       func() time.Time
+	// lists is how listbooking finds an account's bookings (list.go).
+	lists ListMode
 }
 
-// New prepares db and returns a store.
-func New(ctx context.Context, db *mongo.Database) (*Store, error) {
-	err := mongostore.Ensure(ctx, db, []string{collBookings, collBlocks, collPayments, collUsers, collUserEmails, collCounters, outbox.Collection},
+// New prepares db and returns a store. mode chooses how bookings are listed; ListAuto
+// picks by the server (list.go).
+func New(ctx context.Context, db *mongo.Database, mode ...ListMode) (*Store, error) {
+	err := mongostore.Ensure(ctx, db, []string{collBookings, collBlocks, collPayments, collUsers, collUserEmails, collCounters, collFailed, outbox.Collection},
 		[]mongostore.Index{
 			{Collection: collBookings, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "booking_id", Value: -1}}},
 			{Collection: collBlocks, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "property_id", Value: 1}}},
@@ -67,13 +74,22 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 		return nil, err
 	}
 	c := db.Collection(collCounters)
-	return &Store{
+	s := &Store{
+		db:       db,
 		bookings: db.Collection(collBookings), blocks: db.Collection(collBlocks), payments: db.Collection(collPayments),
-		users: db.Collection(collUsers), emails: db.Collection(collUserEmails),
+		users: db.Collection(collUsers), emails: db.Collection(collUserEmails), failed: db.Collection(collFailed), counters: c,
 		bookingIDs: mongostore.NewSequence(c, "booking", 10), blockIDs: mongostore.NewSequence(c, "block", 10),
 		paymentIDs: mongostore.NewSequence(c, "payment", 10), userIDs: mongostore.NewSequence(c, "user", 10),
 		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
-	}, nil
+	}
+	m := ListAuto
+	if len(mode) > 0 {
+		m = mode[0]
+	}
+	if err := s.setupLists(ctx, m); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Attach connects the outbox the store records its changes in.
@@ -137,6 +153,7 @@ func (s *Store) UpdateBooking(ctx context.Context, account string, id int64, cha
 		}
 		upd = append(upd, bson.E{Key: "$unset", Value: u})
 	}
+	faults.At(ctx, "intent")
 	var b BookingRec
 	err = s.bookings.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: docID(account, id)}}, upd,
 		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&b)
@@ -145,66 +162,74 @@ func (s *Store) UpdateBooking(ctx context.Context, account string, id int64, cha
 		if errors.Is(err, mongo.ErrNoDocuments) {
 			return b, ErrNotFound
 		}
-		return b, err
+		return b, fmt.Errorf("update booking %d: %w", id, err)
 	}
-	s.outbox.Done(in, snapshot(b.Version, bookingMessage(b)))
+	faults.At(ctx, "written")
+	if err := s.listed(ctx, b); err != nil {
+		// The relay reads the booking and writes its list entry (Snapshot).
+		s.outbox.Done(in, nil)
+		return b, nil
+	}
+	m, merr := bookingMessage(b)
+	s.outbox.Done(in, snapshot(b.Version, m, merr))
 	return b, nil
 }
 
-// SetStatusQuiet changes a booking's status without publishing (pending → failed).
-func (s *Store) SetStatusQuiet(ctx context.Context, account string, id int64, status string) error {
-	_, err := s.bookings.UpdateOne(ctx, bson.D{{Key: "_id", Value: docID(account, id)}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: status}, {Key: "updated_at", Value: s.now()}}}})
-	return err
+// MarkFailed ends a booking attempt that never became a booking (its nights were taken, its
+// card declined, or its creator stopped): status failed, without publishing — a pending
+// booking never was — and without its card, which is removed at once. The rest of the
+// document is kept for the failed-attempt retention period (PurgeFailed).
+func (s *Store) MarkFailed(ctx context.Context, account string, id int64) error {
+	now := s.now()
+	// Noted first, so that no failed attempt escapes the purge.
+	_, err := s.failed.InsertOne(ctx, bson.D{{Key: "_id", Value: docID(account, id)}, {Key: "account_id", Value: account},
+		{Key: "booking_id", Value: id}, {Key: "at", Value: now}})
+	if err != nil && !mongostore.IsDuplicate(err) {
+		return fmt.Errorf("note failed booking %d: %w", id, err)
+	}
+	_, err = s.bookings.UpdateOne(ctx, bson.D{{Key: "_id", Value: docID(account, id)}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: StatusFailed}, {Key: "updated_at", Value: now}}},
+			{Key: "$unset", Value: bson.D{{Key: "card", Value: ""}}}})
+	if err != nil {
+		return fmt.Errorf("mark booking %d failed: %w", id, err)
+	}
+	return nil
 }
 
-// ListFilter selects bookings of one account.
-type ListFilter struct {
-	UserID, BookingID, PropertyID, BrandID int64
-	From, To                               string // stays overlapping [From, To)
-	Keyword                                string // in first name, last name, email
-	Skip, Limit                            int64
-}
-
-// List returns the account's bookings that match f, newest first, and how many match.
-// Pending and failed attempts are not bookings and never listed.
-func (s *Store) List(ctx context.Context, account string, f ListFilter) ([]BookingRec, int64, error) {
-	q := bson.D{{Key: "account_id", Value: account},
-		{Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{StatusReserved, StatusCancelled}}}}}
-	for _, c := range []struct {
-		key string
-		v   int64
-	}{{"user_id", f.UserID}, {"booking_id", f.BookingID}, {"property_id", f.PropertyID}, {"brand_id", f.BrandID}} {
-		if c.v != 0 {
-			q = append(q, bson.E{Key: c.key, Value: c.v})
+// PurgeFailed deletes the failed attempts noted before before and reports how many. It
+// reads only the small collection of noted failures, then each booking by `_id`.
+func (s *Store) PurgeFailed(ctx context.Context, before time.Time) (int, error) {
+	cur, err := s.failed.Find(ctx, bson.D{{Key: "at", Value: bson.D{{Key: "$lt", Value: before}}}}, options.Find().SetLimit(1000))
+	if err != nil {
+		return 0, fmt.Errorf("list failed bookings: %w", err)
+	}
+	var notes []struct {
+		ID        string `bson:"_id"`
+		AccountID string `bson:"account_id"`
+		BookingID int64  `bson:"booking_id"`
+	}
+	if err := cur.All(ctx, &notes); err != nil {
+		return 0, fmt.Errorf("list failed bookings: %w", err)
+	}
+	purged := 0
+	for _, n := range notes {
+		b, err := s.Booking(ctx, n.AccountID, n.BookingID)
+		switch {
+		case err != nil && !errors.Is(err, ErrNotFound):
+			return purged, err
+		case err == nil && b.Status == StatusPending:
+			continue // noted, but not yet marked: the next pass
+		case err == nil && b.Status == StatusFailed:
+			if _, err := s.bookings.DeleteOne(ctx, bson.D{{Key: "_id", Value: n.ID}}); err != nil {
+				return purged, fmt.Errorf("purge failed booking %d: %w", n.BookingID, err)
+			}
+			purged++
+		}
+		if _, err := s.failed.DeleteOne(ctx, bson.D{{Key: "_id", Value: n.ID}}); err != nil {
+			return purged, fmt.Errorf("purge failed booking %d: %w", n.BookingID, err)
 		}
 	}
-	if f.To != "" {
-		q = append(q, bson.E{Key: "checkin", Value: bson.D{{Key: "$lt", Value: f.To}}})
-	}
-	if f.From != "" {
-		q = append(q, bson.E{Key: "checkout", Value: bson.D{{Key: "$gt", Value: f.From}}})
-	}
-	if f.Keyword != "" {
-		// A literal substring, case-insensitive: the keyword is quoted, never a pattern.
-		re := bson.Regex{Pattern: quoteMeta(f.Keyword), Options: "i"}
-		q = append(q, bson.E{Key: "$or", Value: bson.A{
-			bson.D{{Key: "guest.first_name", Value: re}}, bson.D{{Key: "guest.last_name", Value: re}}, bson.D{{Key: "guest.email", Value: re}},
-		}})
-	}
-	total, err := s.bookings.CountDocuments(ctx, q)
-	if err != nil {
-		return nil, 0, err
-	}
-	cur, err := s.bookings.Find(ctx, q, options.Find().SetSort(bson.D{{Key: "booking_id", Value: -1}}).SetSkip(f.Skip).SetLimit(f.Limit))
-	if err != nil {
-		return nil, 0, err
-	}
-	var out []BookingRec
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, 0, err
-	}
-	return out, total, nil
+	return purged, nil
 }
 
 func quoteMeta(s string) string {
@@ -242,7 +267,9 @@ func (s *Store) UnindexPayment(ctx context.Context, account string, paymentID in
 	return err
 }
 
-// Snapshot is the outbox loader of booking-svc's aggregates.
+// Snapshot is the outbox loader of booking-svc's aggregates. A booking still pending is not
+// ready (its creator or the janitor decides it); a failed attempt that was never published,
+// or a document that no longer exists, has nothing to publish.
 func (s *Store) Snapshot(ctx context.Context, aggregate string) ([]events.Message, error) {
 	parts := strings.Split(aggregate, ":")
 	if len(parts) != 3 {
@@ -250,27 +277,52 @@ func (s *Store) Snapshot(ctx context.Context, aggregate string) ([]events.Messag
 	}
 	id, err := strconv.ParseInt(parts[2], 10, 64)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("aggregate %q: %w", aggregate, err)
 	}
 	switch parts[1] {
 	case "booking":
 		b, err := s.Booking(ctx, parts[0], id)
+		if errors.Is(err, ErrNotFound) {
+			return nil, nil
+		}
 		if err != nil {
 			return nil, err
 		}
-		return []events.Message{bookingMessage(b)}, nil
+		switch {
+		case b.Status == StatusPending:
+			return nil, fmt.Errorf("booking %s is pending: %w", aggregate, outbox.ErrNotReady)
+		case b.Status == StatusFailed && b.Version == 0:
+			return nil, nil
+		}
+		if err := s.listed(ctx, b); err != nil {
+			return nil, err
+		}
+		m, err := bookingMessage(b)
+		if err != nil {
+			return nil, err
+		}
+		return []events.Message{m}, nil
 	case "block":
 		b, err := s.block(ctx, parts[0], id)
+		if errors.Is(err, ErrNotFound) {
+			return nil, nil
+		}
 		if err != nil {
 			return nil, err
 		}
-		return []events.Message{blockMessage(b)}, nil
+		m, err := blockMessage(b)
+		if err != nil {
+			return nil, err
+		}
+		return []events.Message{m}, nil
 	}
 	return nil, fmt.Errorf("aggregate %q", aggregate)
 }
 
-func snapshot(version int64, m events.Message) *outbox.Snapshot {
-	if m.Value == nil {
+// snapshot is what a writer hands the relay: nil (the relay loads) if the message could
+// not be built.
+func snapshot(version int64, m events.Message, err error) *outbox.Snapshot {
+	if err != nil {
 		return nil
 	}
 	return &outbox.Snapshot{Version: version, Messages: []events.Message{m}}
@@ -298,9 +350,10 @@ type BookingEvent struct {
 	CancelledAt *time.Time `json:"cancelled_at"`
 }
 
-func bookingMessage(b BookingRec) events.Message {
+// bookingMessage is a booking's event. Only a reserved booking holds nights.
+func bookingMessage(b BookingRec) (events.Message, error) {
 	nights := b.Nights
-	if b.Status == StatusCancelled {
+	if b.Status != StatusReserved {
 		nights = []string{}
 	}
 	ev := BookingEvent{AccountID: b.AccountID, BookingID: b.BookingID, PropertyID: b.PropertyID, Status: b.Status, Version: b.Version,
@@ -308,11 +361,15 @@ func bookingMessage(b BookingRec) events.Message {
 		TotalRent: b.Quote.TotalRent, GrandTotal: b.Quote.GrandTotal, UserID: b.UserID, BrandID: b.BrandID,
 		CreatedAt: b.CreatedAt, CancelledAt: b.CancelledAt}
 	agg := BookingAggregate(b.AccountID, b.BookingID)
-	v, err := events.Encode(eventSource, b.LastChange, agg, b.UpdatedAt, ev)
-	if err != nil {
-		return events.Message{}
+	typ := b.LastChange
+	if typ == "" {
+		typ = BookingUpdated
 	}
-	return events.Message{Topic: events.TopicBooking, Key: agg, Value: v}
+	v, err := events.Encode(eventSource, typ, agg, b.UpdatedAt, ev)
+	if err != nil {
+		return events.Message{}, fmt.Errorf("booking event %s: %w", agg, err)
+	}
+	return events.Message{Topic: events.TopicBooking, Key: agg, Value: v}, nil
 }
 
 // Autopay lists reserved bookings whose card is kept for automatic payments. It is the one
