@@ -5,6 +5,7 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -35,14 +36,42 @@ type Config struct {
 	PasswordCost int `env:"VROS_BOOKING_PASSWORD_COST" envDefault:"12"`
 	// OutboxLease is how long a write owns its pending event before the sweep takes over.
 	OutboxLease time.Duration `env:"VROS_BOOKING_OUTBOX_LEASE" envDefault:"10s"`
+	// RequestDeadline bounds every booking change (and every request with an
+	// Idempotency-Key): past it a change stops before it commits.
+	RequestDeadline time.Duration `env:"VROS_BOOKING_REQUEST_DEADLINE" envDefault:"25s"`
 	// JanitorLease is how old an unfinished change of the ledger must be before the janitor
-	// repairs it; it must exceed the longest request (25 s).
+	// repairs it; at least twice RequestDeadline, so that the change has stopped for sure.
 	JanitorLease time.Duration `env:"VROS_BOOKING_JANITOR_LEASE" envDefault:"2m"`
+	// IdempotencyLease is how long a request owns its Idempotency-Key; a retry after it
+	// takes the key over if the request never answered. At least twice RequestDeadline.
+	IdempotencyLease time.Duration `env:"VROS_BOOKING_IDEMPOTENCY_LEASE" envDefault:"1m"`
+	// FailedRetention is how long a failed booking attempt (its dates taken, its card
+	// declined, its request stopped) is kept, without its card, before it is deleted.
+	FailedRetention time.Duration `env:"VROS_BOOKING_FAILED_RETENTION" envDefault:"168h"`
 	// ConsumerGroup is empty by default: each replica then reads every partition in its own
 	// group, booking-svc-<hostname>, because each caches the property view in memory.
 	ConsumerGroup string `env:"VROS_BOOKING_CONSUMER_GROUP"`
 	// AutopayInterval is how often the installments of paymentAuto bookings are charged.
 	AutopayInterval time.Duration `env:"VROS_BOOKING_AUTOPAY_INTERVAL" envDefault:"10m"`
+	// Crash is a fault-injection hook for tests (booking.Service.Crash); never set from the
+	// environment, nil in production.
+	Crash func(step, account string)
+}
+
+// check refuses timings under which a repair could touch a change still running.
+func (cfg Config) check() error {
+	d := cfg.RequestDeadline
+	switch {
+	case d <= 0:
+		return errors.New("VROS_BOOKING_REQUEST_DEADLINE must be positive")
+	case cfg.JanitorLease < 2*d:
+		return fmt.Errorf("VROS_BOOKING_JANITOR_LEASE (%v) must be at least twice VROS_BOOKING_REQUEST_DEADLINE (%v): it must outlast any request", cfg.JanitorLease, d)
+	case cfg.IdempotencyLease < 2*d:
+		return fmt.Errorf("VROS_BOOKING_IDEMPOTENCY_LEASE (%v) must be at least twice VROS_BOOKING_REQUEST_DEADLINE (%v): it must outlast any request", cfg.IdempotencyLease, d)
+	case cfg.FailedRetention <= 0:
+		return errors.New("VROS_BOOKING_FAILED_RETENTION must be positive")
+	}
+	return nil
 }
 
 // Database is booking-svc's MongoDB database.
@@ -53,8 +82,8 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	if cfg.JanitorLease < time.Minute {
-		return errors.New("VROS_BOOKING_JANITOR_LEASE must be at least 1m: it must outlast any request")
+	if err := cfg.check(); err != nil {
+		return err
 	}
 	group, err := events.ReplicaGroup(cfg.ConsumerGroup, "booking-svc")
 	if err != nil {
@@ -93,6 +122,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err != nil {
 		return err
 	}
+	keys.Deadline, keys.Lease = cfg.RequestDeadline, cfg.IdempotencyLease
 	if err := mongostore.Ensure(ctx, db, []string{events.ParkedCollection}, nil); err != nil {
 		return err
 	}
@@ -102,7 +132,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	st.Attach(ob)
 
 	bookings := booking.New(vw, st, led, gateway.NewTest(time.Now), box)
-	bookings.Lease = cfg.JanitorLease
+	bookings.Deadline, bookings.Lease, bookings.Crash = cfg.RequestDeadline, cfg.JanitorLease, cfg.Crash
 	app := httpapi.New(httpapi.Options{
 		Telemetry: tel,
 		BodyLimit: 2 << 20,
@@ -121,7 +151,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 			Propagator: tel.Propagator,
 		}, vw.Apply)
 	})
-	g.Go(func() error { return janitor(gctx, led, bookings, keys, cfg.JanitorLease, tel) })
+	g.Go(func() error { return janitor(gctx, led, bookings, keys, cfg.JanitorLease, cfg.FailedRetention, tel) })
 	g.Go(func() error { return autopay(gctx, bookings, cfg.AutopayInterval, tel) })
 	g.Go(func() error {
 		return ob.Serve(func() error { return httpapi.Serve(gctx, app, cfg.Addr, ready, 10*time.Second) }, 5*time.Second)
@@ -129,8 +159,9 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	return g.Wait()
 }
 
-// janitor repairs ledger changes that a crash interrupted and expires idempotency answers.
-func janitor(ctx context.Context, led *ledger.Ledger, b *booking.Service, keys *idempotency.Keys, lease time.Duration, tel *telemetry.Telemetry) error {
+// janitor repairs ledger changes that a crash interrupted, expires idempotency answers and
+// deletes failed booking attempts past their retention.
+func janitor(ctx context.Context, led *ledger.Ledger, b *booking.Service, keys *idempotency.Keys, lease, retention time.Duration, tel *telemetry.Telemetry) error {
 	t := time.NewTicker(lease / 4)
 	defer t.Stop()
 	for {
@@ -146,6 +177,11 @@ func janitor(ctx context.Context, led *ledger.Ledger, b *booking.Service, keys *
 		}
 		if err := keys.Expire(ctx); err != nil {
 			tel.Logger.Warn("idempotency expiry failed", "err", err)
+		}
+		if n, err := b.PurgeFailed(ctx, retention); err != nil {
+			tel.Logger.Warn("failed booking purge failed", "err", err)
+		} else if n > 0 {
+			tel.Logger.Info("failed booking attempts deleted after their retention", "count", n)
 		}
 	}
 }

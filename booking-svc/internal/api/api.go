@@ -35,6 +35,10 @@ func New(b *booking.Service, u *booking.Users, k *idempotency.Keys) *API {
 // Register mounts the routes behind the signature check.
 func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
 	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), signer.Require())
+	a.keys.Resolve("create", a.resolveCreate)
+	a.keys.Resolve("update", a.resolveChange)
+	a.keys.Resolve("cancel", a.resolveCancel)
+	a.keys.Resolve("addbookingpayment", a.resolveAddPayment)
 	once := a.keys.Middleware
 	b.Post("/getinfo", a.quote)
 	b.Post("/create", once("create"), a.create)
@@ -78,7 +82,8 @@ func domainError(err error) error {
 	case errors.Is(err, booking.ErrCancelled):
 		return httpapi.Conflict(httpapi.StatusConflict, "booking is cancelled")
 	case errors.Is(err, booking.ErrBusy):
-		return httpapi.Conflict(httpapi.StatusConflict, err.Error())
+		// Not kept for an Idempotency-Key: the same request may succeed when retried.
+		return idempotency.Transient(httpapi.Conflict(httpapi.StatusConflict, booking.ErrBusy.Error()))
 	case errors.Is(err, booking.ErrEmailTaken):
 		return httpapi.Conflict(httpapi.StatusConflict, err.Error())
 	case errors.Is(err, booking.ErrNoUser):

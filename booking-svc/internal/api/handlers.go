@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/vros/vros/booking-svc/internal/booking"
+	"github.com/vros/vros/booking-svc/internal/idempotency"
 	"github.com/vros/vros/booking-svc/internal/request"
 	"github.com/vros/vros/booking-svc/internal/store"
 	"github.com/vros/vros/libs/fields"
@@ -37,8 +38,19 @@ func (a *API) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rec, err := a.bookings.Create(c.UserContext(), account(c), booking.NewBooking{Stay: stayOf(b), Party: partyOf(b),
-		Payment: booking.Payment{Charge: b.PaymentCharge, Auto: b.PaymentAuto, Card: b.Card}})
+	nb := booking.NewBooking{Stay: stayOf(b), Party: partyOf(b), Payment: booking.Payment{Charge: b.PaymentCharge, Auto: b.PaymentAuto, Card: b.Card}}
+	if att := idempotency.From(c); att != nil {
+		// The booking's id is recorded with the key before the booking is written: a retry
+		// after a crash finds what this attempt did (resolveCreate).
+		if nb.ID, err = a.bookings.NewBookingID(c.UserContext()); err != nil {
+			return err
+		}
+		if err := att.Reserve(c.UserContext(), nb.ID); err != nil {
+			return err
+		}
+		nb.ChargeKey = att.Token()
+	}
+	rec, err := a.bookings.Create(c.UserContext(), account(c), nb)
 	if err != nil {
 		return domainError(err)
 	}
@@ -154,7 +166,16 @@ func (a *API) addPayment(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	id, err := a.bookings.AddPayment(c.UserContext(), account(c), int64(p.BookingID), paymentInput(p))
+	in := paymentInput(p)
+	if att := idempotency.From(c); att != nil {
+		if in.ID, err = a.bookings.NewPaymentID(c.UserContext()); err != nil {
+			return err
+		}
+		if err := att.Reserve(c.UserContext(), in.ID); err != nil {
+			return err
+		}
+	}
+	id, err := a.bookings.AddPayment(c.UserContext(), account(c), int64(p.BookingID), in)
 	if err != nil {
 		return domainError(err)
 	}

@@ -1,0 +1,201 @@
+package idempotency
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/vros/vros/libs/embedded"
+	"github.com/vros/vros/libs/httpapi"
+	"github.com/vros/vros/libs/tenancy"
+)
+
+var db *mongo.Database
+
+func TestMain(m *testing.M) {
+	var stop func()
+	var err error
+	if db, stop, err = embedded.TestDatabase("idempotency_test"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	stop()
+	os.Exit(code)
+}
+
+const signKey = "idempotency-test-key-0123"
+
+// server is one action behind the middleware. Its handler counts runs and does what the
+// test tells it for each run.
+type server struct {
+	app  *fiber.App
+	keys *Keys
+	runs atomic.Int64
+	next func(c *fiber.Ctx, run int64) error
+}
+
+func newServer(t *testing.T, lease, deadline time.Duration) *server {
+	t.Helper()
+	keys, err := New(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys.Lease, keys.Deadline = lease, deadline
+	s := &server{keys: keys}
+	s.app = fiber.New(fiber.Config{ErrorHandler: httpapi.ErrorHandler(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	s.app.Post("/internal/b/create", httpapi.Use(httpapi.EnvelopeB), tenancy.NewSigner(signKey).Require(), keys.Middleware("create"),
+		func(c *fiber.Ctx) error { return s.next(c, s.runs.Add(1)) })
+	return s
+}
+
+// call sends a create of account with key and body; it gives up waiting after wait (the
+// handler may never answer).
+func (s *server) call(t *testing.T, account, key, body string, wait time.Duration) (*http.Response, string) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, "/internal/b/create", strings.NewReader(body))
+	ts, sig := tenancy.NewSigner(signKey).Sign(account, http.MethodPost, "/internal/b/create", time.Now())
+	req.Header.Set(tenancy.HeaderAccount, account)
+	req.Header.Set(tenancy.HeaderTime, ts)
+	req.Header.Set(tenancy.HeaderSignature, sig)
+	req.Header.Set(Header, key)
+	res, err := s.app.Test(req, int(wait/time.Millisecond))
+	if err != nil {
+		return nil, err.Error()
+	}
+	b, _ := io.ReadAll(res.Body)
+	return res, string(b)
+}
+
+// TestStoppedAttemptIsTakenOverOnce: the first attempt never answers (its process died).
+// Retries within the lease are told it is in progress and when to retry; after the lease
+// exactly one of twenty concurrent retries runs again; every later retry replays its answer.
+func TestStoppedAttemptIsTakenOverOnce(t *testing.T) {
+	const lease = 600 * time.Millisecond
+	s := newServer(t, lease, 250*time.Millisecond)
+	dead := make(chan struct{})
+	defer close(dead)
+	s.next = func(c *fiber.Ctx, run int64) error {
+		if run == 1 {
+			<-dead // stopped for good
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+		return httpapi.B(c, fiber.Map{"bookingId": run})
+	}
+	started := time.Now()
+	go s.call(t, "ta", "k1", `{"n":1}`, 10*time.Second)
+	time.Sleep(100 * time.Millisecond)
+	res, body := s.call(t, "ta", "k1", `{"n":1}`, time.Second)
+	if res == nil || res.StatusCode != http.StatusConflict || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("retry within the lease: %v %s", res, body)
+	}
+	time.Sleep(time.Until(started.Add(lease + 50*time.Millisecond)))
+
+	var wg sync.WaitGroup
+	codes := make([]int, 20)
+	bodies := make([]string, 20)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, body := s.call(t, "ta", "k1", `{"n":1}`, 5*time.Second)
+			if res != nil {
+				codes[i], bodies[i] = res.StatusCode, body
+			}
+		}()
+	}
+	wg.Wait()
+	ran, conflicts := 0, 0
+	var answer string
+	for i, c := range codes {
+		switch c {
+		case http.StatusOK:
+			ran++
+			answer = bodies[i]
+		case http.StatusConflict:
+			conflicts++
+		default:
+			t.Fatalf("retry answered %d %s", c, bodies[i])
+		}
+	}
+	if ran != 1 || s.runs.Load() != 2 {
+		t.Fatalf("%d retries answered 200 and the handler ran %d times, want one takeover", ran, s.runs.Load())
+	}
+	res, body = s.call(t, "ta", "k1", `{"n":1}`, time.Second)
+	if res.StatusCode != http.StatusOK || body != answer || res.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("after the takeover: %d %s (replayed %q), want %s", res.StatusCode, body, res.Header.Get("Idempotent-Replayed"), answer)
+	}
+	if res, body := s.call(t, "ta", "k1", `{"n":2}`, time.Second); res.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("another body under the key: %d %s", res.StatusCode, body)
+	}
+	t.Logf("the key resolved %v after the stopped request (lease %v); %d concurrent retries: 1 ran, %d told in progress",
+		time.Since(started).Round(time.Millisecond), lease, len(codes), conflicts)
+}
+
+// TestResolverAnswersTheCommittedOutcome: a takeover asks the resolver first; the outcome it
+// finds is the answer, kept and replayed, and the request does not run again. The attempt's
+// reservation (a booking id) reaches the resolver.
+func TestResolverAnswersTheCommittedOutcome(t *testing.T) {
+	s := newServer(t, 300*time.Millisecond, 100*time.Millisecond)
+	dead := make(chan struct{})
+	defer close(dead)
+	s.next = func(c *fiber.Ctx, run int64) error {
+		if err := From(c).Reserve(c.UserContext(), 4200+run); err != nil {
+			return err
+		}
+		<-dead
+		return nil
+	}
+	var refs []int64
+	s.keys.Resolve("create", func(c *fiber.Ctx, a *Attempt) (bool, error) {
+		refs = a.Refs
+		return true, httpapi.B(c, fiber.Map{"bookingId": a.Refs[0]})
+	})
+	go s.call(t, "tb", "k2", `{}`, 5*time.Second)
+	time.Sleep(400 * time.Millisecond)
+	res, body := s.call(t, "tb", "k2", `{}`, time.Second)
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, `"bookingId":4201`) || len(refs) != 1 || refs[0] != 4201 {
+		t.Fatalf("takeover: %d %s, refs %v", res.StatusCode, body, refs)
+	}
+	again, body2 := s.call(t, "tb", "k2", `{}`, time.Second)
+	if again.StatusCode != http.StatusOK || body2 != body || s.runs.Load() != 1 {
+		t.Fatalf("replay: %d %s after %d runs", again.StatusCode, body2, s.runs.Load())
+	}
+}
+
+// TestAnswersNotKept: a 5xx and a "busy" answer (Transient) promise nothing: the next retry
+// runs at once, without waiting for the lease.
+func TestAnswersNotKept(t *testing.T) {
+	s := newServer(t, time.Hour, time.Second)
+	s.next = func(c *fiber.Ctx, run int64) error {
+		switch run {
+		case 1:
+			return fmt.Errorf("store unavailable")
+		case 2:
+			return Transient(httpapi.Conflict(httpapi.StatusConflict, "another change of this booking is in progress"))
+		}
+		return httpapi.B(c, fiber.Map{"run": run})
+	}
+	for run, code := range []int{http.StatusInternalServerError, http.StatusConflict, http.StatusOK, http.StatusOK} {
+		res, body := s.call(t, "tc", "k3", `{}`, time.Second)
+		if res.StatusCode != code {
+			t.Fatalf("call %d: %d %s, want %d", run+1, res.StatusCode, body, code)
+		}
+	}
+	if s.runs.Load() != 3 {
+		t.Fatalf("handler ran %d times, want 3 (the last call replays)", s.runs.Load())
+	}
+}
