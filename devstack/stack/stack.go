@@ -48,6 +48,9 @@ type Options struct {
 	RateLimitRPS   float64
 	RateLimitBurst int
 	Log            *slog.Logger
+	// Booking adjusts booking-svc's configuration before it starts (tests: shorter leases
+	// and deadline, a crash hook).
+	Booking func(*booking.Config)
 
 	// PublicURL is edge's VROS_EDGE_PUBLIC_URL (edge_url of new credentials); empty means
 	// http://<edge's listen address>.
@@ -67,6 +70,9 @@ type Stack struct {
 	common      config.Common
 	runCtx      context.Context
 	stopCatalog func()
+	// What StartBooking needs.
+	bookingCfg  booking.Config
+	stopBooking func()
 	mu          sync.Mutex
 	errs        []error
 }
@@ -113,12 +119,14 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if o.PasswordCost == 0 {
 		o.PasswordCost = 12
 	}
-	bookAddr, err := s.start(ctx, runCtx, "booking-svc", net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[2])),
-		func(ctx context.Context, addr string, ready func(string)) error {
-			return booking.Run(ctx, booking.Config{Common: common, Addr: addr, EncryptionKey: config.Secret(o.EncryptionKey),
-				PasswordCost: o.PasswordCost, OutboxLease: o.OutboxLease, JanitorLease: 2 * time.Minute, ConsumerGroup: "booking-svc",
-				AutopayInterval: o.AutopayInterval}, ready)
-		})
+	s.runCtx = runCtx
+	s.bookingCfg = booking.Config{Common: common, EncryptionKey: config.Secret(o.EncryptionKey),
+		PasswordCost: o.PasswordCost, OutboxLease: o.OutboxLease, RequestDeadline: 25 * time.Second, JanitorLease: 2 * time.Minute,
+		IdempotencyLease: time.Minute, FailedRetention: 7 * 24 * time.Hour, ConsumerGroup: "booking-svc", AutopayInterval: o.AutopayInterval}
+	if o.Booking != nil {
+		o.Booking(&s.bookingCfg)
+	}
+	bookAddr, err := s.startBooking(ctx, net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[2])))
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -158,6 +166,30 @@ func (s *Stack) startCatalog(ctx context.Context, addr, group string) (string, e
 	})
 	s.stopCatalog = func() { cancel(); <-done }
 	return a, err
+}
+
+// startBooking runs booking-svc under its own context, so that StopBooking can stop it alone.
+func (s *Stack) startBooking(ctx context.Context, addr string) (string, error) {
+	bctx, cancel := context.WithCancel(s.runCtx)
+	done := make(chan struct{})
+	a, err := s.start(ctx, bctx, "booking-svc", addr, func(ctx context.Context, addr string, ready func(string)) error {
+		defer close(done)
+		cfg := s.bookingCfg
+		cfg.Addr = addr
+		return booking.Run(ctx, cfg, ready)
+	})
+	s.stopBooking = func() { cancel(); <-done }
+	return a, err
+}
+
+// StopBooking stops booking-svc alone (its HTTP server, relay, janitor and consumer).
+func (s *Stack) StopBooking() { s.stopBooking() }
+
+// StartBooking starts booking-svc again on its address, against the same stores: the
+// crash tests restart it after stopping requests mid-way.
+func (s *Stack) StartBooking(ctx context.Context) error {
+	_, err := s.startBooking(ctx, strings.TrimPrefix(s.BookingURL, "http://"))
+	return err
 }
 
 // StopCatalog stops catalog-svc alone.
