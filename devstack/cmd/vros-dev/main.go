@@ -49,7 +49,8 @@ func run() error {
 		return err
 	}
 	// edge's own configuration, for the settings a developer should meet as deployed: the
-	// per-account rate limit and its documented defaults.
+	// per-account rate limit and the failed-authentication throttle, with their documented
+	// defaults.
 	ec, err := env.ParseAs[edge.Config]()
 	if err != nil {
 		return err
@@ -70,6 +71,7 @@ func run() error {
 		Ports:   [4]int{o.EdgePort, o.PropertyPort, o.BookingPort, o.CatalogPort},
 		HMACKey: secrets.HMACKey, EncryptionKey: secrets.EncryptionKey, AdminToken: secrets.AdminToken,
 		LogLevel: o.LogLevel, RateLimitRPS: ec.RateLimitRPS, RateLimitBurst: ec.RateLimitBurst,
+		AuthFailureRPS: ec.AuthFailureRPS, AuthFailureBurst: ec.AuthFailureBurst,
 		PublicURL: fmt.Sprintf("http://%s", net.JoinHostPort(o.Host, strconv.Itoa(o.EdgePort))),
 		Log:       slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
