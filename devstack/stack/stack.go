@@ -47,7 +47,11 @@ type Options struct {
 	// RateLimitRPS and RateLimitBurst set edge's per-account limit (0: none).
 	RateLimitRPS   float64
 	RateLimitBurst int
-	Log            *slog.Logger
+	// AuthFailureRPS and AuthFailureBurst throttle failed authentications per client
+	// address (0: none; the tests send many wrong credentials from one address).
+	AuthFailureRPS   float64
+	AuthFailureBurst int
+	Log              *slog.Logger
 	// Booking adjusts booking-svc's configuration before it starts (tests: shorter leases
 	// and deadline, a crash hook).
 	Booking func(*booking.Config)
@@ -145,6 +149,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		func(ctx context.Context, addr string, ready func(string)) error {
 			return edge.Run(ctx, edge.Config{Common: common, Addr: addr, AdminToken: config.Secret(o.AdminToken),
 				PropertyURL: s.PropertyURL, BookingURL: s.BookingURL, CatalogURL: s.CatalogURL, RateLimitRPS: o.RateLimitRPS, RateLimitBurst: o.RateLimitBurst,
+				AuthFailureRPS: o.AuthFailureRPS, AuthFailureBurst: o.AuthFailureBurst,
 				CacheTTL: 30 * time.Second, PublicURL: o.PublicURL, Development: true}, ready)
 		})
 	if err != nil {
