@@ -6,9 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"strconv"
-	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -32,8 +30,8 @@ type Store struct {
 	accounts    *mongo.Collection
 	credentials *mongo.Collection
 	ids         *mongostore.Sequence
-	// locks serialize the writes to one account (see lock); striped, so bounded.
-	locks [64]sync.Mutex
+	// locks serialize the writes to one account (see lock).
+	locks *mongostore.DocLocks
 }
 
 // New returns a store over db, creating its collections.
@@ -45,6 +43,7 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 		accounts:    db.Collection(collAccounts),
 		credentials: db.Collection(collCredentials),
 		ids:         mongostore.NewSequence(db.Collection(collCounters), "account", 1),
+		locks:       mongostore.NewDocLocks(),
 	}, nil
 }
 
@@ -237,18 +236,10 @@ func (s *Store) deleteCredentials(ctx context.Context, creds []account.Credentia
 	}
 }
 
-// lock serializes the writes to one account made through this store. MongoDB applies
-// each update atomically, but the embedded FerretDB applies one as a read and a write of
-// the whole document, so two concurrent updates of one account could lose one of them (a
-// status change undone by a rotation, a rotation's new identifiers replaced by stale ones).
-// Edge replicas sharing a FerretDB are not supported; `make run` runs one.
-func (s *Store) lock(id string) (unlock func()) {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(id))
-	m := &s.locks[h.Sum32()%uint32(len(s.locks))]
-	m.Lock()
-	return m.Unlock
-}
+// lock serializes the writes to one account made through this store (see
+// mongostore.DocLocks: the embedded FerretDB could otherwise lose a status change to a
+// concurrent rotation). Edge replicas sharing a FerretDB are not supported; `make run` runs one.
+func (s *Store) lock(id string) (unlock func()) { return s.locks.Lock(id) }
 
 // SetStatus changes an account's status.
 func (s *Store) SetStatus(ctx context.Context, id string, st account.Status) (account.Account, error) {

@@ -143,9 +143,11 @@ func (s *Store) PutSettings(ctx context.Context, account string, a property.Acco
 		return SettingsRec{}, err
 	}
 	var r SettingsRec
+	unlock := s.locks.Lock(agg)
 	err = s.settings.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: account}},
 		bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}},
 		options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)).Decode(&r)
+	unlock()
 	s.outbox.Done(in, nil)
 	return r.withDefaults(), err
 }

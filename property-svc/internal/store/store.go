@@ -67,6 +67,9 @@ type Store struct {
 	box      *seal.Box
 	outbox   *outbox.Outbox
 	now      func() time.Time
+	// locks serialize this process's updates of one property or settings document
+	// (mongostore.DocLocks: the embedded store would lose one of two concurrent updates).
+	locks *mongostore.DocLocks
 }
 
 // New prepares the collections of db and returns a store. Its Loader feeds ob.
@@ -85,6 +88,7 @@ func New(ctx context.Context, db *mongo.Database, box *seal.Box) (*Store, error)
 		media:    db.GridFSBucket(options.GridFSBucket().SetName(mediaBucket).SetChunkSizeBytes(2 << 20)),
 		ids:      mongostore.NewSequence(counters, "property", 10),
 		photoIDs: mongostore.NewSequence(counters, "photo", 10),
+		locks:    mongostore.NewDocLocks(),
 		box:      box,
 		now:      func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
 	}, nil
@@ -257,8 +261,10 @@ func (s *Store) update(ctx context.Context, id, change string, upd bson.D, upser
 	}
 	upd = append(upd, bson.E{Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}})
 	var rec Record
+	unlock := s.locks.Lock(id)
 	err = s.props.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: id}}, upd,
 		options.FindOneAndUpdate().SetReturnDocument(options.After).SetUpsert(upsert)).Decode(&rec)
+	unlock()
 	if err != nil {
 		s.outbox.Done(in, nil)
 		if errors.Is(err, mongo.ErrNoDocuments) {
