@@ -45,6 +45,14 @@ var ErrNotReady = errors.New("aggregate not ready to publish")
 // errUnpublishable marks a message that Kafka could never take (no topic, no value).
 var errUnpublishable = errors.New("unpublishable message")
 
+// unclear is a publish failure that may be Kafka's rather than the aggregate's.
+type unclear struct{ error }
+
+func (u unclear) Unwrap() error { return u.error }
+
+// outageRetry bounds the delay after a failure that may be an outage, as Run's backoff does.
+const outageRetry = 5 * time.Second
+
 // Publisher is where the relay writes (events.Publisher in production).
 type Publisher interface {
 	Publish(ctx context.Context, msgs ...events.Message) error
@@ -335,10 +343,9 @@ func (o *Outbox) flush(ctx context.Context) error {
 				covered = append(covered, r.agg)
 			}
 		} else if len(todo) == 1 {
-			// Kafka down, or this aggregate refused: nothing tells which, so it is not held
-			// against the aggregate; Run backs off.
-			o.requeue(todo[0].agg, todo[0].p)
-			outage = fmt.Errorf("publish %s: %w", todo[0].agg, err)
+			// Kafka down, or this aggregate refused: nothing tells which. It is retried on its
+			// own within 5 s, like after an outage, and not held against it.
+			o.failed(ctx, todo[0].agg, todo[0].p, unclear{fmt.Errorf("publish: %w", err)})
 		} else {
 			// The batch failed: publish aggregate by aggregate, so that one whose messages
 			// Kafka refuses cannot hold up the rest.
@@ -445,8 +452,10 @@ func (o *Outbox) failed(ctx context.Context, agg string, p *pendingAgg, cause er
 		o.health[agg] = h
 	}
 	notReady := errors.Is(cause, ErrNotReady)
+	var u unclear
+	soft := notReady || errors.As(cause, &u) // not counted towards parking
 	var n int
-	if notReady {
+	if soft {
 		h.waits++
 		n = h.waits
 	} else {
@@ -457,15 +466,18 @@ func (o *Outbox) failed(ctx context.Context, agg string, p *pendingAgg, cause er
 	if n < 32 {
 		delay = min(o.opt.RetryMin<<(n-1), o.opt.RetryMax)
 	}
+	if !notReady && soft {
+		delay = min(delay, outageRetry)
+	}
 	h.next = o.now().Add(delay)
-	park := !notReady && !h.parked && h.failures >= o.opt.ParkAfter
+	park := !soft && !h.parked && h.failures >= o.opt.ParkAfter
 	if park {
 		h.parked = true
 	}
 	parked, failures := h.parked, h.failures
 	o.mu.Unlock()
 
-	if parked && !notReady {
+	if parked && !soft {
 		// Marked at every failure, so that intents adopted since are marked too.
 		_, err := o.coll.UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: p.ids}}}},
 			bson.D{{Key: "$set", Value: bson.D{{Key: "parked", Value: true}, {Key: "error", Value: cause.Error()},
