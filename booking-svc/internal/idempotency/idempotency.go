@@ -240,8 +240,12 @@ func (k *Keys) acquire(ctx context.Context, base, hash string) (*Attempt, *recor
 		if last.Done {
 			return nil, &last, nil
 		}
-		if now.Before(last.LeaseUntil) {
-			return nil, nil, inProgress(last.LeaseUntil.Sub(now))
+		end := last.LeaseUntil
+		if end.IsZero() { // written before leases existed
+			end = last.At.Add(k.Lease)
+		}
+		if now.Before(end) {
+			return nil, nil, inProgress(end.Sub(now))
 		}
 		// The running attempt stopped without an answer: take the key over, as attempt n+1.
 		next := record{ID: attemptID(base, last.Attempt+1), Hash: hash, Attempt: last.Attempt + 1, At: chain[0].At, Started: now,
