@@ -198,3 +198,60 @@ func TestRepair(t *testing.T) {
 		t.Fatalf("op not removed by repair: %v", err)
 	}
 }
+
+// TestReleaseFreesOnlyTheOwnersNights: a release planned from a stale read cannot free a
+// night another owner holds now.
+func TestReleaseFreesOnlyTheOwnersNights(t *testing.T) {
+	l := newLedger(t)
+	ctx := context.Background()
+	mine, theirs := dates("2027-07-01", 2), dates("2027-07-03", 2)
+	if err := l.Claim(ctx, Stay{Account: "a1", PropertyID: 6, Dates: mine}, "booking:1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Claim(ctx, Stay{Account: "a1", PropertyID: 6, Dates: theirs}, "booking:2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(ctx, Stay{Account: "a1", PropertyID: 6, Dates: append(append([]string{}, mine...), theirs...)}, "booking:1"); err != nil {
+		t.Fatal(err)
+	}
+	for d, o := range owners(t, l, "a1", 6, append(append([]string{}, mine...), theirs...)) {
+		want := "booking:2"
+		if d < "2027-07-03" {
+			want = ""
+		}
+		if o != want {
+			t.Fatalf("night %s held by %q, want %q", d, o, want)
+		}
+	}
+}
+
+// TestRepairOwner: the op of a change still within its deadline (and one more deadline) is
+// not touched; once past, it is repaired like the janitor would.
+func TestRepairOwner(t *testing.T) {
+	l := newLedger(t)
+	moved := dates("2027-08-10", 2)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := l.Begin(ctx, Op{Owner: "booking:7", Account: "a1", Claim: []Stay{{PropertyID: 8, Dates: moved}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Claim(ctx, Stay{Account: "a1", PropertyID: 8, Dates: moved}, "booking:7"); err != nil {
+		t.Fatal(err)
+	}
+	nothing := func(context.Context, string, string) ([]Stay, error) { return nil, nil }
+	if _, err := l.RepairOwner(context.Background(), "a1", "booking:7", time.Second, time.Hour, nothing); err != ErrBusy {
+		t.Fatalf("repair of a running change: %v, want ErrBusy", err)
+	}
+	l.now = func() time.Time { return time.Now().Add(3 * time.Second) }
+	if ok, err := l.RepairOwner(context.Background(), "a1", "booking:7", time.Second, time.Hour, nothing); err != nil || !ok {
+		t.Fatalf("repair of a stopped change: %v, %v", ok, err)
+	}
+	for d, o := range owners(t, l, "a1", 8, moved) {
+		if o != "" {
+			t.Fatalf("night %s still held by %s", d, o)
+		}
+	}
+	if ok, err := l.RepairOwner(context.Background(), "a1", "booking:7", time.Second, time.Hour, nothing); err != nil || ok {
+		t.Fatalf("second repair: %v, %v (the op is gone)", ok, err)
+	}
+}
