@@ -58,9 +58,11 @@ func (s *Store) DeleteBlock(ctx context.Context, account string, id int64) (Bloc
 		return BlockRec{}, err
 	}
 	var b BlockRec
+	unlock := s.locks.Lock(collBlocks + "/" + docID(account, id))
 	err = s.blocks.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: docID(account, id)}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "deleted", Value: true}}}, {Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}},
 		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&b)
+	unlock()
 	if err != nil {
 		s.outbox.Done(in, nil)
 		if errors.Is(err, mongo.ErrNoDocuments) {

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -15,34 +14,18 @@ import (
 )
 
 // How listbooking reads one account's bookings without reading any other account's
-// (docs/booking.md, "Listing bookings").
-//
-//   - On MongoDB the index (account_id, booking_id) serves the query on the bookings
-//     collection: the server walks the account's keys only, newest first.
-//   - FerretDB on SQLite evaluates every filter but a lone `_id` in Go over the whole
-//     collection, so a query on bookings would read every tenant's bookings. There each
-//     account's bookings are also listed in a collection of its own,
-//     "booking_list.<accountId>": one small entry per listed booking (the fields a list
-//     filters on and the version), written with every change of the booking. The same
-//     filter runs over that collection only, and the page is then read from the bookings
-//     by `_id`; an entry found older than its booking is rewritten on the spot.
+// (docs/booking.md, "Listing bookings"), on every store alike: FerretDB evaluates every
+// filter but a lone `_id` in Go over the whole collection, so a query on the bookings
+// collection would read every tenant's bookings there. Each account's bookings are listed
+// in a collection of its own, "booking_list.<accountId>": one small entry per listed
+// booking (the fields a list filters on and the version), written with every change of the
+// booking. The filter runs over that collection only, and the page is then read from the
+// bookings by `_id`; an entry found older than its booking is rewritten on the spot. One
+// path for every store, so the one `make test` runs is the one production runs.
 //
 // An entry is written after its booking changed, by the writer or, if the writer stopped in
 // between, by the outbox relay, which reads the booking again (Snapshot): a crash leaves an
 // entry stale for no longer than the outbox lease.
-
-// ListMode chooses how bookings are listed.
-type ListMode int
-
-// List modes.
-const (
-	// ListAuto uses ListPerAccount on FerretDB and ListIndexed elsewhere.
-	ListAuto ListMode = iota
-	// ListIndexed queries the bookings collection (index account_id, booking_id).
-	ListIndexed
-	// ListPerAccount queries the account's own list collection.
-	ListPerAccount
-)
 
 const (
 	listPrefix = "booking_list."
@@ -78,29 +61,9 @@ func entryOf(b BookingRec) listEntry {
 		Guest: guestEntry{FirstName: b.Guest.FirstName, LastName: b.Guest.LastName, Email: b.Guest.Email}}
 }
 
-// listLocks serialises the entry writes of one booking in this process. FerretDB applies an
-// update by reading and rewriting the document, so two writes of one entry could land in the
-// wrong order; each writer rewrites the entry from the booking as it reads it under the
-// lock, so the last write is always the newest state.
-var listLocks [64]sync.Mutex
-
-// setupLists picks the list mode and, for per-account lists, fills the entries of
-// bookings written before they existed (once per database).
-func (s *Store) setupLists(ctx context.Context, mode ListMode) error {
-	if mode == ListAuto {
-		mode = ListIndexed
-		var info bson.M
-		if err := s.db.RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info); err != nil {
-			return fmt.Errorf("buildInfo: %w", err)
-		}
-		if _, ok := info["ferretdbVersion"]; ok {
-			mode = ListPerAccount
-		}
-	}
-	s.lists = mode
-	if mode != ListPerAccount {
-		return nil
-	}
+// setupLists fills the list entries of bookings written before the lists existed (once per
+// database).
+func (s *Store) setupLists(ctx context.Context) error {
 	err := s.counters.FindOne(ctx, bson.D{{Key: "_id", Value: listMarker}}).Err()
 	if err == nil {
 		return nil
@@ -147,17 +110,16 @@ func collectionSafe(account string) string {
 	return account
 }
 
-// listed writes the list entry of b (per-account lists only). Pending and failed attempts
-// are not listed.
+// listed writes the list entry of b. Pending and failed attempts are not listed.
 func (s *Store) listed(ctx context.Context, b BookingRec) error {
-	if s.lists != ListPerAccount || (b.Status != StatusReserved && b.Status != StatusCancelled) {
+	if b.Status != StatusReserved && b.Status != StatusCancelled {
 		return nil
 	}
-	lock := &listLocks[b.BookingID%int64(len(listLocks))]
-	lock.Lock()
-	defer lock.Unlock()
-	// Read again under the lock: the entry is then the newest state, whatever order the
-	// writers of this booking reach here in.
+	// Read again under the entry's lock: the entry is then the newest state, whatever order
+	// the writers of this booking reach here in (the embedded store rewrites a document
+	// whole, so the last write must carry the newest state).
+	unlock := s.locks.Lock(listPrefix + docID(b.AccountID, b.BookingID))
+	defer unlock()
 	cur, err := s.Booking(ctx, b.AccountID, b.BookingID)
 	if err != nil {
 		return fmt.Errorf("list entry of booking %d: %w", b.BookingID, err)
@@ -225,26 +187,6 @@ func (f ListFilter) matches(b BookingRec) bool {
 // List returns the account's bookings that match f, newest first, and how many match.
 // Pending and failed attempts are not bookings and never listed.
 func (s *Store) List(ctx context.Context, account string, f ListFilter) ([]BookingRec, int64, error) {
-	if s.lists == ListPerAccount {
-		return s.listPerAccount(ctx, account, f)
-	}
-	q := f.query(account)
-	total, err := s.bookings.CountDocuments(ctx, q)
-	if err != nil {
-		return nil, 0, fmt.Errorf("count bookings: %w", err)
-	}
-	cur, err := s.bookings.Find(ctx, q, options.Find().SetSort(bson.D{{Key: "booking_id", Value: -1}}).SetSkip(f.Skip).SetLimit(f.Limit))
-	if err != nil {
-		return nil, 0, fmt.Errorf("list bookings: %w", err)
-	}
-	var out []BookingRec
-	if err := cur.All(ctx, &out); err != nil {
-		return nil, 0, fmt.Errorf("list bookings: %w", err)
-	}
-	return out, total, nil
-}
-
-func (s *Store) listPerAccount(ctx context.Context, account string, f ListFilter) ([]BookingRec, int64, error) {
 	cur, err := s.listOf(account).Find(ctx, f.query(account))
 	if err != nil {
 		return nil, 0, fmt.Errorf("list bookings: %w", err)

@@ -57,16 +57,14 @@ type Store struct {
 	bookingIDs, blockIDs, paymentIDs, userIDs *mongostore.Sequence
 	outbox                                    *outbox.Outbox
 	now                                       func() time.Time
-	// lists is how listbooking finds an account's bookings (list.go).
-	lists ListMode
+	// locks serialize this process's updates of one document (mongostore.DocLocks).
+	locks *mongostore.DocLocks
 }
 
-// New prepares db and returns a store. mode chooses how bookings are listed; ListAuto
-// picks by the server (list.go).
-func New(ctx context.Context, db *mongo.Database, mode ...ListMode) (*Store, error) {
+// New prepares db and returns a store.
+func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 	err := mongostore.Ensure(ctx, db, []string{collBookings, collBlocks, collPayments, collUsers, collUserEmails, collCounters, collFailed, outbox.Collection},
 		[]mongostore.Index{
-			{Collection: collBookings, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "booking_id", Value: -1}}},
 			{Collection: collBlocks, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "property_id", Value: 1}}},
 			{Collection: collBookings, Keys: bson.D{{Key: "payment_auto", Value: 1}, {Key: "status", Value: 1}}},
 		})
@@ -80,13 +78,10 @@ func New(ctx context.Context, db *mongo.Database, mode ...ListMode) (*Store, err
 		users: db.Collection(collUsers), emails: db.Collection(collUserEmails), failed: db.Collection(collFailed), counters: c,
 		bookingIDs: mongostore.NewSequence(c, "booking", 10), blockIDs: mongostore.NewSequence(c, "block", 10),
 		paymentIDs: mongostore.NewSequence(c, "payment", 10), userIDs: mongostore.NewSequence(c, "user", 10),
-		now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
+		now:   func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
+		locks: mongostore.NewDocLocks(),
 	}
-	m := ListAuto
-	if len(mode) > 0 {
-		m = mode[0]
-	}
-	if err := s.setupLists(ctx, m); err != nil {
+	if err := s.setupLists(ctx); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -155,8 +150,10 @@ func (s *Store) UpdateBooking(ctx context.Context, account string, id int64, cha
 	}
 	faults.At(ctx, "intent")
 	var b BookingRec
+	unlock := s.locks.Lock(collBookings + "/" + docID(account, id))
 	err = s.bookings.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: docID(account, id)}}, upd,
 		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&b)
+	unlock()
 	if err != nil {
 		s.outbox.Done(in, nil)
 		if errors.Is(err, mongo.ErrNoDocuments) {
@@ -187,9 +184,11 @@ func (s *Store) MarkFailed(ctx context.Context, account string, id int64) error 
 	if err != nil && !mongostore.IsDuplicate(err) {
 		return fmt.Errorf("note failed booking %d: %w", id, err)
 	}
+	unlock := s.locks.Lock(collBookings + "/" + docID(account, id))
 	_, err = s.bookings.UpdateOne(ctx, bson.D{{Key: "_id", Value: docID(account, id)}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: StatusFailed}, {Key: "updated_at", Value: now}}},
 			{Key: "$unset", Value: bson.D{{Key: "card", Value: ""}}}})
+	unlock()
 	if err != nil {
 		return fmt.Errorf("mark booking %d failed: %w", id, err)
 	}

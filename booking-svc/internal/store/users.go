@@ -102,8 +102,10 @@ func (s *Store) UpdateUser(ctx context.Context, account string, id int64, newEma
 	}
 	set = append(set, bson.E{Key: "updated_at", Value: s.now()})
 	var u UserRec
+	unlock := s.locks.Lock(collUsers + "/" + docID(account, id))
 	err = s.users.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: docID(account, id)}}, bson.D{{Key: "$set", Value: set}},
 		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&u)
+	unlock()
 	if err != nil {
 		return u, err
 	}
