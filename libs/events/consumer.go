@@ -50,11 +50,18 @@ type ConsumerOptions struct {
 // Consume reads the topics as a member of the group until ctx ends. A message's offset is
 // committed only after its handler succeeded or it was parked. A transient failure is
 // retried with backoff, holding back its partition: the order of one key's events matters.
+// An unreachable broker is waited for, never a reason to return.
 func Consume(ctx context.Context, o ConsumerOptions, h Handler) error {
 	r := kafka.NewReader(kafka.ReaderConfig{
 		Brokers: o.Brokers, GroupID: o.GroupID, GroupTopics: o.Topics,
 		StartOffset: kafka.FirstOffset, MinBytes: 1, MaxBytes: 10 << 20, MaxWait: 250 * time.Millisecond,
 		ReadBackoffMin: 50 * time.Millisecond, ReadBackoffMax: time.Second,
+		// After a broker restart the reader joins again as a new member, and the group waits
+		// for the old one's session to expire before it assigns the partitions: the session
+		// timeout is how long the views stand still then (kafka-go's default is 30s). Groups
+		// are small (one replica each, by default), so a prompt heartbeat costs nothing.
+		HeartbeatInterval: time.Second, SessionTimeout: 10 * time.Second, RebalanceTimeout: 10 * time.Second,
+		JoinGroupBackoff: time.Second,
 	})
 	defer func() { _ = r.Close() }()
 
@@ -79,14 +86,26 @@ func Consume(ctx context.Context, o ConsumerOptions, h Handler) error {
 		}
 	}
 
+	fetchBackoff := time.Duration(0)
 	for {
 		m, err := r.FetchMessage(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("consume %v: %w", o.Topics, err)
+			// The broker is unreachable (restarting, say) or the group could not be joined:
+			// the reader heals by itself once the broker is back. Giving up here would stop the
+			// service over an outage that its outbox and views are built to outlast.
+			fetchBackoff = min(max(2*fetchBackoff, 100*time.Millisecond), 5*time.Second)
+			o.logWarn(ctx, "fetch failed; retrying", err, "topics", o.Topics, "retry_in", fetchBackoff.String())
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(fetchBackoff):
+			}
+			continue
 		}
+		fetchBackoff = 0
 		mctx := ctx
 		if o.Propagator != nil {
 			mctx = o.Propagator.Extract(ctx, headerCarrier(m.Headers))
