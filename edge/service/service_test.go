@@ -2,7 +2,6 @@ package service
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,13 +11,13 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/vros/vros/libs/config"
 	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/telemetry"
+	"github.com/vros/vros/libs/telemetry/telemetrytest"
 )
 
 // Every edge of these tests shares one embedded MongoDB (edge's database name is fixed, so
@@ -39,29 +38,11 @@ func TestMain(m *testing.M) {
 
 const adminToken = "test-admin-token-0123456789"
 
-// syncBuffer collects edge's log lines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // testEdge is one edge started by serve, no services behind it (their routes answer 503
 // once the caller is authenticated).
 type testEdge struct {
 	url  string
-	logs *syncBuffer
+	logs *telemetrytest.Buffer
 }
 
 func start(t *testing.T, cfg Config) *testEdge {
@@ -77,7 +58,7 @@ func start(t *testing.T, cfg Config) *testEdge {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &testEdge{logs: &syncBuffer{}}
+	e := &testEdge{logs: &telemetrytest.Buffer{}}
 	tel.Logger = slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	ctx, cancel := context.WithCancel(context.Background())
 	addr, done := make(chan string, 1), make(chan error, 1)

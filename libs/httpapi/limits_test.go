@@ -10,41 +10,23 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/vros/vros/libs/telemetry"
+	"github.com/vros/vros/libs/telemetry/telemetrytest"
 )
 
-// syncBuffer collects log lines written from the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // serve runs an app built by New with o on a free port and returns its address and log.
-func serve(t *testing.T, o Options, routes func(app *fiber.App)) (string, *syncBuffer) {
+func serve(t *testing.T, o Options, routes func(app *fiber.App)) (string, *telemetrytest.Buffer) {
 	t.Helper()
 	tel, err := telemetry.Setup(context.Background(), "httpapi-test", "info")
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &telemetrytest.Buffer{}
 	tel.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	o.Telemetry = tel
 	app := New(o)

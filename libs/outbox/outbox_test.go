@@ -1,14 +1,12 @@
 package outbox_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,6 +21,7 @@ import (
 	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/outbox"
+	"github.com/vros/vros/libs/telemetry/telemetrytest"
 )
 
 var (
@@ -56,7 +55,7 @@ type harness struct {
 	t      *testing.T
 	db     *mongo.Database
 	box    *outbox.Outbox
-	log    *syncBuffer
+	log    *telemetrytest.Buffer
 	reader *sdkmetric.ManualReader
 	prefix string // of every aggregate of this test, so that its messages can be told apart
 	pub    *events.Publisher
@@ -64,7 +63,7 @@ type harness struct {
 
 func newHarness(t *testing.T, load func(prefix string) outbox.Loader) *harness {
 	t.Helper()
-	h := &harness{t: t, log: &syncBuffer{}, reader: sdkmetric.NewManualReader(),
+	h := &harness{t: t, log: &telemetrytest.Buffer{}, reader: sdkmetric.NewManualReader(),
 		prefix: fmt.Sprintf("%d%d", time.Now().UnixNano()%1e9, dbSeq.Add(1))}
 	h.db = client.Database(fmt.Sprintf("outbox_test_%d_%d", time.Now().UnixNano()%1e9, dbSeq.Add(1)))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(h.reader))
@@ -366,22 +365,4 @@ func TestKafkaDownParksNothing(t *testing.T) {
 	if got := h.published(want, 30*time.Second); len(got) != len(want) {
 		t.Fatalf("after the outage %d of %d published", len(got), len(want))
 	}
-}
-
-// syncBuffer is a log sink safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
