@@ -57,6 +57,7 @@ type Infra struct {
 	pg     *postgres
 	cancel context.CancelFunc
 	fdb    chan struct{} // closed when FerretDB has stopped
+	fdbLog *os.File
 
 	kmu   sync.Mutex
 	kafka *kafkaBroker
@@ -119,12 +120,18 @@ func Start(ctx context.Context, opt Options) (in *Infra, err error) {
 	}
 	in.PostgresURL = pg.URL
 
+	// FerretDB logs every failed statement as an error, a duplicate _id too, which vros
+	// provokes on purpose (a night's ledger document is its lock): to a file, not the terminal.
+	fdbLog, err := os.Create(filepath.Join(in.Dir, "ferretdb.log"))
+	if err != nil {
+		return in, err
+	}
+	in.fdbLog = fdbLog
 	fdb, err := ferretdb.New(&ferretdb.Config{
 		Listener:      ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
 		Handler:       "postgresql",
 		PostgreSQLURL: pg.URL,
-		// FerretDB logs every command it does not know (the driver's endSessions) as a warning.
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})).With("component", "ferretdb"),
+		Logger:        slog.New(slog.NewTextHandler(fdbLog, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		return in, fmt.Errorf("ferretdb: %w", err)
@@ -199,6 +206,9 @@ func (in *Infra) Close() error {
 	if in.cancel != nil {
 		in.cancel()
 		<-in.fdb
+	}
+	if in.fdbLog != nil {
+		_ = in.fdbLog.Close()
 	}
 	if in.pg != nil {
 		errs = append(errs, in.pg.stop())
