@@ -3,8 +3,18 @@ GO       ?= go
 MODULES  := libs edge property-svc booking-svc catalog-svc devstack
 TIMEOUT  ?= 10m
 
+# Real servers (libs/realinfra, run by bin/vros-infra): PostgreSQL + FerretDB and Apache Kafka.
+INFRA       := $(CURDIR)/bin/vros-infra
+INFRA_STATE ?= .data/infra
+# The packages test-real runs again: those whose tests take their servers from
+# VROS_MONGO_URI / VROS_KAFKA_BROKERS (directly, through embedded.TestDatabase, or through
+# realinfra.FromEnv): the end-to-end suites, the stores, the outbox and the consumer.
+REAL_MARKER := embedded\.TestDatabase|FromEnv\(\)|VROS_MONGO_URI|VROS_KAFKA_BROKERS
+# The embedded run ignores servers a shell exported (make infra-up).
+EMBEDDED_ENV := env -u VROS_MONGO_URI -u VROS_KAFKA_BROKERS -u VROS_INFRA_CONTROL
+
 .DEFAULT_GOAL := help
-.PHONY: help run test test-go bench lint
+.PHONY: help run test test-go test-real test-real-pass vros-infra infra-up infra-down bench lint
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -13,10 +23,33 @@ run: ## run all of vros on this machine (embedded MongoDB and Kafka, data in .da
 	cd devstack && $(GO) build -o $(CURDIR)/bin/vros-dev ./cmd/vros-dev
 	$(CURDIR)/bin/vros-dev
 
-test: test-go test-charts ## run every test (Go modules, then the Helm chart checks)
+test: test-go test-real test-charts ## run every test (Go modules on embedded servers, again on real ones, then the Helm chart checks)
 
-test-go: ## run the Go tests of every module
-	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && $(GO) test -count=1 -timeout $(TIMEOUT) ./...); done
+test-go: ## run the Go tests of every module (embedded servers)
+	@set -e; for m in $(MODULES); do echo "== $$m (embedded servers: FerretDB on SQLite, kfake)"; \
+		(cd $$m && $(EMBEDDED_ENV) $(GO) test -count=1 -timeout $(TIMEOUT) ./...); done
+
+test-real: vros-infra ## run the end-to-end, store, outbox and consumer tests again on real servers (PostgreSQL + FerretDB, Apache Kafka)
+	@$(INFRA) run -- $(MAKE) --no-print-directory test-real-pass
+
+# Runs under `vros-infra run` (make test-real), which sets VROS_MONGO_URI, VROS_KAFKA_BROKERS
+# and VROS_INFRA_CONTROL; packages one at a time, since the stacks share the servers.
+test-real-pass:
+	@test -n "$$VROS_INFRA_CONTROL" || { echo "test-real-pass runs under make test-real"; exit 2; }
+	@set -e; for m in $(MODULES); do \
+		pkgs=$$(cd $$m && grep -rlE --include='*_test.go' '$(REAL_MARKER)' . | xargs -r -n1 dirname | sort -u | sed 's|$$|/|'); \
+		[ -n "$$pkgs" ] || continue; \
+		echo "== $$m (real servers: FerretDB on PostgreSQL at $$VROS_MONGO_URI, Apache Kafka at $$VROS_KAFKA_BROKERS):" $$pkgs; \
+		(cd $$m && $(GO) test -count=1 -p 1 -timeout $(TIMEOUT) $$pkgs); done
+
+vros-infra:
+	@cd devstack && $(GO) build -o $(INFRA) ./cmd/vros-infra
+
+infra-up: vros-infra ## start PostgreSQL + FerretDB and Apache Kafka on loopback ports; prints the VROS_* variables to export
+	@$(INFRA) up -state $(INFRA_STATE)
+
+infra-down: vros-infra ## stop the servers of infra-up
+	@$(INFRA) down -state $(INFRA_STATE)
 
 bench: ## benchmarks: edge vs service vs bare Fiber (docs/benchmarks.md)
 	cd devstack && $(GO) test -run '^$$' -bench . -benchtime 3s -timeout 20m ./bench/
