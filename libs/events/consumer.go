@@ -96,7 +96,7 @@ func Consume(ctx context.Context, o ConsumerOptions, h Handler) error {
 			// The broker is unreachable (restarting, say) or the group could not be joined:
 			// the reader heals by itself once the broker is back. Giving up here would stop the
 			// service over an outage that its outbox and views are built to outlast.
-			fetchBackoff = min(max(2*fetchBackoff, 100*time.Millisecond), 5*time.Second)
+			fetchBackoff = min(max(2*fetchBackoff, 100*time.Millisecond), time.Second)
 			o.logWarn(ctx, "fetch failed; retrying", err, "topics", o.Topics, "retry_in", fetchBackoff.String())
 			select {
 			case <-ctx.Done():
