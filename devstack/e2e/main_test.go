@@ -27,10 +27,10 @@ import (
 
 // The per-account rate limit of the test stack: high enough for every test's requests
 // (TestTenantIsolationUnderLoad sends 625 per account at once); TestRateLimit exceeds it.
-// The refill is slow (a token per 50ms) so that no token comes back between TestRateLimit's
-// draining and its last check, even where requests take longer (make test-real's servers).
+// The refill is slow (a token per 500ms) so that no token comes back between TestRateLimit's
+// draining and its last check, even on a loaded machine or make test-real's servers.
 const (
-	rateLimitRPS   = 20
+	rateLimitRPS   = 2
 	rateLimitBurst = 1000
 )
 
