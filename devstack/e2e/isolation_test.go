@@ -188,6 +188,17 @@ func setupTenant(t *testing.T, i int) *tenant {
 	g := tn.guest(0, day(400), day(401))
 	g["checkin"], g["checkout"] = day(360), day(362)
 	create(t, tn.account, g)
+	// catalog-svc is fed by events too: wait until it shows each property at its price.
+	for _, pid := range tn.pids {
+		comp := tn.AccountID + "_" + strconv.Itoa(pid)
+		var cal []struct {
+			Price json.Number `json:"price"`
+		}
+		eventually(t, "catalog-svc prices "+comp, func() bool {
+			return tn.try(t, "getcalendar", obj{"propertyId": comp, "startDate": day(0), "endDate": day(1)}, &cal) &&
+				len(cal) > 0 && cal[0].Price.String() == strconv.Itoa(tn.price)
+		})
+	}
 	return tn
 }
 
