@@ -52,8 +52,10 @@ infra-up: vros-infra ## start PostgreSQL + FerretDB and Apache Kafka on loopback
 infra-down: vros-infra ## stop the servers of infra-up
 	@$(INFRA) down -state $(INFRA_STATE)
 
-bench: ## benchmarks: edge vs service vs bare Fiber (docs/benchmarks.md)
-	cd devstack && $(GO) test -run '^$$' -bench . -benchtime 3s -timeout 20m ./bench/
+# Both stacks in one run: on embedded servers, and on real ones that the benchmark's TestMain
+# starts with libs/realinfra (PostgreSQL, Java and Maven needed, as for test-real).
+bench: ## benchmarks on embedded and real servers: writes, freshness, edge vs service vs bare Fiber (docs/benchmarks.md)
+	cd devstack && $(GO) test -run '^$$' -bench . -benchtime 3s -timeout 30m ./bench/
 
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $(MODULES) k8s); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

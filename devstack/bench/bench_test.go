@@ -1,19 +1,30 @@
 // Package bench measures vros under load through its real entry points, beside a bare Fiber
-// handler in the same run so that figures can be read as ratios on a noisy machine. Run with
+// handler in the same run so that figures can be read as ratios on a noisy machine. Every
+// benchmark that touches vros runs on two stacks started side by side in the same process:
+// "embedded" (FerretDB on SQLite and kfake, what `make run` uses) and "real" (FerretDB on
+// PostgreSQL and Apache Kafka, libs/realinfra, what `make test-real` uses). Run with
 // `make bench`; results are written up in docs/benchmarks.md.
+//
+// The real servers are started for the run by TestMain (libs/realinfra, fresh and on
+// loopback ports, like make test-real's); the embedded stack starts its own servers. Neither
+// reads the environment's servers. VROS_BENCH_STORES=embedded (or =real) runs one stack
+// only. Without -bench (make test-go), no stack is started.
 package bench
 
 import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,51 +32,118 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/vros/vros/devstack/stack"
+	"github.com/vros/vros/libs/realinfra"
 	"github.com/vros/vros/libs/seal"
 	"github.com/vros/vros/libs/tenancy"
 )
 
 const hmacKey = "bench-hmac-key-0123456789"
 
+// credentials of the benchmark account of one stack.
+type credentials struct {
+	AccountID     string `json:"account_id"`
+	BasicUser     string `json:"basic_user"`
+	BasicPassword string `json:"basic_password"`
+	ServiceKey    string `json:"servicekey"`
+	ServicePass   string `json:"servicepass"`
+	Key           string `json:"key"`
+	Pass          string `json:"pass"`
+}
+
+// store is one running stack and what the benchmarks set up on it.
+type store struct {
+	name  string // sub-benchmark name: "embedded" or "real"
+	st    *stack.Stack
+	creds credentials
+
+	bookableOnce sync.Once
+	bookableIDs  []int
+	nights       atomic.Int64 // BenchmarkCreate's next night
+
+	fresh freshness
+}
+
 var (
-	st      *stack.Stack
+	stores  []*store
 	bareURL string
-	creds   struct {
-		AccountID     string `json:"account_id"`
-		BasicUser     string `json:"basic_user"`
-		BasicPassword string `json:"basic_password"`
-		ServiceKey    string `json:"servicekey"`
-		ServicePass   string `json:"servicepass"`
-		Key           string `json:"key"`
-		Pass          string `json:"pass"`
-	}
 )
 
 func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	flag.Parse()
+	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
+		return m.Run() // no benchmark asked for: no servers
+	}
 	ctx := context.Background()
-	var err error
-	st, err = stack.Start(ctx, stack.Options{HMACKey: hmacKey, EncryptionKey: seal.NewKey(), AdminToken: "bench-admin",
-		LogLevel: "error", Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	want := os.Getenv("VROS_BENCH_STORES")
+	if want == "" {
+		want = "embedded,real"
 	}
 	bareURL = startBare()
+	for _, name := range strings.Split(want, ",") {
+		o := stack.Options{HMACKey: hmacKey, EncryptionKey: seal.NewKey(), AdminToken: "bench-admin", LogLevel: "error", Log: quiet}
+		switch name {
+		case "embedded":
+			// No MongoURI, no brokers: the stack starts its own servers, whatever the
+			// environment names.
+		case "real":
+			fmt.Fprintln(os.Stderr, "bench: starting PostgreSQL + FerretDB and Apache Kafka (libs/realinfra)…")
+			start := time.Now()
+			in, err := realinfra.Start(ctx, realinfra.Options{})
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench: real servers:", err, "(VROS_BENCH_STORES=embedded skips them)")
+				return 1
+			}
+			defer in.Close()
+			fmt.Fprintf(os.Stderr, "bench: real servers up in %v: %s\n", time.Since(start).Round(100*time.Millisecond), in.Describe())
+			o.MongoURI, o.KafkaBrokers = in.MongoURI, in.KafkaBrokers
+		default:
+			fmt.Fprintf(os.Stderr, "bench: VROS_BENCH_STORES: unknown store %q (embedded, real)\n", name)
+			return 2
+		}
+		s, err := startStore(ctx, name, o)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: %s stack: %v\n", name, err)
+			return 1
+		}
+		defer s.st.Close()
+		stores = append(stores, s)
+	}
+	return m.Run()
+}
+
+// startStore starts a stack, opens an account on it and creates the property of
+// BenchmarkPropertyUpdate.
+func startStore(ctx context.Context, name string, o stack.Options) (*store, error) {
+	st, err := stack.Start(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	s := &store{name: name, st: st}
 	code, body := send("POST", st.EdgeURL+"/admin/v1/accounts", map[string]string{"Authorization": "Bearer bench-admin"}, []byte(`{}`))
 	var out struct {
 		Data json.RawMessage `json:"data"`
 	}
-	if code != 201 || json.Unmarshal(body, &out) != nil || json.Unmarshal(out.Data, &creds) != nil {
-		fmt.Fprintln(os.Stderr, "account:", code, string(body))
-		os.Exit(1)
+	if code != 201 || json.Unmarshal(body, &out) != nil || json.Unmarshal(out.Data, &s.creds) != nil {
+		_ = st.Close()
+		return nil, fmt.Errorf("account: %d %s", code, body)
 	}
-	if code, body := send("POST", st.EdgeURL+"/api/property", aHeaders(), []byte(`{"action":"create","property":`+property+`}`)); code != 200 {
-		fmt.Fprintln(os.Stderr, "property:", code, string(body))
-		os.Exit(1)
+	if code, body := send("POST", st.EdgeURL+"/api/property", s.aHeaders(), []byte(`{"action":"create","property":`+property+`}`)); code != 200 {
+		_ = st.Close()
+		return nil, fmt.Errorf("property: %d %s", code, body)
 	}
-	rc := m.Run()
-	_ = st.Close()
-	os.Exit(rc)
+	return s, nil
+}
+
+// eachStore runs f as a sub-benchmark per stack.
+func eachStore(b *testing.B, f func(b *testing.B, s *store)) {
+	for _, s := range stores {
+		b.Run(s.name, func(b *testing.B) { f(b, s) })
+	}
 }
 
 const property = `{"internal_code":"BENCH1","name":"Seaside Villa with Garden","type":"Villa","maxguest":6,"bedrooms":3,` +
@@ -100,17 +178,23 @@ func startBare() string {
 	return "http://" + ln.Addr().String()
 }
 
-func aHeaders() map[string]string {
+func (s *store) aHeaders() map[string]string {
 	return map[string]string{
-		"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(creds.BasicUser+":"+creds.BasicPassword)),
-		"servicekey":    creds.ServiceKey, "servicepass": creds.ServicePass, "Content-Type": "application/json",
+		"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(s.creds.BasicUser+":"+s.creds.BasicPassword)),
+		"servicekey":    s.creds.ServiceKey, "servicepass": s.creds.ServicePass, "Content-Type": "application/json",
 	}
 }
 
+// bareAHeaders have the shape of aHeaders, for the bare Fiber handler (which checks none).
+func bareAHeaders() map[string]string {
+	return map[string]string{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte("bench-user:bench-password-0123456789")),
+		"servicekey": "bench-servicekey-0123456789", "servicepass": "bench-servicepass-0123456789", "Content-Type": "application/json"}
+}
+
 // directHeaders are what edge would send property-svc: the signed tenant context.
-func directHeaders() map[string]string {
-	ts, sig := tenancy.NewSigner(hmacKey).Sign(creds.AccountID, "POST", "/internal/a/property", time.Now())
-	return map[string]string{tenancy.HeaderAccount: creds.AccountID, tenancy.HeaderTime: ts, tenancy.HeaderSignature: sig,
+func (s *store) directHeaders() map[string]string {
+	ts, sig := tenancy.NewSigner(hmacKey).Sign(s.creds.AccountID, "POST", "/internal/a/property", time.Now())
+	return map[string]string{tenancy.HeaderAccount: s.creds.AccountID, tenancy.HeaderTime: ts, tenancy.HeaderSignature: sig,
 		"Content-Type": "application/json"}
 }
 
@@ -167,17 +251,24 @@ func loadBodies(b *testing.B, url string, headers func() map[string]string, body
 	if len(all) == 0 {
 		return
 	}
+	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "req/s")
+	reportPercentiles(b, all)
+}
+
+// reportPercentiles reports p50 and p99 of the durations, in milliseconds.
+func reportPercentiles(b *testing.B, all []time.Duration) {
 	slices.Sort(all)
 	pct := func(p float64) float64 { return float64(all[int(p*float64(len(all)-1))].Microseconds()) / 1000 }
-	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "req/s")
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
 }
 
-// BenchmarkPropertyUpdate: an interface A property update through edge, straight to
-// property-svc, and against the bare Fiber baseline.
+// BenchmarkPropertyUpdate: an interface A property update through edge and straight to
+// property-svc, on each stack, and against the bare Fiber baseline.
 func BenchmarkPropertyUpdate(b *testing.B) {
-	b.Run("bare-fiber", func(b *testing.B) { load(b, bareURL+"/api/property", aHeaders, update) })
-	b.Run("property-svc", func(b *testing.B) { load(b, st.PropertyURL+"/internal/a/property", directHeaders, update) })
-	b.Run("edge", func(b *testing.B) { load(b, st.EdgeURL+"/api/property", aHeaders, update) })
+	b.Run("bare-fiber", func(b *testing.B) { load(b, bareURL+"/api/property", bareAHeaders, update) })
+	eachStore(b, func(b *testing.B, s *store) {
+		b.Run("property-svc", func(b *testing.B) { load(b, s.st.PropertyURL+"/internal/a/property", s.directHeaders, update) })
+		b.Run("edge", func(b *testing.B) { load(b, s.st.EdgeURL+"/api/property", s.aHeaders, update) })
+	})
 }
