@@ -94,7 +94,7 @@ func Start(ctx context.Context, opt Options) (*Infra, error) {
 	in.wg.Add(1)
 	go func() { defer in.wg.Done(); _ = fdb.Run(runCtx) }()
 	in.MongoURI = fdb.MongoDBURI()
-	if err := waitTCP(ctx, hostOf(in.MongoURI)); err != nil {
+	if err := WaitTCP(ctx, hostOf(in.MongoURI), 10*time.Second); err != nil {
 		in.Close()
 		return nil, fmt.Errorf("ferretdb did not start: %w", err)
 	}
@@ -179,8 +179,10 @@ func hostOf(uri string) string {
 	return h
 }
 
-func waitTCP(ctx context.Context, addr string) error {
-	deadline := time.Now().Add(10 * time.Second)
+// WaitTCP waits until addr accepts TCP connections, for up to timeout: a server started
+// in the background is ready to be dialled.
+func WaitTCP(ctx context.Context, addr string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
 	for {
 		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 		if err == nil {

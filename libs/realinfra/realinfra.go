@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/FerretDB/FerretDB/ferretdb"
 
+	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
 )
 
@@ -142,7 +142,7 @@ func Start(ctx context.Context, opt Options) (in *Infra, err error) {
 	// FerretDB's URI carries no replicaSet: it is no replica set, and the driver would not
 	// select it if told it were.
 	in.MongoURI = fdb.MongoDBURI()
-	if err := waitTCP(ctx, strings.TrimSuffix(strings.TrimPrefix(in.MongoURI, "mongodb://"), "/")); err != nil {
+	if err := embedded.WaitTCP(ctx, strings.TrimSuffix(strings.TrimPrefix(in.MongoURI, "mongodb://"), "/"), 30*time.Second); err != nil {
 		return in, fmt.Errorf("ferretdb did not start: %w", err)
 	}
 
@@ -217,18 +217,4 @@ func (in *Infra) Close() error {
 		errs = append(errs, os.RemoveAll(in.Dir))
 	}
 	return errors.Join(errs...)
-}
-
-func waitTCP(ctx context.Context, addr string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			return c.Close()
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return err
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
