@@ -21,30 +21,52 @@ import (
 	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/outbox"
+	"github.com/vros/vros/libs/realinfra"
 	"github.com/vros/vros/libs/telemetry/telemetrytest"
 )
 
-var (
-	infra  *embedded.Infra
-	client *mongo.Client
-)
+// servers are what the tests run against: the embedded MongoDB-wire server and Kafka
+// broker, or the real ones of `make test-real` (VROS_MONGO_URI, VROS_KAFKA_BROKERS), with
+// the real driver and the real Kafka client either way.
+var servers struct {
+	mongoURI string
+	brokers  []string
+	// stopKafka and startKafka take the broker down and back; nil when the broker is not
+	// one these tests may restart.
+	stopKafka, startKafka func() error
+}
+
+var client *mongo.Client
 
 // The tests run against the embedded MongoDB-wire server and Kafka broker, with the real
 // driver and the real Kafka client.
 func TestMain(m *testing.M) {
 	ctx := context.Background()
-	var err error
-	if infra, err = embedded.Start(ctx, embedded.Options{}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	stop := func() {}
+	if real := realinfra.FromEnv(); real != nil {
+		servers.mongoURI, servers.brokers = real.MongoURI, real.KafkaBrokers
+		if real.CanRestartKafka() {
+			servers.stopKafka = func() error { return real.StopKafka(ctx) }
+			servers.startKafka = func() error { return real.StartKafka(ctx) }
+		}
+	} else {
+		infra, err := embedded.Start(ctx, embedded.Options{})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		servers.mongoURI, servers.brokers, stop = infra.MongoURI, infra.KafkaBrokers, infra.Close
+		servers.stopKafka = func() error { infra.StopKafka(); return nil }
+		servers.startKafka = infra.StartKafka
 	}
-	if client, err = mongo.Connect(options.Client().ApplyURI(infra.MongoURI)); err != nil {
+	var err error
+	if client, err = mongo.Connect(options.Client().ApplyURI(servers.mongoURI)); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
 	_ = client.Disconnect(ctx)
-	infra.Close()
+	stop()
 	os.Exit(code)
 }
 
@@ -67,7 +89,7 @@ func newHarness(t *testing.T, load func(prefix string) outbox.Loader) *harness {
 		prefix: fmt.Sprintf("%d%d", time.Now().UnixNano()%1e9, dbSeq.Add(1))}
 	h.db = client.Database(fmt.Sprintf("outbox_test_%d_%d", time.Now().UnixNano()%1e9, dbSeq.Add(1)))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(h.reader))
-	h.pub = events.NewPublisher(infra.KafkaBrokers)
+	h.pub = events.NewPublisher(servers.brokers)
 	h.box = outbox.New(h.db, h.pub, load(h.prefix), outbox.Options{
 		Lease: 100 * time.Millisecond, Sweep: 50 * time.Millisecond,
 		RetryMin: 20 * time.Millisecond, RetryMax: 300 * time.Millisecond, ParkAfter: 3,
@@ -115,7 +137,7 @@ func (h *harness) crashedWrite(agg string) {
 // (returning the last value of each) or the timeout passes.
 func (h *harness) published(want []string, timeout time.Duration) map[string]string {
 	h.t.Helper()
-	r := kafka.NewReader(kafka.ReaderConfig{Brokers: infra.KafkaBrokers, GroupID: "outbox-test-" + h.prefix + fmt.Sprint(dbSeq.Add(1)),
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: servers.brokers, GroupID: "outbox-test-" + h.prefix + fmt.Sprint(dbSeq.Add(1)),
 		Topic: events.TopicBooking, StartOffset: kafka.FirstOffset, MaxWait: 50 * time.Millisecond})
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -341,11 +363,16 @@ func TestKafkaDownParksNothing(t *testing.T) {
 			return []events.Message{message(agg, "after-outage")}, nil
 		}
 	})
-	infra.StopKafka()
+	if servers.stopKafka == nil {
+		t.Skip("the broker is not one these tests may restart")
+	}
+	if err := servers.stopKafka(); err != nil {
+		t.Fatal(err)
+	}
 	restarted := false
 	defer func() {
 		if !restarted {
-			_ = infra.StartKafka()
+			_ = servers.startKafka()
 		}
 	}()
 	var want []string
@@ -358,7 +385,7 @@ func TestKafkaDownParksNothing(t *testing.T) {
 	if n := h.parked(); n != 0 {
 		t.Fatalf("%d aggregates parked for a Kafka outage", n)
 	}
-	if err := infra.StartKafka(); err != nil {
+	if err := servers.startKafka(); err != nil {
 		t.Fatal(err)
 	}
 	restarted = true
