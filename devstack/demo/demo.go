@@ -15,6 +15,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -192,8 +193,8 @@ func Announce(w io.Writer, a Account, created bool, accPath, reqPath string) err
 				return err
 			}
 		}
-		fmt.Fprintf(w, "\nvros is running. Edge: %s   (Ctrl-C stops everything; data stays in .data/)\n"+
-			"Demo account %s: credentials in %s, sample requests in %s.\n\n", a.EdgeURL, a.AccountID, accPath, reqPath)
+		fmt.Fprintf(w, "\nvros is running. Edge: %s   (Ctrl-C stops everything; data stays in %s)\n"+
+			"Demo account %s: credentials in %s, sample requests in %s.\n\n", a.EdgeURL, filepath.Dir(accPath), a.AccountID, accPath, reqPath)
 		return nil
 	}
 	var buf bytes.Buffer
@@ -211,7 +212,7 @@ func Print(w io.Writer, a Account, path string) {
 	A := fmt.Sprintf(`curl -s -u '%s:%s' -H 'servicekey: %s' -H 'servicepass: %s' -H 'Content-Type: application/json'`,
 		a.BasicUser, a.BasicPassword, a.ServiceKey, a.ServicePass)
 	fmt.Fprintf(w, `
-vros is running. Edge: %[1]s   (Ctrl-C stops everything; data stays in .data/)
+vros is running. Edge: %[1]s   (Ctrl-C stops everything; data stays in %[19]s)
 
 Demo account %[2]s — credentials saved in %[3]s:
   interface A   basic %[4]s : %[5]s   servicekey %[6]s   servicepass %[7]s
@@ -246,5 +247,5 @@ Try:
 
 `, a.EdgeURL, a.AccountID, path, a.BasicUser, a.BasicPassword, a.ServiceKey, a.ServicePass, a.Key, a.Pass, a.OwnerToken, a.AdminToken, A, SamplePhoto(), Rates,
 		time.Now().AddDate(0, 0, 30).Format(time.DateOnly), a.PropertyID, time.Now().AddDate(0, 0, 37).Format(time.DateOnly),
-		time.Now().AddDate(0, 0, 1).Format(time.DateOnly))
+		time.Now().AddDate(0, 0, 1).Format(time.DateOnly), filepath.Dir(path))
 }
