@@ -95,16 +95,16 @@ func TestPropertyEvents(t *testing.T) {
 // TestEventsSurviveKafkaOutage: a change accepted while the broker is down is delivered
 // once it is back.
 func TestEventsSurviveKafkaOutage(t *testing.T) {
-	if st.Infra == nil {
-		t.Skip("needs the embedded broker, which the test can stop")
-	}
+	stopBroker, startBroker, _ := brokerControl(t)
 	acc := newAccount(t)
 	pid := createProperty(t, acc, "OUT1")
-	st.Infra.StopKafka()
+	if err := stopBroker(); err != nil {
+		t.Fatal(err)
+	}
 	p := validProperty("OUT1")
 	p["name"] = "Renamed While Kafka Was Down"
 	r := acc.a(t, "property", obj{"action": "update", "property": p})
-	if err := st.Infra.StartKafka(); err != nil {
+	if err := startBroker(); err != nil {
 		t.Fatal(err)
 	}
 	r.status(t, http.StatusOK)
