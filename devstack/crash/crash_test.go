@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/vros/vros/devstack/apitest"
 )
 
 // interrupted is a request stopped at one step of its change.
@@ -97,19 +99,19 @@ func TestCrashAndRestart(t *testing.T) {
 	for k, s := range createSteps {
 		r := interrupted{step: "create:" + s, key: "crash-create-" + s, checkin: day(30 + 3*k), checkout: day(32 + 3*k),
 			last: "Crash-" + s}
-		r.body = jsonText(t, guest(pv, r.checkin, r.checkout, r.last))
+		r.body = apitest.JSON(guest(pv, r.checkin, r.checkout, r.last))
 		stop(r)
 	}
 	for k, s := range updateSteps {
 		b := updates[s]
 		r := interrupted{step: "update:" + s, key: "crash-update-" + s, target: b.BookingID, checkin: day(61 + 6*k), checkout: day(63 + 6*k)}
-		r.body = jsonText(t, obj{"bookingId": b.BookingID, "checkin": r.checkin, "checkout": r.checkout})
+		r.body = apitest.JSON(obj{"bookingId": b.BookingID, "checkin": r.checkin, "checkout": r.checkout})
 		stop(r)
 	}
 	for _, s := range cancelSteps {
 		b := cancels[s]
 		r := interrupted{step: "cancel:" + s, key: "crash-cancel-" + s, target: b.BookingID}
-		r.body = jsonText(t, obj{"bookingId": b.BookingID})
+		r.body = apitest.JSON(obj{"bookingId": b.BookingID})
 		stop(r)
 	}
 	// Stopped too, but never retried (no Idempotency-Key): only the janitor finishes them.
@@ -119,15 +121,15 @@ func TestCrashAndRestart(t *testing.T) {
 		switch r.action() {
 		case "create":
 			r.checkin, r.checkout, r.last = day(130+3*k), day(132+3*k), "Abandoned-"+s
-			r.body = jsonText(t, guest(pv, r.checkin, r.checkout, r.last))
+			r.body = apitest.JSON(guest(pv, r.checkin, r.checkout, r.last))
 		case "update":
 			b := create(victim, pv, 140+4*k, 142+4*k, "ToUpdateAbandoned")
 			r.target, r.checkin, r.checkout = b.BookingID, day(141+4*k), day(143+4*k)
-			r.body = jsonText(t, obj{"bookingId": b.BookingID, "checkin": r.checkin, "checkout": r.checkout})
+			r.body = apitest.JSON(obj{"bookingId": b.BookingID, "checkin": r.checkin, "checkout": r.checkout})
 		case "cancel":
 			b := create(victim, pv, 170, 172, "ToCancelAbandoned")
 			r.target = b.BookingID
-			r.body = jsonText(t, obj{"bookingId": b.BookingID})
+			r.body = apitest.JSON(obj{"bookingId": b.BookingID})
 		}
 		stop(r)
 		abandoned = append(abandoned, r)

@@ -8,7 +8,6 @@ package crash
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -27,6 +26,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	booking "github.com/vros/vros/booking-svc/service"
+	"github.com/vros/vros/devstack/apitest"
 	"github.com/vros/vros/devstack/demo"
 	"github.com/vros/vros/devstack/stack"
 	"github.com/vros/vros/libs/seal"
@@ -136,24 +136,17 @@ type account struct{ demo.Account }
 
 func newAccount(t *testing.T) account {
 	t.Helper()
-	r := do(t, http.MethodPost, st.EdgeURL+"/admin/v1/accounts", map[string]string{"Authorization": "Bearer " + adminToken}, `{"name":"Crash Owner"}`)
-	if r.Code != http.StatusCreated {
-		t.Fatalf("create account: HTTP %d %s", r.Code, r.Body)
+	a, err := apitest.NewAccount(client, st.EdgeURL, adminToken, "Crash Owner")
+	if err != nil {
+		t.Fatal(err)
 	}
-	var out struct {
-		Data account `json:"data"`
-	}
-	r.decode(t, &out)
-	return out.Data
+	return account{a}
 }
 
 type obj = map[string]any
 
-type response struct {
-	Code   int
-	Header http.Header
-	Body   []byte
-}
+// response is an HTTP answer, with the assertions the test makes on it.
+type response apitest.Response
 
 func (r response) decode(t *testing.T, v any) {
 	t.Helper()
@@ -188,57 +181,23 @@ var client = &http.Client{Timeout: 20 * time.Second}
 
 func do(t *testing.T, method, url string, headers map[string]string, body string) response {
 	t.Helper()
-	r, err := send(client, method, url, headers, body)
+	r, err := apitest.Send(client, method, url, headers, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r
-}
-
-func send(c *http.Client, method, url string, headers map[string]string, body string) (response, error) {
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		return response{}, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return response{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return response{Code: resp.StatusCode, Header: resp.Header, Body: b}, err
-}
-
-func jsonText(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return response(r)
 }
 
 // a sends an interface A request through edge.
 func (acc account) a(t *testing.T, resource string, body any) response {
 	t.Helper()
-	return do(t, http.MethodPost, st.EdgeURL+"/api/"+resource, map[string]string{
-		"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(acc.BasicUser+":"+acc.BasicPassword)),
-		"servicekey":    acc.ServiceKey, "servicepass": acc.ServicePass,
-	}, jsonText(t, body))
+	return do(t, http.MethodPost, st.EdgeURL+"/api/"+resource, acc.AHeaders(), apitest.JSON(body))
 }
 
 // b sends an interface B action through edge.
 func (acc account) b(t *testing.T, action string, fields obj) response {
 	t.Helper()
-	body := obj{"key": acc.Key, "pass": acc.Pass, "action": action}
-	for k, v := range fields {
-		body[k] = v
-	}
-	return do(t, http.MethodPost, st.EdgeURL+"/vros/external-booking", nil, jsonText(t, body))
+	return do(t, http.MethodPost, st.EdgeURL+"/vros/external-booking", nil, acc.BBody(action, fields))
 }
 
 // direct sends an interface B action straight to booking-svc, signed as edge signs it, with
@@ -252,11 +211,11 @@ func (acc account) direct(c *http.Client, action, key, body string) (response, e
 	if key != "" {
 		h["Idempotency-Key"] = key
 	}
-	return send(c, http.MethodPost, st.BookingURL+path, h, body)
+	r, err := apitest.Send(c, http.MethodPost, st.BookingURL+path, h, body)
+	return response(r), err
 }
 
-// day is a date n days from today.
-func day(n int) string { return time.Now().UTC().AddDate(0, 0, n).Format(time.DateOnly) }
+var day = apitest.Day
 
 // bookable creates a property priced 100 a night, any day in and out, and waits until
 // booking-svc prices it.

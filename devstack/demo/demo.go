@@ -76,7 +76,7 @@ type Account struct {
 func Ensure(ctx context.Context, edgeURL, adminToken, path string) (acc Account, created bool, err error) {
 	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &acc) == nil {
 		acc.EdgeURL, acc.AdminToken = edgeURL, adminToken
-		if status, _, err := call(ctx, acc.basic(), edgeURL+"/api/account-settings", acc.serviceHeaders(), `{}`); err == nil && status == 200 {
+		if status, _, err := call(ctx, edgeURL+"/api/account-settings", acc.AHeaders(), `{}`); err == nil && status == 200 {
 			return acc, false, writeJSON(path, acc)
 		}
 	}
@@ -89,7 +89,7 @@ func Ensure(ctx context.Context, edgeURL, adminToken, path string) (acc Account,
 
 func createAccount(ctx context.Context, edgeURL, adminToken string) (Account, error) {
 	var acc Account
-	status, body, err := call(ctx, "Bearer "+adminToken, edgeURL+"/admin/v1/accounts", nil, `{"name":"Demo Rentals"}`)
+	status, body, err := call(ctx, edgeURL+"/admin/v1/accounts", map[string]string{"Authorization": "Bearer " + adminToken}, `{"name":"Demo Rentals"}`)
 	if err != nil {
 		return acc, err
 	}
@@ -109,7 +109,7 @@ func createAccount(ctx context.Context, edgeURL, adminToken string) (Account, er
 		{"/api/property", `{"action":"create","property":` + Property + `}`},
 		{"/api/property-rate", Rates},
 	} {
-		status, body, err := call(ctx, acc.basic(), edgeURL+step.path, acc.serviceHeaders(), step.body)
+		status, body, err := call(ctx, edgeURL+step.path, acc.AHeaders(), step.body)
 		if err != nil {
 			return acc, err
 		}
@@ -139,15 +139,26 @@ const Rates = `{"internal_code":"DEMO1","rate":{"daily_price":180,"weekend_price
 	`"los":[{"days":14,"discount":10}],"setting":{"standard_occupants":4,"accept_booking_upto":12,"apply_weekend_price":true,` +
 	`"default_allow_checkin":"All","default_allow_checkout":"All","advanced_notice_booking_from":"1"}}`
 
-func (a Account) basic() string {
-	return "Basic " + base64.StdEncoding.EncodeToString([]byte(a.BasicUser+":"+a.BasicPassword))
+// AHeaders are the headers that authenticate an interface A request as a: HTTP Basic and
+// the servicekey/servicepass pair.
+func (a Account) AHeaders() map[string]string {
+	return map[string]string{
+		"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(a.BasicUser+":"+a.BasicPassword)),
+		"servicekey":    a.ServiceKey, "servicepass": a.ServicePass,
+	}
 }
 
-func (a Account) serviceHeaders() map[string]string {
-	return map[string]string{"servicekey": a.ServiceKey, "servicepass": a.ServicePass}
+// BBody is the JSON body of interface B action as a, with fields merged in.
+func (a Account) BBody(action string, fields map[string]any) string {
+	body := map[string]any{"key": a.Key, "pass": a.Pass, "action": action}
+	for k, v := range fields {
+		body[k] = v
+	}
+	b, _ := json.Marshal(body)
+	return string(b)
 }
 
-func call(ctx context.Context, auth, url string, headers map[string]string, body string) (int, []byte, error) {
+func call(ctx context.Context, url string, headers map[string]string, body string) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewBufferString(body))
@@ -155,7 +166,6 @@ func call(ctx context.Context, auth, url string, headers map[string]string, body
 		return 0, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", auth)
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}

@@ -13,6 +13,6 @@ func TestByteOrderMarkIgnored(t *testing.T) {
 	const bom = "\xef\xbb\xbf"
 	r := do(t, http.MethodPost, "/vros/external-booking", nil, bom+`{"key":"`+acc.Key+`","pass":"`+acc.Pass+`","action":"listcountry"}`)
 	r.ok(t, nil)
-	r = do(t, http.MethodPost, "/api/property-tax", acc.aHeaders(), bom+`{"internal_code":"BOM1","taxes":[]}`)
+	r = do(t, http.MethodPost, "/api/property-tax", acc.AHeaders(), bom+`{"internal_code":"BOM1","taxes":[]}`)
 	r.status(t, http.StatusOK)
 }

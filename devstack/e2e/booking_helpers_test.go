@@ -11,16 +11,14 @@ import (
 
 	"github.com/shopspring/decimal"
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/vros/vros/devstack/apitest"
 )
 
 // b sends an interface B action as acc; fields are merged into the body.
 func (acc account) b(t *testing.T, action string, fields obj) response {
 	t.Helper()
-	body := obj{"key": acc.Key, "pass": acc.Pass, "action": action}
-	for k, v := range fields {
-		body[k] = v
-	}
-	return do(t, http.MethodPost, "/vros/external-booking", nil, jsonText(t, body))
+	return do(t, http.MethodPost, "/vros/external-booking", nil, acc.BBody(action, fields))
 }
 
 // ok asserts interface B success and decodes data into v.
@@ -48,7 +46,7 @@ func (r response) wantStatus(t *testing.T, status int) bAnswer {
 }
 
 // day is a date n days from today, as YYYY-MM-DD.
-func day(n int) string { return time.Now().UTC().AddDate(0, 0, n).Format(time.DateOnly) }
+var day = apitest.Day
 
 // simpleRates: 100 a night every night, no weekend price, any day in and out, bookable a
 // year ahead from today.

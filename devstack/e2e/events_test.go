@@ -119,11 +119,11 @@ func TestTracePropagation(t *testing.T) {
 	acc := newAccount(t)
 	pid := createProperty(t, acc, "TR1")
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
-	h := acc.aHeaders()
+	h := acc.AHeaders()
 	h["traceparent"] = "00-" + traceID + "-00f067aa0ba902b7-01"
 	p := validProperty("TR1")
 	p["name"] = "Renamed Under a Client Trace"
-	do(t, http.MethodPost, "/api/property", h, jsonText(t, obj{"action": "update", "property": p})).status(t, http.StatusOK)
+	do(t, http.MethodPost, "/api/property", h, jsonText(obj{"action": "update", "property": p})).status(t, http.StatusOK)
 	m := watch(t, acc.AccountID+":"+pid, func(typ string, s snapshot) bool { return s.Content.Name == "Renamed Under a Client Trace" })
 	for _, hd := range m.Headers {
 		if hd.Key == "traceparent" {

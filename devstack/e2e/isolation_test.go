@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -13,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/vros/vros/devstack/apitest"
 )
 
 // tenant is one account of the isolation test with the data that makes its answers
@@ -96,7 +97,8 @@ func TestTenantIsolationUnderLoad(t *testing.T) {
 				tn := ts[int(n)%tenants]
 				call := tn.call(int(n))
 				began := time.Now()
-				body, code, err := send(client, call)
+				r, err := apitest.Send(client, call.method, st.EdgeURL+call.path, call.header, call.body)
+				body, code := r.Body, r.Code
 				if err != nil {
 					report("%s %s: %v", tn.marker, call.name, err)
 					continue
@@ -134,26 +136,6 @@ func TestTenantIsolationUnderLoad(t *testing.T) {
 	if wrong > 0 {
 		t.Fatalf("%d findings in %d answers; the first ones:\n%s", wrong, requests, strings.Join(problems, "\n"))
 	}
-}
-
-func send(client *http.Client, c isolationCall) ([]byte, int, error) {
-	req, err := http.NewRequest(c.method, st.EdgeURL+c.path, strings.NewReader(c.body))
-	if err != nil {
-		return nil, 0, err
-	}
-	if c.body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range c.header {
-		req.Header.Set(k, v)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return b, resp.StatusCode, err
 }
 
 // setupTenant creates account i with two bookable properties named after its marker,
@@ -228,12 +210,7 @@ func (tn *tenant) call(n int) isolationCall {
 		return ""
 	}
 	b := func(name string, fields obj, check func([]byte) string) isolationCall {
-		body := obj{"key": tn.Key, "pass": tn.Pass, "action": name}
-		for k, v := range fields {
-			body[k] = v
-		}
-		enc, _ := json.Marshal(body)
-		return isolationCall{name: name, method: http.MethodPost, path: "/vros/external-booking", body: string(enc),
+		return isolationCall{name: name, method: http.MethodPost, path: "/vros/external-booking", body: tn.BBody(name, fields),
 			check: func(ans []byte) string {
 				var a bAnswer
 				if err := json.Unmarshal(ans, &a); err != nil || a.Status != 0 || a.Message != "Success" {
@@ -273,8 +250,8 @@ func (tn *tenant) call(n int) isolationCall {
 		// An interface A write: its small answer names the property it changed.
 		p := validProperty(fmt.Sprintf("ISO%d", n%2))
 		p["name"] = "Villa " + tn.marker + " number " + strconv.Itoa(n%2)
-		enc, _ := json.Marshal(obj{"action": "update", "property": p})
-		return isolationCall{name: "property update", method: http.MethodPost, path: "/api/property", header: tn.aHeaders(), body: string(enc),
+		return isolationCall{name: "property update", method: http.MethodPost, path: "/api/property", header: tn.AHeaders(),
+			body: apitest.JSON(obj{"action": "update", "property": p}),
 			check: func(ans []byte) string {
 				var a struct {
 					Code int `json:"code"`

@@ -3,10 +3,11 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/vros/vros/devstack/apitest"
 )
 
 // TestRateLimit: an account that sends more than its burst at once gets 429 in each
@@ -16,7 +17,7 @@ func TestRateLimit(t *testing.T) {
 	busy, quiet := newAccount(t), newAccount(t)
 	createProperty(t, busy, "RL1")
 	createProperty(t, quiet, "RL1")
-	body := `{"key":"` + busy.Key + `","pass":"` + busy.Pass + `","action":"listcountry"}`
+	body := busy.BBody("listcountry", nil)
 	var limited, ok atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < 8; w++ {
@@ -54,14 +55,13 @@ func TestRateLimit(t *testing.T) {
 
 // sendB posts an interface B body from any goroutine and returns the HTTP code and status.
 func sendB(body string) (int, int, error) {
-	resp, err := http.Post(st.EdgeURL+"/vros/external-booking", "application/json", strings.NewReader(body))
+	r, err := apitest.Send(http.DefaultClient, http.MethodPost, st.EdgeURL+"/vros/external-booking", nil, body)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer resp.Body.Close()
 	var a bAnswer
-	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
-		return resp.StatusCode, 0, err
+	if err := json.Unmarshal(r.Body, &a); err != nil {
+		return r.Code, 0, err
 	}
-	return resp.StatusCode, a.Status, nil
+	return r.Code, a.Status, nil
 }

@@ -1,13 +1,12 @@
 package e2e
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"testing"
+
+	"github.com/vros/vros/devstack/apitest"
 )
 
 // TestConcurrentSectionWritesAllLand: interface A writes of different sections of one
@@ -61,20 +60,9 @@ func TestConcurrentSectionWritesAllLand(t *testing.T) {
 
 // sendA sends an interface A request from any goroutine and returns its HTTP status.
 func sendA(acc account, resource string, body obj) int {
-	req, _ := http.NewRequest(http.MethodPost, st.EdgeURL+"/api/"+resource, bytesOf(body))
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range acc.aHeaders() {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	r, err := apitest.Send(http.DefaultClient, http.MethodPost, st.EdgeURL+"/api/"+resource, acc.AHeaders(), apitest.JSON(body))
 	if err != nil {
 		return 0
 	}
-	resp.Body.Close()
-	return resp.StatusCode
-}
-
-func bytesOf(v any) io.Reader {
-	b, _ := json.Marshal(v)
-	return bytes.NewReader(b)
+	return r.Code
 }

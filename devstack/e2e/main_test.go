@@ -5,7 +5,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/vros/vros/devstack/apitest"
 	"github.com/vros/vros/devstack/demo"
 	"github.com/vros/vros/devstack/stack"
 	"github.com/vros/vros/libs/seal"
@@ -76,21 +76,15 @@ type account struct{ demo.Account }
 
 func newAccount(t *testing.T) account {
 	t.Helper()
-	r := do(t, http.MethodPost, "/admin/v1/accounts", map[string]string{"Authorization": "Bearer " + adminToken}, `{"name":"Test Owner"}`)
-	r.status(t, http.StatusCreated)
-	var out struct {
-		Data account `json:"data"`
+	a, err := apitest.NewAccount(http.DefaultClient, st.EdgeURL, adminToken, "Test Owner")
+	if err != nil {
+		t.Fatal(err)
 	}
-	r.decode(t, &out)
-	return out.Data
+	return account{a}
 }
 
-// response is a decoded HTTP answer.
-type response struct {
-	Code   int
-	Header http.Header
-	Body   []byte
-}
+// response is an HTTP answer, with the assertions the tests make on it.
+type response apitest.Response
 
 func (r response) status(t *testing.T, want int) {
 	t.Helper()
@@ -145,51 +139,25 @@ func (r response) wantViolation(t *testing.T, field, msg string) {
 
 func do(t *testing.T, method, path string, headers map[string]string, body string) response {
 	t.Helper()
-	req, err := http.NewRequest(method, st.EdgeURL+path, strings.NewReader(body))
+	r, err := apitest.Send(http.DefaultClient, method, st.EdgeURL+path, headers, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body != "" && req.Header.Get("Content-Type") == "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return response{Code: resp.StatusCode, Header: resp.Header, Body: b}
+	return response(r)
 }
 
 // a sends an interface A request as acc.
 func (acc account) a(t *testing.T, resource string, body any) response {
 	t.Helper()
-	return do(t, http.MethodPost, "/api/"+resource, acc.aHeaders(), jsonText(t, body))
+	return do(t, http.MethodPost, "/api/"+resource, acc.AHeaders(), jsonText(body))
 }
 
-func (acc account) aHeaders() map[string]string {
-	return map[string]string{
-		"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(acc.BasicUser+":"+acc.BasicPassword)),
-		"servicekey":    acc.ServiceKey, "servicepass": acc.ServicePass,
-	}
-}
-
-func jsonText(t *testing.T, body any) string {
-	t.Helper()
+// jsonText is body as JSON text; a string is taken as already written.
+func jsonText(body any) string {
 	if s, ok := body.(string); ok {
 		return s
 	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return apitest.JSON(body)
 }
 
 // obj is a JSON object under construction.

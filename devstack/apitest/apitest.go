@@ -1,0 +1,74 @@
+// Package apitest is the client side of vros's end-to-end tests (devstack/e2e,
+// devstack/crash): requests through edge as each kind of caller sends them, safe to use from
+// any goroutine (nothing here calls testing.T.Fatal).
+package apitest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/vros/vros/devstack/demo"
+)
+
+// Response is an HTTP answer, read whole.
+type Response struct {
+	Code   int
+	Header http.Header
+	Body   []byte
+}
+
+// Send sends body (JSON unless headers say otherwise) and reads the whole answer.
+func Send(c *http.Client, method, url string, headers map[string]string, body string) (Response, error) {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return Response{}, err
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return Response{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return Response{Code: resp.StatusCode, Header: resp.Header, Body: b}, err
+}
+
+// JSON is v as JSON text; tests only pass values that encode.
+func JSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("apitest: %T does not encode: %v", v, err))
+	}
+	return string(b)
+}
+
+// NewAccount creates an account through edge's admin API.
+func NewAccount(c *http.Client, edgeURL, adminToken, name string) (demo.Account, error) {
+	r, err := Send(c, http.MethodPost, edgeURL+"/admin/v1/accounts", map[string]string{"Authorization": "Bearer " + adminToken},
+		JSON(map[string]string{"name": name}))
+	if err != nil {
+		return demo.Account{}, err
+	}
+	if r.Code != http.StatusCreated {
+		return demo.Account{}, fmt.Errorf("create account: HTTP %d %s", r.Code, r.Body)
+	}
+	var out struct {
+		Data demo.Account `json:"data"`
+	}
+	if err := json.Unmarshal(r.Body, &out); err != nil {
+		return demo.Account{}, fmt.Errorf("create account: %s: %w", r.Body, err)
+	}
+	return out.Data, nil
+}
+
+// Day is the date n days from today (UTC), as YYYY-MM-DD.
+func Day(n int) string { return time.Now().UTC().AddDate(0, 0, n).Format(time.DateOnly) }
