@@ -4,14 +4,21 @@
 package apitest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
 	"github.com/vros/vros/devstack/demo"
+	"github.com/vros/vros/devstack/stack"
 )
 
 // Response is an HTTP answer, read whole.
@@ -72,3 +79,27 @@ func NewAccount(c *http.Client, edgeURL, adminToken, name string) (demo.Account,
 
 // Day is the date n days from today (UTC), as YYYY-MM-DD.
 func Day(n int) string { return time.Now().UTC().AddDate(0, 0, n).Format(time.DateOnly) }
+
+// StartStack starts a whole vros for a test package's TestMain, on the servers of
+// VROS_MONGO_URI / VROS_KAFKA_BROKERS when they are set (make test-real) and embedded ones
+// otherwise, with logs discarded, and connects a MongoDB client to its store for the tests
+// that look at what was stored.
+func StartStack(ctx context.Context, o stack.Options) (*stack.Stack, *mongo.Client, error) {
+	o.MongoURI = os.Getenv("VROS_MONGO_URI")
+	if b := os.Getenv("VROS_KAFKA_BROKERS"); b != "" {
+		o.KafkaBrokers = strings.Split(b, ",")
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	st, err := stack.Start(ctx, o)
+	if err != nil {
+		return nil, nil, fmt.Errorf("stack: %w", err)
+	}
+	db, err := mongo.Connect(options.Client().ApplyURI(st.MongoURI).SetBSONOptions(&options.BSONOptions{DefaultDocumentM: true}))
+	if err != nil {
+		_ = st.Close()
+		return nil, nil, fmt.Errorf("mongo: %w", err)
+	}
+	return st, db, nil
+}

@@ -10,8 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"runtime"
@@ -23,7 +21,6 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	booking "github.com/vros/vros/booking-svc/service"
 	"github.com/vros/vros/devstack/apitest"
@@ -52,28 +49,17 @@ var (
 
 func TestMain(m *testing.M) {
 	ctx := context.Background()
-	var brokers []string
-	if b := os.Getenv("VROS_KAFKA_BROKERS"); b != "" {
-		brokers = strings.Split(b, ",")
-	}
 	var err error
-	st, err = stack.Start(ctx, stack.Options{
-		MongoURI: os.Getenv("VROS_MONGO_URI"), KafkaBrokers: brokers,
+	st, mongoDB, err = apitest.StartStack(ctx, stack.Options{
 		HMACKey: hmacKey, EncryptionKey: seal.NewKey(), AdminToken: adminToken,
 		LogLevel: "error", OutboxLease: time.Second, PasswordCost: 4,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Booking: func(c *booking.Config) {
 			c.RequestDeadline, c.JanitorLease, c.IdempotencyLease = deadline, janitorLease, idempotencyLease
 			c.Crash = faults.hook
 		},
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "stack:", err)
-		os.Exit(1)
-	}
-	mongoDB, err = mongo.Connect(options.Client().ApplyURI(st.MongoURI).SetBSONOptions(&options.BSONOptions{DefaultDocumentM: true}))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "mongo:", err)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()

@@ -7,8 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -17,7 +15,6 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/vros/vros/devstack/apitest"
 	"github.com/vros/vros/devstack/demo"
@@ -42,25 +39,14 @@ var (
 
 func TestMain(m *testing.M) {
 	ctx := context.Background()
-	var brokers []string
-	if b := os.Getenv("VROS_KAFKA_BROKERS"); b != "" {
-		brokers = strings.Split(b, ",")
-	}
 	var err error
-	st, err = stack.Start(ctx, stack.Options{
-		MongoURI: os.Getenv("VROS_MONGO_URI"), KafkaBrokers: brokers,
+	st, mongoDB, err = apitest.StartStack(ctx, stack.Options{
 		HMACKey: "test-hmac-key-0123456789", EncryptionKey: seal.NewKey(), AdminToken: adminToken,
 		LogLevel: "error", PhotoFetchAllowPrivate: true, OutboxLease: time.Second, PasswordCost: 4, AutopayInterval: 200 * time.Millisecond,
 		RateLimitRPS: rateLimitRPS, RateLimitBurst: rateLimitBurst,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "stack:", err)
-		os.Exit(1)
-	}
-	mongoDB, err = mongo.Connect(options.Client().ApplyURI(st.MongoURI).SetBSONOptions(&options.BSONOptions{DefaultDocumentM: true}))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "mongo:", err)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
