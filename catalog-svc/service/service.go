@@ -4,7 +4,6 @@ package service
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -66,9 +65,9 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	app := httpapi.New(httpapi.Options{
 		Telemetry: tel,
 		BodyLimit: 1 << 20,
-		Ready: func(ctx context.Context) error {
-			return errors.Join(client.Ping(ctx, nil), events.Reachable(ctx, cfg.KafkaBrokers))
-		},
+		// Ready when the store answers. Kafka is not asked: writes wait in the outbox and reads
+		// come from this service's own view while the broker is away (docs/events.md).
+		Ready: func(ctx context.Context) error { return client.Ping(ctx, nil) },
 	})
 	api.New(vw, cfg.MediaBaseURL).Register(app, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()))
 
@@ -81,6 +80,6 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 			Propagator: tel.Propagator,
 		}, vw.Apply)
 	})
-	g.Go(func() error { return httpapi.Serve(gctx, app, cfg.Addr, ready, 10*time.Second) })
+	g.Go(func() error { return httpapi.Serve(gctx, app, cfg.Addr, ready, cfg.ShutdownDrain, 10*time.Second) })
 	return g.Wait()
 }

@@ -118,9 +118,9 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 	app := httpapi.New(httpapi.Options{
 		Telemetry: tel,
 		BodyLimit: gateway.MaxBody,
-		Ready: func(ctx context.Context) error {
-			return errors.Join(client.Ping(ctx, nil), gw.Ready(ctx))
-		},
+		// Ready when edge itself can serve: its account store answers. A service that is down
+		// fails its own routes with 503; it does not take every other route down with it.
+		Ready: func(ctx context.Context) error { return client.Ping(ctx, nil) },
 		TrustedProxies: proxies,
 		EnvelopeFor:    gateway.EnvelopeFor,
 	})
@@ -138,7 +138,7 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 		if ready != nil {
 			ready(addr)
 		}
-	}, 10*time.Second)
+	}, cfg.ShutdownDrain, 10*time.Second)
 }
 
 // reachable turns a listen address into one a client on this machine can use: an

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -451,12 +452,21 @@ func checkDeployment(t *testing.T, c renderCase, r rendered, comp component, d *
 			t.Errorf("%s: %s from %+v, want %s of container %s, divisor 1", where, name, ref, resource, ctr.Name)
 		}
 	}
+	// A rolling update loses no request: the pod drains (Connection: close, /readyz 503)
+	// before it stops accepting, and the grace period covers the drain and the 10 s the
+	// service then gives requests in flight.
+	if drain, err := time.ParseDuration(env["VROS_SHUTDOWN_DRAIN"].Value); err != nil || drain <= 0 {
+		t.Errorf("%s: VROS_SHUTDOWN_DRAIN %q, want a positive duration", where, env["VROS_SHUTDOWN_DRAIN"].Value)
+	} else if grace := ptrVal(d.Spec.Template.Spec.TerminationGracePeriodSeconds); time.Duration(grace)*time.Second < drain+10*time.Second {
+		t.Errorf("%s: terminationGracePeriodSeconds %d < drain %s + 10 s", where, grace, drain)
+	}
 	// Plain settings.
 	plain := map[string]string{
-		comp.addrEnv:         fmt.Sprintf(":%d", comp.port),
-		"OTEL_SERVICE_NAME":  comp.name,
-		"VROS_KAFKA_BROKERS": "",
-		"VROS_LOG_LEVEL":     "",
+		comp.addrEnv:          fmt.Sprintf(":%d", comp.port),
+		"OTEL_SERVICE_NAME":   comp.name,
+		"VROS_KAFKA_BROKERS":  "",
+		"VROS_LOG_LEVEL":      "",
+		"VROS_SHUTDOWN_DRAIN": "",
 	}
 	if comp.name == "edge" {
 		// edge registers the services whose URL is set and its /readyz pings each one, so a
@@ -871,11 +881,9 @@ func checkTestPod(t *testing.T, r rendered) {
 	if want := fmt.Sprintf("http://%s:8080", objName("edge")); url != want {
 		t.Errorf("test pod calls %q, want %q", url, want)
 	}
-	script := strings.Join(p.Spec.Containers[0].Command, " ")
-	for _, path := range []string{"/healthz", "/readyz", "/api/property"} {
-		if !strings.Contains(script, path) {
-			t.Errorf("test pod does not check %s", path)
-		}
+	// The checks are k8s/cmd/vros-chart-test, the image's entrypoint, built with the services.
+	if c := p.Spec.Containers[0]; !strings.Contains(c.Image, "chart-test:") || len(c.Command) != 0 {
+		t.Errorf("test pod runs %q %v, want the chart-test image's own entrypoint", c.Image, c.Command)
 	}
 }
 
@@ -952,11 +960,27 @@ func TestKindFilesAgree(t *testing.T) {
 			}
 		}
 	}
-	// The chart's default URI and brokers point at the dev Services.
+	// The URI points at the dev Service, FerretDB, which no driver selects as a replica set.
 	ctr := r.deployments[objName("property-svc")].Spec.Template.Spec.Containers[0]
 	for _, e := range ctr.Env {
-		if e.Name == "VROS_MONGO_URI" && !strings.Contains(e.Value, "replicaSet=rs0") {
-			t.Errorf("kind MongoDB URI %q does not name the dev replica set rs0", e.Value)
+		if e.Name == "VROS_MONGO_URI" && (!strings.HasPrefix(e.Value, "mongodb://mongodb:27017") || strings.Contains(e.Value, "replicaSet")) {
+			t.Errorf("kind MongoDB URI %q: want mongodb://mongodb:27017 without replicaSet (FerretDB)", e.Value)
+		}
+	}
+	// Every image the kind values name is built here: the helm test pod's and the topic Job's.
+	images := airgapImages(t, f.root)
+	for _, p := range r.pods {
+		for _, c := range p.Spec.Containers {
+			if !strings.HasPrefix(c.Image, "vros/chart-test:") {
+				t.Errorf("helm test pod %s: image %q, want vros/chart-test (built by make images)", p.Name, c.Image)
+			}
+		}
+	}
+	for _, j := range r.jobs {
+		for _, c := range j.Spec.Template.Spec.Containers {
+			if c.Image != images["AIRGAP_KAFKA_IMAGE"] {
+				t.Errorf("Job %s: image %q, want the dev Kafka image %q", j.Name, c.Image, images["AIRGAP_KAFKA_IMAGE"])
+			}
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/caarlos0/env/v11"
 )
@@ -38,6 +39,10 @@ type Common struct {
 	KafkaBrokers    []string `env:"VROS_KAFKA_BROKERS" envSeparator:"," envDefault:"127.0.0.1:9092"`
 	InternalHMACKey Secret   `env:"VROS_INTERNAL_HMAC_KEY"`
 	LogLevel        string   `env:"VROS_LOG_LEVEL" envDefault:"info"`
+	// ShutdownDrain: after SIGTERM, how long the service keeps serving (every answer with
+	// Connection: close, /readyz 503) before it stops accepting, so that load balancers and
+	// pooled clients move to other replicas without a failed request (docs/kubernetes.md).
+	ShutdownDrain time.Duration `env:"VROS_SHUTDOWN_DRAIN" envDefault:"0s"`
 }
 
 // Validate reports settings a service cannot start without.

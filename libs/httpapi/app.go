@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/netip"
 	"runtime/debug"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -96,9 +98,22 @@ func New(o Options) *fiber.App {
 		cfg.ProxyHeader = fiber.HeaderXForwardedFor
 	}
 	app := fiber.New(cfg)
+	drain := &draining{}
+	drains.Store(app, drain)
+	app.Use(func(c *fiber.Ctx) error {
+		if drain.Load() {
+			// Stopping: clients open their next request elsewhere instead of finding this
+			// keep-alive connection closed under them.
+			c.Set(fiber.HeaderConnection, "close")
+		}
+		return c.Next()
+	})
 	app.Use(observe(o.Telemetry, limits{target: o.MaxTarget, header: o.MaxHeaderBytes, proxies: o.TrustedProxies}))
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
 	app.Get("/readyz", func(c *fiber.Ctx) error {
+		if drain.Load() {
+			return c.Status(fiber.StatusServiceUnavailable).SendString("not ready: shutting down")
+		}
 		if o.Ready != nil {
 			ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 			defer cancel()
@@ -212,8 +227,17 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Serve runs app on addr until ctx ends, then drains for up to grace.
-func Serve(ctx context.Context, app *fiber.App, addr string, ready func(addr string), grace time.Duration) error {
+// draining is set once Serve's context ends: answers carry Connection: close and /readyz
+// answers 503 while the app still serves.
+type draining struct{ atomic.Bool }
+
+// drains maps each app New built to its draining flag (several apps share a process in tests).
+var drains sync.Map // *fiber.App -> *draining
+
+// Serve runs app on addr until ctx ends. Then, for drain, it goes on serving while telling
+// clients and probes that it is going away (see draining), and finally shuts down, letting
+// requests in flight finish for up to grace.
+func Serve(ctx context.Context, app *fiber.App, addr string, ready func(addr string), drain, grace time.Duration) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -227,6 +251,15 @@ func Serve(ctx context.Context, app *fiber.App, addr string, ready func(addr str
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
-		return app.ShutdownWithTimeout(grace)
 	}
+	if d, ok := drains.Load(app); ok && drain > 0 {
+		d.(*draining).Store(true)
+		select {
+		case err := <-errc:
+			return err
+		case <-time.After(drain):
+		}
+	}
+	defer drains.Delete(app)
+	return app.ShutdownWithTimeout(grace)
 }

@@ -34,7 +34,7 @@ func serve(t *testing.T, o Options, routes func(app *fiber.App)) (string, *telem
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, app, "127.0.0.1:0", func(a string) { addr <- a }, time.Second) }()
+	go func() { done <- Serve(ctx, app, "127.0.0.1:0", func(a string) { addr <- a }, 0, time.Second) }()
 	t.Cleanup(func() { cancel(); <-done })
 	select {
 	case a := <-addr:

@@ -70,13 +70,13 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	app := httpapi.New(httpapi.Options{
 		Telemetry: tel,
 		BodyLimit: 26 << 20,
-		Ready: func(ctx context.Context) error {
-			return errors.Join(client.Ping(ctx, nil), events.Reachable(ctx, cfg.KafkaBrokers))
-		},
+		// Ready when the store answers. Kafka is not asked: writes wait in the outbox and reads
+		// come from this service's own view while the broker is away (docs/events.md).
+		Ready: func(ctx context.Context) error { return client.Ping(ctx, nil) },
 	})
 	api.New(st, photo.NewFetcher(photo.Config{AllowPrivate: cfg.PhotoFetchAllowPrivate}), tel.Logger).
 		Register(app, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()))
 
 	tel.Logger.Info("property-svc starting", "addr", cfg.Addr)
-	return ob.Serve(func() error { return httpapi.Serve(ctx, app, cfg.Addr, ready, 10*time.Second) }, 5*time.Second)
+	return ob.Serve(func() error { return httpapi.Serve(ctx, app, cfg.Addr, ready, cfg.ShutdownDrain, 10*time.Second) }, 5*time.Second)
 }

@@ -5,7 +5,6 @@ package gateway
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -81,15 +80,6 @@ func (g *Gateway) Register(app *fiber.App) {
 	b.Get("/api/:name/owner_token/:token/property/:id", g.read)
 
 	app.Get("/media/:key/:file", g.media)
-}
-
-// Ready reports whether every deployed service answers.
-func (g *Gateway) Ready(ctx context.Context) error {
-	var errs []error
-	for _, u := range g.upstreams {
-		errs = append(errs, u.ping(ctx))
-	}
-	return errors.Join(errs...)
 }
 
 func (g *Gateway) upstream(name Upstream, what string) (*upstream, error) {

@@ -96,7 +96,7 @@ func startEdge(t *testing.T, failures *throttle.Failures, trustedProxies ...stri
 	gw.Register(app)
 	ctx, cancel := context.WithCancel(context.Background())
 	addr, done := make(chan string, 1), make(chan error, 1)
-	go func() { done <- httpapi.Serve(ctx, app, "127.0.0.1:0", func(a string) { addr <- a }, time.Second) }()
+	go func() { done <- httpapi.Serve(ctx, app, "127.0.0.1:0", func(a string) { addr <- a }, 0, time.Second) }()
 	t.Cleanup(func() { cancel(); <-done })
 	select {
 	case a := <-addr:

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"strings"
@@ -101,23 +100,3 @@ func (r requestCarrier) Get(key string) string { return string(r.h.Peek(key)) }
 func (r requestCarrier) Set(key, value string) { r.h.Set(key, value) }
 func (r requestCarrier) Keys() []string        { return nil }
 
-// ping reports whether the service answers its health route.
-func (u *upstream) ping(ctx context.Context) error {
-	req := fasthttp.AcquireRequest()
-	resp := fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
-	req.SetRequestURI("/healthz")
-	req.Header.SetHost(u.client.Addr)
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		deadline = time.Now().Add(2 * time.Second)
-	}
-	if err := u.client.DoDeadline(req, resp, deadline); err != nil {
-		return fmt.Errorf("%s: %w", u.name, err)
-	}
-	if resp.StatusCode() != fasthttp.StatusOK {
-		return fmt.Errorf("%s: healthz answered %d", u.name, resp.StatusCode())
-	}
-	return nil
-}

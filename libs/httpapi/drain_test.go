@@ -1,0 +1,65 @@
+package httpapi
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/vros/vros/libs/telemetry"
+)
+
+// TestServeDrains: after the stop signal the app keeps answering for the drain period, each
+// answer with Connection: close and /readyz 503 (so a rolling update loses no request), then
+// stops accepting.
+func TestServeDrains(t *testing.T) {
+	tel, err := telemetry.Setup(context.Background(), "httpapi-test", "error")
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := New(Options{Telemetry: tel})
+	app.Get("/work", func(c *fiber.Ctx) error { return c.SendString("done") })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, done := make(chan string, 1), make(chan error, 1)
+	go func() { done <- Serve(ctx, app, "127.0.0.1:0", func(a string) { addr <- a }, time.Second, time.Second) }()
+	base := "http://" + <-addr
+
+	// closing: the answer said Connection: close (net/http moves it to Response.Close).
+	get := func(path string) (code int, closing bool, err error) {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			return 0, false, err
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, resp.Close, nil
+	}
+	if code, closing, err := get("/readyz"); err != nil || code != http.StatusOK || closing {
+		t.Fatalf("before the stop: /readyz %d close=%v err %v, want 200 keep-alive", code, closing, err)
+	}
+	stopped := time.Now()
+	cancel()
+	time.Sleep(100 * time.Millisecond)
+	for _, tc := range []struct {
+		path string
+		want int
+	}{{"/work", http.StatusOK}, {"/readyz", http.StatusServiceUnavailable}} {
+		code, closing, err := get(tc.path)
+		if err != nil || code != tc.want || !closing {
+			t.Errorf("draining: %s answered %d close=%v err %v, want %d and Connection: close", tc.path, code, closing, err, tc.want)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(stopped); waited < time.Second {
+		t.Errorf("Serve returned %s after the stop, before the 1 s drain", waited)
+	}
+	if _, _, err := get("/work"); err == nil {
+		t.Error("still accepting after the drain")
+	}
+}
