@@ -2,7 +2,13 @@
 # Included by the root Makefile; also usable alone: make -f mk/k8s.mk <target>.
 #
 # Offline (run by `make test`):  helm, test-charts
-# Need Docker (and kubectl):     images, kind-up, kind-load, kind-deploy, e2e, kind-down
+# Need Docker (and kubectl):     images, airgap, kind-up, kind-load, kind-deploy, e2e, kind-down
+#
+# The kind targets run without any container registry: `airgap` builds the node image, the
+# stand-in base images and the dev stores from Debian packages and Go modules
+# (k8s/airgap/build.sh), and the service images build on those stand-ins. With a registry,
+# `make images` alone builds on the upstream bases, and KIND_CONFIG=k8s/kind-config.yaml uses
+# kindest/node.
 
 BIN            := $(CURDIR)/bin
 HELM_VERSION   ?= v3.22.0
@@ -22,12 +28,22 @@ IMAGE_REPO     ?= vros
 IMAGE_TAG      ?= $(VERSION)
 
 KIND_CLUSTER   ?= vros
-KIND_CONFIG    := k8s/kind-config.yaml
+KIND_CONFIG    ?= k8s/kind-config-airgap.yaml
 K8S_NAMESPACE  ?= vros
 HELM_RELEASE   ?= vros
 CHART          := charts/vros
 KUBE_CTX       := --context kind-$(KIND_CLUSTER)
 E2E_TIMEOUT    ?= 45m
+
+AIRGAP         := k8s/airgap/build.sh
+# Image names the air-gapped build gives (build.sh env), read only when a target needs them.
+airgap_env      = $(shell $(AIRGAP) env)
+airgap_var      = $(patsubst $(1)=%,%,$(filter $(1)=%,$(airgap_env)))
+# Base images of our Dockerfiles: empty means the upstream ones the Dockerfiles name.
+GO_IMAGE       ?=
+RUNTIME_IMAGE  ?=
+# A Docker CLI with BuildKit (build.sh picks Debian's client when the first one lacks buildx).
+DOCKER         ?= $(shell $(AIRGAP) docker)
 
 SERVICES       := edge property-svc booking-svc catalog-svc
 # A service is built and deployed once its module exists; the others are switched off in the chart.
@@ -36,7 +52,7 @@ ABSENT_SERVICES:= $(filter-out $(BUILT_SERVICES),$(SERVICES))
 # property-svc -> propertySvc, the service's key in the chart's values.
 chart_key       = $(subst -svc,Svc,$(1))
 
-.PHONY: helm kind test-charts images kind-up kind-load kind-deploy kind-admin-token e2e kind-down
+.PHONY: helm kind test-charts images docker-up airgap airgap-images kind-up kind-load kind-deploy kind-admin-token e2e kind-down
 
 helm: ## install the pinned Helm into ./bin (skipped when that version is already there)
 	@if [ "$$($(HELM) version --template '{{.Version}}' 2>/dev/null)" = "$(HELM_VERSION)" ]; then \
@@ -64,23 +80,37 @@ test-charts: helm ## offline chart checks (helm lint/template, strict decoding, 
 	cd k8s && HELM=$(HELM) go test -count=1 ./chartcheck/...
 	cd k8s && go vet -tags e2e ./e2e/...
 
-images: ## docker build every service that has a module (context = repo root)
+images: ## docker build every service that has a module, and the helm test image (context = repo root)
 	@test -n "$(BUILT_SERVICES)" || { echo "no service module found"; exit 1; }
-	@for s in $(BUILT_SERVICES); do \
+	@for s in $(BUILT_SERVICES) chart-test; do \
+		df=$$s/Dockerfile; [ $$s = chart-test ] && df=k8s/cmd/vros-chart-test/Dockerfile; \
 		echo "== $(IMAGE_REPO)/$$s:$(IMAGE_TAG)"; \
-		docker build -f $$s/Dockerfile --build-arg VERSION=$(VERSION) \
+		DOCKER_BUILDKIT=1 $(DOCKER) build -f $$df --build-arg VERSION=$(VERSION) \
+			$(if $(GO_IMAGE),--build-arg GO_IMAGE=$(GO_IMAGE)) \
+			$(if $(RUNTIME_IMAGE),--build-arg RUNTIME_IMAGE=$(RUNTIME_IMAGE)) \
 			-t $(IMAGE_REPO)/$$s:$(IMAGE_TAG) . || exit 1; \
 	done
 
-kind-up: kind ## create the local kind cluster (edge on http://127.0.0.1:30080 after kind-deploy)
+docker-up: ## make sure a Docker engine answers (starts Debian's dockerd when none does)
+	@k8s/airgap/dockerd.sh
+
+airgap: docker-up ## build, with no registry, the kind node image, the base stand-ins and the dev stores (cached)
+	$(AIRGAP) all
+
+airgap-images: airgap ## the service and helm test images on the stand-in bases
+	$(MAKE) --no-print-directory images GO_IMAGE=$(call airgap_var,AIRGAP_GO_IMAGE) \
+		RUNTIME_IMAGE=$(call airgap_var,AIRGAP_RUNTIME_IMAGE)
+
+kind-up: kind $(if $(findstring airgap,$(KIND_CONFIG)),airgap) ## create the local kind cluster (edge on http://127.0.0.1:30080 after kind-deploy)
 	@if $(KIND) get clusters 2>/dev/null | grep -qx '$(KIND_CLUSTER)'; then \
 		echo "kind cluster $(KIND_CLUSTER) already exists"; \
 	else \
 		$(KIND) create cluster --name $(KIND_CLUSTER) --config $(KIND_CONFIG) --wait 120s; \
 	fi
 
-kind-load: kind ## load the service images into the kind cluster
-	$(KIND) load docker-image --name $(KIND_CLUSTER) $(foreach s,$(BUILT_SERVICES),$(IMAGE_REPO)/$(s):$(IMAGE_TAG))
+kind-load: kind ## load the service, helm test and dev store images into the kind cluster
+	$(KIND) load docker-image --name $(KIND_CLUSTER) $(foreach s,$(BUILT_SERVICES) chart-test,$(IMAGE_REPO)/$(s):$(IMAGE_TAG)) \
+		$(call airgap_var,AIRGAP_KAFKA_IMAGE) $(call airgap_var,AIRGAP_FERRETDB_IMAGE)
 
 kind-deploy: helm ## dev MongoDB + Kafka, a generated Secret, then the chart with values-kind.yaml
 	$(KUBECTL) $(KUBE_CTX) create namespace $(K8S_NAMESPACE) --dry-run=client -o yaml | $(KUBECTL) $(KUBE_CTX) apply -f -
@@ -96,6 +126,7 @@ kind-deploy: helm ## dev MongoDB + Kafka, a generated Secret, then the chart wit
 		--namespace $(K8S_NAMESPACE) -f $(CHART)/values-kind.yaml \
 		--set image.registry= --set image.tag=$(IMAGE_TAG) \
 		$(foreach s,$(BUILT_SERVICES),--set $(call chart_key,$(s)).image.repository=$(IMAGE_REPO)/$(s)) \
+		--set tests.image.repository=$(IMAGE_REPO)/chart-test \
 		$(foreach s,$(ABSENT_SERVICES),--set $(call chart_key,$(s)).enabled=false) \
 		--wait --timeout 10m
 	$(HELM) test $(HELM_RELEASE) --kube-context kind-$(KIND_CLUSTER) --namespace $(K8S_NAMESPACE) --logs
@@ -104,8 +135,10 @@ kind-deploy: helm ## dev MongoDB + Kafka, a generated Secret, then the chart wit
 kind-admin-token: ## print the admin token of the kind deployment
 	@$(KUBECTL) $(KUBE_CTX) -n $(K8S_NAMESPACE) get secret vros-secrets -o jsonpath='{.data.admin-token}' | base64 -d; echo
 
-e2e: images helm ## build the images; a throw-away kind cluster: deploy, test through edge, delete
+e2e: airgap-images helm ## air-gapped: build everything, a throw-away kind cluster: deploy, test through edge, delete
 	cd k8s && VROS_E2E_HELM=$(HELM) VROS_E2E_IMAGE_REPO=$(IMAGE_REPO) VROS_E2E_IMAGE_TAG=$(IMAGE_TAG) \
+		VROS_E2E_KIND_CONFIG=$(CURDIR)/$(KIND_CONFIG) \
+		VROS_E2E_STORE_IMAGES="$(call airgap_var,AIRGAP_KAFKA_IMAGE) $(call airgap_var,AIRGAP_FERRETDB_IMAGE)" \
 		go test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v ./e2e/...
 
 kind-down: kind ## delete the local cluster

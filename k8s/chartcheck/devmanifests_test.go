@@ -2,7 +2,9 @@ package chartcheck
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,6 +56,24 @@ func TestDevManifests(t *testing.T) {
 	if len(cfg.Nodes) == 0 || !strings.Contains(cfg.Nodes[0].Image, "@sha256:") {
 		t.Errorf("kind node image must be pinned by digest")
 	}
+	images := airgapImages(t, root)
+	air, err := repo.LoadKindConfig(filepath.Join(root, repo.KindAirgapConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A locally built image has no registry digest; kind would try to pull a digest reference.
+	if len(air.Nodes) != 1 || air.Nodes[0].Image != images["AIRGAP_NODE_IMAGE"] {
+		t.Errorf("%s: node image must be %q (build.sh env), without digest", repo.KindAirgapConfig, images["AIRGAP_NODE_IMAGE"])
+	}
+	if !air.Networking.DisableDefaultCNI {
+		t.Errorf("%s: kindnetd cannot be built here; the default CNI must be off (the node image has a bridge)", repo.KindAirgapConfig)
+	}
+	if !strings.Contains(strings.Join(air.KubeadmConfigPatches, "\n"), "failCgroupV1: false") {
+		t.Errorf("%s: the kubelet must accept cgroup v1 hosts (failCgroupV1: false)", repo.KindAirgapConfig)
+	}
+	if len(air.Nodes) == 1 && len(cfg.Nodes) == 1 && !slices.Equal(air.Nodes[0].ExtraPortMappings, cfg.Nodes[0].ExtraPortMappings) {
+		t.Errorf("%s and %s publish different ports", repo.KindAirgapConfig, repo.KindConfig)
+	}
 
 	sets := map[string]*appsv1.StatefulSet{}
 	services := map[string]*corev1.Service{}
@@ -91,14 +111,13 @@ func TestDevManifests(t *testing.T) {
 			t.Errorf("%s: no readiness probe; kind-deploy waits on it", name)
 		}
 	}
-	mongo := strings.Join(sets["mongodb"].Spec.Template.Spec.Containers[0].Command, " ")
-	for _, want := range []string{"--replSet rs0", "rs.initiate", "mongodb-0.mongodb:27017"} {
-		if !strings.Contains(mongo, want) {
-			t.Errorf("mongodb command lacks %q", want)
+	// The images are built here (make airgap): the manifests name exactly what build.sh tags.
+	for name, want := range map[string]string{"mongodb": images["AIRGAP_FERRETDB_IMAGE"], "kafka": images["AIRGAP_KAFKA_IMAGE"]} {
+		for _, c := range sets[name].Spec.Template.Spec.Containers {
+			if want == "" || c.Image != want {
+				t.Errorf("%s container %s: image %q, want %q (k8s/airgap/build.sh env)", name, c.Name, c.Image, want)
+			}
 		}
-	}
-	if !services["mongodb"].Spec.PublishNotReadyAddresses || services["mongodb"].Spec.ClusterIP != corev1.ClusterIPNone {
-		t.Errorf("mongodb Service must be headless and publish not-ready addresses (the member resolves itself before it is primary)")
 	}
 	kafkaEnv := map[string]string{}
 	for _, e := range sets["kafka"].Spec.Template.Spec.Containers[0].Env {
@@ -113,4 +132,19 @@ func TestDevManifests(t *testing.T) {
 			t.Errorf("kafka %s=%q, want %q", k, kafkaEnv[k], want)
 		}
 	}
+}
+
+// airgapImages returns the image names k8s/airgap/build.sh gives (build.sh env: no Docker).
+func airgapImages(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out, err := exec.Command("bash", filepath.Join(root, repo.AirgapBuild), "env").Output()
+	if err != nil {
+		t.Fatalf("%s env: %v", repo.AirgapBuild, err)
+	}
+	images := map[string]string{}
+	for _, line := range strings.Fields(string(out)) {
+		k, v, _ := strings.Cut(line, "=")
+		images[k] = v
+	}
+	return images
 }

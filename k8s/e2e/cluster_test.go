@@ -100,7 +100,9 @@ func newDeployment(t tb) *deployment {
 // both can coexist.
 func (d *deployment) create(t tb) {
 	t.Helper()
-	cfg, err := repo.LoadKindConfig(filepath.Join(d.root, repo.KindConfig))
+	// make e2e passes the air-gapped config (the node image k8s/airgap/build.sh assembles).
+	config := envOr("VROS_E2E_KIND_CONFIG", filepath.Join(d.root, repo.KindAirgapConfig))
+	cfg, err := repo.LoadKindConfig(config)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -115,7 +117,7 @@ func (d *deployment) create(t tb) {
 		}
 	}
 	if !mapped {
-		t.Fatalf("%s does not publish NodePort %d", repo.KindConfig, edgeNodePort)
+		t.Fatalf("%s does not publish NodePort %d", config, edgeNodePort)
 	}
 	d.baseURL = fmt.Sprintf("http://127.0.0.1:%d", hostPort)
 
@@ -142,10 +144,13 @@ func (d *deployment) create(t tb) {
 // everything is ready.
 func (d *deployment) install(t tb) {
 	t.Helper()
-	var images []string
+	// The services, the helm test pod, and the dev stores (VROS_E2E_STORE_IMAGES, from make
+	// airgap): nothing in the cluster is pulled.
+	images := []string{d.image("chart-test", d.imageTag)}
 	for _, s := range d.built {
 		images = append(images, d.image(s, d.imageTag))
 	}
+	images = append(images, strings.Fields(os.Getenv("VROS_E2E_STORE_IMAGES"))...)
 	d.loadImages(t, images)
 	d.installStores(t)
 	d.createSecret(t)
@@ -206,7 +211,7 @@ func (d *deployment) loadImages(t tb, images []string) {
 	t.Logf("loaded %v", images)
 }
 
-// installStores applies k8s/dev (single-node MongoDB replica set, single-node KRaft Kafka).
+// installStores applies k8s/dev (FerretDB on PostgreSQL, single-node KRaft Kafka).
 func (d *deployment) installStores(t tb) {
 	t.Helper()
 	d.kubectl(t, "create", "namespace", namespace)
@@ -245,6 +250,7 @@ func (d *deployment) installChart(t tb) {
 		"--set", "image.registry=",
 		"--set", "image.tag=" + d.imageTag,
 		"--set", "secrets.existingSecret=" + secretName,
+		"--set", "tests.image.repository=" + d.imageRepo + "/chart-test",
 		"--wait", "--timeout", "10m"}
 	for _, s := range services {
 		if !slices.Contains(d.built, s) {

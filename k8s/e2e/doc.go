@@ -18,6 +18,8 @@
 //	VROS_E2E_IMAGE_REPO, VROS_E2E_IMAGE_TAG  images to load (default vros, dev)
 //	VROS_E2E_HELM                            helm binary (default <repo>/bin/helm)
 //	VROS_E2E_CLUSTER                         kind cluster name (default vros-e2e)
+//	VROS_E2E_KIND_CONFIG                     kind config (default k8s/kind-config-airgap.yaml)
+//	VROS_E2E_STORE_IMAGES                    dev store images to load (make e2e: from make airgap)
 //	VROS_E2E_KEEP=1                          keep the cluster after the run, for debugging
 //	VROS_E2E_BASE_URL, VROS_E2E_ADMIN_TOKEN  no cluster: run TestDeployedChart against a
 //	                                         running edge (kind-deploy, make run); the

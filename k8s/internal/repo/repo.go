@@ -14,10 +14,14 @@ import (
 
 // Paths of the deployment files, relative to the repository root.
 const (
-	Chart          = "charts/vros"
-	KindValues     = "charts/vros/values-kind.yaml"
-	KindConfig     = "k8s/kind-config.yaml"
-	DevManifestDir = "k8s/dev"
+	Chart      = "charts/vros"
+	KindValues = "charts/vros/values-kind.yaml"
+	// KindConfig uses kindest/node from Docker Hub; KindAirgapConfig the node image
+	// k8s/airgap/build.sh assembles (make e2e, make kind-up).
+	KindConfig       = "k8s/kind-config.yaml"
+	KindAirgapConfig = "k8s/kind-config-airgap.yaml"
+	AirgapBuild      = "k8s/airgap/build.sh"
+	DevManifestDir   = "k8s/dev"
 )
 
 // Root walks up from the working directory to the directory that holds the chart.
