@@ -59,6 +59,10 @@ type Store struct {
 	mu       sync.RWMutex
 	cache    map[string]Property // by "<account>:<propertyId>", parsed snapshots
 	settingC map[string]Settings // by account
+	// epoch counts invalidations. A read that loaded a snapshot from MongoDB caches it only
+	// if no invalidation happened since it started: otherwise an apply that landed in
+	// between would be hidden behind the older snapshot until the property's next event.
+	epoch uint64
 }
 
 // New returns the view in db.
@@ -141,6 +145,7 @@ func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
 	}
 	s.mu.Lock()
 	delete(s.cache, id)
+	s.epoch++
 	s.mu.Unlock()
 	return nil
 }
@@ -162,6 +167,7 @@ func (s *Store) applySettings(ctx context.Context, data json.RawMessage) error {
 func (s *Store) forgetAccount(account string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.epoch++
 	delete(s.settingC, account)
 	for k := range s.cache {
 		if strings.HasPrefix(k, account+":") {
@@ -174,6 +180,7 @@ func (s *Store) forgetAccount(account string) {
 func (s *Store) Settings(ctx context.Context, account string) (Settings, error) {
 	s.mu.RLock()
 	st, ok := s.settingC[account]
+	epoch := s.epoch
 	s.mu.RUnlock()
 	if ok {
 		return st, nil
@@ -181,7 +188,9 @@ func (s *Store) Settings(ctx context.Context, account string) (Settings, error) 
 	st, err := s.loadSettings(ctx, account)
 	if err == nil {
 		s.mu.Lock()
-		s.settingC[account] = st
+		if s.epoch == epoch {
+			s.settingC[account] = st
+		}
 		s.mu.Unlock()
 	}
 	return st, err
@@ -224,6 +233,7 @@ func (s *Store) Get(ctx context.Context, account string, pid int64) (Property, e
 	id := account + ":" + strconv.FormatInt(pid, 10)
 	s.mu.RLock()
 	p, ok := s.cache[id]
+	epoch := s.epoch
 	s.mu.RUnlock()
 	if ok {
 		return p, nil
@@ -255,7 +265,9 @@ func (s *Store) Get(ctx context.Context, account string, pid int64) (Property, e
 	pp.WeekendNights = pricing.WeekendOf(st.WeekendNights)
 	p = Property{AccountID: account, PropertyID: pid, InternalCode: h.InternalCode, Name: h.Content.Name, Version: h.Version, Pricing: pp}
 	s.mu.Lock()
-	s.cache[id] = p
+	if s.epoch == epoch {
+		s.cache[id] = p
+	}
 	s.mu.Unlock()
 	return p, nil
 }
