@@ -126,8 +126,15 @@ func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
 		}
 	}
 	id := h.AccountID + ":" + strconv.FormatInt(h.PropertyID, 10)
-	if _, newer, err := mongostore.KeepNewer(ctx, s.props, id, h.Version, string(data)); err != nil || !newer {
+	_, newer, err := mongostore.KeepNewer(ctx, s.props, id, h.Version, string(data))
+	if err != nil {
 		return err
+	}
+	// Every replica forgets its cached copy, also when another replica (same database) has
+	// stored this version first and this one finds nothing newer to write.
+	defer s.forget(id)
+	if !newer {
+		return nil
 	}
 	code := bson.D{{Key: "_id", Value: h.AccountID + ":" + h.InternalCode}}
 	if h.Deleted {
@@ -143,11 +150,15 @@ func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
 	} else if _, err := s.codes.ReplaceOne(ctx, code, bson.D{{Key: "property_id", Value: h.PropertyID}}, options.Replace().SetUpsert(true)); err != nil {
 		return err
 	}
+	return nil
+}
+
+// forget drops the cached copy of property id.
+func (s *Store) forget(id string) {
 	s.mu.Lock()
 	delete(s.cache, id)
 	s.epoch++
 	s.mu.Unlock()
-	return nil
 }
 
 func (s *Store) applySettings(ctx context.Context, data json.RawMessage) error {
@@ -155,8 +166,9 @@ func (s *Store) applySettings(ctx context.Context, data json.RawMessage) error {
 	if err := json.Unmarshal(data, &d); err != nil || d.AccountID == "" {
 		return events.Permanent(fmt.Errorf("settings snapshot without account: %v", err))
 	}
-	_, newer, err := mongostore.KeepNewer(ctx, s.settings, d.AccountID, d.Version, string(data))
-	if newer {
+	_, _, err := mongostore.KeepNewer(ctx, s.settings, d.AccountID, d.Version, string(data))
+	if err == nil {
+		// As for properties: also when another replica stored it first.
 		s.forgetAccount(d.AccountID)
 	}
 	return err

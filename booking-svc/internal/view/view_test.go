@@ -101,3 +101,41 @@ func TestReadsDuringApplyNeverPinAnOldSnapshot(t *testing.T) {
 		t.Errorf("%d of %d applied versions were hidden behind an older cached snapshot", stale, versions-1)
 	}
 }
+
+// TestEveryReplicaForgetsItsCopy: two booking-svc replicas share the view's database, each
+// with its own cache and consumer group. Whichever applies a version second finds it already
+// stored; it must still drop its cached copy. Before, it kept quoting the old rate until the
+// property's next event (found on kind: 30 s and more with two replicas).
+func TestEveryReplicaForgetsItsCopy(t *testing.T) {
+	ctx := context.Background()
+	const account, pid = "acct-replicas", 8
+	var replicas [2]*Store
+	for i := range replicas {
+		s, err := New(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		replicas[i] = s
+	}
+	if err := replicas[0].Apply(ctx, snapshot(t, account, pid, 1)); err != nil {
+		t.Fatal(err)
+	}
+	for v := 1; v <= 3; v++ {
+		if v > 1 {
+			for _, r := range replicas {
+				if err := r.Apply(ctx, snapshot(t, account, pid, v)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for i, r := range replicas {
+			p, err := r.Get(ctx, account, pid) // also fills the replica's cache
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Version != int64(v) {
+				t.Errorf("replica %d answers version %d after version %d was applied", i, p.Version, v)
+			}
+		}
+	}
+}
