@@ -104,18 +104,17 @@ func readCatalog(r replica, hmacKey string, acc account, pid int, priceDate, fro
 
 // kafkaPodDeletedDuringWrites: 4 clients change rates and book for at least 30 s; 8 s in,
 // the Kafka pod (the dev broker, StatefulSet kafka) is deleted. The writers send a failed
-// write again until it is acknowledged. Kafka's data is an emptyDir, so the broker comes
-// back empty: without the topics, which auto-creation does not make. The test then does what
-// an operator would: it runs the chart's topic Job again (a pre-upgrade hook) with `helm
-// upgrade --reuse-values`. Every acknowledged write must then reach every catalog-svc
-// replica within 3 minutes: each property's last acknowledged rate (getcalendar), exactly
-// its acknowledged bookings (getreservations) and exactly their nights held
-// (getnonavailabledate).
+// write again until it is acknowledged. The dev broker keeps its log on the node
+// (k8s/dev/kafka.yaml), as a production broker keeps its disk, so it comes back with its
+// topics, the events it had acknowledged and the consumer groups' offsets. Should the topics
+// be gone all the same, the test does what an operator would: it runs the chart's topic Job
+// again (a pre-upgrade hook) with `helm upgrade --reuse-values`. Every acknowledged write
+// must then reach every catalog-svc replica within 3 minutes: each property's last
+// acknowledged rate (getcalendar), exactly its acknowledged bookings (getreservations) and
+// exactly their nights held (getnonavailabledate).
 //
 // The services' outboxes keep every change made while the broker is away and publish it
-// when it is back (docs/events.md, "Delivery: the outbox"). An event the old broker had
-// acknowledged but no catalog replica had read yet is gone with its emptyDir: the test would
-// then fail on that write, which is what it is for (a production broker keeps its log).
+// when it is back (docs/events.md, "Delivery: the outbox").
 func kafkaPodDeletedDuringWrites(t *testing.T, d *deployment) {
 	const (
 		clients        = 4
