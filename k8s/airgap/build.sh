@@ -253,9 +253,12 @@ build_node() {
 	"$DOCKER" exec "$id" sh -c 'for i in $(seq 100); do ctr version >/dev/null 2>&1 && exit 0; sleep 0.2; done; cat /tmp/containerd.log; exit 1'
 	"$DOCKER" save "${images[@]}" | "$DOCKER" exec -i "$id" ctr --namespace=k8s.io images import \
 		--label=io.cri-containerd.pinned=pinned --all-platforms --no-unpack --digests -
-	"$DOCKER" exec "$id" sh -c 'ctr --namespace=k8s.io images list -q; pkill containerd; while pgrep containerd >/dev/null; do sleep 0.2; done; rm -f /tmp/containerd.log'
+	# sleep, the container's init, reaps nobody: containerd stays a zombie once it has exited.
+	"$DOCKER" exec "$id" sh -c 'ctr --namespace=k8s.io images list -q; pkill containerd
+		while ps -C containerd -o stat= | grep -qv Z; do sleep 0.2; done; rm -f /tmp/containerd.log'
 	"$DOCKER" commit --change 'ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]' \
 		--change "LABEL vros.airgap.key=$k" "$id" "$NODE_IMAGE" >/dev/null
+	"$DOCKER" rm -f "$id" >/dev/null
 	"$DOCKER" rmi "$NODE_IMAGE-base" >/dev/null
 	log "$NODE_IMAGE built"
 }

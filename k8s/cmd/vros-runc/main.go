@@ -3,8 +3,8 @@
 // our build machines). runc refuses a container spec that asks for a capability the process
 // cannot have, so `docker run --privileged` (kind nodes) fails there. Before `create` and
 // `run`, the wrapper removes from the bundle's config.json every capability missing from its
-// own bounding set, then executes the real runc with the same arguments. Where nothing is
-// missing it changes nothing.
+// own bounding set (and before `exec`, from the process spec), then executes the real runc
+// with the same arguments. Where nothing is missing it changes nothing.
 //
 //	dockerd --add-runtime vros-runc=/path/to/vros-runc --default-runtime vros-runc
 //
@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -53,7 +54,13 @@ func run() error {
 		return err
 	}
 	if bundle, ok := bundleOf(os.Args[1:]); ok {
-		if err := dropMissingCaps(filepath.Join(bundle, "config.json")); err != nil {
+		if err := dropMissingCaps(filepath.Join(bundle, "config.json"), "process", "capabilities"); err != nil {
+			return err
+		}
+	}
+	// `docker exec` into a privileged container asks for the same capabilities.
+	if process, ok := processOf(os.Args[1:]); ok {
+		if err := dropMissingCaps(process, "capabilities"); err != nil {
 			return err
 		}
 	}
@@ -86,8 +93,26 @@ func bundleOf(args []string) (string, bool) {
 	return ".", true
 }
 
-// dropMissingCaps rewrites the spec only when it names a capability outside the bounding set.
-func dropMissingCaps(specPath string) error {
+// processOf returns the process spec file of an `exec` invocation (--process/-p).
+func processOf(args []string) (string, bool) {
+	command := slices.Index(args, "exec")
+	if command < 0 {
+		return "", false
+	}
+	for i := command + 1; i < len(args); i++ {
+		switch a := args[i]; {
+		case (a == "--process" || a == "-p") && i+1 < len(args):
+			return args[i+1], true
+		case strings.HasPrefix(a, "--process="):
+			return strings.TrimPrefix(a, "--process="), true
+		}
+	}
+	return "", false
+}
+
+// dropMissingCaps rewrites the JSON file at specPath only when the capability sets found
+// under path name a capability outside the bounding set.
+func dropMissingCaps(specPath string, path ...string) error {
 	missing, err := missingCaps()
 	if err != nil || len(missing) == 0 {
 		return err
@@ -100,8 +125,10 @@ func dropMissingCaps(specPath string) error {
 	if err := json.Unmarshal(raw, &spec); err != nil {
 		return fmt.Errorf("%s: %w", specPath, err)
 	}
-	process, _ := spec["process"].(map[string]any)
-	caps, _ := process["capabilities"].(map[string]any)
+	caps := spec
+	for _, key := range path {
+		caps, _ = caps[key].(map[string]any)
+	}
 	changed := false
 	for set, list := range caps {
 		names, _ := list.([]any)
