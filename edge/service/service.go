@@ -120,7 +120,7 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 		BodyLimit: gateway.MaxBody,
 		// Ready when edge itself can serve: its account store answers. A service that is down
 		// fails its own routes with 503; it does not take every other route down with it.
-		Ready: func(ctx context.Context) error { return client.Ping(ctx, nil) },
+		Ready:          func(ctx context.Context) error { return client.Ping(ctx, nil) },
 		TrustedProxies: proxies,
 		EnvelopeFor:    gateway.EnvelopeFor,
 	})

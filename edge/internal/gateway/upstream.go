@@ -99,4 +99,3 @@ type requestCarrier struct{ h *fasthttp.RequestHeader }
 func (r requestCarrier) Get(key string) string { return string(r.h.Peek(key)) }
 func (r requestCarrier) Set(key, value string) { r.h.Set(key, value) }
 func (r requestCarrier) Keys() []string        { return nil }
-
