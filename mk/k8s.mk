@@ -76,8 +76,8 @@ kind: ## install the pinned kind CLI into ./bin (the e2e suite uses the same ver
 		GOBIN=$(BIN) GOWORK=off CGO_ENABLED=0 nice -n 15 go install sigs.k8s.io/kind@$(KIND_VERSION); \
 	fi
 
-test-charts: helm ## offline chart checks (helm lint/template, strict decoding, policy assertions) and vet of the e2e suite
-	cd k8s && HELM=$(HELM) go test -count=1 ./chartcheck/...
+test-charts: helm ## offline chart checks (helm lint/template, strict decoding, policy assertions), k8s/cmd tests, vet of the e2e suite
+	cd k8s && HELM=$(HELM) go test -count=1 ./chartcheck/... ./cmd/...
 	cd k8s && go vet -tags e2e ./e2e/...
 
 images: ## docker build every service that has a module, and the helm test image (context = repo root)

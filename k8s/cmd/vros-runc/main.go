@@ -53,14 +53,20 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if bundle, ok := bundleOf(os.Args[1:]); ok {
-		if err := dropMissingCaps(filepath.Join(bundle, "config.json"), "process", "capabilities"); err != nil {
+	bundle, isCreate := bundleOf(os.Args[1:])
+	process, isExec := processOf(os.Args[1:])
+	if isCreate || isExec {
+		missing, err := missingCaps()
+		if err != nil {
 			return err
 		}
-	}
-	// `docker exec` into a privileged container asks for the same capabilities.
-	if process, ok := processOf(os.Args[1:]); ok {
-		if err := dropMissingCaps(process, "capabilities"); err != nil {
+		if isCreate {
+			err = dropMissingCaps(filepath.Join(bundle, "config.json"), missing, "process", "capabilities")
+		} else {
+			// `docker exec` into a privileged container asks for the same capabilities.
+			err = dropMissingCaps(process, missing, "capabilities")
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -111,11 +117,10 @@ func processOf(args []string) (string, bool) {
 }
 
 // dropMissingCaps rewrites the JSON file at specPath only when the capability sets found
-// under path name a capability outside the bounding set.
-func dropMissingCaps(specPath string, path ...string) error {
-	missing, err := missingCaps()
-	if err != nil || len(missing) == 0 {
-		return err
+// under path name a missing capability.
+func dropMissingCaps(specPath string, missing map[string]bool, path ...string) error {
+	if len(missing) == 0 {
+		return nil
 	}
 	raw, err := os.ReadFile(specPath)
 	if err != nil {
