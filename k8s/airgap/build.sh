@@ -14,6 +14,8 @@
 # modules are cached in $VROS_AIRGAP_CACHE (default ~/.cache/vros/airgap), one folder per
 # version. Nothing is pulled: every FROM names scratch or an image built here.
 set -euo pipefail
+# Command substitutions fail the script too (bash leaves errexit off inside them otherwise).
+shopt -s inherit_errexit
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 HERE=$ROOT/k8s/airgap
@@ -48,6 +50,15 @@ FERRETDB_IMAGE=vros-dev/ferretdb:${FERRETDB_VERSION#v}-pg15
 K8S_REGISTRY=registry.k8s.io
 
 log() { printf '== %s\n' "$*" >&2; }
+
+# moddir GOMODDIR MODULE: the folder of MODULE at the version GOMODDIR's go.mod requires,
+# downloaded first when this machine has no copy yet.
+moddir() {
+	local dir
+	dir=$(cd "$1" && GOWORK=off GOFLAGS=-mod=mod go mod download -json "$2" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+	[ -d "$dir" ] || die "go mod download $2 (in $1) gave no folder"
+	echo "$dir"
+}
 die() { printf 'k8s/airgap/build.sh: %s\n' "$*" >&2; exit 1; }
 
 # docker_build: BuildKit is needed (cache mounts). A Docker CLI without the buildx plugin
@@ -183,7 +194,7 @@ build_binaries() {
 	# The pause container is a small C program in the Kubernetes tree.
 	local pause=$CACHE/pause-$PAUSE_VERSION src
 	if [ ! -f "$pause/.done" ]; then
-		src=$(cd "$HERE/kube" && GOWORK=off go list -m -f '{{.Dir}}' k8s.io/kubernetes)
+		src=$(moddir "$HERE/kube" k8s.io/kubernetes)
 		mkdir -p "$pause"
 		gcc -Os -Wall -Werror -static -DVERSION="v$PAUSE_VERSION-vros" -o "$pause/pause" "$src/build/pause/linux/pause.c"
 		strip "$pause/pause"
@@ -191,18 +202,19 @@ build_binaries() {
 	fi
 }
 
-# component NAME TAG BIN [BASE]: one binary per image, as registry.k8s.io publishes them.
+# component NAME TAG BIN [BASE]: one binary per image, as registry.k8s.io publishes them;
+# appends the image to the array images.
 component() {
 	local name=$1 tag=$2 bin=$3 base=${4:-$RUNTIME_IMAGE} image ctx k
 	image=$K8S_REGISTRY/$name:$tag
 	ctx=$CACHE/ctx-$(basename "$name")
 	k=$(key "image:$base" "$HERE/images/component.Dockerfile" "$bin")
-	fresh "$image" "$k" && { echo "$image"; return; }
+	images+=("$image")
+	fresh "$image" "$k" && return
 	rm -rf "$ctx" && mkdir -p "$ctx" && cp "$bin" "$ctx/"
 	sed "s/@BIN@/$(basename "$bin")/g" "$HERE/images/component.Dockerfile" >"$ctx/Dockerfile"
 	log "$image"
 	docker_build -t "$image" --label "vros.airgap.key=$k" --build-arg "BASE=$base" "$ctx" >&2
-	echo "$image"
 }
 
 build_node() {
@@ -215,19 +227,19 @@ build_node() {
 		docker_build -t "$kproxy_base" --label "vros.airgap.key=$k" --build-arg "DEBIAN_IMAGE=$DEBIAN_IMAGE" \
 			-f "$HERE/images/kube-proxy-base.Dockerfile" "$HERE/images"
 	fi
-	local images=()
-	images+=("$(component kube-apiserver "$KUBE_VERSION" "$kube/kube-apiserver")")
-	images+=("$(component kube-controller-manager "$KUBE_VERSION" "$kube/kube-controller-manager")")
-	images+=("$(component kube-scheduler "$KUBE_VERSION" "$kube/kube-scheduler")")
-	images+=("$(component kube-proxy "$KUBE_VERSION" "$kube/kube-proxy" "$kproxy_base")")
-	images+=("$(component etcd "${ETCD_VERSION#v}-0" "$CACHE/etcd-$ETCD_VERSION/etcd")")
-	images+=("$(component coredns/coredns "$COREDNS_VERSION" "$CACHE/coredns-$COREDNS_VERSION/coredns")")
-	images+=("$(component pause "$PAUSE_VERSION" "$CACHE/pause-$PAUSE_VERSION/pause" scratch)")
+	images=()
+	component kube-apiserver "$KUBE_VERSION" "$kube/kube-apiserver"
+	component kube-controller-manager "$KUBE_VERSION" "$kube/kube-controller-manager"
+	component kube-scheduler "$KUBE_VERSION" "$kube/kube-scheduler"
+	component kube-proxy "$KUBE_VERSION" "$kube/kube-proxy" "$kproxy_base"
+	component etcd "${ETCD_VERSION#v}-0" "$CACHE/etcd-$ETCD_VERSION/etcd"
+	component coredns/coredns "$COREDNS_VERSION" "$CACHE/coredns-$COREDNS_VERSION/coredns"
+	component pause "$PAUSE_VERSION" "$CACHE/pause-$PAUSE_VERSION/pause" scratch
 
 	# The node: kind's base files (they ship in the sigs.k8s.io/kind module) on Debian's
 	# systemd, containerd, runc and CNI plugins, plus the Kubernetes binaries.
 	local kindsrc ctx=$CACHE/ctx-node
-	kindsrc=$(cd "$ROOT/k8s" && GOWORK=off go list -m -f '{{.Dir}}' sigs.k8s.io/kind)/images/base/files
+	kindsrc=$(moddir "$ROOT/k8s" sigs.k8s.io/kind)/images/base/files
 	k=$(key "image:$DEBIAN_IMAGE" "$HERE/images/node.Dockerfile" "$HERE/images/10-bridge.conflist" "$kindsrc" \
 		"$kube/kubeadm" "$kube/kubelet" "$kube/kubectl" "$CACHE/crictl-$CRICTL_VERSION/crictl")
 	k=$(printf '%s %s' "$k" "$(for i in "${images[@]}"; do "$DOCKER" image inspect --format '{{.Id}}' "$i"; done)" | sha256sum | cut -c1-16)
@@ -248,7 +260,7 @@ build_node() {
 	log "$NODE_IMAGE (importing ${images[*]})"
 	local id
 	id=$("$DOCKER" run -d --privileged --entrypoint /bin/sleep "$NODE_IMAGE-base" infinity)
-	trap '"$DOCKER" rm -f "$id" >/dev/null 2>&1 || true' RETURN
+	trap '"$DOCKER" rm -f "$id" >/dev/null 2>&1 || true' EXIT
 	"$DOCKER" exec "$id" sh -c 'nohup containerd >/tmp/containerd.log 2>&1 &'
 	"$DOCKER" exec "$id" sh -c 'for i in $(seq 100); do ctr version >/dev/null 2>&1 && exit 0; sleep 0.2; done; cat /tmp/containerd.log; exit 1'
 	"$DOCKER" save "${images[@]}" | "$DOCKER" exec -i "$id" ctr --namespace=k8s.io images import \
@@ -259,6 +271,7 @@ build_node() {
 	"$DOCKER" commit --change 'ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]' \
 		--change "LABEL vros.airgap.key=$k" "$id" "$NODE_IMAGE" >/dev/null
 	"$DOCKER" rm -f "$id" >/dev/null
+	trap - EXIT
 	"$DOCKER" rmi "$NODE_IMAGE-base" >/dev/null
 	log "$NODE_IMAGE built"
 }
@@ -297,10 +310,27 @@ AIRGAP_KAFKA_IMAGE=$KAFKA_IMAGE
 AIRGAP_FERRETDB_IMAGE=$FERRETDB_IMAGE
 EOF
 	;;
-docker) pick_docker && echo "$DOCKER" ;;
-bases) need_docker && bases ;;
-node) need_docker && build_node ;;
-stores) need_docker && build_stores ;;
-all) need_docker && build_node && build_stores ;;
+# One command per line: bash ignores errexit inside functions called from an && list.
+docker)
+	pick_docker
+	echo "$DOCKER"
+	;;
+bases)
+	need_docker
+	bases
+	;;
+node)
+	need_docker
+	build_node
+	;;
+stores)
+	need_docker
+	build_stores
+	;;
+all)
+	need_docker
+	build_node
+	build_stores
+	;;
 *) die "usage: build.sh bases|node|stores|all|env|docker" ;;
 esac
