@@ -9,7 +9,7 @@ INFRA_STATE ?= .data/infra
 # The packages test-real runs again: those whose tests take their servers from
 # VROS_MONGO_URI / VROS_KAFKA_BROKERS (directly, through embedded.TestDatabase, or through
 # realinfra.FromEnv): the end-to-end suites, the stores, the outbox and the consumer.
-REAL_MARKER := embedded\.TestDatabase|FromEnv\(\)|VROS_MONGO_URI|VROS_KAFKA_BROKERS
+REAL_MARKER := embedded\.TestDatabase|embedded\.RunWithDatabase|FromEnv\(\)|VROS_MONGO_URI|VROS_KAFKA_BROKERS
 # The embedded run ignores servers a shell exported (make infra-up).
 EMBEDDED_ENV := env -u VROS_MONGO_URI -u VROS_KAFKA_BROKERS -u VROS_INFRA_CONTROL
 

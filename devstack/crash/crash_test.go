@@ -12,6 +12,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/vros/vros/devstack/apitest"
+	"github.com/vros/vros/libs/eventually"
 )
 
 // interrupted is a request stopped at one step of its change.
@@ -152,7 +153,7 @@ func TestCrashAndRestart(t *testing.T) {
 	// Events of everyone else flow: another tenant's new booking reaches catalog-svc.
 	restarted := time.Now()
 	fresh := create(bystander, pb, 50, 52, "Bystander")
-	eventually(t, "another tenant's booking in catalog-svc after the restart", 10*time.Second, func() bool {
+	eventually.Holds(t, "another tenant's booking in catalog-svc after the restart", 10*time.Second, func() bool {
 		return reservations(t, bystander, compB)[fresh.BookingID] == [3]string{day(50), day(52), "reserved"}
 	})
 	t.Logf("another tenant's booking visible in catalog-svc %v after the restart", time.Since(restarted).Round(time.Millisecond))
@@ -196,7 +197,7 @@ func TestCrashAndRestart(t *testing.T) {
 		slowest.Round(time.Millisecond))
 
 	// The janitor finishes what is left; then the ledger is exactly the bookings.
-	eventually(t, "no unfinished ledger change", janitorLease+5*time.Second, func() bool {
+	eventually.Holds(t, "no unfinished ledger change", janitorLease+5*time.Second, func() bool {
 		n, err := mongoDB.Database("vros_booking").Collection("ledger_ops").CountDocuments(ctx, bson.D{{Key: "account_id", Value: victim.AccountID}})
 		return err == nil && n == 0
 	})
@@ -281,7 +282,7 @@ func TestCrashAndRestart(t *testing.T) {
 	// By now the relay's sweep has adopted every intent the stopped requests left (outbox
 	// lease 1 s, sweep every 2 s): events of everyone else must still flow.
 	later := create(bystander, pb, 60, 62, "Bystander")
-	eventually(t, "another tenant's booking in catalog-svc once the stranded intents were adopted", 10*time.Second, func() bool {
+	eventually.Holds(t, "another tenant's booking in catalog-svc once the stranded intents were adopted", 10*time.Second, func() bool {
 		return reservations(t, bystander, compB)[later.BookingID] == [3]string{day(60), day(62), "reserved"}
 	})
 
@@ -298,7 +299,7 @@ func TestCrashAndRestart(t *testing.T) {
 			t.Logf("catalog: %v\nbookings: %v", lastGot, wantRes)
 		}
 	}()
-	eventually(t, "catalog-svc reservations equal the bookings", 10*time.Second, func() bool {
+	eventually.Holds(t, "catalog-svc reservations equal the bookings", 10*time.Second, func() bool {
 		got := reservations(t, victim, compV)
 		lastGot = got
 		if len(got) != len(wantRes) {

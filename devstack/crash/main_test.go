@@ -26,6 +26,7 @@ import (
 	"github.com/vros/vros/devstack/apitest"
 	"github.com/vros/vros/devstack/demo"
 	"github.com/vros/vros/devstack/stack"
+	"github.com/vros/vros/libs/eventually"
 	"github.com/vros/vros/libs/seal"
 	"github.com/vros/vros/libs/tenancy"
 )
@@ -233,23 +234,12 @@ func bookable(t *testing.T, acc account, code string) int {
 	if err := mongoDB.Database("vros_property").Collection("properties").FindOne(context.Background(), bson.D{{Key: "_id", Value: id}}).Decode(&prop); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "booking-svc prices property "+id, 15*time.Second, func() bool {
+	eventually.Holds(t, "booking-svc prices property "+id, 15*time.Second, func() bool {
 		var doc bson.M
 		err := mongoDB.Database("vros_booking").Collection("view_properties").FindOne(context.Background(), bson.D{{Key: "_id", Value: id}}).Decode(&doc)
 		return err == nil && doc["version"] == prop["version"]
 	})
 	return pid
-}
-
-func eventually(t *testing.T, what string, within time.Duration, f func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", within, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // guest is a valid create body; last is the guest's last name, unique per request so that

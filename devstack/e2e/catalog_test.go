@@ -11,20 +11,15 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	poll "github.com/vros/vros/libs/eventually"
 )
 
 // eventually polls until f holds: catalog reads converge within a bound, never after a
 // fixed sleep. A 429 of the polling account counts as "not yet".
 func eventually(t *testing.T, what string, f func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		if f() {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("catalog did not converge: %s", what)
+	poll.Holds(t, "catalog converged: "+what, 15*time.Second, f)
 }
 
 // try sends an action and decodes data into v, reporting success.

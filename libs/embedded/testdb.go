@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"testing"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -38,4 +39,28 @@ func TestDatabase(prefix string) (db *mongo.Database, stop func(), err error) {
 			infra.Close()
 		}
 	}, nil
+}
+
+// RunWithDatabase is a package's TestMain on a TestDatabase: it sets *db (when db is not nil),
+// runs setup when given (a store built on it), runs the tests, drops the database and exits
+// with their code.
+func RunWithDatabase(m *testing.M, prefix string, db **mongo.Database, setup func(*mongo.Database) error) {
+	d, stop, err := TestDatabase(prefix)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "test database:", err)
+		os.Exit(1)
+	}
+	if db != nil {
+		*db = d
+	}
+	if setup != nil {
+		if err := setup(d); err != nil {
+			fmt.Fprintln(os.Stderr, "test setup:", err)
+			stop()
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	stop()
+	os.Exit(code)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/eventually"
 	"github.com/vros/vros/libs/realinfra"
 )
 
@@ -154,17 +155,6 @@ func consume(t *testing.T, group, topic string, h events.Handler) (stop func()) 
 	return stop
 }
 
-func waitFor(t *testing.T, what string, timeout time.Duration, f func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestReplicasJoinAndLeave: snapshots of twelve keys are published in rounds while
 // consumers come and go. A second member of the group joins (the partitions are split
 // between the two: a rebalance) and leaves (the first takes them back: another); a replica
@@ -211,25 +201,25 @@ func TestReplicasJoinAndLeave(t *testing.T) {
 		}
 	}()
 
-	waitFor(t, "member a applies", 30*time.Second, func() bool { return members.calls("a") > 50 })
+	eventually.Holds(t, "member a applies", 30*time.Second, func() bool { return members.calls("a") > 50 })
 	stopB := consume(t, group, topic, members.handler("b"))
 	stopReplica := consume(t, topic+".replica", topic, replica.handler("replica"))
 	// b has joined once the group gave it partitions and it applied from them.
-	waitFor(t, "member b gets partitions", 60*time.Second, func() bool { return members.calls("b") > 50 })
+	eventually.Holds(t, "member b gets partitions", 60*time.Second, func() bool { return members.calls("b") > 50 })
 	aBefore := members.calls("a")
-	waitFor(t, "member a keeps applying beside b", 30*time.Second, func() bool { return members.calls("a") > aBefore+50 })
+	eventually.Holds(t, "member a keeps applying beside b", 30*time.Second, func() bool { return members.calls("a") > aBefore+50 })
 	stopB()
 	bLeft := members.calls("b")
 	// a takes b's partitions back: every key keeps moving after b left.
 	after := int(round.Load())
-	waitFor(t, "member a applies every key after b left", 60*time.Second, func() bool { return members.reached(keys, after) })
+	eventually.Holds(t, "member a applies every key after b left", 60*time.Second, func() bool { return members.reached(keys, after) })
 	close(stopProducing)
 	if err := <-produced; err != nil {
 		t.Fatal(err)
 	}
 	last := int(round.Load())
-	waitFor(t, "the group applies the last round", 60*time.Second, func() bool { return members.reached(keys, last) })
-	waitFor(t, "the replica applies the last round", 60*time.Second, func() bool { return replica.reached(keys, last) })
+	eventually.Holds(t, "the group applies the last round", 60*time.Second, func() bool { return members.reached(keys, last) })
+	eventually.Holds(t, "the replica applies the last round", 60*time.Second, func() bool { return replica.reached(keys, last) })
 	stopReplica()
 
 	if bad := members.bad(); len(bad) > 0 {
@@ -308,7 +298,7 @@ func TestTopicsAreCompacted(t *testing.T) {
 	}
 	roll()
 	var left int
-	waitFor(t, "the log cleaner compacts the closed segment", 60*time.Second, func() bool {
+	eventually.Holds(t, "the log cleaner compacts the closed segment", 60*time.Second, func() bool {
 		left = countMessages(t, topic, keys[0])
 		if left > 1 {
 			roll() // the cleaner also waits for a newer segment; keep giving it one
@@ -319,7 +309,7 @@ func TestTopicsAreCompacted(t *testing.T) {
 	view := newApplied()
 	view.compacted = true
 	consume(t, topic+".new-replica", topic, view.handler("new"))
-	waitFor(t, "a new replica reads the latest snapshots", 30*time.Second, func() bool { return view.reached(keys, versions) })
+	eventually.Holds(t, "a new replica reads the latest snapshots", 30*time.Second, func() bool { return view.reached(keys, versions) })
 	if bad := view.bad(); len(bad) > 0 {
 		t.Fatalf("a new replica of a compacted topic: %v", bad)
 	}
@@ -455,7 +445,7 @@ func TestConsumerOutlivesBrokerRestart(t *testing.T) {
 		}
 	}
 	publish(1)
-	waitFor(t, "v1 applied", time.Minute, func() bool { return view.reached([]string{"acc:1"}, 1) })
+	eventually.Holds(t, "v1 applied", time.Minute, func() bool { return view.reached([]string{"acc:1"}, 1) })
 
 	if err := stopBroker(); err != nil {
 		t.Fatal(err)
@@ -478,7 +468,7 @@ func TestConsumerOutlivesBrokerRestart(t *testing.T) {
 	back := time.Now()
 	publish(2)
 	published := time.Since(back)
-	waitFor(t, "v2 applied after the restart", time.Minute, func() bool { return view.reached([]string{"acc:1"}, 2) })
+	eventually.Holds(t, "v2 applied after the restart", time.Minute, func() bool { return view.reached([]string{"acc:1"}, 2) })
 	t.Logf("after the restart: published in %v, applied after %v", published.Round(time.Millisecond), time.Since(back).Round(time.Millisecond))
 	cancel()
 	if err := <-done; err != nil {

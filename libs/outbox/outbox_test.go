@@ -20,6 +20,7 @@ import (
 
 	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/eventually"
 	"github.com/vros/vros/libs/outbox"
 	"github.com/vros/vros/libs/realinfra"
 	"github.com/vros/vros/libs/telemetry/telemetrytest"
@@ -206,17 +207,6 @@ func (h *harness) intents() map[string][]bson.M {
 	return out
 }
 
-func eventually(t *testing.T, what string, timeout time.Duration, f func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestOneAggregateDoesNotBlockOthers is the outage of issue 8: one aggregate whose current
 // state is an empty message (a booking whose create was cut off) and one whose loader fails
 // are recorded before twenty ordinary writes. The twenty are published at once, the two are
@@ -269,8 +259,8 @@ func TestOneAggregateDoesNotBlockOthers(t *testing.T) {
 		t.Fatalf("published %q and %q", got[h.agg("good-0")], got[h.agg("good-1")])
 	}
 
-	eventually(t, "both broken aggregates parked", 10*time.Second, func() bool { return h.parked() == 2 })
-	eventually(t, "parked intents marked", 5*time.Second, func() bool {
+	eventually.Holds(t, "both broken aggregates parked", 10*time.Second, func() bool { return h.parked() == 2 })
+	eventually.Holds(t, "parked intents marked", 5*time.Second, func() bool {
 		left := h.intents()
 		for _, a := range []string{broken, empty} {
 			if len(left[a]) == 0 {
@@ -318,12 +308,12 @@ func TestParkedAggregateRecovers(t *testing.T) {
 	})
 	a := h.agg("flaky")
 	h.crashedWrite(a)
-	eventually(t, "parked", 10*time.Second, func() bool { return h.parked() == 1 })
+	eventually.Holds(t, "parked", 10*time.Second, func() bool { return h.parked() == 1 })
 	healthy.Store(true)
 	if got := h.published([]string{a}, 10*time.Second); got[a] != `{"state":"recovered"}` {
 		t.Fatalf("parked aggregate not published after repair: %v", got)
 	}
-	eventually(t, "unparked and forgotten", 5*time.Second, func() bool { return h.parked() == 0 && len(h.intents()) == 0 })
+	eventually.Holds(t, "unparked and forgotten", 5*time.Second, func() bool { return h.parked() == 0 && len(h.intents()) == 0 })
 	if !strings.Contains(h.log.String(), "published after being parked") {
 		t.Fatalf("no log line for the recovery:\n%s", h.log.String())
 	}
@@ -345,7 +335,7 @@ func TestNotReadyWaits(t *testing.T) {
 	})
 	a := h.agg("pending")
 	h.crashedWrite(a)
-	eventually(t, "asked several times", 10*time.Second, func() bool { return asked.Load() >= 5 })
+	eventually.Holds(t, "asked several times", 10*time.Second, func() bool { return asked.Load() >= 5 })
 	if h.parked() != 0 || len(h.intents()[a]) != 1 {
 		t.Fatalf("a not-ready aggregate was parked (%d) or dropped (%v)", h.parked(), h.intents())
 	}

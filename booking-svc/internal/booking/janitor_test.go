@@ -2,8 +2,6 @@ package booking
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -22,17 +20,7 @@ import (
 
 var db *mongo.Database
 
-func TestMain(m *testing.M) {
-	var stop func()
-	var err error
-	if db, stop, err = embedded.TestDatabase("booking_test"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "booking_test", &db, nil) }
 
 // discard is a publisher for tests that do not read the events.
 type discard struct{}

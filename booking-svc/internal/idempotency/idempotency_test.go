@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,17 +23,7 @@ import (
 
 var db *mongo.Database
 
-func TestMain(m *testing.M) {
-	var stop func()
-	var err error
-	if db, stop, err = embedded.TestDatabase("idempotency_test"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "idempotency_test", &db, nil) }
 
 const signKey = "idempotency-test-key-0123"
 

@@ -3,7 +3,6 @@ package ledger
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -15,17 +14,7 @@ import (
 
 var db *mongo.Database
 
-func TestMain(m *testing.M) {
-	var stop func()
-	var err error
-	if db, stop, err = embedded.TestDatabase("ledger_test"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "ledger_test", &db, nil) }
 
 func newLedger(t *testing.T) *Ledger {
 	t.Helper()

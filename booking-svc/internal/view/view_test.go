@@ -3,7 +3,6 @@ package view
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -17,17 +16,7 @@ import (
 
 var db *mongo.Database
 
-func TestMain(m *testing.M) {
-	var stop func()
-	var err error
-	if db, stop, err = embedded.TestDatabase("booking_view_test"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "booking_view_test", &db, nil) }
 
 // snapshot is version v of one property, priced v a night.
 func snapshot(t *testing.T, account string, pid int64, v int) kafka.Message {

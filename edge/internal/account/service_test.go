@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/vros/vros/edge/internal/account"
 	"github.com/vros/vros/edge/internal/accountstore"
@@ -19,20 +20,10 @@ import (
 var store *accountstore.Store
 
 func TestMain(m *testing.M) {
-	db, stop, err := embedded.TestDatabase("edge_account_test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "test database:", err)
-		os.Exit(1)
-	}
-	store, err = accountstore.New(context.Background(), db)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "store:", err)
-		stop()
-		os.Exit(1)
-	}
-	code := m.Run()
-	stop()
-	os.Exit(code)
+	embedded.RunWithDatabase(m, "edge_account_test", nil, func(db *mongo.Database) (err error) {
+		store, err = accountstore.New(context.Background(), db)
+		return err
+	})
 }
 
 // issued collects every secret handed out for one account, from any goroutine.

@@ -9,11 +9,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/vros/vros/edge/internal/account"
 	"github.com/vros/vros/edge/internal/accountstore"
@@ -28,20 +29,10 @@ import (
 var store *accountstore.Store
 
 func TestMain(m *testing.M) {
-	db, stop, err := embedded.TestDatabase("edge_gateway_test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "test database:", err)
-		os.Exit(1)
-	}
-	store, err = accountstore.New(context.Background(), db)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "store:", err)
-		stop()
-		os.Exit(1)
-	}
-	code := m.Run()
-	stop()
-	os.Exit(code)
+	embedded.RunWithDatabase(m, "edge_gateway_test", nil, func(db *mongo.Database) (err error) {
+		store, err = accountstore.New(context.Background(), db)
+		return err
+	})
 }
 
 // countingRepo counts the store lookups authentication makes.
