@@ -59,9 +59,11 @@ type Store struct {
 	mu       sync.RWMutex
 	cache    map[string]Property // by "<account>:<propertyId>", parsed snapshots
 	settingC map[string]Settings // by account
-	// epoch counts invalidations. A read that loaded a snapshot from MongoDB caches it only
-	// if no invalidation happened since it started: otherwise an apply that landed in
-	// between would be hidden behind the older snapshot until the property's next event.
+	// gen counts the invalidations of each property, epoch those of whole accounts (settings).
+	// A read that loaded a snapshot from MongoDB caches it only if neither moved since it
+	// started: otherwise an apply that landed in between would be hidden behind the older
+	// snapshot until the property's next event.
+	gen   map[string]uint64
 	epoch uint64
 }
 
@@ -71,7 +73,7 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 		return nil, err
 	}
 	return &Store{props: db.Collection(collProperties), codes: db.Collection(collCodes), settings: db.Collection(collSettings),
-		cache: map[string]Property{}, settingC: map[string]Settings{}}, nil
+		cache: map[string]Property{}, settingC: map[string]Settings{}, gen: map[string]uint64{}}, nil
 }
 
 // snapshotHead is the part of a snapshot the view needs to file it.
@@ -157,7 +159,7 @@ func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
 func (s *Store) forget(id string) {
 	s.mu.Lock()
 	delete(s.cache, id)
-	s.epoch++
+	s.gen[id]++
 	s.mu.Unlock()
 }
 
@@ -245,7 +247,7 @@ func (s *Store) Get(ctx context.Context, account string, pid int64) (Property, e
 	id := account + ":" + strconv.FormatInt(pid, 10)
 	s.mu.RLock()
 	p, ok := s.cache[id]
-	epoch := s.epoch
+	gen, epoch := s.gen[id], s.epoch
 	s.mu.RUnlock()
 	if ok {
 		return p, nil
@@ -277,7 +279,7 @@ func (s *Store) Get(ctx context.Context, account string, pid int64) (Property, e
 	pp.WeekendNights = pricing.WeekendOf(st.WeekendNights)
 	p = Property{AccountID: account, PropertyID: pid, InternalCode: h.InternalCode, Name: h.Content.Name, Version: h.Version, Pricing: pp}
 	s.mu.Lock()
-	if s.epoch == epoch {
+	if s.gen[id] == gen && s.epoch == epoch {
 		s.cache[id] = p
 	}
 	s.mu.Unlock()
