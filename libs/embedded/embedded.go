@@ -164,9 +164,6 @@ func (in *Infra) Close() {
 		in.cancel()
 	}
 	in.wg.Wait()
-	if in.indexer != nil {
-		in.indexer.close()
-	}
 	if in.temp {
 		_ = os.RemoveAll(in.opt.Dir)
 	}

@@ -65,6 +65,41 @@ func TestIDLookupsUseIndex(t *testing.T) {
 	}
 }
 
+// TestDroppedDatabaseIsWritableAgain: a database dropped after the indexer saw it can be
+// written again at once. An indexer that kept its connection to the dropped file left the
+// file's WAL behind, and FerretDB's next file of that name spun on it.
+func TestDroppedDatabaseIsWritableAgain(t *testing.T) {
+	ctx := context.Background()
+	in, err := Start(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	client, err := mongo.Connect(options.Client().ApplyURI(in.MongoURI))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Disconnect(ctx)
+	db := client.Database("dropped")
+	for round := range 3 {
+		for i := range 50 {
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			_, err := db.Collection("things").ReplaceOne(wctx, bson.D{{Key: "_id", Value: i}},
+				bson.D{{Key: "n", Value: round}}, options.Replace().SetUpsert(true))
+			cancel()
+			if err != nil {
+				t.Fatalf("round %d, write %d: %v", round, i, err)
+			}
+		}
+		if err := in.IndexIDs(); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Drop(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestKafkaSurvivesRestart shows that the broker keeps its topics and messages across a
 // stop and start on the same port, which the outbox tests rely on.
 func TestKafkaSurvivesRestart(t *testing.T) {

@@ -19,16 +19,19 @@ import (
 // delete by `_id` scans the table. An index on the exact expression the queries use turns
 // them into index searches. FerretDB does not know about these indexes; SQLite keeps them
 // up to date and drops them with their table.
+//
+// A pass holds its connection only while it looks: a connection kept open past a
+// dropDatabase keeps the dropped file's -wal and -shm alive (SQLite removes them when the
+// last connection closes), and FerretDB's next file of that name then spins on that stale
+// WAL index (a consumer stood still at 100% CPU after a test dropped its database).
 type idIndexer struct {
 	dir string
 	log *slog.Logger
-
-	mu  sync.Mutex
-	dbs map[string]*sql.DB // file → connection
+	mu  sync.Mutex // one pass at a time
 }
 
 func newIDIndexer(dir string, log *slog.Logger) *idIndexer {
-	return &idIndexer{dir: dir, log: log, dbs: map[string]*sql.DB{}}
+	return &idIndexer{dir: dir, log: log}
 }
 
 func (x *idIndexer) run(ctx context.Context) {
@@ -55,20 +58,27 @@ func (x *idIndexer) pass() error {
 		return err
 	}
 	for _, f := range files {
-		db, ok := x.dbs[f]
-		if !ok {
-			db, err = sql.Open("sqlite", "file:"+f+"?_pragma=busy_timeout(10000)")
-			if err != nil {
-				return err
-			}
-			db.SetMaxOpenConns(1)
-			x.dbs[f] = db
-		}
-		if err := indexTables(db); err != nil {
+		if err := indexFile(f); err != nil {
 			return fmt.Errorf("%s: %w", filepath.Base(f), err)
 		}
 	}
 	return nil
+}
+
+// indexFile indexes one database file, never creating it (mode=rw): a file dropped since
+// the glob stays dropped.
+func indexFile(f string) error {
+	db, err := sql.Open("sqlite", "file:"+f+"?mode=rw&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	err = indexTables(db)
+	if err != nil && strings.Contains(err.Error(), "unable to open database file") {
+		return nil // dropped meanwhile
+	}
+	return err
 }
 
 const idIndexSuffix = "__vros_id"
@@ -107,12 +117,4 @@ func indexTables(db *sql.DB) error {
 		}
 	}
 	return nil
-}
-
-func (x *idIndexer) close() {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for _, db := range x.dbs {
-		_ = db.Close()
-	}
 }
