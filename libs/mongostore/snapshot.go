@@ -2,7 +2,10 @@ package mongostore
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
+	"fmt"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -16,31 +19,94 @@ type Snapshot struct {
 	Data    string `bson:"data"`
 }
 
+// SnapshotLease bounds how long a writer that stopped halfway (a crash between taking a
+// snapshot's lease and letting it go) keeps other writers of that snapshot waiting.
+const SnapshotLease = 10 * time.Second
+
 // KeepNewer stores data as snapshot id at version unless coll already holds that version or
 // a newer one, so redelivered and reordered events change nothing. It returns the snapshot
-// coll holds afterwards and whether it is the one given. Only `_id` filters are used.
+// coll holds afterwards and whether it is the one given.
+//
+// Replicas of a consumer apply the same events each at its own pace into one database, so
+// versions 2 and 1 of a snapshot can arrive at the same moment. The write is one conditional
+// replace (stored version older, or none: upsert), which MongoDB applies atomically. FerretDB
+// applies it as a read and a write of the whole document, so a version 1 could land over a
+// version 2 between them: writers of one snapshot therefore also take a lease on it first, a
+// document in coll's "_locks" sibling that only one insert can create. Nothing is written,
+// and no lease taken, when a version at least as new is already stored.
 func KeepNewer(ctx context.Context, coll *mongo.Collection, id string, version int64, data string) (Snapshot, bool, error) {
-	var cur Snapshot
-	err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&cur)
-	switch {
-	case err == nil && cur.Version >= version:
-		return cur, false, nil
-	case err != nil && !errors.Is(err, mongo.ErrNoDocuments):
+	cur, ok, err := GetSnapshot(ctx, coll, id)
+	if err != nil || (ok && cur.Version >= version) {
 		return cur, false, err
 	}
-	s := Snapshot{ID: id, Version: version, Data: data}
-	if _, err := coll.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}}, s, options.Replace().SetUpsert(true)); err != nil {
-		return s, false, err
+	release, err := lease(ctx, coll.Database().Collection(coll.Name()+"_locks"), id)
+	if err != nil {
+		return cur, false, err
 	}
-	return s, true, nil
+	defer release()
+	s := Snapshot{ID: id, Version: version, Data: data}
+	older := bson.D{{Key: "_id", Value: id}, {Key: "version", Value: bson.D{{Key: "$lt", Value: version}}}}
+	_, err = coll.ReplaceOne(ctx, older, s, options.Replace().SetUpsert(true))
+	switch {
+	case err == nil:
+		return s, true, nil
+	case IsDuplicate(err): // the upsert found a version at least as new: keep it
+		cur, _, err := GetSnapshot(ctx, coll, id)
+		return cur, false, err
+	default:
+		return s, false, fmt.Errorf("store snapshot %s v%d: %w", id, version, err)
+	}
 }
 
 // GetSnapshot returns snapshot id of coll, or ok false when there is none.
 func GetSnapshot(ctx context.Context, coll *mongo.Collection, id string) (Snapshot, bool, error) {
 	var s Snapshot
 	err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&s)
-	if errors.Is(err, mongo.ErrNoDocuments) {
+	switch {
+	case errors.Is(err, mongo.ErrNoDocuments):
 		return s, false, nil
+	case err != nil:
+		return s, false, fmt.Errorf("read snapshot %s: %w", id, err)
 	}
-	return s, err == nil, err
+	return s, true, nil
+}
+
+// leaseDoc is a writer's exclusive hold on one snapshot.
+type leaseDoc struct {
+	ID    string    `bson:"_id"`
+	Token string    `bson:"token"`
+	Until time.Time `bson:"until"`
+}
+
+// lease takes the lease on id in locks, waiting while another writer holds it, and returns
+// its release. A lease past its end (its writer stopped) is taken over.
+func lease(ctx context.Context, locks *mongo.Collection, id string) (release func(), err error) {
+	token := rand.Text()
+	wait := 2 * time.Millisecond
+	for {
+		_, err := locks.InsertOne(ctx, leaseDoc{ID: id, Token: token, Until: time.Now().Add(SnapshotLease)})
+		if err == nil {
+			return func() {
+				// Released even when ctx ended: the lease would otherwise hold others up
+				// until it runs out.
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+				defer cancel()
+				_, _ = locks.DeleteOne(rctx, bson.D{{Key: "_id", Value: id}, {Key: "token", Value: token}})
+			}, nil
+		}
+		if !IsDuplicate(err) {
+			return nil, fmt.Errorf("lease snapshot %s: %w", id, err)
+		}
+		var held leaseDoc
+		if err := locks.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&held); err == nil && time.Now().After(held.Until) {
+			_, _ = locks.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "token", Value: held.Token}})
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("lease snapshot %s: %w", id, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
 }

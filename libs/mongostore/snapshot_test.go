@@ -1,0 +1,116 @@
+package mongostore_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/vros/vros/libs/embedded"
+	"github.com/vros/vros/libs/mongostore"
+)
+
+var db *mongo.Database
+
+func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "mongostore_test", &db, nil) }
+
+// fresh is a collection no earlier run (-count) has written.
+func fresh(name string) *mongo.Collection {
+	return db.Collection(fmt.Sprintf("%s_%d", name, time.Now().UnixNano()))
+}
+
+// TestKeepNewerRules: a newer version replaces, an equal or older one changes nothing.
+func TestKeepNewerRules(t *testing.T) {
+	ctx := context.Background()
+	coll := fresh("rules")
+	for _, step := range []struct {
+		name      string
+		version   int64
+		stored    bool
+		holdsNext int64
+	}{
+		{"first version seen", 2, true, 2},
+		{"redelivered", 2, false, 2},
+		{"older, late", 1, false, 2},
+		{"newer", 5, true, 5},
+	} {
+		got, stored, err := mongostore.KeepNewer(ctx, coll, "a", step.version, fmt.Sprintf("v%d", step.version))
+		if err != nil {
+			t.Fatal(err)
+		}
+		held, _, err := mongostore.GetSnapshot(ctx, coll, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored != step.stored || got.Version != step.holdsNext || held.Version != step.holdsNext || held.Data != fmt.Sprintf("v%d", step.holdsNext) {
+			t.Errorf("%s (v%d): stored=%v, returned v%d, coll holds v%d %q; want stored=%v, v%d",
+				step.name, step.version, stored, got.Version, held.Version, held.Data, step.stored, step.holdsNext)
+		}
+	}
+}
+
+// TestReplicasApplyingConcurrentlyKeepTheNewest: two replicas apply versions 2 and 1 of
+// many snapshots at the same moment, half of them over a stored version 0 and half over
+// nothing. Every snapshot ends at version 2.
+func TestReplicasApplyingConcurrentlyKeepTheNewest(t *testing.T) {
+	ctx := context.Background()
+	coll := fresh("replicas")
+	const snapshots = 100
+	for i := range snapshots {
+		id := fmt.Sprintf("p%d", i)
+		if i%2 == 1 {
+			if _, _, err := mongostore.KeepNewer(ctx, coll, id, 0, "v0"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for _, v := range []int64{2, 1} {
+			wg.Go(func() {
+				<-start
+				if _, _, err := mongostore.KeepNewer(ctx, coll, id, v, fmt.Sprintf("v%d", v)); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+	}
+	wrong := 0
+	for i := range snapshots {
+		s, _, err := mongostore.GetSnapshot(ctx, coll, fmt.Sprintf("p%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Version != 2 || s.Data != "v2" {
+			wrong++
+		}
+	}
+	if wrong > 0 {
+		t.Fatalf("%d of %d snapshots ended older than version 2", wrong, snapshots)
+	}
+}
+
+// TestStoppedWriterHoldsNobodyUp: a lease left by a writer that stopped (its end passed) is
+// taken over at once, and a writer whose context ended still lets its lease go.
+func TestStoppedWriterHoldsNobodyUp(t *testing.T) {
+	ctx := context.Background()
+	coll := fresh("stopped")
+	locks := db.Collection(coll.Name() + "_locks")
+	if _, err := locks.InsertOne(ctx, bson.D{{Key: "_id", Value: "a"}, {Key: "token", Value: "gone"},
+		{Key: "until", Value: time.Now().Add(-time.Second)}}); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, stored, err := mongostore.KeepNewer(wctx, coll, "a", 1, "v1"); err != nil || !stored {
+		t.Fatalf("over an expired lease: stored=%v, %v", stored, err)
+	}
+	if n, err := locks.CountDocuments(ctx, bson.D{}); err != nil || n != 0 {
+		t.Fatalf("%d leases left after the write (%v), want 0", n, err)
+	}
+}
