@@ -2,6 +2,7 @@ package pricing
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -263,9 +264,21 @@ func (w Weekdays) String() string {
 	return b.String()
 }
 
-// ParseWeekdays reads "All" or comma-separated English day names in any case, as A4 and
-// the snapshot write them. The empty string is the empty set, which the rules read as
-// "not set" (the default applies).
+// The rules of A4's day sets and same-day cut-off, as the text that names them in a
+// client's error (docs/interface-a.md, "Day sets and times of day"). property-svc's
+// validation and the snapshot reader both parse with ParseWeekdays and ParseClock, so a
+// value one accepts the other reads.
+const (
+	WeekdaysRule = "must be All or comma-separated days from Sunday to Saturday"
+	ClockRule    = "must be a 24-hour time HH:MM"
+)
+
+// ParseWeekdays reads a day set: names from All, Sunday, Monday, Tuesday, Wednesday,
+// Thursday, Friday and Saturday, comma-separated, in any case, with spaces around names.
+// The set is the union of the names, as the spec lists All among the day names without
+// restricting how they combine: "All,Monday" is All, "Monday,monday" is Monday. An empty
+// item ("Monday,,Friday") or any other name is refused. A blank string is the empty set,
+// which the rules read as "not set" (the default applies).
 func ParseWeekdays(s string) (Weekdays, error) {
 	var w Weekdays
 	if strings.TrimSpace(s) == "" {
@@ -277,33 +290,52 @@ func ParseWeekdays(s string) (Weekdays, error) {
 			w |= AllDays
 			continue
 		}
-		found := false
-		for d := time.Sunday; d <= time.Saturday; d++ {
-			if strings.EqualFold(name, d.String()) {
-				w |= 1 << d
-				found = true
-				break
-			}
+		d, ok := weekdayNamed(name)
+		if !ok {
+			return 0, fmt.Errorf("%q: %s", name, WeekdaysRule)
 		}
-		if !found {
-			return 0, errors.New("unknown day name " + strconv.Quote(name))
-		}
+		w |= 1 << d
 	}
 	return w, nil
+}
+
+func weekdayNamed(name string) (time.Weekday, bool) {
+	for d := time.Sunday; d <= time.Saturday; d++ {
+		if strings.EqualFold(name, d.String()) {
+			return d, true
+		}
+	}
+	return 0, false
 }
 
 // Clock is a local time of day in minutes after midnight: allow_same_day_booking_until.
 type Clock int
 
-// ParseClock reads a 24-hour time H:MM or HH:MM (00:00 to 23:59).
+// ParseClock reads a 24-hour time H:MM or HH:MM, 00:00 to 23:59, digits only, with
+// spaces around it ignored as around day names.
 func ParseClock(s string) (Clock, error) {
 	h, m, ok := strings.Cut(strings.TrimSpace(s), ":")
-	hh, err1 := strconv.Atoi(h)
-	mm, err2 := strconv.Atoi(m)
-	if !ok || err1 != nil || err2 != nil || len(h) < 1 || len(h) > 2 || len(m) != 2 || hh < 0 || hh > 23 || mm < 0 || mm > 59 {
-		return 0, errors.New("time of day must be HH:MM")
+	hh, okH := digits(h)
+	mm, okM := digits(m)
+	if !ok || !okH || !okM || len(m) != 2 || hh > 23 || mm > 59 {
+		return 0, fmt.Errorf("%q: %s", s, ClockRule)
 	}
 	return Clock(hh*60 + mm), nil
+}
+
+// digits reads one or two ASCII digits (no sign or space, unlike strconv.Atoi).
+func digits(s string) (int, bool) {
+	if s == "" || len(s) > 2 {
+		return 0, false
+	}
+	v := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		v = v*10 + int(s[i]-'0')
+	}
+	return v, true
 }
 
 // String writes HH:MM.

@@ -1,46 +1,13 @@
 package property
 
 import (
-	"fmt"
-	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/vros/vros/libs/fields"
+	"github.com/vros/vros/libs/pricing"
 )
-
-// Weekdays is a set of days of the week, one bit per time.Weekday.
-// The zero set means "not given".
-type Weekdays uint8
-
-// AllWeekdays holds every day: the spec's "All".
-const AllWeekdays Weekdays = 1<<7 - 1
-
-// Has reports whether d is in the set.
-func (w Weekdays) Has(d time.Weekday) bool { return w&(1<<d) != 0 }
-
-// String writes the set the way the spec does: "All" or "Monday,Friday".
-func (w Weekdays) String() string {
-	if w == AllWeekdays {
-		return "All"
-	}
-	var days []string
-	for d := time.Sunday; d <= time.Saturday; d++ {
-		if w.Has(d) {
-			days = append(days, d.String())
-		}
-	}
-	return strings.Join(days, ",")
-}
-
-// Clock is a time of day in minutes after midnight.
-type Clock int
-
-// String writes the clock as HH:MM.
-func (c Clock) String() string { return fmt.Sprintf("%02d:%02d", int(c)/60, int(c)%60) }
 
 // Prices are nightly prices. The extra_* prices are charged per guest above
 // the standard occupancy. Optional prices are nil when not given.
@@ -70,14 +37,14 @@ type Setting struct {
 	// the calendar is open for all dates.
 	AcceptBookingUpto         int
 	ApplyWeekendPrice         bool
-	DefaultCheckin            Weekdays // AllWeekdays when not given
-	DefaultCheckout           Weekdays // AllWeekdays when not given
+	DefaultCheckin            pricing.Weekdays // pricing.AllDays when not given
+	DefaultCheckout           pricing.Weekdays // pricing.AllDays when not given
 	ApplyExtraFeePerSeason    bool
 	Apply6NightsWeeklyRate    bool
 	FirstDaySurcharge         decimal.Decimal
 	FirstDaySurchargeOneNight bool // first_day_surcharge_apply_one_night
 	// Exactly one of SameDayBookingUntil and AdvanceNoticeDays is set.
-	SameDayBookingUntil *Clock
+	SameDayBookingUntil *pricing.Clock
 	AdvanceNoticeDays   *int
 }
 
@@ -87,7 +54,7 @@ type Season struct {
 	MinimumStay int // 0: the rate's minimum stay applies
 	Start, End  time.Time
 	Prices
-	AllowCheckin, AllowCheckout Weekdays // zero: the setting's defaults apply
+	AllowCheckin, AllowCheckout pricing.Weekdays // zero: the setting's defaults apply
 }
 
 // Rates is a decoded /api/property-rate body; it replaces the property's
@@ -104,8 +71,6 @@ const (
 	maxSeasons  = 200
 	maxStayDays = 365
 )
-
-var clockText = regexp.MustCompile(`^([01]?[0-9]|2[0-3]):([0-5][0-9])$`)
 
 // DecodeRates reads an /api/property-rate body. maxGuest is the property's
 // maxguest, which no season's minimum_stay may exceed (the spec's rule); a
@@ -169,8 +134,8 @@ func readSetting(st *fields.Object) Setting {
 	s.StandardOccupants, _ = st.Int("standard_occupants", fields.Int{Required: true, Min: 1, Max: 50})
 	s.AcceptBookingUpto, _ = st.Int("accept_booking_upto", fields.Int{Max: 12})
 	s.ApplyWeekendPrice, _ = st.Bool("apply_weekend_price", false)
-	s.DefaultCheckin = readWeekdays(st, "default_allow_checkin", AllWeekdays)
-	s.DefaultCheckout = readWeekdays(st, "default_allow_checkout", AllWeekdays)
+	s.DefaultCheckin = readWeekdays(st, "default_allow_checkin", pricing.AllDays)
+	s.DefaultCheckout = readWeekdays(st, "default_allow_checkout", pricing.AllDays)
 	s.ApplyExtraFeePerSeason, _ = st.Bool("apply_extra_fee_per_season", false)
 	s.Apply6NightsWeeklyRate, _ = st.Bool("apply_6_nights_weekly_rate", false)
 	s.FirstDaySurcharge, _ = st.Decimal("first_day_surcharge", price)
@@ -191,61 +156,37 @@ func readSetting(st *fields.Object) Setting {
 	return s
 }
 
-// readClock reads a 24-hour time written H:MM or HH:MM.
-func readClock(o *fields.Object, name string) *Clock {
-	s, ok := o.String(name, fields.Str{Required: true, Pattern: clockText, PatternMsg: "must be a 24-hour time HH:MM"})
+// readClock reads a 24-hour time by pricing's one rule (pricing.ParseClock).
+func readClock(o *fields.Object, name string) *pricing.Clock {
+	s, ok := o.String(name, fields.Str{Required: true})
 	if !ok {
 		return nil
 	}
-	m := clockText.FindStringSubmatch(s)
-	h, _ := strconv.Atoi(m[1])
-	minute, _ := strconv.Atoi(m[2])
-	return ptr(Clock(h*60 + minute))
+	c, err := pricing.ParseClock(s)
+	if err != nil {
+		o.Add(name, pricing.ClockRule)
+		return nil
+	}
+	return &c
 }
 
-// readWeekdays reads "All" or comma-separated day names, in any case and
-// with spaces around names. A blank or absent value gives def.
-func readWeekdays(o *fields.Object, name string, def Weekdays) Weekdays {
+// readWeekdays reads a day set by pricing's one rule (pricing.ParseWeekdays: names from
+// All and Sunday to Saturday, comma-separated, their union). A blank or absent value
+// gives def.
+func readWeekdays(o *fields.Object, name string, def pricing.Weekdays) pricing.Weekdays {
 	s, ok := o.String(name, fields.Str{Max: 100})
-	if !ok || s == "" {
+	if !ok {
 		return def
 	}
-	var set Weekdays
-	all := false
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if strings.EqualFold(part, "All") {
-			all = true
-			continue
-		}
-		d, known := weekday(part)
-		switch {
-		case !known:
-			o.Add(name, "must be All or comma-separated days from Sunday to Saturday")
-			return 0
-		case set.Has(d):
-			o.Addf(name, "lists %s twice", d)
-			return 0
-		}
-		set |= 1 << d
-	}
+	w, err := pricing.ParseWeekdays(s)
 	switch {
-	case all && set != 0:
-		o.Add(name, "All cannot be combined with other days")
+	case err != nil:
+		o.Add(name, pricing.WeekdaysRule)
 		return 0
-	case all:
-		return AllWeekdays
+	case w == 0:
+		return def
 	}
-	return set
-}
-
-func weekday(name string) (time.Weekday, bool) {
-	for d := time.Sunday; d <= time.Saturday; d++ {
-		if strings.EqualFold(name, d.String()) {
-			return d, true
-		}
-	}
-	return 0, false
+	return w
 }
 
 // readSeasons reads the seasons and refuses any that overlaps an earlier one

@@ -1,9 +1,11 @@
 package property_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/vros/vros/libs/pricing"
 	"github.com/vros/vros/property-svc/internal/property"
 )
 
@@ -89,14 +91,23 @@ func TestDecodeRates(t *testing.T) {
 		tc("checkin unknown day", st+"default_allow_checkin: must be All or comma-separated days from Sunday to Saturday", set(st+"default_allow_checkin", "Funday")),
 		tc("checkin empty item", st+"default_allow_checkin: must be All or comma-separated days from Sunday to Saturday", set(st+"default_allow_checkin", "Monday,,Friday")),
 		tc("checkin abbreviation", st+"default_allow_checkin: must be All or comma-separated days from Sunday to Saturday", set(st+"default_allow_checkin", "Mon")),
-		tc("checkin duplicate day", st+"default_allow_checkin: lists Monday twice", set(st+"default_allow_checkin", "Monday,monday")),
-		tc("checkin All combined", st+"default_allow_checkin: All cannot be combined with other days", set(st+"default_allow_checkin", "All,Friday")),
-		tc("checkout All combined", st+"default_allow_checkout: All cannot be combined with other days", set(st+"default_allow_checkout", "Sunday, All")),
+		// pricing.ParseWeekdays' one rule: the union of the names (libs/pricing/weekdays_test.go).
+		tc("checkin duplicate day counts once", "", set(st+"default_allow_checkin", "Monday,monday")),
+		tc("checkin All combined is All", "", set(st+"default_allow_checkin", "All,Friday")),
+		tc("checkout All combined is All", "", set(st+"default_allow_checkout", "Sunday, All")),
+		tc("checkin trailing comma", st+"default_allow_checkin: must be All or comma-separated days from Sunday to Saturday", set(st+"default_allow_checkin", "Monday,")),
+		tc("checkout blank means All", "", set(st+"default_allow_checkout", " ")),
+		tc("checkin 101 chars", st+"default_allow_checkin: must be at most 100 characters", set(st+"default_allow_checkin", strings.Repeat("Monday,", 14)+"Sunday")),
 
 		tc("same-day until 9:30", "", set(st+"allow_same_day_booking_until", "9:30")),
 		tc("same-day until 23:59", "", set(st+"allow_same_day_booking_until", "23:59")),
 		tc("same-day until 24:00", st+"allow_same_day_booking_until: must be a 24-hour time HH:MM", set(st+"allow_same_day_booking_until", "24:00")),
 		tc("same-day until 2pm", st+"allow_same_day_booking_until: must be a 24-hour time HH:MM", set(st+"allow_same_day_booking_until", "2pm")),
+		tc("same-day until 00:00", "", set(st+"allow_same_day_booking_until", "00:00")),
+		tc("same-day until spaces around", "", set(st+"allow_same_day_booking_until", " 14:30 ")),
+		tc("same-day until 12:5", st+"allow_same_day_booking_until: must be a 24-hour time HH:MM", set(st+"allow_same_day_booking_until", "12:5")),
+		tc("same-day until signed", st+"allow_same_day_booking_until: must be a 24-hour time HH:MM", set(st+"allow_same_day_booking_until", "+9:30")),
+		tc("same-day until a number", st+"allow_same_day_booking_until: must be a 24-hour time HH:MM", set(st+"allow_same_day_booking_until", 14)),
 		tc("advance notice instead", "", set(st+"allow_same_day_booking_until", del), set(st+"advanced_notice_booking_from", "3")),
 		tc("advance notice 0 days", "", set(st+"allow_same_day_booking_until", ""), set(st+"advanced_notice_booking_from", 0)),
 		tc("advance notice 365", "", set(st+"allow_same_day_booking_until", del), set(st+"advanced_notice_booking_from", 365)),
@@ -120,7 +131,8 @@ func TestDecodeRates(t *testing.T) {
 		tc("season end before start", "season[0].end_date: must not be before start_date", set("season[0].end_date", "2025-05-31")),
 		tc("season daily_price missing", "season[1].daily_price: is required", set("season[1].daily_price", del)),
 		tc("season weekly_price 3 decimals", "season[1].weekly_price: must have at most 2 decimal places", set("season[1].weekly_price", "1.001")),
-		tc("season allow_checkin All combined", "season[0].allow_checkin: All cannot be combined with other days", set("season[0].allow_checkin", "All,Saturday")),
+		tc("season allow_checkin All combined is All", "", set("season[0].allow_checkin", "All,Saturday")),
+		tc("season allow_checkin empty item", "season[0].allow_checkin: must be All or comma-separated days from Sunday to Saturday", set("season[0].allow_checkin", "Friday,,Saturday")),
 		tc("season allow_checkout unknown day", "season[0].allow_checkout: must be All or comma-separated days from Sunday to Saturday", set("season[0].allow_checkout", "Weekend")),
 		tc("seasons overlap", "season[1].start_date: overlaps season[0]", set("season[1].start_date", "2025-08-01")),
 		tc("seasons share a day", "season[1].start_date: overlaps season[0]", set("season[1].start_date", "2025-08-31")),
@@ -152,11 +164,11 @@ func TestDecodeRatesValues(t *testing.T) {
 		t.Errorf("los: %+v", r.LOS)
 	}
 	s := r.Setting
-	weekend := property.Weekdays(1<<time.Saturday | 1<<time.Sunday)
+	weekend := pricing.DaysOf(time.Saturday, time.Sunday)
 	switch {
 	case s.StandardOccupants != 4 || s.AcceptBookingUpto != 12 || !s.ApplyWeekendPrice || !s.ApplyExtraFeePerSeason || s.Apply6NightsWeeklyRate || s.FirstDaySurchargeOneNight:
 		t.Errorf("setting: %+v", s)
-	case s.DefaultCheckin != property.AllWeekdays || s.DefaultCheckout != weekend || s.DefaultCheckout.String() != "Sunday,Saturday":
+	case s.DefaultCheckin != pricing.AllDays || s.DefaultCheckout != weekend || s.DefaultCheckout.String() != "Sunday,Saturday":
 		t.Errorf("check-in/out days: %v %v", s.DefaultCheckin, s.DefaultCheckout)
 	case s.SameDayBookingUntil == nil || *s.SameDayBookingUntil != 14*60+30 || s.SameDayBookingUntil.String() != "14:30" || s.AdvanceNoticeDays != nil:
 		t.Errorf("same-day: %v", s.SameDayBookingUntil)
@@ -178,5 +190,10 @@ func TestDecodeRatesValues(t *testing.T) {
 	r, err = property.DecodeRates(apply(t, ratesExample, set("setting.allow_same_day_booking_until", del), set("setting.advanced_notice_booking_from", "2")), maxGuest)
 	if err != nil || r.Setting.AdvanceNoticeDays == nil || *r.Setting.AdvanceNoticeDays != 2 || r.Setting.SameDayBookingUntil != nil {
 		t.Errorf("advance notice: %+v, %v", r.Setting, err)
+	}
+
+	r, err = property.DecodeRates(apply(t, ratesExample, set("setting.default_allow_checkin", "All,Friday"), set("setting.default_allow_checkout", "monday, Monday")), maxGuest)
+	if err != nil || r.Setting.DefaultCheckin != pricing.AllDays || r.Setting.DefaultCheckout != pricing.DaysOf(time.Monday) {
+		t.Errorf("day sets are the union of their names: %v %v, %v", r.Setting.DefaultCheckin, r.Setting.DefaultCheckout, err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/shopspring/decimal"
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/vros/vros/libs/pricing"
 	"github.com/vros/vros/property-svc/internal/property"
 )
 
@@ -277,7 +278,7 @@ func pricesRec(p property.Prices) PricesRec {
 		ExtraMonthly: optMoney(p.ExtraMonthly)}
 }
 
-func days(w property.Weekdays) string {
+func days(w pricing.Weekdays) string {
 	if w == 0 {
 		return ""
 	}
