@@ -15,6 +15,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/gateway"
 	"github.com/vros/vros/booking-svc/internal/idempotency"
 	"github.com/vros/vros/booking-svc/internal/ledger"
+	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
 	"github.com/vros/vros/booking-svc/internal/store"
 	"github.com/vros/vros/booking-svc/internal/view"
 	"github.com/vros/vros/libs/config"
@@ -110,10 +111,11 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err != nil {
 		return err
 	}
-	led, err := ledger.New(ctx, db)
+	nights, err := nightstore.New(ctx, db)
 	if err != nil {
 		return err
 	}
+	led := ledger.New(nights)
 	vw, err := view.New(ctx, db)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vros/vros/booking-svc/internal/gateway"
 	"github.com/vros/vros/booking-svc/internal/ledger"
+	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
 	"github.com/vros/vros/booking-svc/internal/store"
 	"github.com/vros/vros/booking-svc/internal/view"
 	"github.com/vros/vros/libs/embedded"
@@ -41,10 +42,11 @@ func newFixture(t *testing.T) fixture {
 		t.Fatal(err)
 	}
 	st.Attach(outbox.New(db, discard{}, st.Snapshot, outbox.Options{}))
-	led, err := ledger.New(ctx, db)
+	nights, err := nightstore.New(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
+	led := ledger.New(nights)
 	vw, err := view.New(ctx, db)
 	if err != nil {
 		t.Fatal(err)

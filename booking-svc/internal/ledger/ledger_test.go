@@ -1,4 +1,4 @@
-package ledger
+package ledger_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/vros/vros/booking-svc/internal/ledger"
+	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
 	"github.com/vros/vros/libs/embedded"
 )
 
@@ -16,13 +18,13 @@ var db *mongo.Database
 
 func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "ledger_test", &db, nil) }
 
-func newLedger(t *testing.T) *Ledger {
+func newLedger(t *testing.T) *ledger.Ledger {
 	t.Helper()
-	l, err := New(context.Background(), db)
+	st, err := nightstore.New(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return l
+	return ledger.New(st)
 }
 
 func dates(from string, n int) []string {
@@ -34,7 +36,7 @@ func dates(from string, n int) []string {
 	return out
 }
 
-func owners(t *testing.T, l *Ledger, account string, pid int64, ds []string) map[string]string {
+func owners(t *testing.T, l *ledger.Ledger, account string, pid int64, ds []string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for _, d := range ds {
@@ -58,7 +60,7 @@ func TestConcurrentIdenticalClaims(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = l.Claim(context.Background(), Stay{Account: "a1", PropertyID: 1, Dates: week}, fmt.Sprintf("booking:%d", i))
+			results[i] = l.Claim(context.Background(), ledger.Stay{Account: "a1", PropertyID: 1, Dates: week}, fmt.Sprintf("booking:%d", i))
 		}()
 	}
 	wg.Wait()
@@ -70,7 +72,7 @@ func TestConcurrentIdenticalClaims(t *testing.T) {
 				t.Fatalf("owners %d and %d both claimed the week", winner, i)
 			}
 			winner = i
-		case !IsTaken(err):
+		case !ledger.IsTaken(err):
 			t.Fatalf("owner %d: %v", i, err)
 		}
 	}
@@ -96,7 +98,7 @@ func TestOverlappingClaims(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			start := i % 30
-			_ = l.Claim(ctx, Stay{Account: "a1", PropertyID: 2, Dates: all[start : start+5+i%6]}, fmt.Sprintf("booking:%d", i))
+			_ = l.Claim(ctx, ledger.Stay{Account: "a1", PropertyID: 2, Dates: all[start : start+5+i%6]}, fmt.Sprintf("booking:%d", i))
 		}()
 	}
 	wg.Wait()
@@ -124,19 +126,19 @@ func TestClaimOtherAccountOrProperty(t *testing.T) {
 	l := newLedger(t)
 	ctx := context.Background()
 	week := dates("2027-05-01", 3)
-	if err := l.Claim(ctx, Stay{Account: "a1", PropertyID: 3, Dates: week}, "booking:1"); err != nil {
+	if err := l.Claim(ctx, ledger.Stay{Account: "a1", PropertyID: 3, Dates: week}, "booking:1"); err != nil {
 		t.Fatal(err)
 	}
 	// Same dates: another property of the account, and the same property id in another
 	// account, are free.
-	if err := l.Claim(ctx, Stay{Account: "a1", PropertyID: 4, Dates: week}, "booking:2"); err != nil {
+	if err := l.Claim(ctx, ledger.Stay{Account: "a1", PropertyID: 4, Dates: week}, "booking:2"); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Claim(ctx, Stay{Account: "a2", PropertyID: 3, Dates: week}, "booking:3"); err != nil {
+	if err := l.Claim(ctx, ledger.Stay{Account: "a2", PropertyID: 3, Dates: week}, "booking:3"); err != nil {
 		t.Fatal(err)
 	}
-	err := l.Claim(ctx, Stay{Account: "a1", PropertyID: 3, Dates: dates("2027-04-30", 3)}, "booking:4")
-	if te, ok := err.(*TakenError); !ok || te.Date != "2027-05-01" {
+	err := l.Claim(ctx, ledger.Stay{Account: "a1", PropertyID: 3, Dates: dates("2027-04-30", 3)}, "booking:4")
+	if te, ok := err.(*ledger.TakenError); !ok || te.Date != "2027-05-01" {
 		t.Fatalf("claim over a held night: %v", err)
 	}
 	if o := owners(t, l, "a1", 3, []string{"2027-04-30"}); o["2027-04-30"] != "" {
@@ -150,27 +152,27 @@ func TestRepair(t *testing.T) {
 	l := newLedger(t)
 	ctx := context.Background()
 	old, moved := dates("2027-06-01", 3), dates("2027-06-10", 3)
-	if err := l.Claim(ctx, Stay{Account: "a1", PropertyID: 5, Dates: old}, "booking:9"); err != nil {
+	if err := l.Claim(ctx, ledger.Stay{Account: "a1", PropertyID: 5, Dates: old}, "booking:9"); err != nil {
 		t.Fatal(err)
 	}
-	op := Op{Owner: "booking:9", Account: "a1", Claim: []Stay{{PropertyID: 5, Dates: moved}}, Release: []Stay{{PropertyID: 5, Dates: old}}}
+	op := ledger.Op{Owner: "booking:9", Account: "a1", Claim: []ledger.Stay{{PropertyID: 5, Dates: moved}}, Release: []ledger.Stay{{PropertyID: 5, Dates: old}}}
 	if err := l.Begin(ctx, op); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Begin(ctx, op); err != ErrBusy {
+	if err := l.Begin(ctx, op); err != ledger.ErrBusy {
 		t.Fatalf("second op of one owner: %v", err)
 	}
-	if err := l.Claim(ctx, Stay{Account: "a1", PropertyID: 5, Dates: moved}, "booking:9"); err != nil {
+	if err := l.Claim(ctx, ledger.Stay{Account: "a1", PropertyID: 5, Dates: moved}, "booking:9"); err != nil {
 		t.Fatal(err)
 	}
 	// …crash: the booking document still says "old".
-	current := func(context.Context, string, string) ([]Stay, error) {
-		return []Stay{{Account: "a1", PropertyID: 5, Dates: old}}, nil
+	current := func(context.Context, string, string) ([]ledger.Stay, error) {
+		return []ledger.Stay{{Account: "a1", PropertyID: 5, Dates: old}}, nil
 	}
 	if n, err := l.Repair(ctx, time.Hour, current); err != nil || n != 0 {
 		t.Fatalf("repair before the lease: %d, %v", n, err)
 	}
-	l.now = func() time.Time { return time.Now().Add(2 * time.Hour) }
+	l.Now = func() time.Time { return time.Now().Add(2 * time.Hour) }
 	if n, err := l.Repair(ctx, time.Hour, current); err != nil || n != 1 {
 		t.Fatalf("repair: %d, %v", n, err)
 	}
@@ -194,13 +196,13 @@ func TestReleaseFreesOnlyTheOwnersNights(t *testing.T) {
 	l := newLedger(t)
 	ctx := context.Background()
 	mine, theirs := dates("2027-07-01", 2), dates("2027-07-03", 2)
-	if err := l.Claim(ctx, Stay{Account: "a1", PropertyID: 6, Dates: mine}, "booking:1"); err != nil {
+	if err := l.Claim(ctx, ledger.Stay{Account: "a1", PropertyID: 6, Dates: mine}, "booking:1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Claim(ctx, Stay{Account: "a1", PropertyID: 6, Dates: theirs}, "booking:2"); err != nil {
+	if err := l.Claim(ctx, ledger.Stay{Account: "a1", PropertyID: 6, Dates: theirs}, "booking:2"); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Release(ctx, Stay{Account: "a1", PropertyID: 6, Dates: append(append([]string{}, mine...), theirs...)}, "booking:1"); err != nil {
+	if err := l.Release(ctx, ledger.Stay{Account: "a1", PropertyID: 6, Dates: append(append([]string{}, mine...), theirs...)}, "booking:1"); err != nil {
 		t.Fatal(err)
 	}
 	for d, o := range owners(t, l, "a1", 6, append(append([]string{}, mine...), theirs...)) {
@@ -221,17 +223,17 @@ func TestRepairOwner(t *testing.T) {
 	moved := dates("2027-08-10", 2)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if err := l.Begin(ctx, Op{Owner: "booking:7", Account: "a1", Claim: []Stay{{PropertyID: 8, Dates: moved}}}); err != nil {
+	if err := l.Begin(ctx, ledger.Op{Owner: "booking:7", Account: "a1", Claim: []ledger.Stay{{PropertyID: 8, Dates: moved}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Claim(ctx, Stay{Account: "a1", PropertyID: 8, Dates: moved}, "booking:7"); err != nil {
+	if err := l.Claim(ctx, ledger.Stay{Account: "a1", PropertyID: 8, Dates: moved}, "booking:7"); err != nil {
 		t.Fatal(err)
 	}
-	nothing := func(context.Context, string, string) ([]Stay, error) { return nil, nil }
-	if _, err := l.RepairOwner(context.Background(), "a1", "booking:7", time.Second, time.Hour, nothing); err != ErrBusy {
-		t.Fatalf("repair of a running change: %v, want ErrBusy", err)
+	nothing := func(context.Context, string, string) ([]ledger.Stay, error) { return nil, nil }
+	if _, err := l.RepairOwner(context.Background(), "a1", "booking:7", time.Second, time.Hour, nothing); err != ledger.ErrBusy {
+		t.Fatalf("repair of a running change: %v, want ledger.ErrBusy", err)
 	}
-	l.now = func() time.Time { return time.Now().Add(3 * time.Second) }
+	l.Now = func() time.Time { return time.Now().Add(3 * time.Second) }
 	if ok, err := l.RepairOwner(context.Background(), "a1", "booking:7", time.Second, time.Hour, nothing); err != nil || !ok {
 		t.Fatalf("repair of a stopped change: %v, %v", ok, err)
 	}

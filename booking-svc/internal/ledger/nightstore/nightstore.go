@@ -1,26 +1,20 @@
-// Package ledger is the availability ledger that makes double booking impossible: every
-// night a booking or a block holds is one document whose `_id` is the night itself,
-// "<accountId>:<propertyId>:<YYYY-MM-DD>". MongoDB's unique `_id` lets exactly one owner
-// insert it; everyone else gets a duplicate-key error.
-//
-// Nights are claimed in date order with an ordered insert, so two attempts on overlapping
-// dates collide on the first night they share, and the one that got it cannot later lose
-// to the other: among identical requests exactly one succeeds. A failed attempt removes the
-// nights it inserted. A change records its intent (an op) first, so that the janitor can
-// release what a crashed attempt left behind.
-package ledger
+// Package nightstore keeps the availability ledger in MongoDB (database vros_booking): one
+// document per held night whose `_id` is the night itself, "<accountId>:<propertyId>:<date>",
+// so that MongoDB's unique `_id` lets exactly one owner insert it, and one document per
+// change in progress (an op), `_id` "<accountId>:<owner>". It satisfies ledger.Store.
+package nightstore
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/libs/mongostore"
 )
 
@@ -30,38 +24,20 @@ const (
 	CollOps    = "ledger_ops"
 )
 
-// TakenError says which night another owner holds.
-type TakenError struct{ Date string }
-
-func (e *TakenError) Error() string { return "night of " + e.Date + " is not available" }
-
-// IsTaken reports whether err is a TakenError.
-func IsTaken(err error) bool { return errors.As(err, new(*TakenError)) }
-
-// Ledger claims and releases nights.
-type Ledger struct {
+// Store is the ledger's MongoDB store.
+type Store struct {
 	nights *mongo.Collection
 	ops    *mongo.Collection
-	now    func() time.Time
 }
 
-// New returns the ledger in db, creating its collections.
-func New(ctx context.Context, db *mongo.Database) (*Ledger, error) {
+var _ ledger.Store = (*Store)(nil)
+
+// New returns the store in db, creating its collections.
+func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 	if err := mongostore.Ensure(ctx, db, []string{CollNights, CollOps}, nil); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("ledger collections: %w", err)
 	}
-	return &Ledger{nights: db.Collection(CollNights), ops: db.Collection(CollOps), now: time.Now}, nil
-}
-
-// Stay is a set of nights of one property, dates as YYYY-MM-DD in ascending order.
-type Stay struct {
-	Account    string
-	PropertyID int64
-	Dates      []string
-}
-
-func nightID(account string, pid int64, date string) string {
-	return account + ":" + strconv.FormatInt(pid, 10) + ":" + date
+	return &Store{nights: db.Collection(CollNights), ops: db.Collection(CollOps)}, nil
 }
 
 type nightDoc struct {
@@ -70,81 +46,137 @@ type nightDoc struct {
 	At    time.Time `bson:"at"`
 }
 
-// Claim gives owner every night of s, or none: on a night held by anyone else it removes
-// what it inserted and returns a TakenError naming that night.
-func (l *Ledger) Claim(ctx context.Context, s Stay, owner string) error {
-	if len(s.Dates) == 0 {
-		return nil
+// InsertNights inserts the nights of s in date order with one ordered insert, so that it
+// stops at the first night another owner holds (a duplicate `_id`).
+func (s *Store) InsertNights(ctx context.Context, st ledger.Stay, owner string, at time.Time) (int, error) {
+	docs := make([]any, len(st.Dates))
+	for i, d := range st.Dates {
+		docs[i] = nightDoc{ID: ledger.NightKey(st.Account, st.PropertyID, d), Owner: owner, At: at}
 	}
-	now := l.now().UTC()
-	docs := make([]any, len(s.Dates))
-	for i, d := range s.Dates {
-		docs[i] = nightDoc{ID: nightID(s.Account, s.PropertyID, d), Owner: owner, At: now}
-	}
-	_, err := l.nights.InsertMany(ctx, docs, options.InsertMany().SetOrdered(true))
+	_, err := s.nights.InsertMany(ctx, docs, options.InsertMany().SetOrdered(true))
 	if err == nil {
-		return nil
+		return len(docs), nil
 	}
-	inserted, taken := 0, -1
+	inserted := 0
 	var bwe mongo.BulkWriteException
 	if errors.As(err, &bwe) && len(bwe.WriteErrors) > 0 {
 		inserted = bwe.WriteErrors[0].Index
 		if mongostore.IsDuplicate(err) {
-			taken = inserted
+			return inserted, fmt.Errorf("%w: %w", ledger.ErrTaken, err)
 		}
 	}
-	undo := Stay{Account: s.Account, PropertyID: s.PropertyID, Dates: s.Dates[:inserted]}
-	if rerr := l.release(ctx, undo); rerr != nil {
-		return errors.Join(err, rerr) // the op stays; the janitor finishes the release
-	}
-	if taken >= 0 {
-		return &TakenError{Date: s.Dates[taken]}
-	}
-	return fmt.Errorf("claim nights: %w", err)
+	return inserted, err
 }
 
-// Release frees the nights of s that owner holds. A night another owner holds now is left
-// alone: a release can never free a night it does not own, whatever a stale read of the
-// caller's document said. Each night is read, then deleted, by `_id`: a night owner holds
-// cannot change hands in between, because only its owner (or the janitor, for an owner that
-// is no longer running) ever deletes it.
-func (l *Ledger) Release(ctx context.Context, s Stay, owner string) error {
-	for _, d := range s.Dates {
-		id := nightID(s.Account, s.PropertyID, d)
-		var n nightDoc
-		err := l.nights.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&n)
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("release night %s: %w", d, err)
-		}
-		if n.Owner != owner {
-			continue
-		}
-		if _, err := l.nights.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
-			return fmt.Errorf("release night %s: %w", d, err)
+// DeleteNights removes the nights of st.
+func (s *Store) DeleteNights(ctx context.Context, st ledger.Stay) error {
+	for _, d := range st.Dates {
+		if err := s.DeleteNight(ctx, st.Account, st.PropertyID, d); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// release frees nights just inserted by the caller (a claim that failed part way).
-func (l *Ledger) release(ctx context.Context, s Stay) error {
-	for _, d := range s.Dates {
-		if _, err := l.nights.DeleteOne(ctx, bson.D{{Key: "_id", Value: nightID(s.Account, s.PropertyID, d)}}); err != nil {
-			return fmt.Errorf("release night %s: %w", d, err)
-		}
-	}
-	return nil
-}
-
-// Owner returns who holds a night ("" when free).
-func (l *Ledger) Owner(ctx context.Context, account string, pid int64, date string) (string, error) {
+// NightOwner returns who holds a night ("" when free).
+func (s *Store) NightOwner(ctx context.Context, account string, pid int64, date string) (string, error) {
 	var d nightDoc
-	err := l.nights.FindOne(ctx, bson.D{{Key: "_id", Value: nightID(account, pid, date)}}).Decode(&d)
+	err := s.nights.FindOne(ctx, bson.D{{Key: "_id", Value: ledger.NightKey(account, pid, date)}}).Decode(&d)
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return "", nil
 	}
-	return d.Owner, err
+	if err != nil {
+		return "", fmt.Errorf("read night %s: %w", date, err)
+	}
+	return d.Owner, nil
+}
+
+// DeleteNight removes one night.
+func (s *Store) DeleteNight(ctx context.Context, account string, pid int64, date string) error {
+	if _, err := s.nights.DeleteOne(ctx, bson.D{{Key: "_id", Value: ledger.NightKey(account, pid, date)}}); err != nil {
+		return fmt.Errorf("delete night %s: %w", date, err)
+	}
+	return nil
+}
+
+type opDoc struct {
+	ID      string `bson:"_id"` // "<account>:<owner>"
+	Owner   string `bson:"owner"`
+	Account string `bson:"account_id"`
+	// Stays are the op's claimed and released stays alike: a repair treats them the same.
+	Stays    []stayDoc `bson:"stays"`
+	At       time.Time `bson:"at"`
+	Deadline time.Time `bson:"deadline,omitempty"`
+}
+
+type stayDoc struct {
+	PropertyID int64    `bson:"property_id"`
+	Dates      []string `bson:"dates"`
+}
+
+func opID(account, owner string) string { return account + ":" + owner }
+
+// InsertOp records op; a second op of one owner is ledger.ErrBusy.
+func (s *Store) InsertOp(ctx context.Context, op ledger.Op) error {
+	d := opDoc{ID: opID(op.Account, op.Owner), Owner: op.Owner, Account: op.Account, At: op.At, Deadline: op.Deadline}
+	for _, st := range op.Stays() {
+		d.Stays = append(d.Stays, stayDoc{PropertyID: st.PropertyID, Dates: st.Dates})
+	}
+	_, err := s.ops.InsertOne(ctx, d)
+	if err != nil && mongostore.IsDuplicate(err) {
+		return ledger.ErrBusy
+	}
+	if err != nil {
+		return fmt.Errorf("record op %s: %w", op.Owner, err)
+	}
+	return nil
+}
+
+// opOf is a stored op. Its stays come back as claims: a stored op does not say which it
+// claimed and which it releases, and a repair needs no more.
+func opOf(d opDoc) ledger.Op {
+	op := ledger.Op{Owner: d.Owner, Account: d.Account, At: d.At, Deadline: d.Deadline}
+	for _, st := range d.Stays {
+		op.Claim = append(op.Claim, ledger.Stay{Account: d.Account, PropertyID: st.PropertyID, Dates: st.Dates})
+	}
+	return op
+}
+
+// Op returns the op of owner, nil when there is none.
+func (s *Store) Op(ctx context.Context, account, owner string) (*ledger.Op, error) {
+	var d opDoc
+	err := s.ops.FindOne(ctx, bson.D{{Key: "_id", Value: opID(account, owner)}}).Decode(&d)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read op %s: %w", owner, err)
+	}
+	op := opOf(d)
+	return &op, nil
+}
+
+// OpsBefore lists the ops begun before t.
+func (s *Store) OpsBefore(ctx context.Context, t time.Time) ([]ledger.Op, error) {
+	cur, err := s.ops.Find(ctx, bson.D{{Key: "at", Value: bson.D{{Key: "$lt", Value: t}}}})
+	if err != nil {
+		return nil, err
+	}
+	var docs []opDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, err
+	}
+	out := make([]ledger.Op, len(docs))
+	for i, d := range docs {
+		out[i] = opOf(d)
+	}
+	return out, nil
+}
+
+// DeleteOp removes the op of owner.
+func (s *Store) DeleteOp(ctx context.Context, account, owner string) error {
+	if _, err := s.ops.DeleteOne(ctx, bson.D{{Key: "_id", Value: opID(account, owner)}}); err != nil {
+		return fmt.Errorf("end op %s: %w", owner, err)
+	}
+	return nil
 }
