@@ -1,0 +1,57 @@
+package contract
+
+import "time"
+
+// Booking event types on vros.booking.v1, keyed `<accountId>:booking:<bookingId>`. A booking
+// attempt that never became a booking (pending, then failed) is never published.
+const (
+	BookingReserved   = "vros.booking.reserved"
+	BookingUpdated    = "vros.booking.updated"
+	BookingCancelled  = "vros.booking.cancelled"
+	BookingTypePrefix = "vros.booking." // every booking event type starts with it
+)
+
+// Block event types on vros.booking.v1, keyed `<accountId>:block:<blockId>`.
+const (
+	BlockCreated    = "vros.block.created"
+	BlockDeleted    = "vros.block.deleted"
+	BlockTypePrefix = "vros.block." // every block event type starts with it
+)
+
+// Booking is the data of booking events: what other services need to know of a booking,
+// never the guest's contact data or card.
+type Booking struct {
+	AccountID  string `json:"account_id"`
+	BookingID  int64  `json:"booking_id"`
+	PropertyID int64  `json:"property_id"`
+	Status     string `json:"status"` // "reserved" or "cancelled"
+	// Version increases by one with every change of this booking.
+	Version  int64  `json:"version"`
+	Checkin  string `json:"checkin"`  // first night
+	Checkout string `json:"checkout"` // the day the guest leaves (not a night of the stay)
+	// Nights are the nights the booking holds: every night of the stay while it is reserved,
+	// none (an empty list) otherwise.
+	Nights      []string   `json:"nights"`
+	Adults      int        `json:"adults"`
+	Children    int        `json:"children"`
+	Currency    string     `json:"currency"`
+	TotalRent   string     `json:"total_rent"`  // decimal string
+	GrandTotal  string     `json:"grand_total"` // decimal string: rent, services and taxes
+	UserID      int64      `json:"user_id,omitempty"`
+	BrandID     int64      `json:"brand_id,omitempty"`
+	CreatedAt   time.Time  `json:"created_at"`
+	CancelledAt *time.Time `json:"cancelled_at"` // nil unless cancelled
+}
+
+// Block is the data of block events: dates an owner closed (interface A).
+type Block struct {
+	AccountID  string `json:"account_id"`
+	BlockID    int64  `json:"block_id"`
+	PropertyID int64  `json:"property_id"`
+	StartDate  string `json:"start_date"` // first night blocked
+	EndDate    string `json:"end_date"`   // last night blocked (included)
+	Memo       string `json:"memo"`
+	Deleted    bool   `json:"deleted"` // the dates are open again
+	Version    int64  `json:"version"`
+	CreatedAt  string `json:"created_at"` // "YYYY-MM-DD HH:MM:SS", UTC
+}

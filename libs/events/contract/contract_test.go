@@ -1,0 +1,74 @@
+package contract
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestGoldenRoundTrip: every event type has a golden payload, and its type reads every field
+// of it and writes it back unchanged. A json tag renamed here fails: the golden field is then
+// unknown to the type.
+func TestGoldenRoundTrip(t *testing.T) {
+	for typ, payload := range Types() {
+		t.Run(typ, func(t *testing.T) {
+			golden := Golden(typ)
+			v := payload()
+			dec := json.NewDecoder(bytes.NewReader(golden))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(v); err != nil {
+				t.Fatalf("testdata/%s.json: %v", typ, err)
+			}
+			again, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, want any
+			_ = json.Unmarshal(again, &got)
+			_ = json.Unmarshal(golden, &want)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%T writes\n%s\nnot testdata/%s.json", v, again, typ)
+			}
+		})
+	}
+}
+
+// TestEveryGoldenFileIsAType: no golden file outlives its event type.
+func TestEveryGoldenFileIsAType(t *testing.T) {
+	files, err := os.ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := Types()
+	for _, f := range files {
+		if _, ok := types[strings.TrimSuffix(f.Name(), ".json")]; !ok {
+			t.Errorf("testdata/%s names no event type", f.Name())
+		}
+	}
+	if len(files) != len(types) {
+		t.Errorf("%d golden files for %d event types", len(files), len(types))
+	}
+}
+
+func TestSettingsDefaults(t *testing.T) {
+	d := Settings{AccountID: "a"}.WithDefaults()
+	if !reflect.DeepEqual(d, DefaultSettings("a")) {
+		t.Errorf("defaults of an empty settings: %+v", d)
+	}
+	var set Settings
+	if err := json.Unmarshal(Golden(SettingsUpdated), &set); err != nil {
+		t.Fatal(err)
+	}
+	if got := set.WithDefaults(); !reflect.DeepEqual(got, set) {
+		t.Errorf("defaults replaced what the account set: %+v", got)
+	}
+	// An event written before weekend_nights and search existed.
+	old := Settings{AccountID: "a", Currency: "EUR", Brands: []Brand{{ID: 1, Name: "B"}}}.WithDefaults()
+	if old.Currency != "EUR" || old.WeekendNights != 2 || old.Search.DefaultLimit != 10 || *old.Search.PriceFilterEnable ||
+		len(old.Brands) != 1 || len(old.LeadSources) != 6 {
+		t.Errorf("old settings: %+v", old)
+	}
+}

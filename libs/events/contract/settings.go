@@ -1,0 +1,91 @@
+package contract
+
+import "time"
+
+// SettingsUpdated is the type of account settings events on vros.property.v1, keyed
+// `<accountId>:settings`.
+const SettingsUpdated = "vros.account.settings.updated"
+
+// Settings is the data of a vros.account.settings.updated event: an account's settings, with
+// the defaults (DefaultSettings) filled in for what the account has not set.
+type Settings struct {
+	AccountID string `json:"account_id"`
+	// Version increases by one with every change of the account's settings.
+	Version   int64     `json:"version"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Currency  string    `json:"currency"` // ISO 4217 code of every price of the account
+	// Timezone is the IANA zone of the account's properties that have none of their own.
+	Timezone    string       `json:"timezone"`
+	Languages   []string     `json:"languages"` // language codes, the first the default
+	LeadSources []LeadSource `json:"lead_sources"`
+	Brands      []Brand      `json:"brands"`
+	Search      Search       `json:"search"`
+	// WeekendNights is how many nights cost the weekend price: 2 (Friday and Saturday) or 3
+	// (and Sunday). Consumers that price apply it with pricing.WeekendOf.
+	WeekendNights int `json:"weekend_nights"`
+}
+
+// LeadSource is where a booking can come from.
+type LeadSource struct {
+	ID   int    `json:"id"`
+	Name string `json:"name"`
+}
+
+// Brand is one website of the account.
+type Brand struct {
+	ID     int    `json:"id"`
+	Name   string `json:"name"`
+	Domain string `json:"domain,omitempty"`
+}
+
+// Search are the website search settings.
+type Search struct {
+	DefaultLimit      int    `json:"default_limit"`
+	PriceFilterEnable *bool  `json:"price_filter_enable"`
+	RateType          string `json:"rate_type"` // "daily", "weekly" or "monthly"
+}
+
+// DefaultSettings are the settings of an account that has set none (docs/interface-a.md,
+// account settings): what a consumer assumes until the account's first settings event.
+func DefaultSettings(account string) Settings {
+	off := false
+	return Settings{AccountID: account, Currency: "USD", Timezone: "UTC", Languages: []string{"en"},
+		LeadSources: []LeadSource{{1, "Website"}, {2, "Phone"}, {3, "Email"}, {4, "Walk-in"}, {5, "Referral"}, {6, "Channel"}},
+		Brands:      []Brand{}, WeekendNights: 2, Search: Search{DefaultLimit: 10, PriceFilterEnable: &off, RateType: "daily"}}
+}
+
+// WithDefaults fills what s leaves unset with DefaultSettings. A producer publishes settings
+// this way; a consumer may apply it to events written before a setting existed.
+func (s Settings) WithDefaults() Settings {
+	d := DefaultSettings(s.AccountID)
+	s.Currency = or(s.Currency, d.Currency)
+	s.Timezone = or(s.Timezone, d.Timezone)
+	s.Search.RateType = or(s.Search.RateType, d.Search.RateType)
+	if len(s.Languages) == 0 {
+		s.Languages = d.Languages
+	}
+	if len(s.LeadSources) == 0 {
+		s.LeadSources = d.LeadSources
+	}
+	if s.Brands == nil {
+		s.Brands = d.Brands
+	}
+	if s.WeekendNights == 0 {
+		s.WeekendNights = d.WeekendNights
+	}
+	if s.Search.DefaultLimit == 0 {
+		s.Search.DefaultLimit = d.Search.DefaultLimit
+	}
+	if s.Search.PriceFilterEnable == nil {
+		s.Search.PriceFilterEnable = d.Search.PriceFilterEnable
+	}
+	return s
+}
+
+func or[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
