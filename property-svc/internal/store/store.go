@@ -284,25 +284,17 @@ func (s *Store) Snapshot(ctx context.Context, aggregate string) ([]events.Messag
 		if err != nil {
 			return nil, err
 		}
-		v, err := events.Encode(eventSource, SettingsUpdated, aggregate, st.UpdatedAt, st)
+		m, err := settingsMessage(st)
 		if err != nil {
 			return nil, err
 		}
-		return []events.Message{{Topic: events.TopicProperty, Key: aggregate, Value: v}}, nil
+		return []events.Message{m}, nil
 	}
 	rec, err := s.get(ctx, aggregate)
 	if err != nil {
 		return nil, err
 	}
 	return propertyMessages(rec)
-}
-
-func propertyMessages(rec Record) ([]events.Message, error) {
-	v, err := events.Encode(eventSource, rec.LastChange, rec.ID, rec.UpdatedAt, rec)
-	if err != nil {
-		return nil, err
-	}
-	return []events.Message{{Topic: events.TopicProperty, Key: events.Key(rec.AccountID, strconv.FormatInt(rec.PropertyID, 10)), Value: v}}, nil
 }
 
 // snapshot is the event of the state a write produced, handed to the relay so that it

@@ -1,0 +1,134 @@
+package store
+
+import (
+	"strconv"
+
+	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/events/contract"
+)
+
+// What property-svc publishes: its records mapped to the event contract
+// (libs/events/contract), never the stored documents themselves, so that the store may change
+// its schema without changing what consumers read. Sealed secrets have no place in the
+// contract, so they cannot leak into an event.
+
+// propertyMessages is the event of a property's current state.
+func propertyMessages(rec Record) ([]events.Message, error) {
+	v, err := events.Encode(eventSource, rec.LastChange, rec.ID, rec.UpdatedAt, propertyPayload(rec))
+	if err != nil {
+		return nil, err
+	}
+	return []events.Message{{Topic: events.TopicProperty, Key: events.Key(rec.AccountID, strconv.FormatInt(rec.PropertyID, 10)), Value: v}}, nil
+}
+
+// settingsMessage is the event of an account's current settings (defaults filled in).
+func settingsMessage(st SettingsRec) (events.Message, error) {
+	key := events.Key(st.AccountID, settingsAggregate)
+	v, err := events.Encode(eventSource, SettingsUpdated, key, st.UpdatedAt, settingsPayload(st))
+	if err != nil {
+		return events.Message{}, err
+	}
+	return events.Message{Topic: events.TopicProperty, Key: key, Value: v}, nil
+}
+
+func propertyPayload(r Record) contract.Property {
+	return contract.Property{AccountID: r.AccountID, PropertyID: r.PropertyID, InternalCode: r.InternalCode, Version: r.Version,
+		Deleted: r.Deleted, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		// The flat sections have the contract's fields one for one: converting them keeps
+		// them so (a field added to one and not the other stops the build).
+		Content:   contract.Content(r.Content),
+		Photos:    mapValues(r.Photos, func(p PhotoRec) contract.Photo { return contract.Photo(p) }),
+		Policy:    policyPayload(r.Policy),
+		Rates:     ratesPayload(r.Rates),
+		Methods:   methodsPayload(r.Methods),
+		Taxes:     each(r.Taxes, func(t TaxRec) contract.Tax { return contract.Tax(t) }),
+		Services:  each(r.Services, servicePayload),
+		Amenities: amenitiesPayload(r.Amenities),
+		Prices:    mapValues(r.Prices, func(d DayRec) contract.DayPrice { return contract.DayPrice(d) }),
+	}
+}
+
+func policyPayload(p *PolicyRec) *contract.Policy {
+	if p == nil {
+		return nil
+	}
+	charge := func(c *ChargeRec) *contract.Charge {
+		if c == nil {
+			return nil
+		}
+		out := contract.Charge(*c)
+		return &out
+	}
+	return &contract.Policy{PaymentType: p.PaymentType, DamageDeposit: charge(p.DamageDeposit), PaymentFull: charge(p.PaymentFull),
+		FirstPayment: charge(p.FirstPayment), RemainingPayment: charge(p.RemainingPayment)}
+}
+
+func ratesPayload(r *RatesRec) *contract.Rates {
+	if r == nil {
+		return nil
+	}
+	return &contract.Rates{Rate: contract.Prices(r.Rate), MinimumStay: r.MinimumStay,
+		LOS:     each(r.LOS, func(l LOSRec) contract.LOS { return contract.LOS(l) }),
+		Setting: contract.Setting(r.Setting),
+		Seasons: each(r.Seasons, func(s SeasonRec) contract.Season {
+			return contract.Season{Name: s.Name, MinimumStay: s.MinimumStay, StartDate: s.StartDate, EndDate: s.EndDate,
+				Prices: contract.Prices(s.Prices), AllowCheckin: s.AllowCheckin, AllowCheckout: s.AllowCheckout}
+		})}
+}
+
+// methodsPayload keeps what may be shown of each payment method; its sealed secrets stay.
+func methodsPayload(m *MethodsRec) *contract.Methods {
+	if m == nil {
+		return nil
+	}
+	return &contract.Methods{Gateways: each(m.Gateways, func(g GatewayRec) contract.Gateway {
+		return contract.Gateway{Provider: g.Provider, Description: g.Description, Public: g.Public}
+	})}
+}
+
+func servicePayload(s ServiceRec) contract.Service {
+	return contract.Service{Name: s.Name, Amount: s.Amount, Type: s.Type, Applicable: s.Applicable, Unit: s.Unit, Def: s.Def,
+		Taxes: each(s.Taxes, func(t ServiceTaxRec) contract.ServiceTax { return contract.ServiceTax(t) })}
+}
+
+func amenitiesPayload(a *AmenitiesRec) *contract.Amenities {
+	if a == nil {
+		return nil
+	}
+	return &contract.Amenities{BedOption: a.BedOption, UseIcon: a.UseIcon, Description: a.Description,
+		Items: each(a.Items, func(x AmenityRec) contract.Amenity { return contract.Amenity(x) })}
+}
+
+func settingsPayload(s SettingsRec) contract.Settings {
+	return contract.Settings{AccountID: s.AccountID, Version: s.Version, UpdatedAt: s.UpdatedAt, Currency: s.Currency,
+		Timezone: s.Timezone, Languages: s.Languages,
+		LeadSources:   each(s.LeadSources, func(l LeadSourceRec) contract.LeadSource { return contract.LeadSource(l) }),
+		Brands:        each(s.Brands, func(b BrandRec) contract.Brand { return contract.Brand(b) }),
+		Search:        contract.Search(s.Search),
+		WeekendNights: s.WeekendNights}
+}
+
+// each maps a list, keeping nil apart from empty: the two read differently on the wire
+// (null and []).
+func each[T, U any](in []T, f func(T) U) []U {
+	if in == nil {
+		return nil
+	}
+	out := make([]U, len(in))
+	for i, x := range in {
+		out[i] = f(x)
+	}
+	return out
+}
+
+// mapValues maps the values of a map, keeping nil apart from empty as each does.
+func mapValues[T, U any](in map[string]T, f func(T) U) map[string]U {
+	if in == nil {
+		return nil
+	}
+	out := make(map[string]U, len(in))
+	for k, x := range in {
+		out[k] = f(x)
+	}
+	return out
+}
