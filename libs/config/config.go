@@ -43,7 +43,14 @@ type Common struct {
 	// Connection: close, /readyz 503) before it stops accepting, so that load balancers and
 	// pooled clients move to other replicas without a failed request (docs/kubernetes.md).
 	ShutdownDrain time.Duration `env:"VROS_SHUTDOWN_DRAIN" envDefault:"0s"`
+	// InternalAddr is the listener of /healthz, /readyz and /metrics, apart from the API's
+	// port so that the Ingress, which routes the API, never exposes them (docs/observability.md).
+	InternalAddr string `env:"VROS_INTERNAL_ADDR" envDefault:":9090"`
 }
+
+// InternalListener is InternalAddr, for code that holds a service's whole configuration,
+// whose type embeds Common (daemon.Main).
+func (c Common) InternalListener() string { return c.InternalAddr }
 
 // Validate reports settings a service cannot start without.
 func (c Common) Validate() error {

@@ -20,3 +20,21 @@ func TestSecretNeverPrints(t *testing.T) {
 		t.Fatal("Reveal lost the secret")
 	}
 }
+
+// TestInternalAddr: the internal listener defaults to :9090 and follows VROS_INTERNAL_ADDR,
+// also through a service's configuration that embeds Common.
+func TestInternalAddr(t *testing.T) {
+	type service struct {
+		Common
+		Addr string `env:"VROS_X_ADDR" envDefault:":8080"`
+	}
+	cfg, err := Load[service]()
+	if err != nil || cfg.InternalAddr != ":9090" {
+		t.Fatalf("default: %q %v, want :9090", cfg.InternalAddr, err)
+	}
+	t.Setenv("VROS_INTERNAL_ADDR", "127.0.0.1:9191")
+	cfg, err = Load[service]()
+	if err != nil || any(cfg).(interface{ InternalListener() string }).InternalListener() != "127.0.0.1:9191" {
+		t.Fatalf("from the environment: %q %v", cfg.InternalAddr, err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/vros/vros/libs/config"
+	"github.com/vros/vros/libs/httpapi"
 )
 
 // Main runs run with the configuration C read from the environment.
@@ -17,6 +18,10 @@ func Main[C any](name string, run func(ctx context.Context, cfg C, ready func(ad
 	cfg, err := config.Load[C]()
 	if err == nil {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		// /healthz, /readyz and /metrics listen apart from the API (httpapi.Serve).
+		if c, ok := any(cfg).(interface{ InternalListener() string }); ok {
+			ctx = httpapi.WithInternal(ctx, c.InternalListener(), nil)
+		}
 		err = run(ctx, cfg, nil)
 		stop()
 	}

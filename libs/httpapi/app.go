@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/netip"
 	"runtime/debug"
 	"sync"
@@ -14,8 +16,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/valyala/fasthttp/fasthttpadaptor"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
@@ -33,7 +33,8 @@ type Options struct {
 	Telemetry *telemetry.Telemetry
 	// BodyLimit is the largest body any route accepts; routes may check a smaller one.
 	BodyLimit int
-	// Ready reports whether the service can serve (Mongo and Kafka reachable).
+	// Ready reports whether the service can serve (its MongoDB reachable; never Kafka, whose
+	// outage the outbox absorbs). /readyz on the internal listener asks it.
 	Ready func(ctx context.Context) error
 	// MaxTarget bounds the request target (path and query) and MaxHeaderBytes the header
 	// fields together; zero means DefaultMaxTarget and DefaultMaxHeaderBytes. Over them a
@@ -56,8 +57,9 @@ const (
 	requestLineSlack = 1 << 10
 )
 
-// New builds a Fiber app with recovery, request ids, tracing, metrics, an access log and the
-// /healthz, /readyz and /metrics routes.
+// New builds a Fiber app with recovery, request ids, tracing, metrics and an access log. Its
+// /healthz, /readyz and /metrics are not routes of the app: Serve answers them on the
+// internal listener (internal.go).
 func New(o Options) *fiber.App {
 	log := o.Telemetry.Logger
 	if o.MaxTarget <= 0 {
@@ -99,7 +101,7 @@ func New(o Options) *fiber.App {
 	}
 	app := fiber.New(cfg)
 	drain := &draining{}
-	drains.Store(app, drain)
+	servers.Store(app, &server{drain: drain, ops: opsHandler(o, drain)})
 	app.Use(func(c *fiber.Ctx) error {
 		if drain.Load() {
 			// Stopping: clients open their next request elsewhere instead of finding this
@@ -109,25 +111,6 @@ func New(o Options) *fiber.App {
 		return c.Next()
 	})
 	app.Use(observe(o.Telemetry, limits{target: o.MaxTarget, header: o.MaxHeaderBytes, proxies: o.TrustedProxies}))
-	app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
-	app.Get("/readyz", func(c *fiber.Ctx) error {
-		if drain.Load() {
-			return c.Status(fiber.StatusServiceUnavailable).SendString("not ready: shutting down")
-		}
-		if o.Ready != nil {
-			ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
-			defer cancel()
-			if err := o.Ready(ctx); err != nil {
-				return c.Status(fiber.StatusServiceUnavailable).SendString("not ready: " + err.Error())
-			}
-		}
-		return c.SendString("ready")
-	})
-	metrics := fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(o.Telemetry.Registry, promhttp.HandlerOpts{}))
-	app.Get("/metrics", func(c *fiber.Ctx) error {
-		metrics(c.Context())
-		return nil
-	})
 	return app
 }
 
@@ -191,11 +174,10 @@ func observe(t *telemetry.Telemetry, lim limits) fiber.Handler {
 			duration.Record(ctx, elapsed.Seconds(), metric.WithAttributes(
 				attribute.String("http.request.method", c.Method()), attribute.String("http.route", route),
 				attribute.Int("http.response.status_code", status)))
-			if route != "/healthz" && route != "/readyz" && route != "/metrics" {
-				log.LogAttrs(ctx, slog.LevelInfo, "request",
-					slog.String("method", c.Method()), slog.String("route", route), slog.Int("status", status),
-					slog.Duration("duration", elapsed), slog.String("request_id", rid))
-			}
+			// Probes and scrapes go to the internal listener, so every line here is a client's.
+			log.LogAttrs(ctx, slog.LevelInfo, "request",
+				slog.String("method", c.Method()), slog.String("route", route), slog.Int("status", status),
+				slog.Duration("duration", elapsed), slog.String("request_id", rid))
 		}()
 		// Lengths only: the header's bytes belong to fasthttp's pooled buffer.
 		if n := len(c.Request().Header.RequestURI()); n > lim.target {
@@ -231,13 +213,44 @@ func newID() string {
 // answers 503 while the app still serves.
 type draining struct{ atomic.Bool }
 
-// drains maps each app New built to its draining flag (several apps share a process in tests).
-var drains sync.Map // *fiber.App -> *draining
+// server is what Serve needs of an app New built besides the app: its draining flag and the
+// handler of its internal routes.
+type server struct {
+	drain *draining
+	ops   http.Handler
+}
 
-// Serve runs app on addr until ctx ends. Then, for drain, it goes on serving while telling
-// clients and probes that it is going away (see draining), and finally shuts down, letting
-// requests in flight finish for up to grace.
+// servers maps each app New built to its server (several apps share a process in tests).
+var servers sync.Map // *fiber.App -> *server
+
+// Serve runs app on addr until ctx ends, and its internal routes on the internal address of
+// ctx (WithInternal). Then, for drain, it goes on serving both while telling clients and
+// probes that it is going away (see draining), and finally shuts down, letting requests in
+// flight finish for up to grace.
 func Serve(ctx context.Context, app *fiber.App, addr string, ready func(addr string), drain, grace time.Duration) error {
+	srv, _ := servers.Load(app)
+	defer servers.Delete(app)
+	s, _ := srv.(*server)
+
+	var ops *http.Server
+	opsErr := make(chan error, 1)
+	if il, ok := internalFrom(ctx); ok && s != nil {
+		ln, err := net.Listen("tcp", il.addr)
+		if err != nil {
+			return fmt.Errorf("internal listener: %w", err)
+		}
+		ops = &http.Server{Handler: s.ops, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 120 * time.Second}
+		if il.ready != nil {
+			il.ready(ln.Addr().String())
+		}
+		go func() {
+			if err := ops.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				opsErr <- fmt.Errorf("internal listener: %w", err)
+			}
+		}()
+		defer ops.Close()
+	}
+
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -250,16 +263,28 @@ func Serve(ctx context.Context, app *fiber.App, addr string, ready func(addr str
 	select {
 	case err := <-errc:
 		return err
+	case err := <-opsErr:
+		_ = app.Shutdown()
+		return err
 	case <-ctx.Done():
 	}
-	if d, ok := drains.Load(app); ok && drain > 0 {
-		d.(*draining).Store(true)
+	if s != nil && drain > 0 {
+		s.drain.Store(true)
+		if ops != nil {
+			// net/http then answers every request with Connection: close.
+			ops.SetKeepAlivesEnabled(false)
+		}
 		select {
 		case err := <-errc:
 			return err
 		case <-time.After(drain):
 		}
 	}
-	defer drains.Delete(app)
-	return app.ShutdownWithTimeout(grace)
+	err = app.ShutdownWithTimeout(grace)
+	if ops != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), grace)
+		defer cancel()
+		err = errors.Join(err, ops.Shutdown(sctx))
+	}
+	return err
 }

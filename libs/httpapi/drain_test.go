@@ -13,8 +13,8 @@ import (
 )
 
 // TestServeDrains: after the stop signal the app keeps answering for the drain period, each
-// answer with Connection: close and /readyz 503 (so a rolling update loses no request), then
-// stops accepting.
+// answer with Connection: close and /readyz 503 on the internal listener (so a rolling
+// update loses no request), then stops accepting on both.
 func TestServeDrains(t *testing.T) {
 	tel, err := telemetry.Setup(context.Background(), "httpapi-test", "error")
 	if err != nil {
@@ -24,13 +24,16 @@ func TestServeDrains(t *testing.T) {
 	app.Get("/work", func(c *fiber.Ctx) error { return c.SendString("done") })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	addr, done := make(chan string, 1), make(chan error, 1)
-	go func() { done <- Serve(ctx, app, "127.0.0.1:0", func(a string) { addr <- a }, time.Second, time.Second) }()
-	base := "http://" + <-addr
+	addr, internal, done := make(chan string, 1), make(chan string, 1), make(chan error, 1)
+	sctx := WithInternal(ctx, "127.0.0.1:0", func(a string) { internal <- a })
+	go func() {
+		done <- Serve(sctx, app, "127.0.0.1:0", func(a string) { addr <- a }, time.Second, time.Second)
+	}()
+	ops, base := "http://"+<-internal, "http://"+<-addr
 
 	// closing: the answer said Connection: close (net/http moves it to Response.Close).
-	get := func(path string) (code int, closing bool, err error) {
-		resp, err := http.Get(base + path)
+	get := func(url string) (code int, closing bool, err error) {
+		resp, err := http.Get(url)
 		if err != nil {
 			return 0, false, err
 		}
@@ -38,19 +41,19 @@ func TestServeDrains(t *testing.T) {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return resp.StatusCode, resp.Close, nil
 	}
-	if code, closing, err := get("/readyz"); err != nil || code != http.StatusOK || closing {
+	if code, closing, err := get(ops + "/readyz"); err != nil || code != http.StatusOK || closing {
 		t.Fatalf("before the stop: /readyz %d close=%v err %v, want 200 keep-alive", code, closing, err)
 	}
 	stopped := time.Now()
 	cancel()
 	time.Sleep(100 * time.Millisecond)
 	for _, tc := range []struct {
-		path string
+		url  string
 		want int
-	}{{"/work", http.StatusOK}, {"/readyz", http.StatusServiceUnavailable}} {
-		code, closing, err := get(tc.path)
+	}{{base + "/work", http.StatusOK}, {ops + "/readyz", http.StatusServiceUnavailable}, {ops + "/healthz", http.StatusOK}} {
+		code, closing, err := get(tc.url)
 		if err != nil || code != tc.want || !closing {
-			t.Errorf("draining: %s answered %d close=%v err %v, want %d and Connection: close", tc.path, code, closing, err, tc.want)
+			t.Errorf("draining: %s answered %d close=%v err %v, want %d and Connection: close", tc.url, code, closing, err, tc.want)
 		}
 	}
 	if err := <-done; err != nil {
@@ -59,7 +62,9 @@ func TestServeDrains(t *testing.T) {
 	if waited := time.Since(stopped); waited < time.Second {
 		t.Errorf("Serve returned %s after the stop, before the 1 s drain", waited)
 	}
-	if _, _, err := get("/work"); err == nil {
-		t.Error("still accepting after the drain")
+	for _, url := range []string{base + "/work", ops + "/healthz"} {
+		if _, _, err := get(url); err == nil {
+			t.Errorf("%s: still accepting after the drain", url)
+		}
 	}
 }
