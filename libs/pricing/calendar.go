@@ -24,7 +24,7 @@ type Day struct {
 }
 
 // NightPrice prices the night d for a calendar. It reports false when the property has no
-// rates (or rates that cannot be priced, which FromSnapshot and Prepare report as errors).
+// rates (or rates that cannot be priced, which FromEvent and Prepare report as errors).
 // It reads the same night prices as Quote (plan.rate and nightRate.at), so the two cannot disagree.
 func NightPrice(p Property, d Date, guests int) (Day, bool) {
 	pl, err := p.compiled()

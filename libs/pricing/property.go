@@ -12,10 +12,10 @@ import (
 )
 
 // Property is everything pricing needs to know about one property. Build it with
-// FromSnapshot (and ApplySettings), or by hand in tests.
+// Priced (or FromEvent and ApplySettings), or by hand in tests.
 //
 // A Property is a value that is read, never changed, by Quote and NightPrice. It carries a
-// compiled form of its rates (built by FromSnapshot, ApplySettings and Prepare) so that a
+// compiled form of its rates (built by FromEvent, ApplySettings and Prepare) so that a
 // calendar does not convert every price of every season for each of its 730 nights. That
 // form is rebuilt on the fly, at a cost, when Rates, DatePrices, Currency or WeekendNights
 // no longer are the ones it was built from; it cannot see edits made in place inside
@@ -191,7 +191,7 @@ type Charge struct {
 	Amount     decimal.Decimal
 }
 
-// Prepare compiles the rates for Quote and NightPrice. FromSnapshot and ApplySettings call
+// Prepare compiles the rates for Quote and NightPrice. FromEvent and ApplySettings call
 // it; call it yourself after building or editing a Property by hand. It also reports a
 // Property whose rates cannot be priced (a negative price, overlapping seasons).
 func (p *Property) Prepare() error {
@@ -205,8 +205,8 @@ func (p *Property) Prepare() error {
 
 // ApplySettings applies the account settings of a vros.account.settings.updated event:
 // the account currency, and the account time zone when the property has none of its own.
-// Empty values leave the current ones. Call it after every FromSnapshot, because a property
-// snapshot carries neither.
+// Empty values leave the current ones. Call it after every FromEvent (Priced does), because
+// a property event carries neither.
 func (p *Property) ApplySettings(currency, timezone string) error {
 	if currency != "" {
 		c, err := normCurrency(currency)

@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/vros/vros/libs/events/contract"
 )
 
-// ErrDeleted is FromSnapshot's answer for a deleted property: drop it from your view.
+// ErrDeleted is FromEvent's answer for a deleted property: drop it from your view.
 var ErrDeleted = errors.New("pricing: the property is deleted")
 
 // The account defaults (docs/interface-a.md, /api/account-settings), in force until
@@ -18,108 +20,6 @@ const (
 	DefaultCurrency = "USD"
 	DefaultTimeZone = "UTC"
 )
-
-// The snapshot schema of property-svc (property-svc/internal/store/record.go), reduced to
-// what pricing reads. It is restated here rather than imported, so that consumers do not
-// depend on property-svc's internals; docs/events.md is the contract.
-type snapshot struct {
-	Deleted bool `json:"deleted"`
-	Content struct {
-		MaxGuest      int    `json:"maxguest"`
-		AllowChildren *bool  `json:"allowchildren"`
-		Timezone      string `json:"timezone"`
-	} `json:"content"`
-	Policy   *snapPolicy        `json:"policy"`
-	Rates    *snapRates         `json:"rates"`
-	Taxes    []snapTax          `json:"taxes"`
-	Services []snapService      `json:"services"`
-	Prices   map[string]snapDay `json:"prices"`
-}
-
-type snapCharge struct {
-	IsDueAt    string `json:"is_due_at"`
-	XDay       int    `json:"x_day"`
-	AmountType string `json:"amount_type"`
-	Amount     string `json:"amount"`
-}
-
-type snapPolicy struct {
-	PaymentType      string      `json:"payment_type"`
-	DamageDeposit    *snapCharge `json:"damage_deposit"`
-	PaymentFull      *snapCharge `json:"payment_full"`
-	FirstPayment     *snapCharge `json:"first_payment"`
-	RemainingPayment *snapCharge `json:"remaining_payment"`
-}
-
-type snapPrices struct {
-	Daily        string `json:"daily_price"`
-	Weekend      string `json:"weekend_price"`
-	Weekly       string `json:"weekly_price"`
-	Monthly      string `json:"monthly_price"`
-	ExtraDaily   string `json:"extra_daily_price"`
-	ExtraWeekend string `json:"extra_weekend_price"`
-	ExtraWeekly  string `json:"extra_weekly_price"`
-	ExtraMonthly string `json:"extra_monthly_price"`
-}
-
-type snapRates struct {
-	Rate        snapPrices `json:"rate"`
-	MinimumStay int        `json:"minimum_stay"`
-	LOS         []struct {
-		Days     int    `json:"days"`
-		Discount string `json:"discount"`
-	} `json:"los"`
-	Setting struct {
-		StandardOccupants         int    `json:"standard_occupants"`
-		AcceptBookingUpto         int    `json:"accept_booking_upto"`
-		ApplyWeekendPrice         bool   `json:"apply_weekend_price"`
-		DefaultAllowCheckin       string `json:"default_allow_checkin"`
-		DefaultAllowCheckout      string `json:"default_allow_checkout"`
-		ApplyExtraFeePerSeason    bool   `json:"apply_extra_fee_per_season"`
-		AllowSameDayBookingUntil  string `json:"allow_same_day_booking_until"`
-		AdvancedNoticeBookingFrom *int   `json:"advanced_notice_booking_from"`
-		Apply6NightsWeeklyRate    bool   `json:"apply_6_nights_weekly_rate"`
-		FirstDaySurcharge         string `json:"first_day_surcharge"`
-		FirstDaySurchargeOneNight bool   `json:"first_day_surcharge_apply_one_night"`
-	} `json:"setting"`
-	Seasons []struct {
-		Name          string     `json:"name"`
-		MinimumStay   int        `json:"minimum_stay"`
-		StartDate     string     `json:"start_date"`
-		EndDate       string     `json:"end_date"`
-		Prices        snapPrices `json:"prices"`
-		AllowCheckin  string     `json:"allow_checkin"`
-		AllowCheckout string     `json:"allow_checkout"`
-	} `json:"seasons"`
-}
-
-type snapTax struct {
-	Name            string `json:"name"`
-	Amount          string `json:"amount"`
-	Type            int    `json:"type"`
-	CalculationType int    `json:"calculation_type"`
-	Def             bool   `json:"def"`
-}
-
-type snapService struct {
-	Name       string `json:"name"`
-	Amount     string `json:"amount"`
-	Type       int    `json:"type"`
-	Applicable int    `json:"applicable"`
-	Unit       int    `json:"unit"`
-	Def        bool   `json:"def"`
-	Taxes      []struct {
-		Name string `json:"name"`
-		Perc string `json:"perc"`
-	} `json:"taxes"`
-}
-
-type snapDay struct {
-	Price       string `json:"price"`
-	WeeklyPrice string `json:"weekly_price"`
-	MonthPrice  string `json:"monthly_price"`
-	MinNights   int    `json:"min_nights"`
-}
 
 // reader converts snapshot values and keeps the first error, named by its JSON path.
 type reader struct{ err error }
@@ -166,14 +66,14 @@ func (r *reader) days(path, s string) Weekdays {
 	return w
 }
 
-func (r *reader) prices(path string, s snapPrices) Prices {
+func (r *reader) prices(path string, s contract.Prices) Prices {
 	return Prices{Daily: r.money(path+".daily_price", s.Daily), Weekend: r.optMoney(path+".weekend_price", s.Weekend),
 		Weekly: r.optMoney(path+".weekly_price", s.Weekly), Monthly: r.optMoney(path+".monthly_price", s.Monthly),
 		ExtraDaily: r.optMoney(path+".extra_daily_price", s.ExtraDaily), ExtraWeekend: r.optMoney(path+".extra_weekend_price", s.ExtraWeekend),
 		ExtraWeekly: r.optMoney(path+".extra_weekly_price", s.ExtraWeekly), ExtraMonthly: r.optMoney(path+".extra_monthly_price", s.ExtraMonthly)}
 }
 
-func (r *reader) charge(path string, c *snapCharge, withAmount bool, dues ...string) *Charge {
+func (r *reader) charge(path string, c *contract.Charge, withAmount bool, dues ...string) *Charge {
 	if c == nil {
 		return nil
 	}
@@ -199,15 +99,34 @@ func (r *reader) charge(path string, c *snapCharge, withAmount bool, dues ...str
 	return out
 }
 
-// FromSnapshot decodes the data of a vros.property.* event into a Property. The snapshot
-// carries neither the currency nor, when the property has no zone of its own, the time
-// zone: they are the account's, and stay at DefaultCurrency and DefaultTimeZone until
-// ApplySettings is called with the account's settings. A deleted property is ErrDeleted.
+// Priced is the Property of a property event under its account's settings (the latest
+// vros.account.settings.updated, or contract.DefaultSettings before the first): what
+// booking-svc quotes and catalog-svc shows, so that the two agree.
+func Priced(s contract.Property, st contract.Settings) (Property, error) {
+	p, err := FromEvent(s)
+	if err != nil {
+		return p, err
+	}
+	// Before ApplySettings, which compiles the rates: they depend on the weekend nights.
+	p.WeekendNights = WeekendOf(st.WeekendNights)
+	return p, p.ApplySettings(st.Currency, st.Timezone)
+}
+
+// FromSnapshot is FromEvent of the JSON data of a vros.property.* event.
 func FromSnapshot(data []byte) (Property, error) {
-	var s snapshot
+	var s contract.Property
 	if err := json.Unmarshal(data, &s); err != nil {
 		return Property{}, fmt.Errorf("pricing: snapshot: %w", err)
 	}
+	return FromEvent(s)
+}
+
+// FromEvent converts the data of a vros.property.* event into a Property, and reports
+// values that cannot be priced, named by their JSON path. The event carries neither the
+// currency nor, when the property has no zone of its own, the time zone: they are the
+// account's, and stay at DefaultCurrency and DefaultTimeZone until ApplySettings is called
+// with the account's settings (Priced does both). A deleted property is ErrDeleted.
+func FromEvent(s contract.Property) (Property, error) {
 	if s.Deleted {
 		return Property{}, ErrDeleted
 	}

@@ -1,41 +1,26 @@
 package pricing
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vros/vros/libs/events/contract"
 )
 
-// snapshotJSON is the data of a vros.property.rates.updated event as property-svc writes
-// it (property-svc/internal/store/record.go).
-const snapshotJSON = `{"account_id":"1001","property_id":17,"internal_code":"V1","version":5,"deleted":false,
- "created_at":"2026-11-20T10:00:00Z","updated_at":"2026-11-22T02:40:00.123Z",
- "content":{"name":"Villa Aurora on the hill","type":"Villa","brief":"","maxguest":6,"bedrooms":3,"bathrooms":2,
-   "kitchens":1,"floor":"Ground","space_value":"120.5","space_unit":"meters","phone":"","address":"Via Roma 1",
-   "city":"Lucca","state":"","postcode":"55100","country":"IT","latitude":"43.84","longitude":"10.50",
-   "allowchildren":false,"allowpet":true,"allowsmoking":null,"timezone":""},
- "photos":{"3":{"photo_id":3,"key":"k3","width":1600,"height":900,"created_at":"2026-11-20T10:00:00Z"}},
- "policy":{"payment_type":"Partial","damage_deposit":{"is_due_at":"Arrival","amount_type":"Flat","amount":"300"},
-   "payment_full":null,"first_payment":{"is_due_at":"Booking","amount_type":"PercentOfGrandTotal","amount":"30"},
-   "remaining_payment":{"is_due_at":"XDayPriorArrival","x_day":30}},
- "rates":{"rate":{"daily_price":"100","weekend_price":"120","weekly_price":"630","extra_daily_price":"20"},
-   "minimum_stay":2,"los":[{"days":7,"discount":"5"}],
-   "setting":{"standard_occupants":2,"accept_booking_upto":12,"apply_weekend_price":true,"default_allow_checkin":"All",
-     "default_allow_checkout":"Friday,Saturday,Sunday","apply_extra_fee_per_season":false,
-     "allow_same_day_booking_until":"14:00","apply_6_nights_weekly_rate":true,"first_day_surcharge":"25.50",
-     "first_day_surcharge_apply_one_night":false},
-   "seasons":[{"name":"Summer","minimum_stay":5,"start_date":"2027-07-01","end_date":"2027-08-31",
-     "prices":{"daily_price":"150","weekly_price":"945.00"},"allow_checkin":"Saturday"}]},
- "methods":{"gateways":[{"provider":"stripe","description":"cards","public":{"public_key":"pk_test"}}]},
- "taxes":[{"name":"VAT","amount":"10","type":1,"calculation_type":1,"def":true},
-   {"name":"City tax","amount":"1.50","type":2,"calculation_type":3,"def":true},
-   {"name":"Green fee","amount":"5","type":2,"calculation_type":1,"def":false}],
- "services":[{"name":"Cleaning","amount":"50","type":1,"applicable":1,"unit":1,"def":true,"taxes":[{"name":"VAT","perc":"22"}]},
-   {"name":"Late check-out","amount":"30","type":1,"applicable":1,"unit":1,"def":false,"taxes":[]}],
- "amenities":null,
- "prices":{"2027-07-03":{"price":"200","min_nights":3},"2027-03-10":{"price":"","min_nights":4},
-   "2027-03-12":{"price":"110","weekly_price":"700","monthly_price":"2500"}}}`
+// snapshotJSON is the data of a vros.property.prices.updated event: the contract's golden
+// payload (libs/events/contract/testdata), on one line so that the error cases below can
+// edit it. It holds every section pricing reads.
+var snapshotJSON = func() string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, contract.Golden(contract.PricesUpdated)); err != nil {
+		panic(err)
+	}
+	return b.String()
+}()
 
 func TestFromSnapshot(t *testing.T) {
 	p, err := FromSnapshot([]byte(snapshotJSON))
@@ -96,6 +81,44 @@ func TestFromSnapshot(t *testing.T) {
 	if _, err := Quote(p, Request{Checkin: MustDate("2027-03-08"), Checkout: MustDate("2027-03-10"), Adults: 1, Children: 1,
 		Now: time.Date(2027, 3, 1, 12, 0, 0, 0, time.UTC)}); !isRule(err, ChildrenNotAllowed) {
 		t.Errorf("children: %v", err)
+	}
+}
+
+// TestPriced: the golden property and settings payloads, decoded as the consumers decode
+// them, give the property its account's currency, zone and weekend, compiled for them.
+func TestPriced(t *testing.T) {
+	decode := func(typ string, v any) {
+		t.Helper()
+		if err := json.Unmarshal(contract.Golden(typ), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var snap contract.Property
+	var st contract.Settings
+	decode(contract.PricesUpdated, &snap)
+	decode(contract.SettingsUpdated, &st)
+	p, err := Priced(snap, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Currency != "EUR" || p.Location.String() != "Europe/Rome" || p.WeekendNights != FriSatSun || p.MaxGuest != 6 ||
+		!p.NoChildren || len(p.DatePrices) != 3 || len(p.Taxes) != 3 || len(p.Services) != 2 || p.Policy == nil {
+		t.Errorf("priced: %+v", p)
+	}
+	if p.plan == nil || p.plan.weekendSet != FriSatSun {
+		t.Error("not compiled for the account's weekend")
+	}
+	p, err = Priced(snap, contract.DefaultSettings("1001"))
+	if err != nil || p.Currency != DefaultCurrency || p.Location.String() != DefaultTimeZone || p.WeekendNights != FriSat {
+		t.Errorf("before any settings event: %v %+v", err, p)
+	}
+	decode(contract.PropertyCreated, &snap)
+	if p, err := Priced(snap, st); err != nil || p.Rates != nil || p.Policy != nil || p.MaxGuest != 6 {
+		t.Errorf("a new property: %v %+v", err, p)
+	}
+	decode(contract.PropertyDeleted, &snap)
+	if _, err := Priced(snap, st); !errors.Is(err, ErrDeleted) {
+		t.Errorf("deleted: %v", err)
 	}
 }
 
