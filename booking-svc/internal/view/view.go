@@ -18,6 +18,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/mongostore"
 	"github.com/vros/vros/libs/pricing"
 )
@@ -50,6 +51,8 @@ type Settings struct {
 	WeekendNights int
 	LeadSources   map[int]string
 	Brands        map[int]string
+
+	event contract.Settings // what they came from, to price with
 }
 
 // Store keeps the view.
@@ -76,34 +79,6 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 		cache: map[string]Property{}, settingC: map[string]Settings{}, gen: map[string]uint64{}}, nil
 }
 
-// snapshotHead is the part of a snapshot the view needs to file it.
-type snapshotHead struct {
-	AccountID    string `json:"account_id"`
-	PropertyID   int64  `json:"property_id"`
-	InternalCode string `json:"internal_code"`
-	Version      int64  `json:"version"`
-	Deleted      bool   `json:"deleted"`
-	Content      struct {
-		Name string `json:"name"`
-	} `json:"content"`
-}
-
-type settingsData struct {
-	AccountID     string `json:"account_id"`
-	Version       int64  `json:"version"`
-	Currency      string `json:"currency"`
-	Timezone      string `json:"timezone"`
-	WeekendNights int    `json:"weekend_nights"`
-	LeadSources   []struct {
-		ID   int    `json:"id"`
-		Name string `json:"name"`
-	} `json:"lead_sources"`
-	Brands []struct {
-		ID   int    `json:"id"`
-		Name string `json:"name"`
-	} `json:"brands"`
-}
-
 // Apply is the consumer handler of vros.property.v1. An event older than what the view
 // holds is ignored, so redelivery and reordering are harmless.
 func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
@@ -112,18 +87,18 @@ func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
 	if err != nil {
 		return events.Permanent(err)
 	}
-	if e.Type() == "vros.account.settings.updated" {
+	if e.Type() == contract.SettingsUpdated {
 		return s.applySettings(ctx, data)
 	}
-	if !strings.HasPrefix(e.Type(), "vros.property.") {
+	if !strings.HasPrefix(e.Type(), contract.PropertyTypePrefix) {
 		return nil
 	}
-	var h snapshotHead
+	var h contract.Property
 	if err := json.Unmarshal(data, &h); err != nil || h.AccountID == "" || h.PropertyID == 0 {
 		return events.Permanent(fmt.Errorf("property snapshot without identity: %v", err))
 	}
 	if !h.Deleted {
-		if _, err := pricing.FromSnapshot(data); err != nil {
+		if _, err := pricing.FromEvent(h); err != nil {
 			return events.Permanent(err)
 		}
 	}
@@ -164,7 +139,7 @@ func (s *Store) forget(id string) {
 }
 
 func (s *Store) applySettings(ctx context.Context, data json.RawMessage) error {
-	var d settingsData
+	var d contract.Settings
 	if err := json.Unmarshal(data, &d); err != nil || d.AccountID == "" {
 		return events.Permanent(fmt.Errorf("settings snapshot without account: %v", err))
 	}
@@ -211,36 +186,29 @@ func (s *Store) Settings(ctx context.Context, account string) (Settings, error) 
 }
 
 func (s *Store) loadSettings(ctx context.Context, account string) (Settings, error) {
-	out := Settings{Currency: "USD", Timezone: "UTC", LeadSources: map[int]string{}, Brands: map[int]string{}}
 	doc, ok, err := mongostore.GetSnapshot(ctx, s.settings, account)
-	if err != nil {
-		return out, err
+	if err != nil || !ok {
+		return settingsOf(contract.DefaultSettings(account)), err
 	}
-	if !ok {
-		for _, l := range defaultLeadSources {
-			out.LeadSources[l.id] = l.name
-		}
-		return out, nil
-	}
-	var d settingsData
+	var d contract.Settings
 	if err := json.Unmarshal([]byte(doc.Data), &d); err != nil {
-		return out, err
+		return Settings{}, err
 	}
-	out.Currency, out.Timezone, out.WeekendNights = d.Currency, d.Timezone, d.WeekendNights
+	return settingsOf(d.WithDefaults()), nil
+}
+
+// settingsOf is booking-svc's projection of an account's settings.
+func settingsOf(d contract.Settings) Settings {
+	out := Settings{Currency: d.Currency, Timezone: d.Timezone, WeekendNights: d.WeekendNights,
+		LeadSources: make(map[int]string, len(d.LeadSources)), Brands: make(map[int]string, len(d.Brands)), event: d}
 	for _, l := range d.LeadSources {
 		out.LeadSources[l.ID] = l.Name
 	}
 	for _, b := range d.Brands {
 		out.Brands[b.ID] = b.Name
 	}
-	return out, nil
+	return out
 }
-
-// defaultLeadSources mirror property-svc's defaults for accounts that never set theirs.
-var defaultLeadSources = []struct {
-	id   int
-	name string
-}{{1, "Website"}, {2, "Phone"}, {3, "Email"}, {4, "Walk-in"}, {5, "Referral"}, {6, "Channel"}}
 
 // Get returns a live property of account.
 func (s *Store) Get(ctx context.Context, account string, pid int64) (Property, error) {
@@ -256,7 +224,7 @@ func (s *Store) Get(ctx context.Context, account string, pid int64) (Property, e
 	if err != nil {
 		return Property{}, err
 	}
-	var h snapshotHead
+	var h contract.Property
 	if ok {
 		if err := json.Unmarshal([]byte(doc.Data), &h); err != nil {
 			return Property{}, err
@@ -265,18 +233,14 @@ func (s *Store) Get(ctx context.Context, account string, pid int64) (Property, e
 	if !ok || h.Deleted {
 		return Property{}, ErrNotFound
 	}
-	pp, err := pricing.FromSnapshot([]byte(doc.Data))
-	if err != nil {
-		return Property{}, err
-	}
 	st, err := s.Settings(ctx, account)
 	if err != nil {
 		return Property{}, err
 	}
-	if err := pp.ApplySettings(st.Currency, st.Timezone); err != nil {
+	pp, err := pricing.Priced(h, st.event)
+	if err != nil {
 		return Property{}, err
 	}
-	pp.WeekendNights = pricing.WeekendOf(st.WeekendNights)
 	p = Property{AccountID: account, PropertyID: pid, InternalCode: h.InternalCode, Name: h.Content.Name, Version: h.Version, Pricing: pp}
 	s.mu.Lock()
 	if s.gen[id] == gen && s.epoch == epoch {

@@ -2,6 +2,8 @@ package view
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/events/contract"
+	"github.com/vros/vros/libs/pricing"
 )
 
 var db *mongo.Database
@@ -126,5 +130,51 @@ func TestEveryReplicaForgetsItsCopy(t *testing.T) {
 				t.Errorf("replica %d answers version %d after version %d was applied", i, p.Version, v)
 			}
 		}
+	}
+}
+
+// TestGoldenEvents: the contract's golden payloads, as property-svc publishes them, give
+// booking-svc the property it prices: name, code and version, priced in the account's
+// currency, zone and weekend; the deleted one removes it.
+func TestGoldenEvents(t *testing.T) {
+	ctx := context.Background()
+	s, err := New(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply := func(typ string) {
+		t.Helper()
+		raw, err := events.Encode("/test", typ, "1001", time.Now(), json.RawMessage(contract.Golden(typ)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Apply(ctx, kafka.Message{Value: raw}); err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+	}
+	apply(contract.PricesUpdated)
+	apply(contract.SettingsUpdated)
+	p, err := s.ByCode(ctx, "1001", "V1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp := p.Pricing
+	if p.PropertyID != 17 || p.Name != "Villa Aurora on the hill" || p.Version != 10 || pp.Currency != "EUR" ||
+		pp.Location.String() != "Europe/Rome" || pp.WeekendNights != pricing.FriSatSun || pp.Rates == nil || len(pp.Taxes) != 3 {
+		t.Errorf("property: %+v", p)
+	}
+	st, err := s.Settings(ctx, "1001")
+	if err != nil || st.LeadSources[6] != "Channel" || st.Brands[2] != "Aurora Direct" || st.WeekendNights != 3 {
+		t.Errorf("settings: %v %+v", err, st)
+	}
+	if st, _ := s.Settings(ctx, "no-settings"); st.Currency != "USD" || st.Timezone != "UTC" || st.LeadSources[1] != "Website" {
+		t.Errorf("defaults: %+v", st)
+	}
+	apply(contract.PropertyDeleted)
+	if _, err := s.Get(ctx, "1001", 17); !errors.Is(err, ErrNotFound) {
+		t.Errorf("deleted: %v", err)
+	}
+	if _, err := s.ByCode(ctx, "1001", "V1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("deleted, by code: %v", err)
 	}
 }
