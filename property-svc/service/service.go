@@ -4,7 +4,7 @@ package service
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"time"
 
 	"github.com/vros/vros/libs/config"
@@ -17,6 +17,7 @@ import (
 	"github.com/vros/vros/libs/tenancy"
 	"github.com/vros/vros/property-svc/internal/api"
 	"github.com/vros/vros/property-svc/internal/photo"
+	"github.com/vros/vros/property-svc/internal/property"
 	"github.com/vros/vros/property-svc/internal/store"
 )
 
@@ -42,23 +43,23 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	}
 	box, err := seal.New(cfg.EncryptionKey.Reveal())
 	if err != nil {
-		return errors.New("VROS_ENCRYPTION_KEY: " + err.Error())
+		return fmt.Errorf("VROS_ENCRYPTION_KEY: %w", err)
 	}
 	tel, err := telemetry.Setup(ctx, "property-svc", cfg.LogLevel)
 	if err != nil {
-		return err
+		return fmt.Errorf("telemetry: %w", err)
 	}
 	defer func() { _ = tel.Shutdown(context.Background()) }()
 
 	client, err := mongostore.Connect(ctx, cfg.MongoURI, tel.Tracer)
 	if err != nil {
-		return err
+		return fmt.Errorf("connect to MongoDB: %w", err)
 	}
 	defer func() { _ = client.Disconnect(context.Background()) }()
 	db := client.Database(Database)
 	st, err := store.New(ctx, db, box)
 	if err != nil {
-		return err
+		return fmt.Errorf("prepare %s: %w", Database, err)
 	}
 	pub := events.NewPublisher(cfg.KafkaBrokers)
 	defer func() { _ = pub.Close() }()
@@ -74,8 +75,8 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		// come from this service's own view while the broker is away (docs/events.md).
 		Ready: func(ctx context.Context) error { return client.Ping(ctx, nil) },
 	})
-	api.New(st, photo.NewFetcher(photo.Config{AllowPrivate: cfg.PhotoFetchAllowPrivate}), tel.Logger).
-		Register(app, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()))
+	props := property.NewProperties(st, photo.NewFetcher(photo.Config{AllowPrivate: cfg.PhotoFetchAllowPrivate}))
+	api.New(props, tel.Logger).Register(app, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()))
 
 	tel.Logger.Info("property-svc starting", "addr", cfg.Addr)
 	return ob.Serve(func() error { return httpapi.Serve(ctx, app, cfg.Addr, ready, cfg.ShutdownDrain, 10*time.Second) }, 5*time.Second)

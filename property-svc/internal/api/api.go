@@ -1,10 +1,10 @@
 // Package api is property-svc's HTTP adapter: the interface A resources edge forwards to
 // /internal/a/{resource}, and the public media route. Handlers decode and validate with
-// the property domain, call the store and answer in interface A's envelope.
+// the property domain's decoders, call its service (property.Properties) and answer in
+// interface A's envelope.
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,26 +20,20 @@ import (
 	"github.com/vros/vros/libs/tenancy"
 	"github.com/vros/vros/property-svc/internal/photo"
 	"github.com/vros/vros/property-svc/internal/property"
-	"github.com/vros/vros/property-svc/internal/store"
 )
 
 // API serves property-svc's routes.
 type API struct {
-	store   *store.Store
-	fetcher *photo.Fetcher
-	log     *slog.Logger
+	props *property.Properties
+	log   *slog.Logger
 	// renditions caches recently served media. A rendition never changes once written; the
 	// expiry bounds how long a deleted photo is still served by this replica.
 	renditions *expirable.LRU[string, []byte]
-	// renders bounds concurrent image decoding and rendering: a large photo takes a second
-	// of CPU and a few hundred MB while it is processed.
-	renders chan struct{}
 }
 
-// New returns the API.
-func New(s *store.Store, fetcher *photo.Fetcher, log *slog.Logger) *API {
-	return &API{store: s, fetcher: fetcher, log: log, renditions: expirable.NewLRU[string, []byte](512, nil, 5*time.Minute),
-		renders: make(chan struct{}, 2)}
+// New returns the API over the domain service props.
+func New(props *property.Properties, log *slog.Logger) *API {
+	return &API{props: props, log: log, renditions: expirable.NewLRU[string, []byte](512, nil, 5*time.Minute)}
 }
 
 // Register mounts the routes: tenant routes behind the signature check, media without.
@@ -60,15 +54,13 @@ func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
 	a.registerB(app, signer)
 }
 
-// storeError maps the store's errors to the envelope.
-func storeError(err error, what string) error {
+// domainError maps the domain's errors to the envelope; what names the missing property.
+func domainError(err error, what string) error {
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, property.ErrNotFound):
 		return httpapi.NotFound(httpapi.StatusNoProperty, what+" does not exist")
-	case errors.Is(err, store.ErrCodeTaken):
+	case errors.Is(err, property.ErrCodeTaken):
 		return httpapi.Conflict(httpapi.StatusConflict, what+" is already used by another property of this account")
-	case errors.Is(err, store.ErrPhotoNotFound):
-		return httpapi.NotFound(httpapi.StatusNotFound, what+" does not exist")
 	}
 	return err
 }
@@ -93,86 +85,46 @@ func (a *API) property(c *fiber.Ctx) error {
 	p := req.Property
 	switch req.Action {
 	case property.Create:
-		rec, err := a.store.Create(ctx, acc, p)
+		pid, err := a.props.Create(ctx, acc, p)
 		if err != nil {
-			return storeError(err, fmt.Sprintf("internal_code %q", p.InternalCode))
+			return domainError(err, fmt.Sprintf("internal_code %q", p.InternalCode))
 		}
-		return httpapi.A(c, fiber.Map{"property_id": strconv.FormatInt(rec.PropertyID, 10)})
+		return httpapi.A(c, fiber.Map{"property_id": strconv.FormatInt(pid, 10)})
 	case property.Update:
-		rec, err := a.store.UpdateContent(ctx, acc, p)
+		pid, err := a.props.Update(ctx, acc, p)
 		if err != nil {
-			return storeError(err, codeNotFound(p.InternalCode))
+			return domainError(err, codeNotFound(p.InternalCode))
 		}
-		return httpapi.A(c, fiber.Map{"property_id": strconv.FormatInt(rec.PropertyID, 10)})
+		return httpapi.A(c, fiber.Map{"property_id": strconv.FormatInt(pid, 10)})
 	default: // property.Delete; the decoder admits nothing else
-		if err := a.store.Delete(ctx, acc, p.InternalCode); err != nil {
-			return storeError(err, codeNotFound(p.InternalCode))
+		if err := a.props.Delete(ctx, acc, p.InternalCode); err != nil {
+			return domainError(err, codeNotFound(p.InternalCode))
 		}
 		return httpapi.A(c, nil)
 	}
 }
 
-// photo: create, update or delete (A2). Images are decoded and rendered before anything
-// is stored, so a bad image changes nothing.
+// photo: create, update or delete (A2).
 func (a *API) photo(c *fiber.Ctx) error {
 	req, err := property.DecodePhoto(c.Body())
 	if err != nil {
 		return err
 	}
-	acc := tenancy.From(c).AccountID
-	ctx := c.UserContext()
 	ph := req.Photo
-	rec, err := a.store.Resolve(ctx, acc, property.PropertyRef{InternalCode: ph.InternalCode})
-	if err != nil {
-		return storeError(err, codeNotFound(ph.InternalCode))
+	id, err := a.props.Photo(c.UserContext(), tenancy.From(c).AccountID, req)
+	if pe, ok := photo.AsError(err); ok {
+		return httpapi.InvalidField(pe.Field(), pe.Error())
 	}
-	photoNotFound := fmt.Sprintf("photo %d of property %q", ph.ID, ph.InternalCode)
+	if errors.Is(err, property.ErrPhotoNotFound) {
+		return httpapi.NotFound(httpapi.StatusNotFound, fmt.Sprintf("photo %d of property %q does not exist", ph.ID, ph.InternalCode))
+	}
+	if err != nil {
+		return domainError(err, codeNotFound(ph.InternalCode))
+	}
 	if req.Action == property.Delete {
-		if err := a.store.DeletePhoto(ctx, rec, int64(ph.ID)); err != nil {
-			return storeError(err, photoNotFound)
-		}
 		return httpapi.A(c, nil)
 	}
-	if req.Action == property.Update {
-		if _, ok := rec.Photos[strconv.Itoa(ph.ID)]; !ok {
-			return storeError(store.ErrPhotoNotFound, photoNotFound)
-		}
-	}
-	img, err := a.render(ctx, ph.Image)
-	if err != nil {
-		return err
-	}
-	source := ""
-	if ph.IsLink {
-		source = ph.Image
-	}
-	id := int64(ph.ID)
-	if req.Action == property.Create {
-		_, id, err = a.store.NewPhoto(ctx, rec, img, source)
-	} else {
-		_, err = a.store.ReplacePhoto(ctx, rec, id, img, source)
-	}
-	if err != nil {
-		return storeError(err, photoNotFound)
-	}
 	return httpapi.A(c, fiber.Map{"photo_id": id})
-}
-
-func (a *API) render(ctx context.Context, image string) (*photo.Result, error) {
-	select {
-	case a.renders <- struct{}{}:
-		defer func() { <-a.renders }()
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	img, err := photo.Load(ctx, image, a.fetcher)
-	if err != nil {
-		if pe, ok := photo.AsError(err); ok {
-			return nil, httpapi.InvalidField(pe.Field(), pe.Error())
-		}
-		return nil, err
-	}
-	return photo.Render(img)
 }
 
 // policy: the payment policy (A3), addressed by internal_code or property_id.
@@ -181,27 +133,24 @@ func (a *API) policy(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return a.setSection(c, p.Property, store.PolicyUpdated, "policy", store.PolicyRecord(p))
+	return a.done(c, a.props.SetPolicy(c.UserContext(), tenancy.From(c).AccountID, p), refNotFound(p.Property))
 }
 
 // rates: rate settings (A4). A season's minimum stay may not exceed the property's
-// maxguest (the spec's rule), so the property is read before the body is validated.
+// maxguest, so the body is decoded once the domain has read the property named by its
+// internal_code.
 func (a *API) rates(c *fiber.Ctx) error {
 	var peek struct {
 		InternalCode any `json:"internal_code"`
 	}
 	_ = json.Unmarshal(c.Body(), &peek)
 	code, _ := peek.InternalCode.(string)
-	acc := tenancy.From(c).AccountID
-	rec, lookupErr := a.store.Resolve(c.UserContext(), acc, property.PropertyRef{InternalCode: code})
-	r, err := property.DecodeRates(c.Body(), rec.Content.MaxGuest) // 0 when unknown: rule skipped
-	if err != nil {
-		return err
-	}
-	if lookupErr != nil {
-		return storeError(lookupErr, codeNotFound(r.InternalCode))
-	}
-	_, err = a.store.Set(c.UserContext(), rec.ID, store.RatesUpdated, "rates", store.RatesRecord(r))
+	var r property.Rates
+	err := a.props.SetRates(c.UserContext(), tenancy.From(c).AccountID, code, func(maxGuest int) (property.Rates, error) {
+		var err error
+		r, err = property.DecodeRates(c.Body(), maxGuest) // 0 when unknown: rule skipped
+		return r, err
+	})
 	return a.done(c, err, codeNotFound(r.InternalCode))
 }
 
@@ -211,8 +160,7 @@ func (a *API) methods(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	acc := tenancy.From(c).AccountID
-	return a.setSection(c, property.PropertyRef{InternalCode: m.InternalCode}, store.MethodsUpdated, "methods", a.store.MethodsRecord(acc, m))
+	return a.done(c, a.props.SetMethods(c.UserContext(), tenancy.From(c).AccountID, m), codeNotFound(m.InternalCode))
 }
 
 func (a *API) taxes(c *fiber.Ctx) error {
@@ -220,7 +168,7 @@ func (a *API) taxes(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return a.setSection(c, property.PropertyRef{InternalCode: t.InternalCode}, store.TaxesUpdated, "taxes", store.TaxRecords(t))
+	return a.done(c, a.props.SetTaxes(c.UserContext(), tenancy.From(c).AccountID, t), codeNotFound(t.InternalCode))
 }
 
 func (a *API) services(c *fiber.Ctx) error {
@@ -228,7 +176,7 @@ func (a *API) services(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return a.setSection(c, property.PropertyRef{InternalCode: s.InternalCode}, store.ServicesUpdated, "services", store.ServiceRecords(s))
+	return a.done(c, a.props.SetServices(c.UserContext(), tenancy.From(c).AccountID, s), codeNotFound(s.InternalCode))
 }
 
 func (a *API) amenities(c *fiber.Ctx) error {
@@ -236,32 +184,13 @@ func (a *API) amenities(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return a.onProperty(c, property.PropertyRef{InternalCode: am.InternalCode}, func(ctx context.Context, id string) error {
-		_, err := a.store.SetAmenities(ctx, id, am)
-		return err
-	})
+	return a.done(c, a.props.SetAmenities(c.UserContext(), tenancy.From(c).AccountID, am), codeNotFound(am.InternalCode))
 }
 
-// setSection replaces one section of the property ref.
-func (a *API) setSection(c *fiber.Ctx, ref property.PropertyRef, change, section string, value any) error {
-	return a.onProperty(c, ref, func(ctx context.Context, id string) error {
-		_, err := a.store.Set(ctx, id, change, section, value)
-		return err
-	})
-}
-
-// onProperty runs write on the live property ref of the caller's account.
-func (a *API) onProperty(c *fiber.Ctx, ref property.PropertyRef, write func(ctx context.Context, id string) error) error {
-	id, err := a.store.Locate(c.UserContext(), tenancy.From(c).AccountID, ref)
-	if err != nil {
-		return storeError(err, refNotFound(ref))
-	}
-	return a.done(c, write(c.UserContext(), id), refNotFound(ref))
-}
-
+// done answers a change: success with no data, or its error.
 func (a *API) done(c *fiber.Ctx, err error, what string) error {
 	if err != nil {
-		return storeError(err, what)
+		return domainError(err, what)
 	}
 	return httpapi.A(c, nil)
 }
@@ -272,11 +201,11 @@ func (a *API) settings(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rec, err := a.store.PutSettings(c.UserContext(), tenancy.From(c).AccountID, s)
+	st, err := a.props.PutSettings(c.UserContext(), tenancy.From(c).AccountID, s)
 	if err != nil {
 		return err
 	}
-	return httpapi.A(c, rec)
+	return httpapi.A(c, settingsAnswer(st))
 }
 
 // media: GET /media/{key}/{rendition}.jpg — public, immutable.
@@ -296,8 +225,8 @@ func (a *API) media(c *fiber.Ctx) error {
 	data, ok := a.renditions.Get(id)
 	if !ok {
 		var err error
-		data, err = a.store.Rendition(c.UserContext(), key, name)
-		if errors.Is(err, store.ErrPhotoNotFound) {
+		data, err = a.props.Rendition(c.UserContext(), key, name)
+		if errors.Is(err, property.ErrPhotoNotFound) {
 			c.Set(fiber.HeaderCacheControl, "no-store")
 			return httpapi.NotFound(httpapi.StatusNotFound, "no such image")
 		}

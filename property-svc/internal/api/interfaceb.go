@@ -8,7 +8,6 @@ import (
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/tenancy"
 	"github.com/vros/vros/property-svc/internal/property"
-	"github.com/vros/vros/property-svc/internal/store"
 )
 
 // registerB mounts the interface B actions property-svc owns.
@@ -27,40 +26,33 @@ func (a *API) getPayment(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	acc := tenancy.From(c).AccountID
-	rec, err := a.store.Resolve(c.UserContext(), acc, property.PropertyRef{ID: pid})
-	if errors.Is(err, store.ErrNotFound) {
+	gateways, err := a.props.Gateways(c.UserContext(), tenancy.From(c).AccountID, pid)
+	if errors.Is(err, property.ErrNotFound) {
 		return errNoProperty
 	}
 	if err != nil {
 		return err
 	}
 	out := fiber.Map{}
-	if rec.Methods == nil {
-		return httpapi.B(c, out)
-	}
-	for _, g := range rec.Methods.Gateways {
-		sec, err := a.store.Secrets(acc, g)
-		if err != nil {
-			return err
-		}
-		e := fiber.Map{"method": g.Provider, "detail": g.Description}
+	for _, g := range gateways {
+		pub, sec := g.Public, g.Secrets
+		e := fiber.Map{"method": string(g.Provider), "detail": g.Description}
 		switch g.Provider {
-		case "stripe":
-			e["secret_key"], e["publishable_key"] = sec["secret_key"], g.Public["public_key"]
-		case "openpay":
-			e["secret_key"], e["publishable_key"] = sec["secret_key"], g.Public["open_key"]
-		case "paypal":
-			e["email"] = g.Public["email"]
-		case "authorizenet":
+		case property.Stripe:
+			e["secret_key"], e["publishable_key"] = sec["secret_key"], pub["public_key"]
+		case property.OpenPay:
+			e["secret_key"], e["publishable_key"] = sec["secret_key"], pub["open_key"]
+		case property.PayPal:
+			e["email"] = pub["email"]
+		case property.AuthorizeNet:
 			e["apiloginid"], e["transactionkey"] = sec["login_id"], sec["transaction_key"]
-		case "firstdata":
-			e["gateway_id"], e["encryption_key"] = g.Public["gateway_id"], sec["encryption_key"]
-		case "nexi":
-			e["merchant_id"], e["password"] = g.Public["merchant_id"], sec["password"]
-			e["secure_3d"] = g.Public["secure_3d"] == "true"
+		case property.FirstData:
+			e["gateway_id"], e["encryption_key"] = pub["gateway_id"], sec["encryption_key"]
+		case property.Nexi:
+			e["merchant_id"], e["password"] = pub["merchant_id"], sec["password"]
+			e["secure_3d"] = pub["secure_3d"] == "true"
 		}
-		out[g.Provider] = e
+		out[string(g.Provider)] = e
 	}
 	return httpapi.B(c, out)
 }
@@ -72,18 +64,11 @@ func (a *API) setPrices(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	acc := tenancy.From(c).AccountID
-	if req.AccountID != acc { // another account's id is as unknown as a missing one
-		return errNoProperty
-	}
-	id, err := a.store.Locate(c.UserContext(), acc, property.PropertyRef{ID: req.PropertyID})
-	if errors.Is(err, store.ErrNotFound) {
+	err = a.props.SetDailyPrices(c.UserContext(), tenancy.From(c).AccountID, req)
+	if errors.Is(err, property.ErrNotFound) {
 		return errNoProperty
 	}
 	if err != nil {
-		return err
-	}
-	if _, err := a.store.SetDailyPrices(c.UserContext(), id, req.Days); err != nil {
 		return err
 	}
 	return httpapi.B(c, []any{})

@@ -1,9 +1,12 @@
-// Package property is the pure domain of interface A (property management):
-// the resources a caller sets through /api/{action} and the decoders that turn
-// a request body into them, listing every violated rule by field path.
+// Package property is the domain of interface A (property management): the
+// resources a caller sets through /api/{action}, the decoders that turn a request
+// body into them, listing every violated rule by field path, and the service
+// (Properties) that applies them through the storage it declares (Repository).
 //
-// It does no I/O and imports neither Fiber nor the Mongo driver. Money is
-// decimal.Decimal; calendar dates are time.Time at midnight UTC.
+// Dependencies point inward: internal/api calls this package, internal/store
+// implements its Repository; it imports neither Fiber, the Mongo driver nor the
+// store (deps_test.go holds that). Money is decimal.Decimal; calendar dates are
+// time.Time at midnight UTC.
 package property
 
 import (

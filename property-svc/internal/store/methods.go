@@ -1,14 +1,16 @@
 package store
 
 import (
+	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/vros/vros/property-svc/internal/property"
 )
 
-// MethodsRecord converts A5, sealing every secret under the account and provider, so that a
+// methodsRec converts A5, sealing every secret under the account and provider, so that a
 // sealed value copied to another account or field does not open.
-func (s *Store) MethodsRecord(account string, m property.Methods) *MethodsRec {
+func (s *Store) methodsRec(account string, m property.Methods) *MethodsRec {
 	out := &MethodsRec{Gateways: []GatewayRec{}}
 	add := func(provider, description string, public, secret map[string]string) {
 		g := GatewayRec{Provider: provider, Description: description, Public: public, Sealed: map[string]string{}}
@@ -42,13 +44,31 @@ func (s *Store) MethodsRecord(account string, m property.Methods) *MethodsRec {
 	return out
 }
 
-// Secrets opens the sealed values of a gateway.
-func (s *Store) Secrets(account string, g GatewayRec) (map[string]string, error) {
+// Gateways returns the payment methods of a live property of account, secrets opened.
+func (s *Store) Gateways(ctx context.Context, account string, ref property.PropertyRef) ([]property.Gateway, error) {
+	rec, err := s.resolve(ctx, account, ref)
+	if err != nil || rec.Methods == nil {
+		return nil, err
+	}
+	out := make([]property.Gateway, 0, len(rec.Methods.Gateways))
+	for _, g := range rec.Methods.Gateways {
+		sec, err := s.open(account, g)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, property.Gateway{Provider: property.Provider(g.Provider), Description: g.Description, Public: g.Public,
+			Secrets: sec})
+	}
+	return out, nil
+}
+
+// open opens the sealed values of a gateway.
+func (s *Store) open(account string, g GatewayRec) (map[string]string, error) {
 	out := make(map[string]string, len(g.Sealed))
 	for k, v := range g.Sealed {
 		plain, err := s.box.Open(v, sealContext(account, g.Provider, k))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("open %s.%s: %w", g.Provider, k, err)
 		}
 		out[k] = plain
 	}

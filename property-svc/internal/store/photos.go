@@ -12,60 +12,60 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/vros/vros/property-svc/internal/photo"
+	"github.com/vros/vros/property-svc/internal/property"
 )
 
-// NewPhoto stores the renditions of a new photo of rec and adds it to the property.
-func (s *Store) NewPhoto(ctx context.Context, rec Record, img *photo.Result, source string) (Record, int64, error) {
+// AddPhoto stores the renditions of a new photo of p, adds it to the property and returns
+// its photo id.
+func (s *Store) AddPhoto(ctx context.Context, p property.Stored, img *photo.Result, source string) (int64, error) {
 	id, err := s.photoIDs.Next(ctx)
 	if err != nil {
-		return Record{}, 0, err
+		return 0, fmt.Errorf("allocate photo id: %w", err)
 	}
-	out, err := s.putPhoto(ctx, rec, id, img, source)
-	return out, id, err
+	return id, s.putPhoto(ctx, p, id, img, source)
 }
 
-// ReplacePhoto gives photo id of rec a new image. The photo keeps its id and position; its
+// ReplacePhoto gives photo id of p a new image. The photo keeps its id and position; its
 // links change (renditions are immutable and cached for a year).
-func (s *Store) ReplacePhoto(ctx context.Context, rec Record, id int64, img *photo.Result, source string) (Record, error) {
-	old, ok := rec.Photos[strconv.FormatInt(id, 10)]
+func (s *Store) ReplacePhoto(ctx context.Context, p property.Stored, id int64, img *photo.Result, source string) error {
+	oldKey, ok := p.Photos[id]
 	if !ok {
-		return Record{}, ErrPhotoNotFound
+		return property.ErrPhotoNotFound
 	}
-	out, err := s.putPhoto(ctx, rec, id, img, source)
-	if err != nil {
-		return Record{}, err
+	if err := s.putPhoto(ctx, p, id, img, source); err != nil {
+		return err
 	}
-	s.deleteRenditions(ctx, old.Key)
-	return out, nil
+	s.deleteRenditions(ctx, oldKey)
+	return nil
 }
 
-func (s *Store) putPhoto(ctx context.Context, rec Record, id int64, img *photo.Result, source string) (Record, error) {
+func (s *Store) putPhoto(ctx context.Context, p property.Stored, id int64, img *photo.Result, source string) error {
 	key := mediaKey()
 	for _, r := range img.Ordered() {
 		if err := s.media.UploadFromStreamWithID(ctx, renditionID(key, r.Name), r.Name+".jpg", bytes.NewReader(r.Data)); err != nil {
 			s.deleteRenditions(ctx, key)
-			return Record{}, fmt.Errorf("store rendition %s: %w", r.Name, err)
+			return fmt.Errorf("store rendition %s: %w", r.Name, err)
 		}
 	}
 	ph := PhotoRec{PhotoID: id, Key: key, Width: img.Width, Height: img.Height, Source: source, CreatedAt: s.now()}
-	out, err := s.write(ctx, rec.ID, PhotosUpdated, bson.D{{Key: "photos." + strconv.FormatInt(id, 10), Value: ph}})
+	_, err := s.write(ctx, recordID(p.Account, p.ID), PhotosUpdated, bson.D{{Key: "photos." + strconv.FormatInt(id, 10), Value: ph}})
 	if err != nil {
 		s.deleteRenditions(ctx, key)
 	}
-	return out, err
+	return err
 }
 
-// DeletePhoto removes photo id from rec and deletes its renditions.
-func (s *Store) DeletePhoto(ctx context.Context, rec Record, id int64) error {
-	old, ok := rec.Photos[strconv.FormatInt(id, 10)]
+// DeletePhoto removes photo id from p and deletes its renditions.
+func (s *Store) DeletePhoto(ctx context.Context, p property.Stored, id int64) error {
+	oldKey, ok := p.Photos[id]
 	if !ok {
-		return ErrPhotoNotFound
+		return property.ErrPhotoNotFound
 	}
-	if _, err := s.update(ctx, rec.ID, PhotosUpdated,
+	if _, err := s.update(ctx, recordID(p.Account, p.ID), PhotosUpdated,
 		bson.D{{Key: "$unset", Value: bson.D{{Key: "photos." + strconv.FormatInt(id, 10), Value: ""}}}}, false); err != nil {
 		return err
 	}
-	s.deleteRenditions(ctx, old.Key)
+	s.deleteRenditions(ctx, oldKey)
 	return nil
 }
 
@@ -74,9 +74,12 @@ func (s *Store) Rendition(ctx context.Context, key, name string) ([]byte, error)
 	var buf bytes.Buffer
 	_, err := s.media.DownloadToStream(ctx, renditionID(key, name), &buf)
 	if errors.Is(err, mongo.ErrFileNotFound) {
-		return nil, ErrPhotoNotFound
+		return nil, property.ErrPhotoNotFound
 	}
-	return buf.Bytes(), err
+	if err != nil {
+		return nil, fmt.Errorf("read rendition %s/%s: %w", key, name, err)
+	}
+	return buf.Bytes(), nil
 }
 
 // deleteRenditions is best effort: a leftover file is unreachable garbage, not a leak of

@@ -211,6 +211,16 @@ type DayRec struct {
 	MinNights   int    `bson:"min_nights,omitempty" json:"min_nights,omitempty"`
 }
 
+// stored is what the domain reads of a property before it changes it.
+func (r Record) stored() property.Stored {
+	photos := make(map[int64]string, len(r.Photos))
+	for _, ph := range r.Photos {
+		photos[ph.PhotoID] = ph.Key
+	}
+	return property.Stored{Account: r.AccountID, ID: r.PropertyID, InternalCode: r.InternalCode, MaxGuest: r.Content.MaxGuest,
+		Photos: photos}
+}
+
 func money(d decimal.Decimal) string { return d.String() }
 
 func optMoney(d *decimal.Decimal) string {
@@ -266,8 +276,8 @@ func deadlineRec(d *property.Deadline) *ChargeRec {
 	return &ChargeRec{IsDueAt: string(d.Due), XDay: d.XDay}
 }
 
-// PolicyRecord converts A3.
-func PolicyRecord(p property.Policy) *PolicyRec {
+// policyRec converts A3.
+func policyRec(p property.Policy) *PolicyRec {
 	return &PolicyRec{PaymentType: string(p.PaymentType), DamageDeposit: chargeRec(p.DamageDeposit),
 		PaymentFull: deadlineRec(p.FullPayment), FirstPayment: chargeRec(p.FirstPayment), RemainingPayment: deadlineRec(p.RemainingPayment)}
 }
@@ -285,8 +295,8 @@ func days(w pricing.Weekdays) string {
 	return w.String()
 }
 
-// RatesRecord converts A4.
-func RatesRecord(r property.Rates) *RatesRec {
+// ratesRec converts A4.
+func ratesRec(r property.Rates) *RatesRec {
 	s := r.Setting
 	out := &RatesRec{Rate: pricesRec(r.Rate.Prices), MinimumStay: r.Rate.MinimumStay, LOS: []LOSRec{}, Seasons: []SeasonRec{},
 		Setting: SettingRec{
@@ -309,8 +319,8 @@ func RatesRecord(r property.Rates) *RatesRec {
 	return out
 }
 
-// TaxRecords converts the tax list.
-func TaxRecords(t property.Taxes) []TaxRec {
+// taxRecs converts the tax list.
+func taxRecs(t property.Taxes) []TaxRec {
 	out := make([]TaxRec, len(t.Taxes))
 	for i, x := range t.Taxes {
 		out[i] = TaxRec{Name: x.Name, Amount: money(x.Amount), Type: int(x.Type), CalculationType: int(x.Calculation), Def: x.Default}
@@ -318,8 +328,8 @@ func TaxRecords(t property.Taxes) []TaxRec {
 	return out
 }
 
-// ServiceRecords converts the default services.
-func ServiceRecords(s property.Services) []ServiceRec {
+// serviceRecs converts the default services.
+func serviceRecs(s property.Services) []ServiceRec {
 	out := make([]ServiceRec, len(s.Services))
 	for i, x := range s.Services {
 		taxes := make([]ServiceTaxRec, len(x.Taxes))

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -97,8 +98,9 @@ func (s *Store) Settings(ctx context.Context, account string) (SettingsRec, erro
 	return r.withDefaults(), err
 }
 
-// PutSettings changes the settings a carries; the others keep their value.
-func (s *Store) PutSettings(ctx context.Context, account string, a property.AccountSettings) (SettingsRec, error) {
+// PutSettings changes the settings a carries (the others keep their value) and returns
+// those in force.
+func (s *Store) PutSettings(ctx context.Context, account string, a property.AccountSettings) (property.Settings, error) {
 	set := bson.D{{Key: "updated_at", Value: s.now()}}
 	if a.Currency != nil {
 		set = append(set, bson.E{Key: "currency", Value: *a.Currency})
@@ -140,7 +142,7 @@ func (s *Store) PutSettings(ctx context.Context, account string, a property.Acco
 	agg := account + ":" + settingsAggregate
 	in, err := s.outbox.Begin(ctx, agg)
 	if err != nil {
-		return SettingsRec{}, err
+		return property.Settings{}, fmt.Errorf("record %s in the outbox: %w", SettingsUpdated, err)
 	}
 	var r SettingsRec
 	unlock := s.locks.Lock(agg)
@@ -149,5 +151,26 @@ func (s *Store) PutSettings(ctx context.Context, account string, a property.Acco
 		options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)).Decode(&r)
 	unlock()
 	s.outbox.Done(in, nil)
-	return r.withDefaults(), err
+	if err != nil {
+		return property.Settings{}, fmt.Errorf("settings of %s: %w", account, err)
+	}
+	return r.withDefaults().settings(), nil
+}
+
+// settings converts settings in force (defaults filled in) to the domain's.
+func (r SettingsRec) settings() property.Settings {
+	out := property.Settings{Account: r.AccountID, Version: r.Version, UpdatedAt: r.UpdatedAt, Currency: r.Currency,
+		Timezone: r.Timezone, Languages: r.Languages, LeadSources: make([]property.LeadSource, len(r.LeadSources)),
+		Brands: make([]property.Brand, len(r.Brands)), WeekendNights: r.WeekendNights,
+		Search: property.SearchSettings{DefaultLimit: r.Search.DefaultLimit, RateType: property.RateType(r.Search.RateType)}}
+	for i, l := range r.LeadSources {
+		out.LeadSources[i] = property.LeadSource{ID: l.ID, Name: l.Name}
+	}
+	for i, b := range r.Brands {
+		out.Brands[i] = property.Brand{ID: b.ID, Name: b.Name, Domain: b.Domain}
+	}
+	if r.Search.PriceFilterEnable != nil {
+		out.Search.PriceFilterEnable = *r.Search.PriceFilterEnable
+	}
+	return out
 }

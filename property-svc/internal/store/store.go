@@ -7,6 +7,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -31,13 +32,6 @@ const (
 	mediaBucket    = "media"
 )
 
-// Errors the API maps to responses.
-var (
-	ErrNotFound      = errors.New("property not found")
-	ErrCodeTaken     = errors.New("internal_code already used")
-	ErrPhotoNotFound = errors.New("photo not found")
-)
-
 // Event types, one per kind of change (docs/events.md).
 const (
 	PropertyCreated   = "vros.property.created"
@@ -56,7 +50,8 @@ const (
 	settingsAggregate = "settings"
 )
 
-// Store is the property repository.
+// Store is the property repository: it satisfies the domain's property.Repository,
+// converting the domain's values to and from its documents (record.go).
 type Store struct {
 	props    *mongo.Collection
 	codes    *mongo.Collection
@@ -94,6 +89,8 @@ func New(ctx context.Context, db *mongo.Database, box *seal.Box) (*Store, error)
 	}, nil
 }
 
+var _ property.Repository = (*Store)(nil)
+
 // Attach connects the outbox the store records its changes in.
 func (s *Store) Attach(ob *outbox.Outbox) { s.outbox = ob }
 
@@ -105,8 +102,17 @@ type codeDoc struct {
 	PropertyID int64  `bson:"property_id"`
 }
 
-// Resolve finds a live property of account by internal code or id.
-func (s *Store) Resolve(ctx context.Context, account string, ref property.PropertyRef) (Record, error) {
+// Find reads a live property of account by internal code or id.
+func (s *Store) Find(ctx context.Context, account string, ref property.PropertyRef) (property.Stored, error) {
+	rec, err := s.resolve(ctx, account, ref)
+	if err != nil {
+		return property.Stored{}, err
+	}
+	return rec.stored(), nil
+}
+
+// resolve finds a live property of account by internal code or id.
+func (s *Store) resolve(ctx context.Context, account string, ref property.PropertyRef) (Record, error) {
 	pid := int64(ref.ID)
 	if ref.InternalCode != "" {
 		var err error
@@ -119,21 +125,20 @@ func (s *Store) Resolve(ctx context.Context, account string, ref property.Proper
 		return Record{}, err
 	}
 	if rec.Deleted || (ref.InternalCode != "" && rec.InternalCode != ref.InternalCode) {
-		return Record{}, ErrNotFound
+		return Record{}, property.ErrNotFound
 	}
 	return rec, nil
 }
 
-// Locate returns the document id of a live property of account, reading no more than it
+// Locate returns the property id of a live property of account, reading no more than it
 // must: by internal code one small lookup (codes are removed when their property is
 // deleted); by property id the property itself, to see that it is not deleted.
-func (s *Store) Locate(ctx context.Context, account string, ref property.PropertyRef) (string, error) {
+func (s *Store) Locate(ctx context.Context, account string, ref property.PropertyRef) (int64, error) {
 	if ref.InternalCode != "" {
-		pid, err := s.lookupCode(ctx, account, ref.InternalCode)
-		return recordID(account, pid), err
+		return s.lookupCode(ctx, account, ref.InternalCode)
 	}
-	rec, err := s.Resolve(ctx, account, ref)
-	return rec.ID, err
+	rec, err := s.resolve(ctx, account, ref)
+	return rec.PropertyID, err
 }
 
 // lookupCode returns the id of the live property of account with internal code code. Codes
@@ -142,32 +147,38 @@ func (s *Store) lookupCode(ctx context.Context, account, code string) (int64, er
 	var c codeDoc
 	err := s.codes.FindOne(ctx, bson.D{{Key: "_id", Value: codeID(account, code)}}).Decode(&c)
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return 0, ErrNotFound
+		return 0, property.ErrNotFound
 	}
-	return c.PropertyID, err
+	if err != nil {
+		return 0, fmt.Errorf("look up internal_code %q: %w", code, err)
+	}
+	return c.PropertyID, nil
 }
 
 func (s *Store) get(ctx context.Context, id string) (Record, error) {
 	var rec Record
 	err := s.props.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&rec)
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return Record{}, ErrNotFound
+		return Record{}, property.ErrNotFound
 	}
-	return rec, err
+	if err != nil {
+		return Record{}, fmt.Errorf("read property %s: %w", id, err)
+	}
+	return rec, nil
 }
 
-// Create stores a new property. The internal code is claimed first (a unique `_id` per
-// account), so two creates with one code cannot both succeed.
-func (s *Store) Create(ctx context.Context, account string, p property.Property) (Record, error) {
+// Create stores a new property and returns its property id. The internal code is claimed
+// first (a unique `_id` per account), so two creates with one code cannot both succeed.
+func (s *Store) Create(ctx context.Context, account string, p property.Property) (int64, error) {
 	pid, err := s.ids.Next(ctx)
 	if err != nil {
-		return Record{}, err
+		return 0, fmt.Errorf("allocate property id: %w", err)
 	}
 	if err := s.claimCode(ctx, account, p.InternalCode, pid); err != nil {
-		return Record{}, err
+		return 0, err
 	}
 	id := recordID(account, pid)
-	return s.update(ctx, id, PropertyCreated, bson.D{
+	_, err = s.update(ctx, id, PropertyCreated, bson.D{
 		{Key: "$setOnInsert", Value: bson.D{
 			{Key: "account_id", Value: account}, {Key: "property_id", Value: pid}, {Key: "internal_code", Value: p.InternalCode},
 			{Key: "deleted", Value: false}, {Key: "created_at", Value: s.now()},
@@ -175,6 +186,7 @@ func (s *Store) Create(ctx context.Context, account string, p property.Property)
 		}},
 		{Key: "$set", Value: contentSet(p)},
 	}, true)
+	return pid, err
 }
 
 // claimCode reserves code for pid. A claim left by a property that no longer exists (a
@@ -185,31 +197,35 @@ func (s *Store) claimCode(ctx context.Context, account, code string, pid int64) 
 		return nil
 	}
 	if !mongostore.IsDuplicate(err) {
-		return err
+		return fmt.Errorf("claim internal_code %q: %w", code, err)
 	}
-	if _, err := s.Resolve(ctx, account, property.PropertyRef{InternalCode: code}); !errors.Is(err, ErrNotFound) {
+	if _, err := s.resolve(ctx, account, property.PropertyRef{InternalCode: code}); !errors.Is(err, property.ErrNotFound) {
 		if err == nil {
-			return ErrCodeTaken
+			return property.ErrCodeTaken
 		}
 		return err
 	}
 	_, err = s.codes.ReplaceOne(ctx, bson.D{{Key: "_id", Value: codeID(account, code)}}, codeDoc{ID: codeID(account, code), PropertyID: pid})
-	return err
+	if err != nil {
+		return fmt.Errorf("take over internal_code %q: %w", code, err)
+	}
+	return nil
 }
 
 // UpdateContent applies an A1 update: the fields it carries replace the stored ones, in one
 // update that needs no read of the property first.
-func (s *Store) UpdateContent(ctx context.Context, account string, p property.Property) (Record, error) {
+func (s *Store) UpdateContent(ctx context.Context, account string, p property.Property) (int64, error) {
 	pid, err := s.lookupCode(ctx, account, p.InternalCode)
 	if err != nil {
-		return Record{}, err
+		return 0, err
 	}
-	return s.write(ctx, recordID(account, pid), PropertyUpdated, contentSet(p))
+	_, err = s.write(ctx, recordID(account, pid), PropertyUpdated, contentSet(p))
+	return pid, err
 }
 
 // Delete marks a property deleted, frees its internal code and removes its photos' files.
 func (s *Store) Delete(ctx context.Context, account, code string) error {
-	rec, err := s.Resolve(ctx, account, property.PropertyRef{InternalCode: code})
+	rec, err := s.resolve(ctx, account, property.PropertyRef{InternalCode: code})
 	if err != nil {
 		return err
 	}
@@ -217,7 +233,7 @@ func (s *Store) Delete(ctx context.Context, account, code string) error {
 		return err
 	}
 	if _, err := s.codes.DeleteOne(ctx, bson.D{{Key: "_id", Value: codeID(account, code)}}); err != nil {
-		return err
+		return fmt.Errorf("free internal_code %q: %w", code, err)
 	}
 	for _, ph := range rec.Photos {
 		s.deleteRenditions(ctx, ph.Key)
@@ -225,14 +241,41 @@ func (s *Store) Delete(ctx context.Context, account, code string) error {
 	return nil
 }
 
-// Set replaces one section of a property's configuration.
-func (s *Store) Set(ctx context.Context, id, change, section string, value any) (Record, error) {
-	return s.write(ctx, id, change, bson.D{{Key: section, Value: value}})
+// SetPolicy replaces the payment policy (A3).
+func (s *Store) SetPolicy(ctx context.Context, account string, pid int64, p property.Policy) error {
+	return s.set(ctx, account, pid, PolicyUpdated, "policy", policyRec(p))
+}
+
+// SetRates replaces the rate settings (A4).
+func (s *Store) SetRates(ctx context.Context, account string, pid int64, r property.Rates) error {
+	return s.set(ctx, account, pid, RatesUpdated, "rates", ratesRec(r))
+}
+
+// SetMethods replaces the payment methods (A5), their secrets sealed.
+func (s *Store) SetMethods(ctx context.Context, account string, pid int64, m property.Methods) error {
+	return s.set(ctx, account, pid, MethodsUpdated, "methods", s.methodsRec(account, m))
+}
+
+// SetTaxes replaces the tax list.
+func (s *Store) SetTaxes(ctx context.Context, account string, pid int64, t property.Taxes) error {
+	return s.set(ctx, account, pid, TaxesUpdated, "taxes", taxRecs(t))
+}
+
+// SetServices replaces the default services.
+func (s *Store) SetServices(ctx context.Context, account string, pid int64, sv property.Services) error {
+	return s.set(ctx, account, pid, ServicesUpdated, "services", serviceRecs(sv))
+}
+
+// set replaces one section of a property's configuration.
+func (s *Store) set(ctx context.Context, account string, pid int64, change, section string, value any) error {
+	_, err := s.write(ctx, recordID(account, pid), change, bson.D{{Key: section, Value: value}})
+	return err
 }
 
 // SetAmenities replaces the amenity list and changes the display options sent.
-func (s *Store) SetAmenities(ctx context.Context, id string, a property.Amenities) (Record, error) {
-	return s.write(ctx, id, AmenitiesUpdated, amenitiesSet(a))
+func (s *Store) SetAmenities(ctx context.Context, account string, pid int64, a property.Amenities) error {
+	_, err := s.write(ctx, recordID(account, pid), AmenitiesUpdated, amenitiesSet(a))
+	return err
 }
 
 // write sets fields of the property id.
@@ -246,7 +289,7 @@ func (s *Store) write(ctx context.Context, id, change string, set bson.D) (Recor
 func (s *Store) update(ctx context.Context, id, change string, upd bson.D, upsert bool) (Record, error) {
 	in, err := s.outbox.Begin(ctx, id)
 	if err != nil {
-		return Record{}, err
+		return Record{}, fmt.Errorf("record %s in the outbox: %w", change, err)
 	}
 	meta := bson.D{{Key: "last_change", Value: change}, {Key: "updated_at", Value: s.now()}}
 	found := false
@@ -268,9 +311,9 @@ func (s *Store) update(ctx context.Context, id, change string, upd bson.D, upser
 	if err != nil {
 		s.outbox.Done(in, nil)
 		if errors.Is(err, mongo.ErrNoDocuments) {
-			return Record{}, ErrNotFound
+			return Record{}, property.ErrNotFound
 		}
-		return Record{}, err
+		return Record{}, fmt.Errorf("%s of %s: %w", change, id, err)
 	}
 	s.outbox.Done(in, s.snapshot(rec))
 	return rec, nil
@@ -308,11 +351,12 @@ func (s *Store) snapshot(rec Record) *outbox.Snapshot {
 }
 
 // SetDailyPrices sets per-date prices and minimum stays; other dates keep theirs.
-func (s *Store) SetDailyPrices(ctx context.Context, id string, days []property.DayPrice) (Record, error) {
+func (s *Store) SetDailyPrices(ctx context.Context, account string, pid int64, days []property.DayPrice) error {
 	set := make(bson.D, 0, len(days))
 	for _, d := range days {
 		day := DayRec{Price: money(d.Price), WeeklyPrice: optMoney(d.Weekly), MonthPrice: optMoney(d.Monthly), MinNights: d.MinNights}
 		set = append(set, bson.E{Key: "prices." + d.Date.Format(time.DateOnly), Value: day})
 	}
-	return s.write(ctx, id, PricesUpdated, set)
+	_, err := s.write(ctx, recordID(account, pid), PricesUpdated, set)
+	return err
 }

@@ -1,0 +1,107 @@
+package property
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/vros/vros/property-svc/internal/photo"
+)
+
+// Errors of the domain. The store maps the driver's answers (no document, duplicate key)
+// into them; the HTTP adapter maps them to interface A and B answers.
+var (
+	ErrNotFound      = errors.New("property not found")
+	ErrCodeTaken     = errors.New("internal_code already used")
+	ErrPhotoNotFound = errors.New("photo not found")
+)
+
+// Repository is what the domain needs from storage; property-svc's Mongo store satisfies
+// it, converting to and from its own documents. Every call takes the account: a property
+// of another account is as missing as one that never existed (ErrNotFound). Properties
+// are named by the account and their property id; every change is one atomic write that
+// also records the property's change event.
+type Repository interface {
+	// Create stores a new property and returns its property id; ErrCodeTaken when a live
+	// property of the account already has its internal code.
+	Create(ctx context.Context, account string, p Property) (int64, error)
+	// UpdateContent replaces the A1 fields p carries of the live property with p's internal
+	// code, and returns its property id.
+	UpdateContent(ctx context.Context, account string, p Property) (int64, error)
+	// Delete marks the property with internal code code deleted and frees the code.
+	Delete(ctx context.Context, account, code string) error
+
+	// Find reads a live property.
+	Find(ctx context.Context, account string, ref PropertyRef) (Stored, error)
+	// Locate returns the property id of a live property, reading no more than it must.
+	Locate(ctx context.Context, account string, ref PropertyRef) (int64, error)
+
+	// SetPolicy, SetRates, SetMethods, SetTaxes and SetServices replace one section of the
+	// property's configuration; SetAmenities replaces the amenity list and the display
+	// options sent; SetDailyPrices sets the given dates and keeps the others.
+	SetPolicy(ctx context.Context, account string, pid int64, p Policy) error
+	SetRates(ctx context.Context, account string, pid int64, r Rates) error
+	SetMethods(ctx context.Context, account string, pid int64, m Methods) error
+	SetTaxes(ctx context.Context, account string, pid int64, t Taxes) error
+	SetServices(ctx context.Context, account string, pid int64, s Services) error
+	SetAmenities(ctx context.Context, account string, pid int64, a Amenities) error
+	SetDailyPrices(ctx context.Context, account string, pid int64, days []DayPrice) error
+	// Gateways returns the payment methods of a live property, secrets opened.
+	Gateways(ctx context.Context, account string, ref PropertyRef) ([]Gateway, error)
+
+	// AddPhoto stores the renditions of a new photo of p and returns its photo id.
+	AddPhoto(ctx context.Context, p Stored, img *photo.Result, source string) (int64, error)
+	// ReplacePhoto gives photo id of p new renditions; ErrPhotoNotFound when p has none.
+	ReplacePhoto(ctx context.Context, p Stored, id int64, img *photo.Result, source string) error
+	// DeletePhoto removes photo id of p and its renditions; ErrPhotoNotFound when p has none.
+	DeletePhoto(ctx context.Context, p Stored, id int64) error
+	// Rendition returns one rendition of the photo whose media key is key;
+	// ErrPhotoNotFound when there is none.
+	Rendition(ctx context.Context, key, name string) ([]byte, error)
+
+	// PutSettings changes the account settings s carries and returns those in force.
+	PutSettings(ctx context.Context, account string, s AccountSettings) (Settings, error)
+}
+
+// Stored is what the domain reads of a live property before it changes it.
+type Stored struct {
+	Account      string
+	ID           int64 // property_id
+	InternalCode string
+	MaxGuest     int
+	// Photos are the media keys of the property's photos, by photo id.
+	Photos map[int64]string
+}
+
+// Gateway is a stored payment method, its secrets opened: what getpayment gives a
+// website so that it can take a payment.
+type Gateway struct {
+	Provider    Provider
+	Description string
+	// Public holds values safe to show (public_key, open_key, email, gateway_id,
+	// merchant_id, secure_3d); Secrets the others (secret_key, login_id,
+	// transaction_key, encryption_key, password).
+	Public, Secrets map[string]string
+}
+
+// Settings are an account's settings in force, defaults filled in for what it has not set
+// (docs/interface-a.md, account settings).
+type Settings struct {
+	Account       string
+	Version       int64
+	UpdatedAt     time.Time
+	Currency      string
+	Timezone      string
+	Languages     []string
+	LeadSources   []LeadSource
+	Brands        []Brand
+	Search        SearchSettings
+	WeekendNights int // 2 (Friday and Saturday nights) or 3 (and Sunday)
+}
+
+// SearchSettings are the website search settings in force.
+type SearchSettings struct {
+	DefaultLimit      int
+	PriceFilterEnable bool
+	RateType          RateType
+}
