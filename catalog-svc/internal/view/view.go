@@ -23,6 +23,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/mongostore"
 	"github.com/vros/vros/libs/pricing"
 )
@@ -46,7 +47,7 @@ type account struct {
 }
 
 func newAccount(id string) *account {
-	return &account{settings: Settings{AccountID: id}.withDefaults(), props: map[int64]*Property{}, bookings: map[int64]*Booking{},
+	return &account{settings: contract.DefaultSettings(id), props: map[int64]*Property{}, bookings: map[int64]*Booking{},
 		blocks: map[int64]*Block{}, propBook: map[int64]map[int64]struct{}{}, propBlocks: map[int64]map[int64]struct{}{}}
 }
 
@@ -105,13 +106,13 @@ func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
 	}
 	var coll, id string
 	switch t := e.Type(); {
-	case t == "vros.account.settings.updated":
+	case t == contract.SettingsUpdated:
 		coll, id = collSettings, head.AccountID+":settings"
-	case strings.HasPrefix(t, "vros.property."):
+	case strings.HasPrefix(t, contract.PropertyTypePrefix):
 		coll, id = collProperties, head.AccountID+":"+strconv.FormatInt(head.PropertyID, 10)
-	case strings.HasPrefix(t, "vros.booking."):
+	case strings.HasPrefix(t, contract.BookingTypePrefix):
 		coll, id = collBookings, head.AccountID+":booking:"+strconv.FormatInt(head.BookingID, 10)
-	case strings.HasPrefix(t, "vros.block."):
+	case strings.HasPrefix(t, contract.BlockTypePrefix):
 		coll, id = collBlocks, head.AccountID+":block:"+strconv.FormatInt(head.BlockID, 10)
 	default:
 		return nil
@@ -196,9 +197,9 @@ func (s *Store) put(coll string, data []byte) error {
 		if a.settings.Version >= st.Version && a.settings.Version > 0 {
 			return nil
 		}
-		a.settings = st.withDefaults()
-		for id, p := range a.props { // currency and time zone may have changed
-			a.props[id] = priced(p.Snap, p.raw, a.settings)
+		a.settings = st.WithDefaults()
+		for id, p := range a.props { // currency, time zone and weekend may have changed
+			a.props[id] = priced(p.Snap, a.settings)
 		}
 	case collProperties:
 		var snap Snapshot
@@ -211,7 +212,7 @@ func (s *Store) put(coll string, data []byte) error {
 		if cur := a.props[snap.PropertyID]; cur != nil && cur.Snap.Version >= snap.Version {
 			return nil
 		}
-		a.props[snap.PropertyID] = priced(snap, data, a.settings)
+		a.props[snap.PropertyID] = priced(snap, a.settings)
 	case collBookings:
 		var b Booking
 		if err := json.Unmarshal(data, &b); err != nil {
@@ -266,19 +267,11 @@ func (s *Store) account(id string) *account {
 }
 
 // priced builds the served property: the snapshot's pricing with the account's settings.
-func priced(snap Snapshot, raw []byte, st Settings) *Property {
-	p := &Property{Snap: snap, raw: raw}
-	if snap.Deleted {
-		p.raw = nil
-		return p
+func priced(snap Snapshot, st Settings) *Property {
+	p := &Property{Snap: snap}
+	if !snap.Deleted {
+		p.Pricing, p.PricingErr = pricing.Priced(snap, st)
 	}
-	var err error
-	p.Pricing, err = pricing.FromSnapshot(raw)
-	if err == nil {
-		err = p.Pricing.ApplySettings(st.Currency, st.Timezone)
-		p.Pricing.WeekendNights = pricing.WeekendOf(st.WeekendNights)
-	}
-	p.PricingErr = err
 	return p
 }
 
@@ -289,7 +282,7 @@ func (s *Store) Settings(acc string) Settings {
 	if a := s.accounts[acc]; a != nil {
 		return a.settings
 	}
-	return Settings{AccountID: acc}.withDefaults()
+	return contract.DefaultSettings(acc)
 }
 
 // Property returns a live property of the account.

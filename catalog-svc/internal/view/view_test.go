@@ -3,6 +3,7 @@ package view
 import (
 	"testing"
 
+	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/pricing"
 )
 
@@ -60,5 +61,77 @@ func TestSettingsReprice(t *testing.T) {
 	}
 	if st := s.Settings("a"); st.Search.DefaultLimit != 10 || len(st.LeadSources) != 6 {
 		t.Fatalf("settings defaults: %+v", st)
+	}
+}
+
+// TestGoldenEvents: the contract's golden payloads, as property-svc and booking-svc publish
+// them, give the catalog what its reads serve.
+func TestGoldenEvents(t *testing.T) {
+	s := newMem()
+	put := func(coll, typ string) {
+		t.Helper()
+		if err := s.check(coll, contract.Golden(typ)); err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		if err := s.put(coll, contract.Golden(typ)); err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+	}
+	put(collProperties, contract.PricesUpdated)
+	put(collSettings, contract.SettingsUpdated)
+	p, ok := s.Property("1001", 17)
+	if !ok {
+		t.Fatal("property not served")
+	}
+	sn := p.Snap
+	switch {
+	case sn.InternalCode != "V1" || sn.Version != 10 || sn.Content.Name != "Villa Aurora on the hill" || sn.Content.City != "Lucca" ||
+		sn.Content.Bedrooms != 3:
+		t.Errorf("content: %+v", sn)
+	case len(sn.Photos) != 2 || sn.Photos["3"].Key != "k3" || sn.Photos["5"].Width != 1200:
+		t.Errorf("photos: %+v", sn.Photos)
+	case sn.Policy == nil || sn.Policy.PaymentType != "Partial":
+		t.Errorf("policy: %+v", sn.Policy)
+	case sn.Rates == nil || sn.Rates.Rate.Weekend != "120" || sn.Rates.Setting.StandardOccupants != 2 ||
+		len(sn.Rates.Seasons) != 1 || sn.Rates.Seasons[0].Prices.Weekly != "945.00" || sn.Rates.Seasons[0].AllowCheckin != "Saturday":
+		t.Errorf("rates: %+v", sn.Rates)
+	case sn.Methods == nil || len(sn.Methods.Gateways) != 2 || sn.Methods.Gateways[0].Provider != "stripe":
+		t.Errorf("methods: %+v", sn.Methods)
+	case len(sn.Taxes) != 3 || sn.Taxes[1].CalculationType != 3 || len(sn.Services) != 2 || sn.Services[0].Taxes[0].Perc != "22":
+		t.Errorf("taxes and services: %+v %+v", sn.Taxes, sn.Services)
+	case sn.Amenities == nil || len(sn.Amenities.Items) != 2 || sn.Amenities.Items[0].Languages["it"] != "Wi-Fi":
+		t.Errorf("amenities: %+v", sn.Amenities)
+	case p.PricingErr != nil || p.Pricing.Currency != "EUR" || p.Pricing.Location.String() != "Europe/Rome" ||
+		p.Pricing.WeekendNights != pricing.FriSatSun:
+		t.Errorf("pricing: %v %+v", p.PricingErr, p.Pricing)
+	}
+	if st := s.Settings("1001"); st.Search.RateType != "weekly" || st.Languages[0] != "it" || len(st.LeadSources) != 6 {
+		t.Errorf("settings: %+v", st)
+	}
+
+	put(collBookings, contract.BookingReserved)
+	put(collBlocks, contract.BlockCreated)
+	if h := s.Held("1001", 17); len(h) != 6 || !h[pricing.MustDate("2027-03-10")] || !h[pricing.MustDate("2027-04-03")] ||
+		h[pricing.MustDate("2027-03-11")] {
+		t.Errorf("held: %v", h)
+	}
+	if b := s.Bookings("1001", 17); len(b) != 1 || b[0].GrandTotal != "413.50" || b[0].CreatedAt.IsZero() {
+		t.Errorf("bookings: %+v", b)
+	}
+	if b := s.Blocks("1001", 17); len(b) != 1 || b[0].Memo != "painting" || b[0].CreatedAt != "2026-11-22 02:45:10" {
+		t.Errorf("blocks: %+v", b)
+	}
+	put(collBookings, contract.BookingUpdated)
+	put(collBookings, contract.BookingCancelled)
+	put(collBlocks, contract.BlockDeleted)
+	if h := s.Held("1001", 17); len(h) != 0 {
+		t.Errorf("held after the cancellation and the block's deletion: %v", h)
+	}
+	if b := s.Bookings("1001", 17); len(b) != 1 || b[0].Status != "cancelled" || b[0].CancelledAt == nil {
+		t.Errorf("cancelled booking: %+v", b)
+	}
+	put(collProperties, contract.PropertyDeleted)
+	if _, ok := s.Property("1001", 17); ok {
+		t.Error("deleted property still served")
 	}
 }
