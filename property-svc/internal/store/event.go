@@ -12,6 +12,22 @@ import (
 // its schema without changing what consumers read. Sealed secrets have no place in the
 // contract, so they cannot leak into an event.
 
+// Event types, one per kind of change: the contract's (docs/events.md).
+const (
+	PropertyCreated  = contract.PropertyCreated
+	PropertyUpdated  = contract.PropertyUpdated
+	PropertyDeleted  = contract.PropertyDeleted
+	PhotosUpdated    = contract.PhotosUpdated
+	PolicyUpdated    = contract.PolicyUpdated
+	RatesUpdated     = contract.RatesUpdated
+	MethodsUpdated   = contract.MethodsUpdated
+	TaxesUpdated     = contract.TaxesUpdated
+	ServicesUpdated  = contract.ServicesUpdated
+	AmenitiesUpdated = contract.AmenitiesUpdated
+	PricesUpdated    = contract.PricesUpdated
+	SettingsUpdated  = contract.SettingsUpdated
+)
+
 // propertyMessages is the event of a property's current state.
 func propertyMessages(rec Record) ([]events.Message, error) {
 	v, err := events.Encode(eventSource, rec.LastChange, rec.ID, rec.UpdatedAt, propertyPayload(rec))

@@ -32,20 +32,8 @@ const (
 	mediaBucket    = "media"
 )
 
-// Event types, one per kind of change (docs/events.md).
+// What the store publishes its changes as (event types: event.go).
 const (
-	PropertyCreated   = "vros.property.created"
-	PropertyUpdated   = "vros.property.updated"
-	PropertyDeleted   = "vros.property.deleted"
-	PhotosUpdated     = "vros.property.photos.updated"
-	PolicyUpdated     = "vros.property.policy.updated"
-	RatesUpdated      = "vros.property.rates.updated"
-	MethodsUpdated    = "vros.property.methods.updated"
-	TaxesUpdated      = "vros.property.taxes.updated"
-	ServicesUpdated   = "vros.property.services.updated"
-	AmenitiesUpdated  = "vros.property.amenities.updated"
-	PricesUpdated     = "vros.property.prices.updated"
-	SettingsUpdated   = "vros.account.settings.updated"
 	eventSource       = "/vros/property-svc"
 	settingsAggregate = "settings"
 )
