@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -46,7 +47,9 @@ func converge(t *testing.T, what string, f func() bool) {
 }
 
 // TestBrokerRestartDuringWrites: a property is renamed and booked again and again while
-// the broker is stopped and started. Every write is accepted; once the broker is back,
+// the broker is stopped and started. Every write is accepted and every service stays ready
+// (its /readyz on the internal listener answers 200: ready means "can serve", and the
+// outbox and the views serve without the broker); once the broker is back,
 // the outboxes empty, booking-svc's view and the catalog converge on the last name and
 // every booking, and the property's snapshots on its topic never go back a version.
 func TestBrokerRestartDuringWrites(t *testing.T) {
@@ -79,6 +82,7 @@ func TestBrokerRestartDuringWrites(t *testing.T) {
 	// round, until a few rounds after the broker is back.
 	var lastName string
 	var booked, whileDown, after int
+	readyWhileDown := false
 	for i := 0; after < 5; i++ {
 		select {
 		case err := <-restarted:
@@ -102,11 +106,18 @@ func TestBrokerRestartDuringWrites(t *testing.T) {
 		}
 		if wasDown && down.Load() {
 			whileDown++
+			if !readyWhileDown {
+				allReady(t)
+				readyWhileDown = down.Load() // the broker was down throughout the probes
+			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	if whileDown == 0 {
 		t.Fatal("no write was made while the broker was down")
+	}
+	if !readyWhileDown {
+		t.Fatal("the services' /readyz were not all asked while the broker was down")
 	}
 	t.Logf("%d rounds of writes, %d while %s was down (2s; it took %v to start again)", booked, whileDown, which, took.Round(10*time.Millisecond))
 
@@ -179,4 +190,31 @@ func TestBrokerRestartDuringWrites(t *testing.T) {
 		seen = append(seen, s.Version)
 	}
 	t.Logf("%d snapshots on %s up to version %d, none going back", len(seen), events.TopicProperty, want)
+}
+
+// allReady asks every service's /readyz on its internal listener and wants 200 from each.
+func allReady(t *testing.T) {
+	t.Helper()
+	for name, url := range map[string]string{"edge": st.EdgeInternalURL, "property-svc": st.PropertyInternalURL,
+		"booking-svc": st.BookingInternalURL, "catalog-svc": st.CatalogInternalURL} {
+		resp, err := http.Get(url + "/readyz")
+		if err != nil {
+			t.Errorf("%s /readyz: %v", name, err)
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s /readyz with the broker down: %d %s, want 200", name, resp.StatusCode, body)
+		}
+	}
+	// Through edge's public port the operational routes do not exist.
+	resp, err := http.Get(st.EdgeURL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("edge's public /readyz answered %d, want 404", resp.StatusCode)
+	}
 }

@@ -19,6 +19,7 @@ import (
 	edge "github.com/vros/vros/edge/service"
 	"github.com/vros/vros/libs/config"
 	"github.com/vros/vros/libs/embedded"
+	"github.com/vros/vros/libs/httpapi"
 	property "github.com/vros/vros/property-svc/service"
 )
 
@@ -33,6 +34,9 @@ type Options struct {
 	// catalog-svc. A zero port means any free one.
 	Host  string
 	Ports [4]int
+	// InternalPorts are the services' internal listeners (/healthz, /readyz, /metrics), in
+	// the order of Ports; zero means any free port.
+	InternalPorts [4]int
 	// Secrets shared by the services.
 	HMACKey, EncryptionKey, AdminToken string
 	LogLevel                           string
@@ -64,12 +68,16 @@ type Options struct {
 // Stack is a running vros.
 type Stack struct {
 	EdgeURL, PropertyURL, BookingURL, CatalogURL string
-	Infra                                        *embedded.Infra // nil with real servers
-	MongoURI                                     string
-	KafkaBrokers                                 []string
+	// The services' internal listeners (/healthz, /readyz, /metrics), http://host:port.
+	EdgeInternalURL, PropertyInternalURL, BookingInternalURL, CatalogInternalURL string
+	Infra                                                                        *embedded.Infra // nil with real servers
+	MongoURI                                                                     string
+	KafkaBrokers                                                                 []string
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	host   string
+	log    *slog.Logger
 	// What StartCatalog needs.
 	common      config.Common
 	runCtx      context.Context
@@ -89,7 +97,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
-	s := &Stack{MongoURI: o.MongoURI, KafkaBrokers: o.KafkaBrokers}
+	s := &Stack{MongoURI: o.MongoURI, KafkaBrokers: o.KafkaBrokers, host: o.Host, log: o.Log}
 	if s.MongoURI == "" || len(s.KafkaBrokers) == 0 {
 		in, err := embedded.Start(ctx, embedded.Options{Dir: o.Dir, Log: o.Log})
 		if err != nil {
@@ -110,6 +118,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	s.cancel = cancel
 
 	propAddr, err := s.start(ctx, runCtx, "property-svc", net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[1])),
+		s.internal(o.InternalPorts[1]), &s.PropertyInternalURL,
 		func(ctx context.Context, addr string, ready func(string)) error {
 			return property.Run(ctx, property.Config{Common: common, Addr: addr, EncryptionKey: config.Secret(o.EncryptionKey),
 				PhotoFetchAllowPrivate: o.PhotoFetchAllowPrivate, OutboxLease: o.OutboxLease}, ready)
@@ -130,7 +139,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if o.Booking != nil {
 		o.Booking(&s.bookingCfg)
 	}
-	bookAddr, err := s.startBooking(ctx, net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[2])))
+	bookAddr, err := s.startBooking(ctx, net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[2])), s.internal(o.InternalPorts[2]))
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -138,7 +147,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	s.BookingURL = "http://" + bookAddr
 
 	s.common, s.runCtx = common, runCtx
-	catAddr, err := s.startCatalog(ctx, net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[3])), "catalog-svc")
+	catAddr, err := s.startCatalog(ctx, net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[3])), s.internal(o.InternalPorts[3]), "catalog-svc")
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -146,6 +155,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	s.CatalogURL = "http://" + catAddr
 
 	edgeAddr, err := s.start(ctx, runCtx, "edge", net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[0])),
+		s.internal(o.InternalPorts[0]), &s.EdgeInternalURL,
 		func(ctx context.Context, addr string, ready func(string)) error {
 			return edge.Run(ctx, edge.Config{Common: common, Addr: addr, AdminToken: config.Secret(o.AdminToken),
 				PropertyURL: s.PropertyURL, BookingURL: s.BookingURL, CatalogURL: s.CatalogURL, RateLimitRPS: o.RateLimitRPS, RateLimitBurst: o.RateLimitBurst,
@@ -162,10 +172,10 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 
 // startCatalog runs catalog-svc under its own context, so that StopCatalog can stop it
 // alone.
-func (s *Stack) startCatalog(ctx context.Context, addr, group string) (string, error) {
+func (s *Stack) startCatalog(ctx context.Context, addr, internal, group string) (string, error) {
 	cctx, cancel := context.WithCancel(s.runCtx)
 	done := make(chan struct{})
-	a, err := s.start(ctx, cctx, "catalog-svc", addr, func(ctx context.Context, addr string, ready func(string)) error {
+	a, err := s.start(ctx, cctx, "catalog-svc", addr, internal, &s.CatalogInternalURL, func(ctx context.Context, addr string, ready func(string)) error {
 		defer close(done)
 		return catalog.Run(ctx, catalog.Config{Common: s.common, Addr: addr, ConsumerGroup: group}, ready)
 	})
@@ -174,10 +184,10 @@ func (s *Stack) startCatalog(ctx context.Context, addr, group string) (string, e
 }
 
 // startBooking runs booking-svc under its own context, so that StopBooking can stop it alone.
-func (s *Stack) startBooking(ctx context.Context, addr string) (string, error) {
+func (s *Stack) startBooking(ctx context.Context, addr, internal string) (string, error) {
 	bctx, cancel := context.WithCancel(s.runCtx)
 	done := make(chan struct{})
-	a, err := s.start(ctx, bctx, "booking-svc", addr, func(ctx context.Context, addr string, ready func(string)) error {
+	a, err := s.start(ctx, bctx, "booking-svc", addr, internal, &s.BookingInternalURL, func(ctx context.Context, addr string, ready func(string)) error {
 		defer close(done)
 		cfg := s.bookingCfg
 		cfg.Addr = addr
@@ -193,7 +203,7 @@ func (s *Stack) StopBooking() { s.stopBooking() }
 // StartBooking starts booking-svc again on its address, against the same stores: the
 // crash tests restart it after stopping requests mid-way.
 func (s *Stack) StartBooking(ctx context.Context) error {
-	_, err := s.startBooking(ctx, strings.TrimPrefix(s.BookingURL, "http://"))
+	_, err := s.startBooking(ctx, strings.TrimPrefix(s.BookingURL, "http://"), strings.TrimPrefix(s.BookingInternalURL, "http://"))
 	return err
 }
 
@@ -204,16 +214,28 @@ func (s *Stack) StopCatalog() { s.stopCatalog() }
 // reads the topics from the start: with the catalog database dropped in between, that shows
 // a view rebuilt from the topics alone.
 func (s *Stack) StartCatalog(ctx context.Context, group string) error {
-	_, err := s.startCatalog(ctx, strings.TrimPrefix(s.CatalogURL, "http://"), group)
+	_, err := s.startCatalog(ctx, strings.TrimPrefix(s.CatalogURL, "http://"), strings.TrimPrefix(s.CatalogInternalURL, "http://"), group)
 	return err
 }
 
 type runFunc func(ctx context.Context, addr string, ready func(string)) error
 
-// start runs one service and waits until it listens (or fails).
-func (s *Stack) start(ctx, runCtx context.Context, name, addr string, run runFunc) (string, error) {
+// internal is the address of a service's internal listener on the stack's host.
+func (s *Stack) internal(port int) string { return net.JoinHostPort(s.host, strconv.Itoa(port)) }
+
+// start runs one service and waits until it listens (or fails). Its internal listener
+// (/healthz, /readyz, /metrics) binds internal, and its URL is stored in internalURL before
+// start returns: httpapi.Serve binds it before the public address.
+func (s *Stack) start(ctx, runCtx context.Context, name, addr, internal string, internalURL *string, run runFunc) (string, error) {
 	ready := make(chan string, 1)
 	failed := make(chan error, 1)
+	first := *internalURL == "" // a restart binds the same address: the field stays as tests read it
+	runCtx = httpapi.WithInternal(runCtx, internal, func(a string) {
+		if first {
+			*internalURL = "http://" + a
+		}
+		s.log.Debug("internal listener", "service", name, "addr", a)
+	})
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
