@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -382,4 +383,37 @@ func TestKafkaDownParksNothing(t *testing.T) {
 	if got := h.published(want, 30*time.Second); len(got) != len(want) {
 		t.Fatalf("after the outage %d of %d published", len(got), len(want))
 	}
+}
+
+// TestCrashBetweenIntentAndPublish: a process records its intent, makes its state write and
+// dies before it hands the write to a relay (or before its relay publishes). Another
+// process's relay, on the same database, adopts the intent once its lease is over and
+// publishes the state as it now stands; nothing is left behind.
+func TestCrashBetweenIntentAndPublish(t *testing.T) {
+	var state sync.Map // aggregate → its stored state, as the dead process left it
+	load := func(_ context.Context, agg string) ([]events.Message, error) {
+		s, ok := state.Load(agg)
+		if !ok {
+			return nil, nil
+		}
+		return []events.Message{message(agg, s.(string))}, nil
+	}
+	h := newHarness(t, func(string) outbox.Loader { return load })
+	dead := outbox.New(h.db, h.pub, load, outbox.Options{Lease: 100 * time.Millisecond}) // its relay never runs
+	var want []string
+	for i := range 5 {
+		a := h.agg(fmt.Sprintf("orphan-%d", i))
+		want = append(want, a)
+		if _, err := dead.Begin(context.Background(), a); err != nil {
+			t.Fatal(err)
+		}
+		state.Store(a, "written-before-the-crash")
+	}
+	got := h.published(want, 10*time.Second)
+	for _, a := range want {
+		if got[a] != `{"state":"written-before-the-crash"}` {
+			t.Fatalf("%s: published %q, want the state the dead process wrote", a, got[a])
+		}
+	}
+	eventually.Holds(t, "the adopted intents removed", 5*time.Second, func() bool { return len(h.intents()) == 0 })
 }
