@@ -159,7 +159,7 @@ func TestGoldenEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	pp := p.Pricing
-	if p.PropertyID != 17 || p.Name != "Villa Aurora on the hill" || p.Version != 10 || pp.Currency != "EUR" ||
+	if p.PropertyID != 17 || p.Name != "Villa Aurora on the hill" || p.Version != 10 || pp.MaxGuest != 6 || !pp.NoChildren || pp.Currency != "EUR" ||
 		pp.Location.String() != "Europe/Rome" || pp.WeekendNights != pricing.FriSatSun || pp.Rates == nil || len(pp.Taxes) != 3 {
 		t.Errorf("property: %+v", p)
 	}

@@ -86,7 +86,7 @@ func TestGoldenEvents(t *testing.T) {
 	sn := p.Snap
 	switch {
 	case sn.InternalCode != "V1" || sn.Version != 10 || sn.Content.Name != "Villa Aurora on the hill" || sn.Content.City != "Lucca" ||
-		sn.Content.Bedrooms != 3:
+		sn.Content.Bedrooms != 3 || sn.Content.MaxGuest != 6:
 		t.Errorf("content: %+v", sn)
 	case len(sn.Photos) != 2 || sn.Photos["3"].Key != "k3" || sn.Photos["5"].Width != 1200:
 		t.Errorf("photos: %+v", sn.Photos)
