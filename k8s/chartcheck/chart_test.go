@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -42,9 +43,12 @@ var components = []component{
 var secretEnvNames = []string{"VROS_EDGE_ADMIN_TOKEN", "VROS_INTERNAL_HMAC_KEY", "VROS_ENCRYPTION_KEY"}
 
 const (
-	mongoPort int32 = 27017
-	kafkaPort int32 = 9092
-	dnsPort   int32 = 53
+	// internalPort serves /healthz, /readyz and /metrics (VROS_INTERNAL_ADDR): probes and
+	// Prometheus, never the Ingress.
+	internalPort int32 = 9090
+	mongoPort    int32 = 27017
+	kafkaPort    int32 = 9092
+	dnsPort      int32 = 53
 )
 
 // renderCase is one set of values and what the rendered chart must then contain.
@@ -408,9 +412,10 @@ func checkDeployment(t *testing.T, c renderCase, r rendered, comp component, d *
 		t.Errorf("%s: image %s (%s), want %s (%s)", where, ctr.Image, ctr.ImagePullPolicy, wantImage, c.pullPolicy)
 	}
 
-	// Ports and probes: liveness on /healthz, readiness on /readyz, on the service's port.
-	if len(ctr.Ports) != 1 || ctr.Ports[0].ContainerPort != comp.port {
-		t.Errorf("%s: ports %v, want only %d", where, ctr.Ports, comp.port)
+	// Ports and probes: the API on "http"; liveness on /healthz, readiness on /readyz on
+	// "internal", the listener the Ingress never reaches.
+	if len(ctr.Ports) != 2 || resolvePort(ctr, "http") != comp.port || resolvePort(ctr, "internal") != internalPort {
+		t.Errorf("%s: ports %v, want http %d and internal %d", where, ctr.Ports, comp.port, internalPort)
 	}
 	probes := map[string]struct {
 		p    *corev1.Probe
@@ -428,8 +433,8 @@ func checkDeployment(t *testing.T, c renderCase, r rendered, comp component, d *
 		if pr.p.HTTPGet.Path != pr.path {
 			t.Errorf("%s: %s probe on %s, want %s", where, kind, pr.p.HTTPGet.Path, pr.path)
 		}
-		if port := resolvePort(ctr, pr.p.HTTPGet.Port.String()); port != comp.port {
-			t.Errorf("%s: %s probe on port %s (%d), want %d", where, kind, pr.p.HTTPGet.Port.String(), port, comp.port)
+		if port := resolvePort(ctr, pr.p.HTTPGet.Port.String()); port != internalPort {
+			t.Errorf("%s: %s probe on port %s (%d), want the internal port %d", where, kind, pr.p.HTTPGet.Port.String(), port, internalPort)
 		}
 	}
 
@@ -440,18 +445,12 @@ func checkDeployment(t *testing.T, c renderCase, r rendered, comp component, d *
 		}
 		env[e.Name] = e
 	}
-	// The Go runtime follows the container limits.
-	for name, resource := range map[string]string{"GOMAXPROCS": "limits.cpu", "GOMEMLIMIT": "limits.memory"} {
-		e, ok := env[name]
-		if !ok || e.ValueFrom == nil || e.ValueFrom.ResourceFieldRef == nil {
-			t.Errorf("%s: %s must come from resourceFieldRef %s", where, name, resource)
-			continue
-		}
-		ref := e.ValueFrom.ResourceFieldRef
-		if ref.Resource != resource || ref.ContainerName != ctr.Name || ref.Divisor.String() != "1" {
-			t.Errorf("%s: %s from %+v, want %s of container %s, divisor 1", where, name, ref, resource, ctr.Name)
-		}
+	// The Go runtime reads the CPU limit itself (Go 1.25+); its memory limit is 90 % of the
+	// container's.
+	if _, ok := env["GOMAXPROCS"]; ok {
+		t.Errorf("%s: GOMAXPROCS set; the runtime follows the CPU limit by itself", where)
 	}
+	checkGoMemLimit(t, where, ctr, env["GOMEMLIMIT"])
 	// A rolling update loses no request: the pod drains (Connection: close, /readyz 503)
 	// before it stops accepting, and the grace period covers the drain and the 10 s the
 	// service then gives requests in flight.
@@ -463,6 +462,8 @@ func checkDeployment(t *testing.T, c renderCase, r rendered, comp component, d *
 	// Plain settings.
 	plain := map[string]string{
 		comp.addrEnv:          fmt.Sprintf(":%d", comp.port),
+		"VROS_INTERNAL_ADDR":  fmt.Sprintf(":%d", internalPort),
+		"GOMEMLIMIT":          "",
 		"OTEL_SERVICE_NAME":   comp.name,
 		"VROS_KAFKA_BROKERS":  "",
 		"VROS_LOG_LEVEL":      "",
@@ -527,13 +528,24 @@ func checkDeployment(t *testing.T, c renderCase, r rendered, comp component, d *
 	// Only the variables the services read (plus whatever extraEnv adds, none here).
 	for name := range env {
 		_, isPlain := plain[name]
-		if !isPlain && !slices.Contains(wantSecret, name) && name != "GOMAXPROCS" && name != "GOMEMLIMIT" {
+		if !isPlain && !slices.Contains(wantSecret, name) {
 			t.Errorf("%s: unexpected env %s", where, name)
 		}
 	}
 	// The read-only root filesystem needs a writable /tmp.
 	if !slices.ContainsFunc(ctr.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == "/tmp" }) {
 		t.Errorf("%s: no /tmp mount", where)
+	}
+}
+
+// checkGoMemLimit: GOMEMLIMIT is a plain byte count, 90 % of the memory limit (rounded down;
+// the template computes in floating point, so one byte either way is allowed).
+func checkGoMemLimit(t *testing.T, where string, ctr corev1.Container, e corev1.EnvVar) {
+	t.Helper()
+	limit := ctr.Resources.Limits.Memory().Value()
+	got, err := strconv.ParseInt(e.Value, 10, 64)
+	if want := limit * 9 / 10; err != nil || e.ValueFrom != nil || got < want-1 || got > want+1 {
+		t.Errorf("%s: GOMEMLIMIT %+v, want %d bytes (90 %% of the %d-byte limit)", where, e, want, limit)
 	}
 }
 
@@ -561,8 +573,11 @@ func checkServices(t *testing.T, c renderCase, r rendered) {
 		if got := r.selectedComponents(t, metaSelector(s.Spec.Selector)); !slices.Equal(got, []string{name}) {
 			t.Errorf("Service %s selects %v, want only %s", s.Name, got, name)
 		}
-		if len(s.Spec.Ports) != 1 || s.Spec.Ports[0].Port != comp.port || s.Spec.Ports[0].TargetPort.String() != "http" {
-			t.Errorf("Service %s ports %v, want %d -> http", s.Name, s.Spec.Ports, comp.port)
+		// The API under "http", the internal listener under "internal" (for the
+		// ServiceMonitor and operators; the Ingress routes only to "http").
+		if len(s.Spec.Ports) != 2 || s.Spec.Ports[0].Name != "http" || s.Spec.Ports[0].Port != comp.port || s.Spec.Ports[0].TargetPort.String() != "http" ||
+			s.Spec.Ports[1].Name != "internal" || s.Spec.Ports[1].Port != internalPort || s.Spec.Ports[1].TargetPort.String() != "internal" {
+			t.Errorf("Service %s ports %v, want http %d -> http and internal %d -> internal", s.Name, s.Spec.Ports, comp.port, internalPort)
 		}
 		wantType, wantNodePort := corev1.ServiceTypeClusterIP, int32(0)
 		if name == "edge" && c.edgeNodePort != 0 {
@@ -643,16 +658,24 @@ func checkNetworkPolicies(t *testing.T, c renderCase, r rendered) {
 			t.Errorf("%s: policyTypes %v, want Ingress and Egress", where, p.Spec.PolicyTypes)
 		}
 
-		// Ingress: only the service's own port; to a service only from edge pods (and the
-		// configured metrics scrapers); to edge from its configured clients.
+		// Ingress: the service's own port to a service only from edge pods, to edge from its
+		// configured clients; the internal port only from the configured metrics scrapers
+		// (and, on edge, the helm test pod).
 		for i, rule := range p.Spec.Ingress {
-			if !portsAre(rule.Ports, comp.port) {
-				t.Errorf("%s: ingress rule %d ports %v, want only %d/TCP", where, i, rule.Ports, comp.port)
-			}
 			isMetrics := c.metricsFrom && len(rule.From) == 1 && rule.From[0].NamespaceSelector != nil &&
 				rule.From[0].NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"] == "monitoring"
+			isTestPod := name == "edge" && len(rule.From) == 1 && rule.From[0].NamespaceSelector == nil && rule.From[0].IPBlock == nil &&
+				rule.From[0].PodSelector != nil && rule.From[0].PodSelector.MatchLabels["app.kubernetes.io/component"] == "helm-test"
 			switch {
-			case isMetrics:
+			case isMetrics || isTestPod:
+				if !portsAre(rule.Ports, internalPort) {
+					t.Errorf("%s: ingress rule %d (scrapers or helm test) ports %v, want only the internal %d/TCP", where, i, rule.Ports, internalPort)
+				}
+				continue
+			case !portsAre(rule.Ports, comp.port):
+				t.Errorf("%s: ingress rule %d ports %v, want only %d/TCP", where, i, rule.Ports, comp.port)
+			}
+			switch {
 			case name == "edge":
 				if c.edgeFrom && len(rule.From) == 0 {
 					t.Errorf("%s: edge open to everyone although networkPolicy.edgeFrom is set", where)
@@ -810,6 +833,10 @@ func checkIngress(t *testing.T, c renderCase, r rendered) {
 		t.Fatalf("%d Ingresses, want one (edge)", len(r.ingresses))
 	}
 	ing := r.ingresses[0]
+	edge := r.services[objName("edge")]
+	if edge == nil {
+		t.Fatal("no edge Service")
+	}
 	for _, rule := range ing.Spec.Rules {
 		if rule.HTTP == nil {
 			t.Fatalf("Ingress %s: rule without http", ing.Name)
@@ -818,6 +845,13 @@ func checkIngress(t *testing.T, c renderCase, r rendered) {
 			svc := p.Backend.Service
 			if svc == nil || svc.Name != objName("edge") || svc.Port.Name != "http" {
 				t.Errorf("Ingress %s: path %s goes to %+v, want %s:http", ing.Name, p.Path, svc, objName("edge"))
+				continue
+			}
+			// The Service port it names leads to the API, never to the internal listener.
+			for _, sp := range edge.Spec.Ports {
+				if sp.Name == svc.Port.Name && (sp.Port == internalPort || sp.TargetPort.String() != "http") {
+					t.Errorf("Ingress %s: path %s reaches Service port %+v, the internal listener", ing.Name, p.Path, sp)
+				}
 			}
 		}
 	}
@@ -872,14 +906,15 @@ func checkTestPod(t *testing.T, r rendered) {
 	if p.Annotations["helm.sh/hook"] != "test" {
 		t.Errorf("Pod %s is not a helm test hook", p.Name)
 	}
-	var url string
+	env := map[string]string{}
 	for _, e := range p.Spec.Containers[0].Env {
-		if e.Name == "EDGE_URL" {
-			url = e.Value
-		}
+		env[e.Name] = e.Value
 	}
-	if want := fmt.Sprintf("http://%s:8080", objName("edge")); url != want {
-		t.Errorf("test pod calls %q, want %q", url, want)
+	if want := fmt.Sprintf("http://%s:8080", objName("edge")); env["EDGE_URL"] != want {
+		t.Errorf("test pod calls %q, want %q", env["EDGE_URL"], want)
+	}
+	if want := fmt.Sprintf("http://%s:%d", objName("edge"), internalPort); env["EDGE_INTERNAL_URL"] != want {
+		t.Errorf("test pod probes %q, want %q", env["EDGE_INTERNAL_URL"], want)
 	}
 	// The checks are k8s/cmd/vros-chart-test, the image's entrypoint, built with the services.
 	if c := p.Spec.Containers[0]; !strings.Contains(c.Image, "chart-test:") || len(c.Command) != 0 {
@@ -904,8 +939,8 @@ func checkServiceMonitors(t *testing.T, c renderCase, r rendered) {
 		if svc == nil || !selects(t, &sm.Spec.Selector, svc.Labels) {
 			t.Errorf("ServiceMonitor %s does not select Service %s", sm.Name, objName(name))
 		}
-		if len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Port != "http" || sm.Spec.Endpoints[0].Path != "/metrics" {
-			t.Errorf("ServiceMonitor %s endpoints %+v, want http /metrics", sm.Name, sm.Spec.Endpoints)
+		if len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Port != "internal" || sm.Spec.Endpoints[0].Path != "/metrics" {
+			t.Errorf("ServiceMonitor %s endpoints %+v, want internal /metrics", sm.Name, sm.Spec.Endpoints)
 		}
 	}
 }

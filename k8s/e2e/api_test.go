@@ -26,9 +26,23 @@ func TestDeployedChart(t *testing.T) {
 	}
 	api := newClient(base)
 
-	t.Run("edge alive and ready through the NodePort", func(t *testing.T) {
+	t.Run("edge keeps /healthz and /readyz off the NodePort", func(t *testing.T) {
+		for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
+			api.eventually(t, http.MethodGet, path, http.StatusNotFound, 2*time.Minute)
+		}
+	})
+	t.Run("edge alive and ready on its internal port", func(t *testing.T) {
+		if base := os.Getenv("VROS_E2E_BASE_URL"); base != "" {
+			t.Skip("no cluster to port-forward to")
+		}
+		d := needCluster(t)
+		pods := d.waitServingPods(t, "edge", 1, 2*time.Minute)
+		if pods[0].internalPort == 0 {
+			t.Fatalf("pod %s has no container port named internal", pods[0].name)
+		}
+		internal := newClient(d.portForward(t, pods[0].name, pods[0].internalPort))
 		for _, path := range []string{"/healthz", "/readyz"} {
-			api.eventually(t, http.MethodGet, path, http.StatusOK, 2*time.Minute)
+			internal.eventually(t, http.MethodGet, path, http.StatusOK, 2*time.Minute)
 		}
 	})
 

@@ -304,8 +304,9 @@ type podInfo struct {
 	images      []string
 	ready       bool
 	terminating bool
-	// httpPort is the container port named http (the service's port in values.yaml).
-	httpPort int
+	// httpPort is the container port named http (the service's port in values.yaml),
+	// internalPort the one named internal (/healthz, /readyz, /metrics).
+	httpPort, internalPort int
 }
 
 func podInfoOf(p corev1.Pod) podInfo {
@@ -313,8 +314,11 @@ func podInfoOf(p corev1.Pod) podInfo {
 	for _, c := range p.Spec.Containers {
 		out.images = append(out.images, c.Image)
 		for _, port := range c.Ports {
-			if port.Name == "http" {
+			switch port.Name {
+			case "http":
 				out.httpPort = int(port.ContainerPort)
+			case "internal":
+				out.internalPort = int(port.ContainerPort)
 			}
 		}
 	}

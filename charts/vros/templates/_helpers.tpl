@@ -149,3 +149,28 @@ Name of the Secret holding the admin token, HMAC key and encryption key.
 {{- define "vros.secretName" -}}
 {{- required "secrets.existingSecret must name a Secret created outside the chart" .Values.secrets.existingSecret }}
 {{- end }}
+
+{{/*
+GOMEMLIMIT of one container: 90 % of its memory limit, in bytes. The Downward API gives the
+limit only divided by a whole divisor, so the chart computes the value from the same
+resources.limits.memory it renders; call with (dict "component" "edge" "limits" <limits>).
+Quantities: a decimal number with an optional binary (Ki…Ei) or decimal (k…E) suffix, as
+values.schema.json allows.
+*/}}
+{{- define "vros.goMemLimit" -}}
+{{- $raw := required (printf "%s.resources.limits.memory is required" .component) (index .limits "memory") }}
+{{- $bytes := 0.0 }}
+{{- if or (kindIs "float64" $raw) (kindIs "int64" $raw) (kindIs "int" $raw) }}
+{{- $bytes = float64 $raw }}
+{{- else }}
+{{- $q := toString $raw }}
+{{- $m := regexFind "^[0-9]+(\\.[0-9]+)?" $q }}
+{{- $unit := trimPrefix $m $q }}
+{{- $mult := dict "" 1.0 "k" 1e3 "M" 1e6 "G" 1e9 "T" 1e12 "P" 1e15 "E" 1e18 "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 }}
+{{- if or (not $m) (not (hasKey $mult $unit)) }}
+{{- fail (printf "%s.resources.limits.memory %q is not a memory quantity (e.g. 512Mi)" .component $q) }}
+{{- end }}
+{{- $bytes = mulf (float64 $m) (index $mult $unit) }}
+{{- end }}
+{{- mulf $bytes 0.9 | floor | int64 }}
+{{- end }}

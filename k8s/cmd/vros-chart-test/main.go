@@ -1,6 +1,7 @@
-// Command vros-chart-test is the chart's `helm test` pod: edge is alive and ready (so MongoDB
-// and Kafka are reachable from it), and refuses a call without credentials before it reaches
-// any service. It reads EDGE_URL, retries while edge starts, and exits non-zero on a failure.
+// Command vros-chart-test is the chart's `helm test` pod: edge is alive and ready on its
+// internal port (so its MongoDB is reachable), keeps /healthz and /readyz off its public
+// port, and refuses a call without credentials before it reaches any service. It reads
+// EDGE_URL and EDGE_INTERNAL_URL, retries while edge starts, and exits non-zero on a failure.
 // Its image is built from this repository (`make images`), so a cluster without a registry
 // can run it.
 package main
@@ -19,9 +20,14 @@ func main() {
 	if edge == "" {
 		fail("EDGE_URL is not set")
 	}
+	internal := strings.TrimSuffix(os.Getenv("EDGE_INTERNAL_URL"), "/")
+	if internal == "" {
+		fail("EDGE_INTERNAL_URL is not set")
+	}
 	client := &http.Client{Timeout: 10 * time.Second}
 	for _, path := range []string{"/healthz", "/readyz"} {
-		expect(client, http.MethodGet, edge+path, "", http.StatusOK, 15)
+		expect(client, http.MethodGet, internal+path, "", http.StatusOK, 15)
+		expect(client, http.MethodGet, edge+path, "", http.StatusNotFound, 1)
 	}
 	expect(client, http.MethodPost, edge+"/api/property", `{"action":"create","property":{}}`, http.StatusUnauthorized, 1)
 }
