@@ -16,6 +16,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/idempotency"
 	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
+	"github.com/vros/vros/booking-svc/internal/properties"
 	"github.com/vros/vros/booking-svc/internal/store"
 	"github.com/vros/vros/booking-svc/internal/view"
 	"github.com/vros/vros/libs/config"
@@ -92,7 +93,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	}
 	box, err := seal.New(cfg.EncryptionKey.Reveal())
 	if err != nil {
-		return errors.New("VROS_ENCRYPTION_KEY: " + err.Error())
+		return fmt.Errorf("VROS_ENCRYPTION_KEY: %w", err)
 	}
 	tel, err := telemetry.Setup(ctx, "booking-svc", cfg.LogLevel)
 	if err != nil {
@@ -133,8 +134,12 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	ob := outbox.New(db, pub, st.Snapshot, outbox.Options{Lease: cfg.OutboxLease, Meter: tel.Meter, Log: log, Propagator: tel.Propagator})
 	st.Attach(ob)
 
-	bookings := booking.New(vw, st, led, gateway.NewTest(time.Now), box)
+	bookings := booking.New(booking.Deps{Properties: properties.New(vw), Bookings: st, Blocks: st, Users: st, Ledger: led,
+		Gateway: gateway.NewTest(time.Now), Box: box})
 	bookings.Deadline, bookings.Lease, bookings.Crash = cfg.RequestDeadline, cfg.JanitorLease, cfg.Crash
+	janitor := booking.Janitor{Bookings: bookings, Lease: cfg.JanitorLease, Retention: cfg.FailedRetention,
+		Sweeps: map[string]func(context.Context) error{"idempotency expiry": keys.Expire}, Log: log}
+	autopay := booking.Autopay{Bookings: bookings, Interval: cfg.AutopayInterval, Log: log}
 	app := httpapi.New(httpapi.Options{
 		Telemetry: tel,
 		BodyLimit: 2 << 20,
@@ -153,58 +158,10 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 			Propagator: tel.Propagator,
 		}, vw.Apply)
 	})
-	g.Go(func() error { return janitor(gctx, led, bookings, keys, cfg.JanitorLease, cfg.FailedRetention, tel) })
-	g.Go(func() error { return autopay(gctx, bookings, cfg.AutopayInterval, tel) })
+	g.Go(func() error { return janitor.Run(gctx) })
+	g.Go(func() error { return autopay.Run(gctx) })
 	g.Go(func() error {
 		return ob.Serve(func() error { return httpapi.Serve(gctx, app, cfg.Addr, ready, cfg.ShutdownDrain, 10*time.Second) }, 5*time.Second)
 	})
 	return g.Wait()
-}
-
-// janitor repairs ledger changes that a crash interrupted, expires idempotency answers and
-// deletes failed booking attempts past their retention.
-func janitor(ctx context.Context, led *ledger.Ledger, b *booking.Service, keys *idempotency.Keys, lease, retention time.Duration, tel *telemetry.Telemetry) error {
-	t := time.NewTicker(lease / 4)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		if n, err := led.Repair(ctx, lease, b.Current); err != nil {
-			tel.Logger.Warn("ledger repair failed", "err", err)
-		} else if n > 0 {
-			tel.Logger.Info("ledger repaired unfinished changes", "count", n)
-		}
-		if err := keys.Expire(ctx); err != nil {
-			tel.Logger.Warn("idempotency expiry failed", "err", err)
-		}
-		if n, err := b.PurgeFailed(ctx, retention); err != nil {
-			tel.Logger.Warn("failed booking purge failed", "err", err)
-		} else if n > 0 {
-			tel.Logger.Info("failed booking attempts deleted after their retention", "count", n)
-		}
-	}
-}
-
-// autopay charges the due installments of paymentAuto bookings.
-func autopay(ctx context.Context, b *booking.Service, every time.Duration, tel *telemetry.Telemetry) error {
-	if every <= 0 {
-		every = 10 * time.Minute
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		if n, err := b.ChargeAutopay(ctx); err != nil {
-			tel.Logger.Warn("automatic payments failed", "err", err)
-		} else if n > 0 {
-			tel.Logger.Info("automatic payments charged", "count", n)
-		}
-	}
 }

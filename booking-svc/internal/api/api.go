@@ -12,6 +12,7 @@ import (
 
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/idempotency"
+	"github.com/vros/vros/libs/fields"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/tenancy"
 )
@@ -62,9 +63,16 @@ func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
 // domainError maps the domain's errors to the interface's statuses (docs/interface-b.md).
 func domainError(err error) error {
 	var fe *booking.FieldError
+	var ve booking.Violations
 	var ue *booking.UnavailableError
 	var pe *booking.PaymentError
 	switch {
+	case errors.As(err, &ve):
+		var v fields.Violations
+		for _, f := range ve {
+			v.Add(f.Field, f.Message)
+		}
+		return v.Err()
 	case errors.As(err, &fe):
 		return httpapi.InvalidField(fe.Field, fe.Message)
 	case errors.As(err, &ue):

@@ -10,7 +10,6 @@ import (
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/idempotency"
 	"github.com/vros/vros/booking-svc/internal/request"
-	"github.com/vros/vros/booking-svc/internal/store"
 	"github.com/vros/vros/libs/fields"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/pricing"
@@ -28,7 +27,7 @@ func (a *API) quote(c *fiber.Ctx) error {
 	if err != nil {
 		return domainError(err)
 	}
-	return httpapi.B(c, priceOf(booking.QuoteRec(res), res.NightCount, p.Name, p.PropertyID,
+	return httpapi.B(c, priceOf(booking.QuoteOf(res), res.NightCount, p.Name, p.PropertyID,
 		st.Checkin.String()+" "+booking.CheckinTime, st.Checkout.String()+" "+booking.CheckoutTime, q.Adults, q.Children))
 }
 
@@ -38,7 +37,7 @@ func (a *API) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	nb := booking.NewBooking{Stay: stayOf(b), Party: partyOf(b), Payment: booking.Payment{Charge: b.PaymentCharge, Auto: b.PaymentAuto, Card: b.Card}}
+	nb := newBooking(b)
 	if att := idempotency.From(c); att != nil {
 		// The booking's id is recorded with the key before the booking is written: a retry
 		// after a crash finds what this attempt did (resolveCreate).
@@ -57,23 +56,14 @@ func (a *API) create(c *fiber.Ctx) error {
 	return httpapi.B(c, bookingOf(rec))
 }
 
-// update changes a booking: the fields sent are merged onto the stored booking and the
-// result is checked and priced as a whole.
+// update changes a booking: the domain lays the fields sent over the stored booking and
+// checks and prices the result as a whole.
 func (a *API) update(c *fiber.Ctx) error {
 	u, err := request.DecodeUpdate(c.Body(), a.now())
 	if err != nil {
 		return err
 	}
-	cur, err := a.bookings.Booking(c.UserContext(), account(c), int64(u.BookingID))
-	if err != nil {
-		return domainError(err)
-	}
-	merged := u.Merge(storedRequest(cur))
-	if err := request.CheckBooking(merged); err != nil {
-		return err
-	}
-	pay := booking.Payment{Charge: merged.PaymentCharge, Auto: merged.PaymentAuto, Card: merged.Card}
-	rec, err := a.bookings.Update(c.UserContext(), account(c), int64(u.BookingID), stayOf(merged), partyOf(merged), pay)
+	rec, err := a.bookings.Update(c.UserContext(), account(c), int64(u.BookingID), patchOf(u))
 	if err != nil {
 		return domainError(err)
 	}
@@ -114,7 +104,7 @@ func (a *API) list(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	f := store.ListFilter{UserID: int64(l.UserID), BookingID: int64(l.BookingID), PropertyID: int64(l.PropertyID),
+	f := booking.ListFilter{UserID: int64(l.UserID), BookingID: int64(l.BookingID), PropertyID: int64(l.PropertyID),
 		BrandID: int64(l.BrandID), Keyword: l.Keyword, Skip: int64(l.Offset()), Limit: int64(l.Limit)}
 	if !l.Checkin.IsZero() {
 		f.From = l.Checkin.Format(time.DateOnly)
@@ -218,10 +208,7 @@ func (a *API) arrival(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	err = a.bookings.SetArrival(c.UserContext(), account(c), int64(r.BookingID), func(rec *store.ArrivalRec) {
-		applyArrival(rec, r)
-	})
-	if err != nil {
+	if err := a.bookings.SetArrival(c.UserContext(), account(c), int64(r.BookingID), r.Form); err != nil {
 		return domainError(err)
 	}
 	return httpapi.B(c, fiber.Map{"message": "Complete"})

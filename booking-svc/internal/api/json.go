@@ -2,13 +2,14 @@ package api
 
 import (
 	"encoding/json"
-	"sort"
+	"slices"
 	"strconv"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/vros/vros/booking-svc/internal/arrival"
+	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/guest"
-	"github.com/vros/vros/booking-svc/internal/store"
 )
 
 // money writes a stored decimal string as a JSON number, exactly.
@@ -71,7 +72,7 @@ type priceJSON struct {
 	PaymentSchedule []installmentJSON `json:"paymentSchedule"`
 }
 
-func priceOf(q store.QuoteRec, nights int, name string, pid int64, checkin, checkout string, adults, children int) priceJSON {
+func priceOf(q booking.Quote, nights int, name string, pid int64, checkin, checkout string, adults, children int) priceJSON {
 	p := priceJSON{TotalRent: money(q.TotalRent), TaxTotal: money(q.TaxTotal), ServiceTotal: money(q.ServiceTotal),
 		DiscountTotal: money(q.DiscountTotal), GrandTotal: money(q.GrandTotal), DamageDeposit: money(q.DamageDeposit),
 		QtyOfNights: nights, MinNightlyPrice: money(q.MinNightly), MaxNightlyPrice: money(q.MaxNightly),
@@ -151,7 +152,7 @@ type bookingJSON struct {
 	ArrivalForm *arrivalJSON  `json:"arrivalForm"`
 }
 
-func bookingOf(b store.BookingRec) bookingJSON {
+func bookingOf(b booking.Booking) bookingJSON {
 	g := b.Guest
 	out := bookingJSON{BookingID: b.BookingID, Status: b.Status, FirstName: g.FirstName, LastName: g.LastName,
 		FullName: g.FirstName + " " + g.LastName, Email: g.Email, Birthday: g.Birthday, Birthplace: g.Birthplace, Phone1: g.Phone1,
@@ -166,14 +167,14 @@ func bookingOf(b store.BookingRec) bookingJSON {
 		out.CancellationDate = &s
 	}
 	paid := decimal.Zero
-	ids := make([]string, 0, len(b.Payments))
+	ids := make([]int64, 0, len(b.Payments))
 	for id := range b.Payments {
 		ids = append(ids, id)
 	}
-	sort.Slice(ids, func(i, j int) bool { a, _ := strconv.Atoi(ids[i]); c, _ := strconv.Atoi(ids[j]); return a < c })
+	slices.Sort(ids)
 	for _, id := range ids {
 		p := b.Payments[id]
-		out.Payments = append(out.Payments, paymentJSON{PaymentID: id, Amount: money(p.Amount), Currency: p.Currency,
+		out.Payments = append(out.Payments, paymentJSON{PaymentID: strconv.FormatInt(id, 10), Amount: money(p.Amount), Currency: p.Currency,
 			Description: p.Description, Time: p.Time.UTC().Format(dateTime), Method: p.Method})
 		amt, _ := decimal.NewFromString(p.Amount)
 		paid = paid.Add(amt)
@@ -211,14 +212,16 @@ type arrivalGuestJSON struct {
 	Allergies     string `json:"allergies"`
 }
 
-func arrivalOf(a store.ArrivalRec) arrivalJSON {
+func arrivalOf(a arrival.Arrival) arrivalJSON {
 	out := arrivalJSON{ArriveBy: a.ArriveBy, TransportNumber: a.TransportNumber, ExpectedTime: a.ExpectedTime, URL: a.URL,
 		IsCompleted: "False", DetailInformation: []arrivalGuestJSON{}}
 	if a.IsCompleted {
 		out.IsCompleted = "True"
 	}
 	for _, g := range a.Guests {
-		out.DetailInformation = append(out.DetailInformation, arrivalGuestJSON(g))
+		out.DetailInformation = append(out.DetailInformation, arrivalGuestJSON{Name: g.Name, Surname: g.Surname,
+			DateOfBirth: dateText(g.DateOfBirth), Nationality: g.Nationality, Email: g.Email, PhoneNumber: g.PhoneNumber,
+			FrontDocument: g.FrontDocument, BackDocument: g.BackDocument, Address: g.Address, Allergies: g.Allergies})
 	}
 	return out
 }

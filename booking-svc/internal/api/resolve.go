@@ -9,7 +9,6 @@ import (
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/idempotency"
 	"github.com/vros/vros/booking-svc/internal/request"
-	"github.com/vros/vros/booking-svc/internal/store"
 	"github.com/vros/vros/libs/httpapi"
 )
 
@@ -41,7 +40,7 @@ func (a *API) resolveCreate(c *fiber.Ctx, att *idempotency.Attempt) (bool, error
 		if err != nil {
 			return false, err
 		}
-		if b.Status == store.StatusReserved || b.Status == store.StatusCancelled {
+		if b.Status == booking.StatusReserved || b.Status == booking.StatusCancelled {
 			return true, httpapi.B(c, bookingOf(b))
 		}
 	}
@@ -71,7 +70,7 @@ func (a *API) resolveCancel(c *fiber.Ctx, _ *idempotency.Attempt) (bool, error) 
 		return false, err
 	}
 	b, err := a.bookings.BookingAnyStatus(c.UserContext(), account(c), id)
-	if err == nil && b.Status == store.StatusCancelled {
+	if err == nil && b.Status == booking.StatusCancelled {
 		return true, httpapi.B(c, fiber.Map{"bookingId": r.BookingID})
 	}
 	return false, nil
@@ -89,7 +88,7 @@ func (a *API) resolveAddPayment(c *fiber.Ctx, att *idempotency.Attempt) (bool, e
 		return false, nil
 	}
 	for _, id := range att.Refs {
-		if _, ok := b.Payments[strconv.FormatInt(id, 10)]; ok {
+		if _, ok := b.Payments[id]; ok {
 			return true, httpapi.B(c, fiber.Map{"paymentId": strconv.FormatInt(id, 10)})
 		}
 	}

@@ -4,16 +4,45 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
 	"github.com/shopspring/decimal"
-	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/vros/vros/booking-svc/internal/card"
-	"github.com/vros/vros/booking-svc/internal/store"
 	"github.com/vros/vros/libs/pricing"
 )
+
+// Autopay charges the due installments of paymentAuto bookings every Interval.
+type Autopay struct {
+	Bookings *Service
+	Interval time.Duration // 0: 10 minutes
+	Log      *slog.Logger
+}
+
+// Run charges until ctx ends.
+func (a Autopay) Run(ctx context.Context) error {
+	every := a.Interval
+	if every <= 0 {
+		every = 10 * time.Minute
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if n, err := a.Bookings.ChargeAutopay(ctx); err != nil {
+			a.Log.Warn("automatic payments failed", "err", err)
+		} else if n > 0 {
+			a.Log.Info("automatic payments charged", "count", n)
+		}
+	}
+}
 
 // ChargeAutopay charges, for every booking with paymentAuto, what its schedule has made
 // due and card charges have not yet paid, with the card kept at booking. A declined card is
@@ -22,7 +51,7 @@ import (
 func (s *Service) ChargeAutopay(ctx context.Context) (int, error) {
 	bookings, err := s.store.Autopay(ctx)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("list automatic payments: %w", err)
 	}
 	today := s.now().UTC().Format(time.DateOnly)
 	charged := 0
@@ -36,7 +65,7 @@ func (s *Service) ChargeAutopay(ctx context.Context) (int, error) {
 			continue
 		}
 		if err := s.autopay(ctx, b, due, today); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("booking %d: %w", b.BookingID, err))
 			continue
 		}
 		charged++
@@ -45,7 +74,7 @@ func (s *Service) ChargeAutopay(ctx context.Context) (int, error) {
 }
 
 // outstanding is what the schedule has made due by today, less what cards paid.
-func outstanding(b store.BookingRec, today string) decimal.Decimal {
+func outstanding(b Booking, today string) decimal.Decimal {
 	due := decimal.Zero
 	for _, in := range b.Quote.Schedule {
 		if in.Label != pricing.LabelDeposit && in.Due <= today {
@@ -54,7 +83,7 @@ func outstanding(b store.BookingRec, today string) decimal.Decimal {
 		}
 	}
 	for _, p := range b.Payments {
-		if p.Method == "card" {
+		if p.Method == MethodCard {
 			amt, _ := decimal.NewFromString(p.Amount)
 			due = due.Sub(amt)
 		}
@@ -62,22 +91,24 @@ func outstanding(b store.BookingRec, today string) decimal.Decimal {
 	return due
 }
 
-func (s *Service) autopay(ctx context.Context, b store.BookingRec, due decimal.Decimal, today string) error {
+func (s *Service) autopay(ctx context.Context, b Booking, due decimal.Decimal, today string) error {
 	plain, err := s.box.Open(b.Card.Sealed, cardContext(b.AccountID, b.BookingID))
 	if err != nil {
-		return err
+		return fmt.Errorf("open card: %w", err)
 	}
 	var st card.Stored
 	if err := json.Unmarshal([]byte(plain), &st); err != nil {
-		return err
+		return fmt.Errorf("read card: %w", err)
 	}
 	// One key per booking, day and amount: a retry after a crash charges nothing twice.
 	key := "booking-" + strconv.FormatInt(b.BookingID, 10) + "-auto-" + today + "-" + due.String()
 	ch, err := s.charge(ctx, due.StringFixed(2), b.Quote.Currency, st.Card(), key)
 	var pe *PaymentError
 	if errors.As(err, &pe) {
-		_, uerr := s.store.UpdateBooking(ctx, b.AccountID, b.BookingID, store.BookingUpdated,
-			bson.D{{Key: "autopay_error", Value: "automatic payment did not succeed: " + pe.Reason}})
+		_, uerr := s.store.Update(ctx, b.AccountID, b.BookingID, Updated, func(b *Booking) error {
+			b.AutopayError = "automatic payment did not succeed: " + pe.Reason
+			return nil
+		})
 		return uerr
 	}
 	if err != nil {
@@ -88,11 +119,13 @@ func (s *Service) autopay(ctx context.Context, b store.BookingRec, due decimal.D
 		return err
 	}
 	if err := s.store.IndexPayment(ctx, b.AccountID, id, b.BookingID); err != nil {
-		return err
+		return fmt.Errorf("index payment %d: %w", id, err)
 	}
-	rec := store.PaymentRec{PaymentID: id, Amount: due.StringFixed(2), Currency: b.Quote.Currency, Description: "automatic card payment",
-		Time: ch.At, Method: "card", ChargeID: ch.ID, CreatedAt: s.store.Now()}
-	_, err = s.store.UpdateBooking(ctx, b.AccountID, b.BookingID, store.BookingUpdated,
-		bson.D{{Key: "payments." + strconv.FormatInt(id, 10), Value: rec}})
+	p := Payment{PaymentID: id, Amount: due.StringFixed(2), Currency: b.Quote.Currency, Description: "automatic card payment",
+		Time: ch.At, Method: MethodCard, ChargeID: ch.ID, CreatedAt: s.store.Now()}
+	_, err = s.store.Update(ctx, b.AccountID, b.BookingID, Updated, func(b *Booking) error {
+		addPayment(b, &p)
+		return nil
+	})
 	return err
 }

@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/vros/vros/booking-svc/internal/ledger"
-	"github.com/vros/vros/booking-svc/internal/store"
-	"github.com/vros/vros/booking-svc/internal/view"
 	"github.com/vros/vros/libs/pricing"
 )
 
@@ -42,34 +40,31 @@ type BlockRequest struct {
 
 // CreateBlock holds the nights of a block in the same ledger as bookings: a night already
 // booked or blocked answers UnavailableError.
-func (s *Service) CreateBlock(ctx context.Context, account string, r BlockRequest) (store.BlockRec, error) {
+func (s *Service) CreateBlock(ctx context.Context, account string, r BlockRequest) (Block, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.Deadline)
 	defer cancel()
-	p, err := s.view.ByCode(ctx, account, r.InternalCode)
-	if errors.Is(err, view.ErrNotFound) {
-		return store.BlockRec{}, ErrNoProperty
-	}
+	p, err := s.view.PropertyByCode(ctx, account, r.InternalCode)
 	if err != nil {
-		return store.BlockRec{}, err
+		return Block{}, err
 	}
-	id, err := s.store.NextBlockID(ctx)
+	id, err := s.blocks.NextBlockID(ctx)
 	if err != nil {
-		return store.BlockRec{}, err
+		return Block{}, err
 	}
 	owner := blockOwner(id)
 	stay := ledger.Stay{Account: account, PropertyID: p.PropertyID, Dates: nights(r.Start, r.End.AddDays(1))}
 	if err := s.ledger.Begin(ctx, ledger.Op{Owner: owner, Account: account, Claim: []ledger.Stay{stay}}); err != nil {
-		return store.BlockRec{}, err
+		return Block{}, err
 	}
 	if err := s.ledger.Claim(ctx, stay, owner); err != nil {
 		var te *ledger.TakenError
 		if errors.As(err, &te) {
 			_ = s.ledger.End(context.WithoutCancel(ctx), account, owner)
-			return store.BlockRec{}, &UnavailableError{Date: te.Date}
+			return Block{}, &UnavailableError{Date: te.Date}
 		}
-		return store.BlockRec{}, err
+		return Block{}, err
 	}
-	b, err := s.store.InsertBlock(ctx, store.BlockRec{AccountID: account, BlockID: id, PropertyID: p.PropertyID,
+	b, err := s.blocks.InsertBlock(ctx, Block{AccountID: account, BlockID: id, PropertyID: p.PropertyID,
 		StartDate: r.Start.String(), EndDate: r.End.String(), Memo: r.Memo})
 	if err != nil {
 		return b, err
@@ -82,12 +77,9 @@ func (s *Service) CreateBlock(ctx context.Context, account string, r BlockReques
 func (s *Service) DeleteBlock(ctx context.Context, account string, id int64) error {
 	ctx, cancel := context.WithTimeout(ctx, s.Deadline)
 	defer cancel()
-	b, err := s.store.Block(ctx, account, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return ErrNotFound
-	}
+	b, err := s.blocks.Block(ctx, account, id)
 	if err != nil {
-		return err
+		return err // ErrNotFound too
 	}
 	owner := blockOwner(id)
 	release := ledger.Stay{Account: account, PropertyID: b.PropertyID, Dates: blockNights(b.StartDate, b.EndDate)}
@@ -98,14 +90,11 @@ func (s *Service) DeleteBlock(ctx context.Context, account string, id int64) err
 		return err
 	}
 	// Read again with the op held: a delete that completed in between has freed the nights.
-	if _, err := s.store.Block(ctx, account, id); err != nil {
+	if _, err := s.blocks.Block(ctx, account, id); err != nil {
 		_ = s.ledger.End(context.WithoutCancel(ctx), account, owner)
-		if errors.Is(err, store.ErrNotFound) {
-			return ErrNotFound
-		}
 		return err
 	}
-	if _, err := s.store.DeleteBlock(ctx, account, id); err != nil {
+	if _, err := s.blocks.DeleteBlock(ctx, account, id); err != nil {
 		return err
 	}
 	if err := s.ledger.Release(ctx, release, owner); err == nil {

@@ -1,6 +1,9 @@
 // Package booking is booking-svc's domain: it prices stays with the shared engine, holds
 // nights in the ledger so that no night is ever sold twice, takes payments through the
 // gateway and keeps bookings, blocks, payments, arrival forms and guest users.
+//
+// Its types carry no storage or wire format, and it declares what it needs of the world
+// (ports.go); MongoDB, Kafka and HTTP stay in the adapters that satisfy those interfaces.
 package booking
 
 import (
@@ -16,9 +19,6 @@ import (
 	"github.com/vros/vros/booking-svc/internal/card"
 	"github.com/vros/vros/booking-svc/internal/faults"
 	"github.com/vros/vros/booking-svc/internal/gateway"
-	"github.com/vros/vros/booking-svc/internal/ledger"
-	"github.com/vros/vros/booking-svc/internal/store"
-	"github.com/vros/vros/booking-svc/internal/view"
 	"github.com/vros/vros/libs/pricing"
 	"github.com/vros/vros/libs/seal"
 )
@@ -29,7 +29,8 @@ var (
 	ErrNoBooking  = errors.New("booking id does not exist")
 	ErrCancelled  = errors.New("booking is cancelled")
 	ErrBusy       = errors.New("another change of this booking is in progress; retry")
-	ErrNotFound   = errors.New("not found")
+	// ErrNotFound is what repositories answer for a document that does not exist.
+	ErrNotFound = errors.New("not found")
 )
 
 // UnavailableError: a night of the stay is held by another booking or a block.
@@ -60,12 +61,26 @@ const (
 	CheckoutTime = "11:00:00"
 )
 
+// Deps are what the domain service works with.
+type Deps struct {
+	Properties PropertyView
+	Bookings   Repository
+	Blocks     Blocks
+	Users      UserRepository
+	Ledger     Ledger
+	Gateway    Gateway
+	// Box seals the cards kept for later charges.
+	Box *seal.Box
+}
+
 // Service is the booking domain.
 type Service struct {
-	view    *view.Store
-	store   *store.Store
-	ledger  *ledger.Ledger
-	gateway gateway.Gateway
+	view    PropertyView
+	store   Repository
+	blocks  Blocks
+	users   UserRepository
+	ledger  Ledger
+	gateway Gateway
 	box     *seal.Box
 	// Deadline bounds every change, so that one can never outlive the janitor's lease.
 	Deadline time.Duration
@@ -79,8 +94,9 @@ type Service struct {
 }
 
 // New returns the domain service.
-func New(v *view.Store, s *store.Store, l *ledger.Ledger, g gateway.Gateway, box *seal.Box) *Service {
-	return &Service{view: v, store: s, ledger: l, gateway: g, box: box, Deadline: 25 * time.Second, Lease: 2 * time.Minute, now: time.Now}
+func New(d Deps) *Service {
+	return &Service{view: d.Properties, store: d.Bookings, blocks: d.Blocks, users: d.Users, ledger: d.Ledger, gateway: d.Gateway,
+		box: d.Box, Deadline: 25 * time.Second, Lease: 2 * time.Minute, now: time.Now}
 }
 
 // steps returns ctx carrying the Crash hook for a change named change of account.
@@ -103,7 +119,7 @@ type Stay struct {
 }
 
 // Quote prices a stay of account (getinfo).
-func (s *Service) Quote(ctx context.Context, account string, st Stay) (view.Property, pricing.Result, error) {
+func (s *Service) Quote(ctx context.Context, account string, st Stay) (Property, pricing.Result, error) {
 	p, err := s.property(ctx, account, st.PropertyID)
 	if err != nil {
 		return p, pricing.Result{}, err
@@ -112,17 +128,13 @@ func (s *Service) Quote(ctx context.Context, account string, st Stay) (view.Prop
 	return p, r, err
 }
 
-func (s *Service) property(ctx context.Context, account string, pid int64) (view.Property, error) {
-	p, err := s.view.Get(ctx, account, pid)
-	if errors.Is(err, view.ErrNotFound) {
-		return p, ErrNoProperty
-	}
-	return p, err
+func (s *Service) property(ctx context.Context, account string, pid int64) (Property, error) {
+	return s.view.Property(ctx, account, pid)
 }
 
 // price runs the engine; ignoreRules skips the stay rules (for repricing a booking whose
 // dates and guests do not change).
-func (s *Service) price(p view.Property, st Stay, ignoreRules bool) (pricing.Result, error) {
+func (s *Service) price(p Property, st Stay, ignoreRules bool) (pricing.Result, error) {
 	if st.Currency != "" && st.Currency != p.Pricing.Currency {
 		return pricing.Result{}, &FieldError{Field: "currency", Message: fmt.Sprintf(
 			"must be %s, the property's currency; other currencies are not converted", p.Pricing.Currency)}
@@ -150,12 +162,12 @@ func bookingOwner(id int64) string { return "booking:" + strconv.FormatInt(id, 1
 func blockOwner(id int64) string   { return "block:" + strconv.FormatInt(id, 10) }
 
 // sealCard encrypts a card for storage (never the CVC) under the account and booking.
-func (s *Service) sealCard(account string, bookingID int64, c card.Card) (*store.CardRec, error) {
+func (s *Service) sealCard(account string, bookingID int64, c card.Card) (*SealedCard, error) {
 	b, err := json.Marshal(c.Storable())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("seal card: %w", err)
 	}
-	return &store.CardRec{Sealed: s.box.Seal(string(b), cardContext(account, bookingID)), Masked: c.Masked(), Brand: c.Brand(),
+	return &SealedCard{Sealed: s.box.Seal(string(b), cardContext(account, bookingID)), Masked: c.Masked(), Brand: c.Brand(),
 		Expiry: c.Expiry()}, nil
 }
 
@@ -167,7 +179,7 @@ func cardContext(account string, bookingID int64) string {
 func (s *Service) charge(ctx context.Context, amount, currency string, c card.Card, key string) (gateway.Charge, error) {
 	amt, err := decimal.NewFromString(amount)
 	if err != nil {
-		return gateway.Charge{}, err
+		return gateway.Charge{}, fmt.Errorf("charge amount %q: %w", amount, err)
 	}
 	ch, err := s.gateway.Charge(ctx, gateway.ChargeRequest{Amount: amt, Currency: currency, Card: c, Description: key, IdempotencyKey: key})
 	if err == nil {
@@ -179,5 +191,5 @@ func (s *Service) charge(ctx context.Context, amount, currency string, c card.Ca
 	if reason, ok := gateway.Declined(err); ok {
 		return ch, &PaymentError{Reason: reason}
 	}
-	return ch, err
+	return ch, fmt.Errorf("card gateway: %w", err)
 }

@@ -3,46 +3,12 @@ package booking
 import (
 	"context"
 	"errors"
-	"strconv"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/vros/vros/booking-svc/internal/faults"
 	"github.com/vros/vros/booking-svc/internal/ledger"
-	"github.com/vros/vros/booking-svc/internal/store"
 	"github.com/vros/vros/libs/pricing"
 )
-
-// StayOf is a booking's stored stay, with its service lines.
-func StayOf(b store.BookingRec) Stay {
-	in, _ := pricing.ParseDate(b.Checkin)
-	out, _ := pricing.ParseDate(b.Checkout)
-	lines := LinesOf(b.ServiceLines)
-	return Stay{PropertyID: b.PropertyID, Checkin: in, Checkout: out, Adults: b.Adults, Children: b.Children, Services: &lines}
-}
-
-// reserved returns a booking that can change: reserved, of this account.
-func (s *Service) reserved(ctx context.Context, account string, id int64) (store.BookingRec, error) {
-	b, err := s.store.Booking(ctx, account, id)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return b, ErrNoBooking
-	case err != nil:
-		return b, err
-	case b.Status == store.StatusCancelled:
-		return b, ErrCancelled
-	case b.Status != store.StatusReserved:
-		return b, ErrNoBooking // a pending or failed attempt is not a booking
-	}
-	return b, nil
-}
-
-// PartyOf is a booking's stored party.
-func PartyOf(b store.BookingRec) Party {
-	return Party{Guest: b.Guest, UserID: b.UserID, BrandID: b.BrandID, LeadSourceID: b.LeadSourceID, CSADamage: b.CSADamage,
-		CSATravel: b.CSATravel, PromotionCode: b.PromotionCode}
-}
 
 // errChanged: the booking changed between the read a change was planned from and the claim
 // of its op; the change is planned again.
@@ -51,16 +17,38 @@ var errChanged = errors.New("booking changed while its change began")
 // replans is how many times a change is planned again before it answers ErrBusy.
 const replans = 3
 
-// Update changes booking id to the stay and party given in full (the caller merged the
-// request onto the stored booking). st.Services nil means the property's default services.
-// New nights are held before the booking changes and old ones freed after, so the booking
-// never holds fewer nights than its document says.
-func (s *Service) Update(ctx context.Context, account string, id int64, st Stay, party Party, pay Payment) (store.BookingRec, error) {
+// plan turns the stored booking into the draft it should become.
+type plan func(cur Booking) (Draft, error)
+
+// Update changes booking id by patch: the fields it sent are laid over the stored booking
+// and the result is checked and priced as a whole. New nights are held before the booking
+// changes and old ones freed after, so the booking never holds fewer nights than its
+// document says.
+func (s *Service) Update(ctx context.Context, account string, id int64, patch Patch) (Booking, error) {
+	return s.change(ctx, account, id, func(cur Booking) (Draft, error) {
+		d := patch.Apply(cur.Draft())
+		return d, d.Check()
+	})
+}
+
+// InsertServices adds service lines to a booking and prices it again.
+func (s *Service) InsertServices(ctx context.Context, account string, id int64, lines []pricing.ServiceLine) (Booking, error) {
+	return s.change(ctx, account, id, func(cur Booking) (Draft, error) {
+		d := cur.Draft()
+		all := append(append([]pricing.ServiceLine{}, cur.ServiceLines...), lines...)
+		d.Services = &all
+		d.Currency = "" // priced in the property's currency, whatever it is now
+		return d, nil
+	})
+}
+
+// change runs a change of booking id, planned again if the booking changed meanwhile.
+func (s *Service) change(ctx context.Context, account string, id int64, p plan) (Booking, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.Deadline)
 	defer cancel()
 	ctx = s.steps(ctx, "update", account)
 	for try := 0; ; try++ {
-		res, err := s.update(ctx, account, id, st, party, pay)
+		res, err := s.update(ctx, account, id, p)
 		if !errors.Is(err, errChanged) {
 			return res, err
 		}
@@ -70,10 +58,19 @@ func (s *Service) Update(ctx context.Context, account string, id int64, st Stay,
 	}
 }
 
+// reserved returns a booking that can change: reserved, of this account.
+func (s *Service) reserved(ctx context.Context, account string, id int64) (Booking, error) {
+	b, err := s.booked(ctx, account, id)
+	if err == nil && b.Status == StatusCancelled {
+		return b, ErrCancelled
+	}
+	return b, err
+}
+
 // begin claims the op of a change planned from cur, then reads the booking again: a change
 // that completed between the first read and the op would make the plan wrong (releasing
 // nights the booking no longer holds). Then it ends the op and answers errChanged.
-func (s *Service) begin(ctx context.Context, cur store.BookingRec, op ledger.Op) error {
+func (s *Service) begin(ctx context.Context, cur Booking, op ledger.Op) error {
 	faults.At(ctx, "planned")
 	if err := s.ledger.Begin(ctx, op); err != nil {
 		if errors.Is(err, ledger.ErrBusy) {
@@ -95,27 +92,36 @@ func (s *Service) begin(ctx context.Context, cur store.BookingRec, op ledger.Op)
 	return errChanged
 }
 
-func (s *Service) update(ctx context.Context, account string, id int64, st Stay, party Party, pay Payment) (store.BookingRec, error) {
-	cur, err := s.reserved(ctx, account, id)
+func (s *Service) update(ctx context.Context, account string, id int64, plan plan) (Booking, error) {
+	// A cancelled booking is refused after its draft is checked, as the request is judged
+	// first.
+	cur, err := s.booked(ctx, account, id)
 	if err != nil {
 		return cur, err
 	}
-	moved := st.PropertyID != cur.PropertyID
-	p, err := s.property(ctx, account, st.PropertyID)
+	d, err := plan(cur)
 	if err != nil {
 		return cur, err
 	}
-	if err := s.checkParty(ctx, account, party, Payment{Charge: pay.Charge, Card: pay.Card}); err != nil {
+	if cur.Status == StatusCancelled {
+		return cur, ErrCancelled
+	}
+	moved := d.PropertyID != cur.PropertyID
+	p, err := s.property(ctx, account, d.PropertyID)
+	if err != nil {
 		return cur, err
 	}
-	same := !moved && st.Checkin.String() == cur.Checkin && st.Checkout.String() == cur.Checkout &&
-		st.Adults == cur.Adults && st.Children == cur.Children
-	q, err := s.price(p, st, same)
+	if err := s.checkParty(ctx, account, d.Party, PaymentRequest{Charge: d.Charge, Card: d.Card}); err != nil {
+		return cur, err
+	}
+	same := !moved && d.Checkin.String() == cur.Checkin && d.Checkout.String() == cur.Checkout &&
+		d.Adults == cur.Adults && d.Children == cur.Children
+	q, err := s.price(p, d.Stay, same)
 	if err != nil {
 		return cur, err
 	}
 	next := cur
-	s.apply(&next, p, st, party, q)
+	s.apply(&next, p, d.Stay, d.Party, q)
 
 	add, drop := next.Nights, cur.Nights
 	if !moved {
@@ -136,31 +142,26 @@ func (s *Service) update(ctx context.Context, account string, id int64, st Stay,
 		return cur, err
 	}
 	faults.At(ctx, "claimed")
-	if pay.Auto && pay.Card == nil && cur.Card == nil {
+	undo := func(cause error) (Booking, error) {
 		if rerr := s.ledger.Release(context.WithoutCancel(ctx), claim, owner); rerr == nil {
 			_ = s.ledger.End(context.WithoutCancel(ctx), account, owner)
 		}
-		return cur, &FieldError{Field: "creditCard", Message: "is required with paymentAuto: the booking has no card"}
+		return cur, cause
 	}
-	set := stayFields(next)
-	set = append(set, bson.E{Key: "payment_auto", Value: pay.Auto}, bson.E{Key: "autopay_error", Value: ""})
-	if pay.Card != nil {
-		sealed, err := s.sealCard(account, cur.BookingID, *pay.Card)
-		if err != nil {
+	if d.Auto && d.Card == nil && cur.Card == nil {
+		return undo(&FieldError{Field: "creditCard", Message: "is required with paymentAuto: the booking has no card"})
+	}
+	var sealed *SealedCard
+	var pay *Payment
+	if d.Card != nil {
+		if sealed, err = s.sealCard(account, cur.BookingID, *d.Card); err != nil {
 			return cur, err
 		}
-		set = append(set, bson.E{Key: "card", Value: sealed})
-		if pay.Charge {
-			due := outstanding(next, s.now().UTC().Format(time.DateOnly))
-			if due.IsPositive() {
-				p, err := s.chargeAmount(ctx, next, *pay.Card, due, "update", "")
-				if err != nil {
-					if rerr := s.ledger.Release(context.WithoutCancel(ctx), claim, owner); rerr == nil {
-						_ = s.ledger.End(context.WithoutCancel(ctx), account, owner)
-					}
-					return cur, err
+		if d.Charge {
+			if due := outstanding(next, s.now().UTC().Format(time.DateOnly)); due.IsPositive() {
+				if pay, err = s.chargeAmount(ctx, next, *d.Card, due, "update", ""); err != nil {
+					return undo(err)
 				}
-				set = append(set, bson.E{Key: "payments." + strconv.FormatInt(p.PaymentID, 10), Value: *p})
 				faults.At(ctx, "charged")
 			}
 		}
@@ -168,7 +169,15 @@ func (s *Service) update(ctx context.Context, account string, id int64, st Stay,
 	if ctx.Err() != nil {
 		return cur, ctx.Err()
 	}
-	res, err := s.store.UpdateBooking(ctx, account, cur.BookingID, store.BookingUpdated, set)
+	res, err := s.store.Update(ctx, account, cur.BookingID, Updated, func(b *Booking) error {
+		setStay(b, next)
+		b.PaymentAuto, b.AutopayError = d.Auto, ""
+		if sealed != nil {
+			b.Card = sealed
+		}
+		addPayment(b, pay)
+		return nil
+	})
 	if err != nil {
 		return cur, err
 	}
@@ -181,21 +190,18 @@ func (s *Service) update(ctx context.Context, account string, id int64, st Stay,
 	return res, nil
 }
 
-// stayFields are the fields an update or a repricing writes.
-func stayFields(b store.BookingRec) bson.D {
-	return bson.D{
-		{Key: "property_id", Value: b.PropertyID}, {Key: "property_name", Value: b.PropertyName},
-		{Key: "user_id", Value: b.UserID}, {Key: "brand_id", Value: b.BrandID}, {Key: "leadsource_id", Value: b.LeadSourceID},
-		{Key: "guest", Value: b.Guest}, {Key: "csa_damage_protection", Value: b.CSADamage}, {Key: "csa_travel_insurance", Value: b.CSATravel},
-		{Key: "promotion_code", Value: b.PromotionCode},
-		{Key: "checkin", Value: b.Checkin}, {Key: "checkout", Value: b.Checkout}, {Key: "nights", Value: b.Nights},
-		{Key: "adults", Value: b.Adults}, {Key: "children", Value: b.Children},
-		{Key: "quote", Value: b.Quote}, {Key: "service_lines", Value: b.ServiceLines},
-	}
+// setStay copies what an update or a repricing changes: the stay, the party and the price.
+func setStay(b *Booking, from Booking) {
+	b.PropertyID, b.PropertyName = from.PropertyID, from.PropertyName
+	b.UserID, b.BrandID, b.LeadSourceID = from.UserID, from.BrandID, from.LeadSourceID
+	b.Guest, b.CSADamage, b.CSATravel, b.PromotionCode = from.Guest, from.CSADamage, from.CSATravel, from.PromotionCode
+	b.Checkin, b.Checkout, b.Nights = from.Checkin, from.Checkout, from.Nights
+	b.Adults, b.Children = from.Adults, from.Children
+	b.Quote, b.ServiceLines = from.Quote, from.ServiceLines
 }
 
 // Cancel cancels a booking and frees its nights.
-func (s *Service) Cancel(ctx context.Context, account string, id int64) (store.BookingRec, error) {
+func (s *Service) Cancel(ctx context.Context, account string, id int64) (Booking, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.Deadline)
 	defer cancel()
 	ctx = s.steps(ctx, "cancel", account)
@@ -210,7 +216,7 @@ func (s *Service) Cancel(ctx context.Context, account string, id int64) (store.B
 	}
 }
 
-func (s *Service) cancel(ctx context.Context, account string, id int64) (store.BookingRec, error) {
+func (s *Service) cancel(ctx context.Context, account string, id int64) (Booking, error) {
 	cur, err := s.reserved(ctx, account, id)
 	if err != nil {
 		return cur, err
@@ -224,8 +230,10 @@ func (s *Service) cancel(ctx context.Context, account string, id int64) (store.B
 		return cur, ctx.Err()
 	}
 	now := s.store.Now()
-	res, err := s.store.UpdateBooking(ctx, account, id, store.BookingCancelled,
-		bson.D{{Key: "status", Value: store.StatusCancelled}, {Key: "cancelled_at", Value: now}})
+	res, err := s.store.Update(ctx, account, id, Cancelled, func(b *Booking) error {
+		b.Status, b.CancelledAt = StatusCancelled, &now
+		return nil
+	})
 	if err != nil {
 		return cur, err
 	}
@@ -235,18 +243,6 @@ func (s *Service) cancel(ctx context.Context, account string, id int64) (store.B
 		_ = s.ledger.End(ctx, account, owner)
 	}
 	return res, nil
-}
-
-// InsertServices adds service lines to a booking and prices it again.
-func (s *Service) InsertServices(ctx context.Context, account string, id int64, lines []pricing.ServiceLine) (store.BookingRec, error) {
-	cur, err := s.reserved(ctx, account, id)
-	if err != nil {
-		return cur, err
-	}
-	all := append(LinesOf(cur.ServiceLines), lines...)
-	st := StayOf(cur)
-	st.Services = &all
-	return s.Update(ctx, account, id, st, PartyOf(cur), Payment{Auto: cur.PaymentAuto})
 }
 
 // Current is the janitor's view of what an owner should hold: a reserved booking its
@@ -260,7 +256,7 @@ func (s *Service) Current(ctx context.Context, account, owner string) ([]ledger.
 	switch kind {
 	case "booking":
 		b, err := s.store.Booking(ctx, account, id)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, ErrNotFound) {
 			return nil, nil
 		}
 		if err != nil {
@@ -271,16 +267,16 @@ func (s *Service) Current(ctx context.Context, account, owner string) ([]ledger.
 			return nil, err
 		}
 		switch b.Status {
-		case store.StatusReserved:
+		case StatusReserved:
 			return []ledger.Stay{{Account: account, PropertyID: b.PropertyID, Dates: b.Nights}}, nil
-		case store.StatusPending:
+		case StatusPending:
 			// Its creator is past its deadline (the op is older than the lease): abandoned.
 			return nil, s.store.MarkFailed(ctx, account, id)
 		}
 		return nil, nil
 	case "block":
-		b, err := s.store.Block(ctx, account, id)
-		if errors.Is(err, store.ErrNotFound) {
+		b, err := s.blocks.Block(ctx, account, id)
+		if errors.Is(err, ErrNotFound) {
 			return nil, nil
 		}
 		if err != nil {
@@ -305,13 +301,13 @@ func (s *Service) Settle(ctx context.Context, account string, id int64) error {
 		return err
 	}
 	b, err := s.store.Booking(ctx, account, id)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if b.Status == store.StatusPending {
+	if b.Status == StatusPending {
 		if s.now().Before(b.CreatedAt.Add(2 * s.Deadline)) {
 			return ErrBusy
 		}
@@ -321,9 +317,9 @@ func (s *Service) Settle(ctx context.Context, account string, id int64) error {
 }
 
 // BookingAnyStatus returns booking id of account whatever its status (pending, failed…).
-func (s *Service) BookingAnyStatus(ctx context.Context, account string, id int64) (store.BookingRec, error) {
+func (s *Service) BookingAnyStatus(ctx context.Context, account string, id int64) (Booking, error) {
 	b, err := s.store.Booking(ctx, account, id)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, ErrNotFound) {
 		return b, ErrNoBooking
 	}
 	return b, err

@@ -1,4 +1,4 @@
-package booking
+package booking_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/vros/vros/booking-svc/internal/store"
+	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/pricing"
 )
@@ -30,7 +30,7 @@ func (f fixture) priceable(t *testing.T, account string, pid int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.svc.view.Apply(context.Background(), kafka.Message{Value: v}); err != nil {
+	if err := f.vw.Apply(context.Background(), kafka.Message{Value: v}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -81,14 +81,19 @@ func TestConcurrentChangesKeepTheLedgerExact(t *testing.T) {
 	g := &gate{armed: map[string]chan struct{}{}, reached: map[string]chan struct{}{}}
 	f.svc.Crash = g.hook
 	first := pricing.DateOf(time.Now().UTC()).AddDays(10)
-	stay := func(from, n int) Stay {
-		return Stay{PropertyID: pid, Checkin: first.AddDays(from), Checkout: first.AddDays(from + n), Adults: 2, Services: &[]pricing.ServiceLine{}}
+	stay := func(from, n int) booking.Stay {
+		return booking.Stay{PropertyID: pid, Checkin: first.AddDays(from), Checkout: first.AddDays(from + n), Adults: 2, Services: &[]pricing.ServiceLine{}}
 	}
-	party := Party{Guest: store.GuestRec{FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com"}}
+	// move is an update to other dates.
+	move := func(from, n int) booking.Patch {
+		in, out := first.AddDays(from), first.AddDays(from+n)
+		return booking.Patch{Checkin: &in, Checkout: &out}
+	}
+	party := booking.Party{Guest: booking.Guest{FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com"}}
 
 	var mu sync.Mutex
 	all := map[string][]int64{} // account → bookings
-	keep := func(account string, b store.BookingRec, err error) error {
+	keep := func(account string, b booking.Booking, err error) error {
 		if err == nil {
 			mu.Lock()
 			all[account] = append(all[account], b.BookingID)
@@ -99,8 +104,8 @@ func TestConcurrentChangesKeepTheLedgerExact(t *testing.T) {
 	var held, raced, took, stale, created atomic.Int64
 	unexpected := make(chan error, 1000)
 	expected := func(err error) bool {
-		var ue *UnavailableError
-		return err == nil || errors.As(err, &ue) || errors.Is(err, ErrBusy) || errors.Is(err, ErrCancelled)
+		var ue *booking.UnavailableError
+		return err == nil || errors.As(err, &ue) || errors.Is(err, booking.ErrBusy) || errors.Is(err, booking.ErrCancelled)
 	}
 	var wg sync.WaitGroup
 	for a := 0; a < 10; a++ {
@@ -109,10 +114,10 @@ func TestConcurrentChangesKeepTheLedgerExact(t *testing.T) {
 		wg.Add(2)
 		go func() { // the booking whose changes race
 			defer wg.Done()
-			var b store.BookingRec
+			var b booking.Booking
 			var err error
 			for try := 0; try == 0 || err != nil; try++ { // random guests may take the nights first
-				b, err = f.svc.Create(ctx, account, NewBooking{Stay: stay(rand.IntN(span-3), 2), Party: party})
+				b, err = f.svc.Create(ctx, account, booking.NewBooking{Stay: stay(rand.IntN(span-3), 2), Party: party})
 				if try == 50 || !expected(err) {
 					unexpected <- fmt.Errorf("no first booking: %w", err)
 					return
@@ -127,7 +132,7 @@ func TestConcurrentChangesKeepTheLedgerExact(t *testing.T) {
 					if r == rounds-1 {
 						_, err = f.svc.Cancel(ctx, account, b.BookingID)
 					} else {
-						_, err = f.svc.Update(ctx, account, b.BookingID, stay(rand.IntN(span-3), 1+rand.IntN(3)), party, Payment{})
+						_, err = f.svc.Update(ctx, account, b.BookingID, move(rand.IntN(span-3), 1+rand.IntN(3)))
 					}
 					slow <- err
 				}()
@@ -145,11 +150,11 @@ func TestConcurrentChangesKeepTheLedgerExact(t *testing.T) {
 				if err != nil {
 					unexpected <- err
 				}
-				if _, err := f.svc.Update(ctx, account, b.BookingID, stay(rand.IntN(span-3), 1+rand.IntN(2)), party, Payment{}); err == nil {
+				if _, err := f.svc.Update(ctx, account, b.BookingID, move(rand.IntN(span-3), 1+rand.IntN(2))); err == nil {
 					raced.Add(1)
 					// …and a new booking takes the nights it freed.
 					in, _ := pricing.ParseDate(before.Checkin)
-					y, err := f.svc.Create(ctx, account, NewBooking{Stay: Stay{PropertyID: pid, Checkin: in,
+					y, err := f.svc.Create(ctx, account, booking.NewBooking{Stay: booking.Stay{PropertyID: pid, Checkin: in,
 						Checkout: in.AddDays(len(before.Nights)), Adults: 2, Services: &[]pricing.ServiceLine{}}, Party: party})
 					if keep(account, y, err) == nil {
 						took.Add(1)
@@ -168,7 +173,7 @@ func TestConcurrentChangesKeepTheLedgerExact(t *testing.T) {
 		go func() { // other guests book at random
 			defer wg.Done()
 			for n := 0; n < 8; n++ {
-				b, err := f.svc.Create(ctx, account, NewBooking{Stay: stay(rand.IntN(span-2), 1+rand.IntN(2)), Party: party})
+				b, err := f.svc.Create(ctx, account, booking.NewBooking{Stay: stay(rand.IntN(span-2), 1+rand.IntN(2)), Party: party})
 				if err := keep(account, b, err); err == nil {
 					created.Add(1)
 				} else if !expected(err) {
@@ -197,7 +202,7 @@ func TestConcurrentChangesKeepTheLedgerExact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if b.Status != store.StatusReserved {
+			if b.Status != booking.StatusReserved {
 				continue
 			}
 			for _, n := range b.Nights {

@@ -1,16 +1,18 @@
-package booking
+package booking_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/gateway"
 	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
+	"github.com/vros/vros/booking-svc/internal/properties"
 	"github.com/vros/vros/booking-svc/internal/store"
 	"github.com/vros/vros/booking-svc/internal/view"
 	"github.com/vros/vros/libs/embedded"
@@ -29,10 +31,13 @@ type discard struct{}
 func (discard) Publish(context.Context, ...events.Message) error { return nil }
 
 type fixture struct {
-	svc *Service
+	svc *booking.Service
 	st  *store.Store
 	led *ledger.Ledger
+	vw  *view.Store
 }
+
+func bookingOwner(id int64) string { return "booking:" + strconv.FormatInt(id, 10) }
 
 func newFixture(t *testing.T) fixture {
 	t.Helper()
@@ -52,7 +57,9 @@ func newFixture(t *testing.T) fixture {
 		t.Fatal(err)
 	}
 	box, _ := seal.New(seal.NewKey())
-	return fixture{svc: New(vw, st, led, gateway.NewTest(time.Now), box), st: st, led: led}
+	svc := booking.New(booking.Deps{Properties: properties.New(vw), Bookings: st, Blocks: st, Users: st, Ledger: led,
+		Gateway: gateway.NewTest(time.Now), Box: box})
+	return fixture{svc: svc, st: st, led: led, vw: vw}
 }
 
 func (f fixture) owners(t *testing.T, account string, pid int64, dates []string) map[string]string {
@@ -72,13 +79,13 @@ func (f fixture) owners(t *testing.T, account string, pid int64, dates []string)
 func (f fixture) reserve(t *testing.T, account string, id, pid int64, dates []string) {
 	t.Helper()
 	ctx := context.Background()
-	if err := f.st.InsertPending(ctx, store.BookingRec{AccountID: account, BookingID: id, PropertyID: pid, Nights: dates, CreatedAt: time.Now()}); err != nil {
+	if err := f.st.InsertPending(ctx, booking.Booking{AccountID: account, BookingID: id, PropertyID: pid, Nights: dates, CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.led.Claim(ctx, ledger.Stay{Account: account, PropertyID: pid, Dates: dates}, bookingOwner(id)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.st.UpdateBooking(ctx, account, id, store.BookingReserved, bson.D{{Key: "status", Value: store.StatusReserved}}); err != nil {
+	if _, err := f.st.Update(ctx, account, id, booking.Reserved, func(b *booking.Booking) error { b.Status = booking.StatusReserved; return nil }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -100,7 +107,7 @@ func TestJanitorRepairsACrashedCreate(t *testing.T) {
 	if err := f.led.Begin(ctx, ledger.Op{Owner: owner, Account: "j1", Claim: []ledger.Stay{stay}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.st.InsertPending(ctx, store.BookingRec{AccountID: "j1", BookingID: 1, PropertyID: 1, Nights: dates, CreatedAt: time.Now()}); err != nil {
+	if err := f.st.InsertPending(ctx, booking.Booking{AccountID: "j1", BookingID: 1, PropertyID: 1, Nights: dates, CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.led.Claim(ctx, stay, owner); err != nil {
@@ -114,7 +121,7 @@ func TestJanitorRepairsACrashedCreate(t *testing.T) {
 		}
 	}
 	b, err := f.st.Booking(ctx, "j1", 1)
-	if err != nil || b.Status != store.StatusFailed {
+	if err != nil || b.Status != booking.StatusFailed {
 		t.Fatalf("abandoned booking is %q (%v), want failed", b.Status, err)
 	}
 }
@@ -146,7 +153,7 @@ func TestJanitorRepairsACrashedUpdate(t *testing.T) {
 	if err := f.led.Claim(ctx, ledger.Stay{Account: "j2", PropertyID: 1, Dates: moved}, bookingOwner(2)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.st.UpdateBooking(ctx, "j2", 2, store.BookingUpdated, bson.D{{Key: "nights", Value: moved}}); err != nil {
+	if _, err := f.st.Update(ctx, "j2", 2, booking.Updated, func(b *booking.Booking) error { b.Nights = moved; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	f.repair(t)

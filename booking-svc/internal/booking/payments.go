@@ -3,13 +3,12 @@ package booking
 import (
 	"context"
 	"errors"
-	"strconv"
+	"fmt"
 	"time"
 
 	"github.com/shopspring/decimal"
-	"go.mongodb.org/mongo-driver/v2/bson"
 
-	"github.com/vros/vros/booking-svc/internal/store"
+	"github.com/vros/vros/booking-svc/internal/arrival"
 )
 
 // PaymentInput records a payment received for a booking (B3).
@@ -28,25 +27,25 @@ func (s *Service) NewPaymentID(ctx context.Context) (int64, error) { return s.st
 
 // booked returns a booking that payments may be recorded on (reserved or cancelled: refunds
 // and cancellation fees are recorded after a cancellation too).
-func (s *Service) booked(ctx context.Context, account string, id int64) (store.BookingRec, error) {
+func (s *Service) booked(ctx context.Context, account string, id int64) (Booking, error) {
 	b, err := s.store.Booking(ctx, account, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && b.Status != store.StatusReserved && b.Status != store.StatusCancelled) {
+	if errors.Is(err, ErrNotFound) || (err == nil && b.Status != StatusReserved && b.Status != StatusCancelled) {
 		return b, ErrNoBooking
 	}
 	return b, err
 }
 
-func (s *Service) paymentRec(b store.BookingRec, id int64, in PaymentInput) (store.PaymentRec, error) {
+func (s *Service) payment(b Booking, id int64, in PaymentInput) (Payment, error) {
 	cur := b.Quote.Currency
 	if in.Currency != "" && in.Currency != cur {
-		return store.PaymentRec{}, &FieldError{Field: "currency", Message: "must be " + cur + ", the booking's currency"}
+		return Payment{}, &FieldError{Field: "currency", Message: "must be " + cur + ", the booking's currency"}
 	}
 	at := s.store.Now()
 	if in.Time != nil {
 		at = in.Time.UTC()
 	}
-	return store.PaymentRec{PaymentID: id, Amount: in.Amount.StringFixed(2), Currency: cur, Description: in.Description, Time: at,
-		Method: "manual", CreatedAt: s.store.Now()}, nil
+	return Payment{PaymentID: id, Amount: in.Amount.StringFixed(2), Currency: cur, Description: in.Description, Time: at,
+		Method: MethodManual, CreatedAt: s.store.Now()}, nil
 }
 
 // AddPayment records a payment on a booking and returns its id.
@@ -61,92 +60,126 @@ func (s *Service) AddPayment(ctx context.Context, account string, bookingID int6
 			return 0, err
 		}
 	}
-	rec, err := s.paymentRec(b, id, in)
+	p, err := s.payment(b, id, in)
 	if err != nil {
 		return 0, err
 	}
 	if err := s.store.IndexPayment(ctx, account, id, bookingID); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("index payment %d: %w", id, err)
 	}
-	_, err = s.store.UpdateBooking(ctx, account, bookingID, store.BookingUpdated, bson.D{{Key: "payments." + strconv.FormatInt(id, 10), Value: rec}})
+	_, err = s.store.Update(ctx, account, bookingID, Updated, func(b *Booking) error {
+		addPayment(b, &p)
+		return nil
+	})
 	return id, err
 }
 
 // paymentBooking finds the booking holding payment id.
-func (s *Service) paymentBooking(ctx context.Context, account string, id int64) (store.BookingRec, store.PaymentRec, error) {
+func (s *Service) paymentBooking(ctx context.Context, account string, id int64) (Booking, Payment, error) {
 	bid, err := s.store.PaymentBooking(ctx, account, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.BookingRec{}, store.PaymentRec{}, ErrNotFound
-	}
 	if err != nil {
-		return store.BookingRec{}, store.PaymentRec{}, err
+		return Booking{}, Payment{}, err // ErrNotFound too
 	}
 	b, err := s.store.Booking(ctx, account, bid)
 	if err != nil {
-		return b, store.PaymentRec{}, err
+		return b, Payment{}, err
 	}
-	p, ok := b.Payments[strconv.FormatInt(id, 10)]
+	p, ok := b.Payments[id]
 	if !ok {
 		return b, p, ErrNotFound
 	}
 	return b, p, nil
 }
 
+// manual returns the recorded payment id of b that may change: gateway charges happened.
+func manual(b *Booking, id int64, refusal string) (Payment, error) {
+	p, ok := b.Payments[id]
+	switch {
+	case !ok:
+		return p, ErrNotFound
+	case p.Method != MethodManual:
+		return p, &FieldError{Field: "paymentId", Message: refusal}
+	}
+	return p, nil
+}
+
 // UpdatePayment changes a recorded payment. Card charges made by the gateway cannot be
 // changed: they happened.
 func (s *Service) UpdatePayment(ctx context.Context, account string, id int64, in PaymentInput) error {
-	b, old, err := s.paymentBooking(ctx, account, id)
+	const refusal = "is a card charge made through the gateway and cannot be changed; record a refund instead"
+	b, _, err := s.paymentBooking(ctx, account, id)
 	if err != nil {
 		return err
 	}
-	if old.Method != "manual" {
-		return &FieldError{Field: "paymentId", Message: "is a card charge made through the gateway and cannot be changed; record a refund instead"}
+	if _, err := manual(&b, id, refusal); err != nil {
+		return err
 	}
-	rec, err := s.paymentRec(b, id, in)
+	p, err := s.payment(b, id, in)
 	if err != nil {
 		return err
 	}
-	rec.CreatedAt = old.CreatedAt
-	_, err = s.store.UpdateBooking(ctx, account, b.BookingID, store.BookingUpdated, bson.D{{Key: "payments." + strconv.FormatInt(id, 10), Value: rec}})
+	_, err = s.store.Update(ctx, account, b.BookingID, Updated, func(b *Booking) error {
+		old, err := manual(b, id, refusal)
+		if err != nil {
+			return err
+		}
+		p.CreatedAt = old.CreatedAt
+		b.Payments[id] = p
+		return nil
+	})
 	return err
 }
 
 // RemovePayment deletes a recorded payment.
 func (s *Service) RemovePayment(ctx context.Context, account string, id int64) error {
-	b, old, err := s.paymentBooking(ctx, account, id)
+	const refusal = "is a card charge made through the gateway and cannot be removed"
+	b, _, err := s.paymentBooking(ctx, account, id)
 	if err != nil {
 		return err
 	}
-	if old.Method != "manual" {
-		return &FieldError{Field: "paymentId", Message: "is a card charge made through the gateway and cannot be removed"}
-	}
-	if _, err := s.store.UpdateBooking(ctx, account, b.BookingID, store.BookingUpdated, bson.D{}, "payments."+strconv.FormatInt(id, 10)); err != nil {
+	if _, err := manual(&b, id, refusal); err != nil {
 		return err
 	}
-	return s.store.UnindexPayment(ctx, account, id)
+	_, err = s.store.Update(ctx, account, b.BookingID, Updated, func(b *Booking) error {
+		if _, err := manual(b, id, refusal); err != nil {
+			return err
+		}
+		delete(b.Payments, id)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.store.UnindexPayment(ctx, account, id); err != nil {
+		return fmt.Errorf("unindex payment %d: %w", id, err)
+	}
+	return nil
 }
 
-// SetArrival applies an arrival form to a booking.
-func (s *Service) SetArrival(ctx context.Context, account string, bookingID int64, apply func(*store.ArrivalRec)) error {
-	b, err := s.booked(ctx, account, bookingID)
-	if err != nil {
+// SetArrival lays an arrival form over the booking's (B5): the fields it sent replace the
+// stored ones, its guest list the stored list.
+func (s *Service) SetArrival(ctx context.Context, account string, bookingID int64, form arrival.Form) error {
+	if _, err := s.booked(ctx, account, bookingID); err != nil {
 		return err
 	}
-	a := store.ArrivalRec{Guests: []store.ArrivalGuest{}}
-	if b.Arrival != nil {
-		a = *b.Arrival
-	}
-	apply(&a)
-	_, err = s.store.UpdateBooking(ctx, account, bookingID, store.BookingUpdated, bson.D{{Key: "arrival", Value: a}})
+	_, err := s.store.Update(ctx, account, bookingID, Updated, func(b *Booking) error {
+		var a arrival.Arrival
+		if b.Arrival != nil {
+			a = *b.Arrival
+		}
+		next := form.Apply(a)
+		b.Arrival = &next
+		return nil
+	})
 	return err
 }
 
 // List pages through the account's bookings.
-func (s *Service) List(ctx context.Context, account string, f store.ListFilter) ([]store.BookingRec, int64, error) {
+func (s *Service) List(ctx context.Context, account string, f ListFilter) ([]Booking, int64, error) {
 	return s.store.List(ctx, account, f)
 }
 
 // Booking returns a booking of account (reserved or cancelled).
-func (s *Service) Booking(ctx context.Context, account string, id int64) (store.BookingRec, error) {
+func (s *Service) Booking(ctx context.Context, account string, id int64) (Booking, error) {
 	return s.booked(ctx, account, id)
 }

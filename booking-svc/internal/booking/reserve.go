@@ -3,43 +3,23 @@ package booking
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/shopspring/decimal"
-	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/vros/vros/booking-svc/internal/card"
 	"github.com/vros/vros/booking-svc/internal/faults"
 	"github.com/vros/vros/booking-svc/internal/ledger"
-	"github.com/vros/vros/booking-svc/internal/store"
-	"github.com/vros/vros/booking-svc/internal/view"
 	"github.com/vros/vros/libs/pricing"
 )
-
-// Party is the booking's contact data and bookkeeping fields.
-type Party struct {
-	Guest         store.GuestRec
-	UserID        int64
-	BrandID       int64
-	LeadSourceID  int64
-	CSADamage     int
-	CSATravel     int
-	PromotionCode string
-}
-
-// Payment asks for a card charge at booking time.
-type Payment struct {
-	Charge bool       // paymentCharge: charge what the schedule makes due at booking
-	Auto   bool       // paymentAuto: keep the card for the later installments
-	Card   *card.Card // required with Charge or Auto
-}
 
 // NewBooking is a create request.
 type NewBooking struct {
 	Stay
 	Party
-	Payment
+	PaymentRequest
 	// ID is the booking id to use, reserved beforehand (NewBookingID) so that a retry of
 	// the request can find what this attempt did; 0 allocates one.
 	ID int64
@@ -53,80 +33,81 @@ func (s *Service) NewBookingID(ctx context.Context) (int64, error) { return s.st
 
 // Create books a stay. The nights are held before anything is charged or published; a
 // night already held answers UnavailableError and leaves nothing behind.
-func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (store.BookingRec, error) {
+func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (Booking, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.Deadline)
 	defer cancel()
 	ctx = s.steps(ctx, "create", account)
 	p, err := s.property(ctx, account, nb.PropertyID)
 	if err != nil {
-		return store.BookingRec{}, err
+		return Booking{}, err
 	}
-	if err := s.checkParty(ctx, account, nb.Party, nb.Payment); err != nil {
-		return store.BookingRec{}, err
+	if err := s.checkParty(ctx, account, nb.Party, nb.PaymentRequest); err != nil {
+		return Booking{}, err
 	}
 	q, err := s.price(p, nb.Stay, false)
 	if err != nil {
-		return store.BookingRec{}, err
+		return Booking{}, err
 	}
 	id := nb.ID
 	if id == 0 {
 		if id, err = s.store.NextBookingID(ctx); err != nil {
-			return store.BookingRec{}, err
+			return Booking{}, err
 		}
 	}
 	now := s.store.Now()
-	rec := store.BookingRec{AccountID: account, BookingID: id, CreatedAt: now, UpdatedAt: now}
-	s.apply(&rec, p, nb.Stay, nb.Party, q)
-	rec.PaymentAuto = nb.Auto
+	b := Booking{AccountID: account, BookingID: id, CreatedAt: now, UpdatedAt: now}
+	s.apply(&b, p, nb.Stay, nb.Party, q)
+	b.PaymentAuto = nb.Auto
 	if nb.Card != nil {
-		if rec.Card, err = s.sealCard(account, id, *nb.Card); err != nil {
-			return store.BookingRec{}, err
+		if b.Card, err = s.sealCard(account, id, *nb.Card); err != nil {
+			return Booking{}, err
 		}
 	}
 
 	owner := bookingOwner(id)
-	stay := ledger.Stay{Account: account, PropertyID: p.PropertyID, Dates: rec.Nights}
+	stay := ledger.Stay{Account: account, PropertyID: p.PropertyID, Dates: b.Nights}
 	if err := s.ledger.Begin(ctx, ledger.Op{Owner: owner, Account: account, Claim: []ledger.Stay{stay}}); err != nil {
-		return store.BookingRec{}, err
+		return Booking{}, err
 	}
 	faults.At(ctx, "op")
 	// From here on the op is ended only on a clean outcome; otherwise the janitor finishes it.
-	if err := s.store.InsertPending(ctx, rec); err != nil {
-		return store.BookingRec{}, err
+	if err := s.store.InsertPending(ctx, b); err != nil {
+		return Booking{}, err
 	}
 	faults.At(ctx, "pending")
-	fail := func(cause error) (store.BookingRec, error) {
+	fail := func(cause error) (Booking, error) {
 		if err := s.store.MarkFailed(context.WithoutCancel(ctx), account, id); err == nil {
 			_ = s.ledger.End(context.WithoutCancel(ctx), account, owner)
 		}
-		return store.BookingRec{}, cause
+		return Booking{}, cause
 	}
 	if err := s.ledger.Claim(ctx, stay, owner); err != nil {
 		var te *ledger.TakenError
 		if errors.As(err, &te) {
 			return fail(&UnavailableError{Date: te.Date})
 		}
-		return store.BookingRec{}, err
+		return Booking{}, err
 	}
 	faults.At(ctx, "claimed")
-	set := bson.D{{Key: "status", Value: store.StatusReserved}}
+	var pay *Payment
 	if nb.Charge && nb.Card != nil {
-		pay, err := s.chargeDue(ctx, rec, *nb.Card, now, nb.ChargeKey)
+		pay, err = s.chargeDue(ctx, b, *nb.Card, now, nb.ChargeKey)
 		if err != nil {
 			if rerr := s.ledger.Release(context.WithoutCancel(ctx), stay, owner); rerr != nil {
-				return store.BookingRec{}, errors.Join(err, rerr)
+				return Booking{}, errors.Join(err, rerr)
 			}
 			return fail(err)
-		}
-		if pay != nil {
-			set = append(set, bson.E{Key: "payments." + strconv.FormatInt(pay.PaymentID, 10), Value: *pay})
 		}
 		faults.At(ctx, "charged")
 	}
 	if ctx.Err() != nil {
-		return store.BookingRec{}, ctx.Err() // past the deadline: the janitor will undo it
+		return Booking{}, ctx.Err() // past the deadline: the janitor will undo it
 	}
-	out, err := s.store.UpdateBooking(ctx, account, id, store.BookingReserved, set)
+	out, err := s.store.Update(ctx, account, id, Reserved, func(b *Booking) error {
+		b.Status = StatusReserved
+		addPayment(b, pay)
+		return nil
+	})
 	if err != nil {
 		return out, err
 	}
@@ -135,8 +116,19 @@ func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (st
 	return out, nil
 }
 
+// addPayment records p on b; nil records nothing.
+func addPayment(b *Booking, p *Payment) {
+	if p == nil {
+		return
+	}
+	if b.Payments == nil {
+		b.Payments = map[int64]Payment{}
+	}
+	b.Payments[p.PaymentID] = *p
+}
+
 // checkParty validates what depends on the account's settings.
-func (s *Service) checkParty(ctx context.Context, account string, p Party, pay Payment) error {
+func (s *Service) checkParty(ctx context.Context, account string, p Party, pay PaymentRequest) error {
 	st, err := s.view.Settings(ctx, account)
 	if err != nil {
 		return err
@@ -152,7 +144,7 @@ func (s *Service) checkParty(ctx context.Context, account string, p Party, pay P
 		}
 	}
 	if p.UserID != 0 {
-		if _, err := s.store.User(ctx, account, p.UserID); errors.Is(err, store.ErrNotFound) {
+		if _, err := s.users.User(ctx, account, p.UserID); errors.Is(err, ErrNotFound) {
 			return &FieldError{Field: "userId", Message: "is not a user of this account"}
 		} else if err != nil {
 			return err
@@ -166,24 +158,24 @@ func (s *Service) checkParty(ctx context.Context, account string, p Party, pay P
 
 // chargeDue charges what the booking's schedule makes due by today; nil when nothing is due
 // yet. A property without a payment schedule is paid in full at booking.
-func (s *Service) chargeDue(ctx context.Context, rec store.BookingRec, c card.Card, now time.Time, key string) (*store.PaymentRec, error) {
-	due := outstanding(rec, now.UTC().Format(time.DateOnly))
-	if len(rec.Quote.Schedule) == 0 {
-		due, _ = decimal.NewFromString(rec.Quote.GrandTotal)
+func (s *Service) chargeDue(ctx context.Context, b Booking, c card.Card, now time.Time, key string) (*Payment, error) {
+	due := outstanding(b, now.UTC().Format(time.DateOnly))
+	if len(b.Quote.Schedule) == 0 {
+		due, _ = decimal.NewFromString(b.Quote.GrandTotal)
 	}
 	if !due.IsPositive() {
 		return nil, nil
 	}
-	return s.chargeAmount(ctx, rec, c, due, "booking", key)
+	return s.chargeAmount(ctx, b, c, due, "booking", key)
 }
 
 // chargeAmount charges amount on c for the booking and returns the payment to record. key
 // is the gateway's idempotency key; "" derives one from the booking and its version.
-func (s *Service) chargeAmount(ctx context.Context, rec store.BookingRec, c card.Card, amount decimal.Decimal, when, key string) (*store.PaymentRec, error) {
+func (s *Service) chargeAmount(ctx context.Context, b Booking, c card.Card, amount decimal.Decimal, when, key string) (*Payment, error) {
 	if key == "" {
-		key = "booking-" + strconv.FormatInt(rec.BookingID, 10) + "-at-" + when + "-" + strconv.FormatInt(rec.Version, 10)
+		key = "booking-" + strconv.FormatInt(b.BookingID, 10) + "-at-" + when + "-" + strconv.FormatInt(b.Version, 10)
 	}
-	ch, err := s.charge(ctx, amount.StringFixed(2), rec.Quote.Currency, c, key)
+	ch, err := s.charge(ctx, amount.StringFixed(2), b.Quote.Currency, c, key)
 	if err != nil {
 		return nil, err
 	}
@@ -191,23 +183,24 @@ func (s *Service) chargeAmount(ctx context.Context, rec store.BookingRec, c card
 	if err != nil {
 		return nil, err
 	}
-	if err := s.store.IndexPayment(ctx, rec.AccountID, pid, rec.BookingID); err != nil {
-		return nil, err
+	if err := s.store.IndexPayment(ctx, b.AccountID, pid, b.BookingID); err != nil {
+		return nil, fmt.Errorf("index payment %d: %w", pid, err)
 	}
-	return &store.PaymentRec{PaymentID: pid, Amount: amount.StringFixed(2), Currency: rec.Quote.Currency, Description: "card charge at " + when,
-		Time: ch.At, Method: "card", ChargeID: ch.ID, CreatedAt: s.store.Now()}, nil
+	return &Payment{PaymentID: pid, Amount: amount.StringFixed(2), Currency: b.Quote.Currency, Description: "card charge at " + when,
+		Time: ch.At, Method: MethodCard, ChargeID: ch.ID, CreatedAt: s.store.Now()}, nil
 }
 
 // apply fills a booking from its stay, party and price.
-func (s *Service) apply(rec *store.BookingRec, p view.Property, st Stay, party Party, q pricing.Result) {
-	rec.PropertyID, rec.PropertyName = p.PropertyID, p.Name
-	rec.UserID, rec.BrandID, rec.LeadSourceID = party.UserID, party.BrandID, party.LeadSourceID
-	rec.Guest = party.Guest
-	rec.CSADamage, rec.CSATravel, rec.PromotionCode = party.CSADamage, party.CSATravel, party.PromotionCode
-	rec.Checkin, rec.Checkout = st.Checkin.String(), st.Checkout.String()
-	rec.CheckinTime, rec.CheckoutTime = CheckinTime, CheckoutTime
-	rec.Nights = nights(st.Checkin, st.Checkout)
-	rec.Adults, rec.Children = st.Adults, st.Children
-	rec.Quote = QuoteRec(q)
-	rec.ServiceLines = lineRecs(resolvedLines(p.Pricing, st.Services))
+func (s *Service) apply(b *Booking, p Property, st Stay, party Party, q pricing.Result) {
+	b.PropertyID, b.PropertyName = p.PropertyID, p.Name
+	b.UserID, b.BrandID, b.LeadSourceID = party.UserID, party.BrandID, party.LeadSourceID
+	b.Guest = party.Guest
+	b.Guest.PhoneCountryCode = phoneCode(b.Guest.Country)
+	b.CSADamage, b.CSATravel, b.PromotionCode = party.CSADamage, party.CSATravel, party.PromotionCode
+	b.Checkin, b.Checkout = st.Checkin.String(), st.Checkout.String()
+	b.CheckinTime, b.CheckoutTime = CheckinTime, CheckoutTime
+	b.Nights = nights(st.Checkin, st.Checkout)
+	b.Adults, b.Children = st.Adults, st.Children
+	b.Quote = QuoteOf(q)
+	b.ServiceLines = resolvedLines(p.Pricing, st.Services)
 }

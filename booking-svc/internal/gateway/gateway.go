@@ -1,7 +1,8 @@
-// Package gateway charges payment cards. Gateway is what the booking
-// service calls for create and update with paymentCharge 1; Test is a
-// gateway that behaves like a real one for documented test card numbers
-// (docs/interface-b-fields.md, "Test cards").
+// Package gateway charges payment cards: the requests, answers and errors
+// of a card gateway, which the booking domain calls through its Gateway
+// interface for create and update with paymentCharge 1 and for automatic
+// payments; Test is a gateway that behaves like a real one for documented
+// test card numbers (docs/interface-b-fields.md, "Test cards").
 //
 // Errors map to interface B statuses: a *DeclinedError is status 111 with
 // its Reason appended to the message, ErrRequires3DS is status 112. Any
@@ -10,7 +11,6 @@
 package gateway
 
 import (
-	"context"
 	"errors"
 	"time"
 
@@ -18,11 +18,6 @@ import (
 
 	"github.com/vros/vros/booking-svc/internal/card"
 )
-
-// Gateway charges cards.
-type Gateway interface {
-	Charge(ctx context.Context, req ChargeRequest) (Charge, error)
-}
 
 // ChargeRequest is one charge. IdempotencyKey makes retries safe: a second
 // request with the same key returns the first outcome without charging

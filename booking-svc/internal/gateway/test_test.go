@@ -10,6 +10,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/card"
 	"github.com/vros/vros/booking-svc/internal/gateway"
 )
@@ -205,5 +206,5 @@ func TestCanceledContext(t *testing.T) {
 	}
 }
 
-// The Test gateway is a Gateway.
-var _ gateway.Gateway = (*gateway.Test)(nil)
+// The Test gateway is a gateway as the booking domain calls one.
+var _ booking.Gateway = (*gateway.Test)(nil)

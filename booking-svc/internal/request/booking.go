@@ -67,8 +67,8 @@ const (
 	DefaultCountry = guest.DefaultCountry
 )
 
-// Booking holds the B1 fields of a create body, or of a stored booking's
-// request view that an update is merged into.
+// Booking holds the B1 fields of a create body, or the values an update
+// body sent.
 type Booking struct {
 	PropertyID    int
 	UserID        int // 0: none
@@ -102,12 +102,11 @@ type Booking struct {
 
 	// CountryReplaced says that the country sent was not a valid code and
 	// Country holds DefaultCountry instead (B1: "an invalid code is
-	// replaced by the US code"). It describes one request: Merge resets it
-	// unless the update sent a country.
+	// replaced by the US code").
 	CountryReplaced bool
 
 	// PaymentCharge and Card are instructions of one request, not booking
-	// state: Merge takes them from the update only.
+	// state.
 	PaymentCharge bool
 	Card          *card.Card // nil: not sent
 	PaymentAuto   bool
@@ -139,69 +138,6 @@ type Update struct {
 	Sent      Sent
 }
 
-// Merge returns stored with the fields the update sent replaced, following
-// B1:
-//
-//   - service sent: it replaces the services (empty removes them);
-//   - service absent and propertyId changed: Services is nil, meaning the
-//     new property's default services;
-//   - service absent otherwise: stored.Services is kept (the caller passes
-//     the booking's resolved lines, not nil);
-//   - csaDamageProtection/csaTravelInsurance absent: unchanged;
-//   - PaymentCharge, Card and CountryReplaced come from the update only.
-//
-// Rules spanning fields that the update may have left to stored values
-// (checkout after checkin, city/state/postcode with protection) must be
-// checked on the result with CheckBooking.
-func (u Update) Merge(stored Booking) Booking {
-	b, s := u.Booking, u.Sent
-	out := stored
-	take(s, FieldPropertyID, &out.PropertyID, b.PropertyID)
-	take(s, FieldUserID, &out.UserID, b.UserID)
-	take(s, FieldFirstName, &out.FirstName, b.FirstName)
-	take(s, FieldLastName, &out.LastName, b.LastName)
-	take(s, FieldEmail, &out.Email, b.Email)
-	take(s, FieldBirthday, &out.Birthday, b.Birthday)
-	take(s, FieldBirthplace, &out.Birthplace, b.Birthplace)
-	take(s, FieldAddress, &out.Address, b.Address)
-	take(s, FieldPhone1, &out.Phone1, b.Phone1)
-	take(s, FieldPhone2, &out.Phone2, b.Phone2)
-	take(s, FieldCity, &out.City, b.City)
-	take(s, FieldState, &out.State, b.State)
-	take(s, FieldPostcode, &out.Postcode, b.Postcode)
-	take(s, FieldCountry, &out.Country, b.Country)
-	take(s, FieldFiscalCode, &out.FiscalCode, b.FiscalCode)
-	take(s, FieldPromotionCode, &out.PromotionCode, b.PromotionCode)
-	take(s, FieldAdults, &out.Adults, b.Adults)
-	take(s, FieldChildren, &out.Children, b.Children)
-	take(s, FieldLeadSourceID, &out.LeadSourceID, b.LeadSourceID)
-	take(s, FieldCheckin, &out.Checkin, b.Checkin)
-	take(s, FieldCheckout, &out.Checkout, b.Checkout)
-	take(s, FieldCurrency, &out.Currency, b.Currency)
-	take(s, FieldDamageProtection, &out.DamageProtection, b.DamageProtection)
-	take(s, FieldTravelInsurance, &out.TravelInsurance, b.TravelInsurance)
-	take(s, FieldPaymentAuto, &out.PaymentAuto, b.PaymentAuto)
-	take(s, FieldBrandID, &out.BrandID, b.BrandID)
-	take(s, FieldOther, &out.Other, b.Other)
-	switch {
-	case s.Has(FieldService):
-		out.Services = b.Services
-	case s.Has(FieldPropertyID) && b.PropertyID != stored.PropertyID:
-		out.Services = nil
-	}
-	out.CountryReplaced = s.Has(FieldCountry) && b.CountryReplaced
-	out.PaymentCharge = b.PaymentCharge
-	out.Card = b.Card
-	return out
-}
-
-// take sets *dst to src when field was sent.
-func take[T any](s Sent, field string, dst *T, src T) {
-	if s.Has(field) {
-		*dst = src
-	}
-}
-
 // DecodeCreate reads a create body. now dates the birthday and card
 // expiry checks.
 func DecodeCreate(body []byte, now time.Time) (Booking, error) {
@@ -214,8 +150,8 @@ func DecodeCreate(body []byte, now time.Time) (Booking, error) {
 
 // DecodeUpdate reads an update body: bookingId is required, every other
 // field is optional and recorded in Sent. Rules between fields are checked
-// when all their fields were sent; check the merged booking with
-// CheckBooking.
+// when all their fields were sent; the domain checks them again on the
+// booking the update makes (booking.Draft.Check).
 func DecodeUpdate(body []byte, now time.Time) (Update, error) {
 	return decode(body, func(o *fields.Object, v *fields.Violations) Update {
 		var u Update
@@ -229,16 +165,6 @@ func DecodeUpdate(body []byte, now time.Time) (Update, error) {
 		})
 		return u
 	})
-}
-
-// CheckBooking checks the rules that span fields on a whole booking, such
-// as the result of Update.Merge: checkout after checkin and at most
-// MaxNights later; city, state and postcode with either protection, which
-// is for US addresses only; creditCard with paymentCharge.
-func CheckBooking(b Booking) error {
-	var v fields.Violations
-	checkBooking(b, &v, func(string) bool { return false })
-	return v.Err()
 }
 
 // checkBooking adds the violations of the rules spanning fields. unknown

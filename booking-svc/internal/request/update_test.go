@@ -1,12 +1,9 @@
 package request_test
 
 import (
-	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
-	"github.com/vros/vros/booking-svc/internal/card"
 	"github.com/vros/vros/booking-svc/internal/request"
 )
 
@@ -46,7 +43,7 @@ func TestDecodeUpdate(t *testing.T) {
 		tc("service line checked", "service[0].type: is required", set("service", obj(`[{"name":"x","amount":1}]`))),
 
 		// Rules spanning fields are judged on the body only when all their
-		// fields were sent; the rest waits for CheckBooking after Merge.
+		// fields were sent; the domain checks the rest on the booking the update makes.
 		tc("protection alone waits for the merge", "", set("csaDamageProtection", 1)),
 		tc("protection with city sent blank", "city: "+protect, set("csaDamageProtection", 1), set("city", "")),
 		tc("protection with a foreign country sent", "csaDamageProtection: is only available for US addresses (country US)",
@@ -80,132 +77,5 @@ func TestDecodeUpdateSent(t *testing.T) {
 	}
 	if u.BookingID != 9 || u.Booking.FirstName != "Bea" || u.Booking.Services == nil || u.Booking.Country != "US" || !u.Booking.CountryReplaced {
 		t.Fatalf("update %+v", u)
-	}
-}
-
-// stored is a booking as the service keeps it (services resolved).
-func storedBooking() request.Booking {
-	return request.Booking{
-		PropertyID: 12, FirstName: "Ann", LastName: "Smith", Email: "ann@example.com",
-		City: "Springfield", State: "IL", Postcode: "62701", Country: "US",
-		Adults: 2, Children: 1, LeadSourceID: 4, Checkin: day("2026-07-01"), Checkout: day("2026-07-08"),
-		Services:         []request.Service{{Name: "Cleaning", Applicable: 1, Amount: dec("50"), Type: 1, Unit: 1}},
-		Currency:         "EUR",
-		DamageProtection: true,
-		PaymentAuto:      true,
-		Other:            "late arrival",
-	}
-}
-
-func TestMerge(t *testing.T) {
-	cleaningOnly := storedBooking().Services
-	for _, c := range []struct {
-		name  string
-		body  string
-		check func(t *testing.T, got request.Booking)
-	}{
-		{"nothing sent keeps everything", `{"bookingId":9}`, func(t *testing.T, got request.Booking) {
-			if !equalBooking(got, storedBooking()) {
-				t.Fatalf("got %+v", got)
-			}
-		}},
-		{"sent fields replace, others stay", `{"bookingId":9,"firstName":"Bea","numberofadults":"3","other":""}`, func(t *testing.T, got request.Booking) {
-			want := storedBooking()
-			want.FirstName, want.Adults, want.Other = "Bea", 3, ""
-			if !equalBooking(got, want) {
-				t.Fatalf("got %+v", got)
-			}
-		}},
-		{"csa absent is unchanged", `{"bookingId":9,"csaTravelInsurance":1}`, func(t *testing.T, got request.Booking) {
-			if !got.DamageProtection || !got.TravelInsurance {
-				t.Fatalf("protection %v/%v", got.DamageProtection, got.TravelInsurance)
-			}
-		}},
-		{"csa 0 turns it off", `{"bookingId":9,"csaDamageProtection":"0"}`, func(t *testing.T, got request.Booking) {
-			if got.DamageProtection {
-				t.Fatal("still on")
-			}
-		}},
-		{"service absent, same property: kept", `{"bookingId":9,"propertyId":12}`, func(t *testing.T, got request.Booking) {
-			if len(got.Services) != 1 || !equalService(got.Services[0], cleaningOnly[0]) {
-				t.Fatalf("services %+v", got.Services)
-			}
-		}},
-		{"service absent, new property: its defaults", `{"bookingId":9,"propertyId":13}`, func(t *testing.T, got request.Booking) {
-			if got.PropertyID != 13 || got.Services != nil {
-				t.Fatalf("property %d services %#v; want nil (defaults)", got.PropertyID, got.Services)
-			}
-		}},
-		{"service empty removes", `{"bookingId":9,"service":""}`, func(t *testing.T, got request.Booking) {
-			if got.Services == nil || len(got.Services) != 0 {
-				t.Fatalf("services %#v", got.Services)
-			}
-		}},
-		{"service replaces, even with a new property", `{"bookingId":9,"propertyId":13,"service":[{"name":"Bikes","amount":10,"type":1}]}`, func(t *testing.T, got request.Booking) {
-			if len(got.Services) != 1 || got.Services[0].Name != "Bikes" {
-				t.Fatalf("services %+v", got.Services)
-			}
-		}},
-		{"paymentCharge and card are per request", `{"bookingId":9}`, func(t *testing.T, got request.Booking) {
-			if got.PaymentCharge || got.Card != nil || !got.PaymentAuto {
-				t.Fatalf("charge %v card %v auto %v", got.PaymentCharge, got.Card, got.PaymentAuto)
-			}
-		}},
-		{"country replaced flag from the update", `{"bookingId":9,"country":"Germany"}`, func(t *testing.T, got request.Booking) {
-			if got.Country != "US" || !got.CountryReplaced {
-				t.Fatalf("country %q replaced %v", got.Country, got.CountryReplaced)
-			}
-		}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			u, err := request.DecodeUpdate([]byte(c.body), now)
-			if err != nil {
-				t.Fatal(err)
-			}
-			stored := storedBooking()
-			stored.PaymentCharge, stored.CountryReplaced = true, true
-			stored.Card = &card.Card{Number: "4242424242424242"}
-			c.check(t, u.Merge(stored))
-		})
-	}
-}
-
-func TestMergeDoesNotAliasStored(t *testing.T) {
-	stored := storedBooking()
-	u, err := request.DecodeUpdate([]byte(`{"bookingId":9,"firstName":"Bea"}`), now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = u.Merge(stored)
-	if stored.FirstName != "Ann" || !reflect.DeepEqual(stored.Services[0].Name, "Cleaning") {
-		t.Fatal("Merge changed its argument")
-	}
-}
-
-func TestCheckBooking(t *testing.T) {
-	const protect = "is required when csaDamageProtection or csaTravelInsurance is 1"
-	for _, c := range []struct {
-		name string
-		edit func(b *request.Booking)
-		want string
-	}{
-		{"stored booking is valid", func(b *request.Booking) {}, ""},
-		{"checkout moved before checkin", func(b *request.Booking) { b.Checkout = day("2026-06-30") }, "checkout: must be after checkin"},
-		{"366 nights", func(b *request.Booking) { b.Checkout = day("2027-07-02") }, "checkout: must be at most 365 nights after checkin"},
-		{"protection without city", func(b *request.Booking) { b.City = "" }, "city: " + protect},
-		{"protection without an address", func(b *request.Booking) { b.City, b.State, b.Postcode = "", "", "" },
-			"city: " + protect + "\nstate: " + protect + "\npostcode: " + protect},
-		{"protection abroad", func(b *request.Booking) { b.Country = "IT" }, "csaDamageProtection: is only available for US addresses (country US)"},
-		{"no protection abroad", func(b *request.Booking) { b.Country, b.DamageProtection, b.City = "IT", false, "" }, ""},
-		{"charge without card", func(b *request.Booking) { b.PaymentCharge = true }, "creditCard: is required when paymentCharge is 1"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			b := storedBooking()
-			c.edit(&b)
-			got := strings.Join(violations(t, request.CheckBooking(b)), "\n")
-			if got != c.want {
-				t.Fatalf("got %q, want %q", got, c.want)
-			}
-		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/libs/events"
 )
 
@@ -16,46 +17,49 @@ import (
 func (s *Store) NextBlockID(ctx context.Context) (int64, error) { return s.blockIDs.Next(ctx) }
 
 // InsertBlock stores a block whose nights are already claimed, and publishes it.
-func (s *Store) InsertBlock(ctx context.Context, b BlockRec) (BlockRec, error) {
-	b.ID = docID(b.AccountID, b.BlockID)
+func (s *Store) InsertBlock(ctx context.Context, blk booking.Block) (booking.Block, error) {
+	b := blockRec(blk)
 	b.Version = 1
 	b.CreatedAt = s.now()
 	in, err := s.outbox.Begin(ctx, blockAggregate(b.AccountID, b.BlockID))
 	if err != nil {
-		return b, err
+		return blockOf(b), fmt.Errorf("insert block %d: %w", b.BlockID, err)
 	}
 	if _, err := s.blocks.InsertOne(ctx, b); err != nil {
 		s.outbox.Done(in, nil)
-		return b, err
+		return blockOf(b), fmt.Errorf("insert block %d: %w", b.BlockID, err)
 	}
 	m, merr := blockMessage(b)
 	s.outbox.Done(in, snapshot(b.Version, m, merr))
-	return b, nil
+	return blockOf(b), nil
 }
 
 // Block returns a live block of account.
-func (s *Store) Block(ctx context.Context, account string, id int64) (BlockRec, error) {
+func (s *Store) Block(ctx context.Context, account string, id int64) (booking.Block, error) {
 	b, err := s.block(ctx, account, id)
 	if err == nil && b.Deleted {
-		return b, ErrNotFound
+		return blockOf(b), fmt.Errorf("block %d is deleted: %w", id, booking.ErrNotFound)
 	}
-	return b, err
+	return blockOf(b), err
 }
 
 func (s *Store) block(ctx context.Context, account string, id int64) (BlockRec, error) {
 	var b BlockRec
 	err := s.blocks.FindOne(ctx, bson.D{{Key: "_id", Value: docID(account, id)}}).Decode(&b)
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return b, ErrNotFound
+		return b, fmt.Errorf("block %d: %w", id, booking.ErrNotFound)
 	}
-	return b, err
+	if err != nil {
+		return b, fmt.Errorf("read block %d: %w", id, err)
+	}
+	return b, nil
 }
 
 // DeleteBlock marks a block deleted and publishes it; the caller then frees its nights.
-func (s *Store) DeleteBlock(ctx context.Context, account string, id int64) (BlockRec, error) {
+func (s *Store) DeleteBlock(ctx context.Context, account string, id int64) (booking.Block, error) {
 	in, err := s.outbox.Begin(ctx, blockAggregate(account, id))
 	if err != nil {
-		return BlockRec{}, err
+		return booking.Block{}, fmt.Errorf("delete block %d: %w", id, err)
 	}
 	var b BlockRec
 	unlock := s.locks.Lock(collBlocks + "/" + docID(account, id))
@@ -66,13 +70,13 @@ func (s *Store) DeleteBlock(ctx context.Context, account string, id int64) (Bloc
 	if err != nil {
 		s.outbox.Done(in, nil)
 		if errors.Is(err, mongo.ErrNoDocuments) {
-			return b, ErrNotFound
+			return blockOf(b), fmt.Errorf("block %d: %w", id, booking.ErrNotFound)
 		}
-		return b, err
+		return blockOf(b), fmt.Errorf("delete block %d: %w", id, err)
 	}
 	m, merr := blockMessage(b)
 	s.outbox.Done(in, snapshot(b.Version, m, merr))
-	return b, nil
+	return blockOf(b), nil
 }
 
 // BlockEvent is the data of block events.

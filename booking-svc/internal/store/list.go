@@ -11,6 +11,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/vros/vros/booking-svc/internal/booking"
 )
 
 // How listbooking reads one account's bookings without reading any other account's
@@ -72,7 +74,7 @@ func (s *Store) setupLists(ctx context.Context) error {
 		return fmt.Errorf("booking lists: %w", err)
 	}
 	// One pass over every booking, at the first start with per-account lists.
-	cur, err := s.bookings.Find(ctx, bson.D{{Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{StatusReserved, StatusCancelled}}}}})
+	cur, err := s.bookings.Find(ctx, bson.D{{Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{booking.StatusReserved, booking.StatusCancelled}}}}})
 	if err != nil {
 		return fmt.Errorf("booking lists: %w", err)
 	}
@@ -112,7 +114,7 @@ func collectionSafe(account string) string {
 
 // listed writes the list entry of b. Pending and failed attempts are not listed.
 func (s *Store) listed(ctx context.Context, b BookingRec) error {
-	if b.Status != StatusReserved && b.Status != StatusCancelled {
+	if b.Status != booking.StatusReserved && b.Status != booking.StatusCancelled {
 		return nil
 	}
 	// Read again under the entry's lock: the entry is then the newest state, whatever order
@@ -120,7 +122,7 @@ func (s *Store) listed(ctx context.Context, b BookingRec) error {
 	// whole, so the last write must carry the newest state).
 	unlock := s.locks.Lock(listPrefix + docID(b.AccountID, b.BookingID))
 	defer unlock()
-	cur, err := s.Booking(ctx, b.AccountID, b.BookingID)
+	cur, err := s.booking(ctx, b.AccountID, b.BookingID)
 	if err != nil {
 		return fmt.Errorf("list entry of booking %d: %w", b.BookingID, err)
 	}
@@ -128,7 +130,7 @@ func (s *Store) listed(ctx context.Context, b BookingRec) error {
 }
 
 // Relist rewrites the list entry of b, whose writer may have stopped before writing it.
-func (s *Store) Relist(ctx context.Context, b BookingRec) error { return s.listed(ctx, b) }
+func (s *Store) Relist(ctx context.Context, b booking.Booking) error { return s.listed(ctx, recOf(b)) }
 
 func (s *Store) putEntry(ctx context.Context, e listEntry) error {
 	_, err := s.listOf(e.AccountID).ReplaceOne(ctx, bson.D{{Key: "_id", Value: e.ID}}, e, options.Replace().SetUpsert(true))
@@ -138,17 +140,10 @@ func (s *Store) putEntry(ctx context.Context, e listEntry) error {
 	return nil
 }
 
-// ListFilter selects bookings of one account.
-type ListFilter struct {
-	UserID, BookingID, PropertyID, BrandID int64
-	From, To                               string // stays overlapping [From, To)
-	Keyword                                string // in first name, last name, email
-	Skip, Limit                            int64
-}
-
-func (f ListFilter) query(account string) bson.D {
+// query is the filter f of account's list entries.
+func query(account string, f booking.ListFilter) bson.D {
 	q := bson.D{{Key: "account_id", Value: account},
-		{Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{StatusReserved, StatusCancelled}}}}}
+		{Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{booking.StatusReserved, booking.StatusCancelled}}}}}
 	for _, c := range []struct {
 		key string
 		v   int64
@@ -174,9 +169,9 @@ func (f ListFilter) query(account string) bson.D {
 }
 
 // matches is query in Go, to check a booking read after its entry matched.
-func (f ListFilter) matches(b BookingRec) bool {
+func matches(f booking.ListFilter, b BookingRec) bool {
 	kw := strings.ToLower(f.Keyword)
-	return (b.Status == StatusReserved || b.Status == StatusCancelled) &&
+	return (b.Status == booking.StatusReserved || b.Status == booking.StatusCancelled) &&
 		(f.UserID == 0 || b.UserID == f.UserID) && (f.BookingID == 0 || b.BookingID == f.BookingID) &&
 		(f.PropertyID == 0 || b.PropertyID == f.PropertyID) && (f.BrandID == 0 || b.BrandID == f.BrandID) &&
 		(f.To == "" || b.Checkin < f.To) && (f.From == "" || b.Checkout > f.From) &&
@@ -186,8 +181,8 @@ func (f ListFilter) matches(b BookingRec) bool {
 
 // List returns the account's bookings that match f, newest first, and how many match.
 // Pending and failed attempts are not bookings and never listed.
-func (s *Store) List(ctx context.Context, account string, f ListFilter) ([]BookingRec, int64, error) {
-	cur, err := s.listOf(account).Find(ctx, f.query(account))
+func (s *Store) List(ctx context.Context, account string, f booking.ListFilter) ([]booking.Booking, int64, error) {
+	cur, err := s.listOf(account).Find(ctx, query(account, f))
 	if err != nil {
 		return nil, 0, fmt.Errorf("list bookings: %w", err)
 	}
@@ -202,10 +197,10 @@ func (s *Store) List(ctx context.Context, account string, f ListFilter) ([]Booki
 	if f.Limit > 0 {
 		to = min(from+f.Limit, total)
 	}
-	out := make([]BookingRec, 0, to-from)
+	out := make([]booking.Booking, 0, to-from)
 	for _, e := range entries[from:to] {
-		b, err := s.Booking(ctx, account, e.BookingID)
-		if errors.Is(err, ErrNotFound) {
+		b, err := s.booking(ctx, account, e.BookingID)
+		if errors.Is(err, booking.ErrNotFound) {
 			continue
 		}
 		if err != nil {
@@ -216,12 +211,12 @@ func (s *Store) List(ctx context.Context, account string, f ListFilter) ([]Booki
 			if err := s.listed(ctx, b); err != nil {
 				return nil, 0, err
 			}
-			if !f.matches(b) {
+			if !matches(f, b) {
 				total--
 				continue
 			}
 		}
-		out = append(out, b)
+		out = append(out, bookingOf(b))
 	}
 	return out, total, nil
 }

@@ -2,18 +2,8 @@ package store
 
 import "time"
 
-// Booking statuses. A booking is pending while its nights are being claimed (never
-// published), reserved once they are, cancelled when its nights were freed, and failed when
-// a pending attempt was abandoned.
-const (
-	StatusPending   = "pending"
-	StatusReserved  = "reserved"
-	StatusCancelled = "cancelled"
-	StatusFailed    = "failed"
-)
-
 // BookingRec is one booking as stored in vros_booking.bookings (`_id` "<account>:<bookingId>").
-// Money is decimal strings, dates YYYY-MM-DD.
+// Money is decimal strings, dates YYYY-MM-DD; Status is one of booking.Status….
 type BookingRec struct {
 	ID         string `bson:"_id"`
 	AccountID  string `bson:"account_id"`

@@ -16,6 +16,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/faults"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/mongostore"
@@ -33,11 +34,8 @@ const (
 	collFailed     = "failed_attempts"
 )
 
-// Errors the API maps to statuses.
-var (
-	ErrNotFound   = errors.New("not found")
-	ErrEmailTaken = errors.New("email already registered")
-)
+// Store answers the domain's errors: booking.ErrNotFound for a document that does not
+// exist, booking.ErrEmailTaken for an email another user has.
 
 // Event types on vros.booking.v1.
 const (
@@ -49,7 +47,7 @@ const (
 	eventSource      = "/vros/booking-svc"
 )
 
-// Store is booking-svc's repository.
+// Store is booking-svc's repository of bookings, blocks and guest users.
 type Store struct {
 	db                                        *mongo.Database
 	bookings, blocks, payments, users, emails *mongo.Collection
@@ -69,7 +67,7 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 			{Collection: collBookings, Keys: bson.D{{Key: "payment_auto", Value: 1}, {Key: "status", Value: 1}}},
 		})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("booking collections: %w", err)
 	}
 	c := db.Collection(collCounters)
 	s := &Store{
@@ -86,6 +84,12 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 	}
 	return s, nil
 }
+
+var (
+	_ booking.Repository     = (*Store)(nil)
+	_ booking.Blocks         = (*Store)(nil)
+	_ booking.UserRepository = (*Store)(nil)
+)
 
 // Attach connects the outbox the store records its changes in.
 func (s *Store) Attach(ob *outbox.Outbox) { s.outbox = ob }
@@ -112,64 +116,94 @@ func (s *Store) NextPaymentID(ctx context.Context) (int64, error) { return s.pay
 
 // InsertPending stores a booking before its nights are claimed. Pending bookings are not
 // published.
-func (s *Store) InsertPending(ctx context.Context, b BookingRec) error {
-	b.ID = docID(b.AccountID, b.BookingID)
-	b.Status = StatusPending
-	if b.Payments == nil {
-		b.Payments = map[string]PaymentRec{}
+func (s *Store) InsertPending(ctx context.Context, b booking.Booking) error {
+	r := recOf(b)
+	r.Status = booking.StatusPending
+	if _, err := s.bookings.InsertOne(ctx, r); err != nil {
+		return fmt.Errorf("insert booking %d: %w", b.BookingID, err)
 	}
-	_, err := s.bookings.InsertOne(ctx, b)
-	return err
+	return nil
 }
 
 // Booking returns a booking of account in any status.
-func (s *Store) Booking(ctx context.Context, account string, id int64) (BookingRec, error) {
+func (s *Store) Booking(ctx context.Context, account string, id int64) (booking.Booking, error) {
+	r, err := s.booking(ctx, account, id)
+	if err != nil {
+		return booking.Booking{}, err
+	}
+	return bookingOf(r), nil
+}
+
+func (s *Store) booking(ctx context.Context, account string, id int64) (BookingRec, error) {
 	var b BookingRec
 	err := s.bookings.FindOne(ctx, bson.D{{Key: "_id", Value: docID(account, id)}}).Decode(&b)
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return b, ErrNotFound
+		return b, fmt.Errorf("booking %d: %w", id, booking.ErrNotFound)
 	}
-	return b, err
+	if err != nil {
+		return b, fmt.Errorf("read booking %d: %w", id, err)
+	}
+	return b, nil
 }
 
-// UpdateBooking applies upd to a booking, stamps change, bumps its version and publishes the
-// result through the outbox.
-func (s *Store) UpdateBooking(ctx context.Context, account string, id int64, change string, set bson.D, unset ...string) (BookingRec, error) {
+// eventTypes are the event types of the domain's changes, as last_change keeps them.
+var eventTypes = map[booking.Change]string{booking.Updated: BookingUpdated, booking.Reserved: BookingReserved,
+	booking.Cancelled: BookingCancelled}
+
+// Update reads booking id, lets apply change it and writes the fields apply changed (one
+// update filtered on `_id`, so every store finds it by its key), stamps the change, bumps
+// the version and publishes the result through the outbox.
+func (s *Store) Update(ctx context.Context, account string, id int64, change booking.Change, apply func(*booking.Booking) error) (booking.Booking, error) {
 	in, err := s.outbox.Begin(ctx, BookingAggregate(account, id))
 	if err != nil {
-		return BookingRec{}, err
-	}
-	set = append(set, bson.E{Key: "last_change", Value: change}, bson.E{Key: "updated_at", Value: s.now()})
-	upd := bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}}
-	if len(unset) > 0 {
-		u := bson.D{}
-		for _, k := range unset {
-			u = append(u, bson.E{Key: k, Value: ""})
-		}
-		upd = append(upd, bson.E{Key: "$unset", Value: u})
+		return booking.Booking{}, fmt.Errorf("update booking %d: %w", id, err)
 	}
 	faults.At(ctx, "intent")
-	var b BookingRec
+	// This process's changes of one booking wait for each other; those of other replicas
+	// touch other fields or hold the booking's ledger op.
 	unlock := s.locks.Lock(collBookings + "/" + docID(account, id))
-	err = s.bookings.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: docID(account, id)}}, upd,
-		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&b)
+	b, err := s.update(ctx, account, id, eventTypes[change], apply)
 	unlock()
 	if err != nil {
 		s.outbox.Done(in, nil)
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return b, ErrNotFound
-		}
-		return b, fmt.Errorf("update booking %d: %w", id, err)
+		return booking.Booking{}, err
 	}
 	faults.At(ctx, "written")
 	if err := s.listed(ctx, b); err != nil {
 		// The relay reads the booking and writes its list entry (Snapshot).
 		s.outbox.Done(in, nil)
-		return b, nil
+		return bookingOf(b), nil
 	}
 	m, merr := bookingMessage(b)
 	s.outbox.Done(in, snapshot(b.Version, m, merr))
-	return b, nil
+	return bookingOf(b), nil
+}
+
+func (s *Store) update(ctx context.Context, account string, id int64, change string, apply func(*booking.Booking) error) (BookingRec, error) {
+	cur, err := s.booking(ctx, account, id)
+	if err != nil {
+		return cur, err
+	}
+	b := bookingOf(cur)
+	if err := apply(&b); err != nil {
+		return cur, err
+	}
+	set, unset := changes(recOf(bookingOf(cur)), recOf(b))
+	set = append(set, bson.E{Key: "last_change", Value: change}, bson.E{Key: "updated_at", Value: s.now()})
+	upd := bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}}
+	if len(unset) > 0 {
+		upd = append(upd, bson.E{Key: "$unset", Value: unset})
+	}
+	var out BookingRec
+	err = s.bookings.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: docID(account, id)}}, upd,
+		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&out)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return out, fmt.Errorf("booking %d: %w", id, booking.ErrNotFound)
+	}
+	if err != nil {
+		return out, fmt.Errorf("update booking %d: %w", id, err)
+	}
+	return out, nil
 }
 
 // MarkFailed ends a booking attempt that never became a booking (its nights were taken, its
@@ -186,7 +220,7 @@ func (s *Store) MarkFailed(ctx context.Context, account string, id int64) error 
 	}
 	unlock := s.locks.Lock(collBookings + "/" + docID(account, id))
 	_, err = s.bookings.UpdateOne(ctx, bson.D{{Key: "_id", Value: docID(account, id)}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: StatusFailed}, {Key: "updated_at", Value: now}}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: booking.StatusFailed}, {Key: "updated_at", Value: now}}},
 			{Key: "$unset", Value: bson.D{{Key: "card", Value: ""}}}})
 	unlock()
 	if err != nil {
@@ -212,13 +246,13 @@ func (s *Store) PurgeFailed(ctx context.Context, before time.Time) (int, error) 
 	}
 	purged := 0
 	for _, n := range notes {
-		b, err := s.Booking(ctx, n.AccountID, n.BookingID)
+		b, err := s.booking(ctx, n.AccountID, n.BookingID)
 		switch {
-		case err != nil && !errors.Is(err, ErrNotFound):
+		case err != nil && !errors.Is(err, booking.ErrNotFound):
 			return purged, err
-		case err == nil && b.Status == StatusPending:
+		case err == nil && b.Status == booking.StatusPending:
 			continue // noted, but not yet marked: the next pass
-		case err == nil && b.Status == StatusFailed:
+		case err == nil && b.Status == booking.StatusFailed:
 			if _, err := s.bookings.DeleteOne(ctx, bson.D{{Key: "_id", Value: n.ID}}); err != nil {
 				return purged, fmt.Errorf("purge failed booking %d: %w", n.BookingID, err)
 			}
@@ -249,9 +283,12 @@ func (s *Store) PaymentBooking(ctx context.Context, account string, paymentID in
 	}
 	err := s.payments.FindOne(ctx, bson.D{{Key: "_id", Value: docID(account, paymentID)}}).Decode(&d)
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return 0, ErrNotFound
+		return 0, fmt.Errorf("payment %d: %w", paymentID, booking.ErrNotFound)
 	}
-	return d.BookingID, err
+	if err != nil {
+		return 0, fmt.Errorf("read payment %d: %w", paymentID, err)
+	}
+	return d.BookingID, nil
 }
 
 // IndexPayment records which booking a payment belongs to.
@@ -280,17 +317,17 @@ func (s *Store) Snapshot(ctx context.Context, aggregate string) ([]events.Messag
 	}
 	switch parts[1] {
 	case "booking":
-		b, err := s.Booking(ctx, parts[0], id)
-		if errors.Is(err, ErrNotFound) {
+		b, err := s.booking(ctx, parts[0], id)
+		if errors.Is(err, booking.ErrNotFound) {
 			return nil, nil
 		}
 		if err != nil {
 			return nil, err
 		}
 		switch {
-		case b.Status == StatusPending:
+		case b.Status == booking.StatusPending:
 			return nil, fmt.Errorf("booking %s is pending: %w", aggregate, outbox.ErrNotReady)
-		case b.Status == StatusFailed && b.Version == 0:
+		case b.Status == booking.StatusFailed && b.Version == 0:
 			return nil, nil
 		}
 		if err := s.listed(ctx, b); err != nil {
@@ -303,7 +340,7 @@ func (s *Store) Snapshot(ctx context.Context, aggregate string) ([]events.Messag
 		return []events.Message{m}, nil
 	case "block":
 		b, err := s.block(ctx, parts[0], id)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, booking.ErrNotFound) {
 			return nil, nil
 		}
 		if err != nil {
@@ -352,7 +389,7 @@ type BookingEvent struct {
 // bookingMessage is a booking's event. Only a reserved booking holds nights.
 func bookingMessage(b BookingRec) (events.Message, error) {
 	nights := b.Nights
-	if b.Status != StatusReserved {
+	if b.Status != booking.StatusReserved {
 		nights = []string{}
 	}
 	ev := BookingEvent{AccountID: b.AccountID, BookingID: b.BookingID, PropertyID: b.PropertyID, Status: b.Status, Version: b.Version,
@@ -373,12 +410,18 @@ func bookingMessage(b BookingRec) (events.Message, error) {
 
 // Autopay lists reserved bookings whose card is kept for automatic payments. It is the one
 // background scan of the bookings (index account_id, payment_auto, status on MongoDB).
-func (s *Store) Autopay(ctx context.Context) ([]BookingRec, error) {
-	cur, err := s.bookings.Find(ctx, bson.D{{Key: "payment_auto", Value: true}, {Key: "status", Value: StatusReserved}})
+func (s *Store) Autopay(ctx context.Context) ([]booking.Booking, error) {
+	cur, err := s.bookings.Find(ctx, bson.D{{Key: "payment_auto", Value: true}, {Key: "status", Value: booking.StatusReserved}})
 	if err != nil {
 		return nil, err
 	}
-	var out []BookingRec
-	err = cur.All(ctx, &out)
-	return out, err
+	var recs []BookingRec
+	if err := cur.All(ctx, &recs); err != nil {
+		return nil, err
+	}
+	out := make([]booking.Booking, len(recs))
+	for i, r := range recs {
+		out[i] = bookingOf(r)
+	}
+	return out, nil
 }

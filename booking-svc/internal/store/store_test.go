@@ -15,6 +15,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/outbox"
@@ -95,26 +96,31 @@ func newStore(t *testing.T) *Store {
 }
 
 // book stores a reserved booking as a create leaves it.
-func book(t *testing.T, s *Store, account string, pid int64, checkin, checkout, last string) BookingRec {
+func book(t *testing.T, s *Store, account string, pid int64, checkin, checkout, last string) booking.Booking {
 	t.Helper()
 	ctx := context.Background()
 	id, err := s.NextBookingID(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := BookingRec{AccountID: account, BookingID: id, PropertyID: pid, Checkin: checkin, Checkout: checkout, Nights: []string{checkin},
-		Guest: GuestRec{FirstName: "Ada", LastName: last, Email: "ada@example.com"}, CreatedAt: s.Now(), UpdatedAt: s.Now()}
+	b := booking.Booking{AccountID: account, BookingID: id, PropertyID: pid, Checkin: checkin, Checkout: checkout, Nights: []string{checkin},
+		Guest: booking.Guest{FirstName: "Ada", LastName: last, Email: "ada@example.com"}, CreatedAt: s.Now(), UpdatedAt: s.Now()}
 	if err := s.InsertPending(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	out, err := s.UpdateBooking(ctx, account, id, BookingReserved, bson.D{{Key: "status", Value: StatusReserved}})
+	out, err := s.Update(ctx, account, id, booking.Reserved, setStatus(booking.StatusReserved))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
 }
 
-func ids(bs []BookingRec) []int64 {
+// setStatus is a change that sets a booking's status.
+func setStatus(status string) func(*booking.Booking) error {
+	return func(b *booking.Booking) error { b.Status = status; return nil }
+}
+
+func ids(bs []booking.Booking) []int64 {
 	out := []int64{}
 	for _, b := range bs {
 		out = append(out, b.BookingID)
@@ -135,37 +141,36 @@ func TestListReadsOnlyItsAccount(t *testing.T) {
 		}
 		b := book(t, s, "la", int64(1+i%2), fmt.Sprintf("2027-03-%02d", 1+2*i), fmt.Sprintf("2027-03-%02d", 3+2*i), last)
 		if i == 4 {
-			if _, err := s.UpdateBooking(ctx, "la", b.BookingID, BookingCancelled, bson.D{{Key: "status", Value: StatusCancelled}}); err != nil {
+			if _, err := s.Update(ctx, "la", b.BookingID, booking.Cancelled, setStatus(booking.StatusCancelled)); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	// Attempts that are not bookings.
 	id, _ := s.NextBookingID(ctx)
-	if err := s.InsertPending(ctx, BookingRec{AccountID: "la", BookingID: id, PropertyID: 1, Checkin: "2027-03-01", Checkout: "2027-03-02"}); err != nil {
+	if err := s.InsertPending(ctx, booking.Booking{AccountID: "la", BookingID: id, PropertyID: 1, Checkin: "2027-03-01", Checkout: "2027-03-02"}); err != nil {
 		t.Fatal(err)
 	}
-	filters := []ListFilter{
+	filters := []booking.ListFilter{
 		{Limit: 10}, {Skip: 10, Limit: 10}, {Limit: 100, Keyword: "hop"}, {Limit: 100, PropertyID: 2},
 		{Limit: 100, From: "2027-03-10", To: "2027-03-14"}, {Limit: 3, Keyword: "LOVE", PropertyID: 1},
 	}
 	want := map[int][]int64{}
 	wantTotal := map[int]int64{}
 	for i, f := range filters {
-		got, n := queryBookings(t, "la", f)
-		want[i], wantTotal[i] = ids(got), n
+		want[i], wantTotal[i] = queryBookings(t, "la", f)
 	}
 	// Another tenant with many bookings.
 	var others []any
 	for i := 0; i < 2000; i++ {
 		others = append(others, BookingRec{ID: fmt.Sprintf("lb:%d", 900000+i), AccountID: "lb", BookingID: int64(900000 + i), PropertyID: 1,
-			Status: StatusReserved, Checkin: "2027-03-01", Checkout: "2027-03-05", Guest: GuestRec{LastName: "Lovelace"}})
+			Status: booking.StatusReserved, Checkin: "2027-03-01", Checkout: "2027-03-05", Guest: GuestRec{LastName: "Lovelace"}})
 	}
 	if _, err := db.Collection(collBookings).InsertMany(ctx, others); err != nil {
 		t.Fatal(err)
 	}
 	for i, f := range filters {
-		var got []BookingRec
+		var got []booking.Booking
 		var total int64
 		var err error
 		seen := commands.record(func() { got, total, err = s.List(ctx, "la", f) })
@@ -191,20 +196,21 @@ func TestListReadsOnlyItsAccount(t *testing.T) {
 
 	// The figures of docs/booking.md: one account's list beside 2000 bookings of another.
 	start := time.Now()
-	if _, _, err := s.List(ctx, "la", ListFilter{Limit: 10}); err != nil {
+	if _, _, err := s.List(ctx, "la", booking.ListFilter{Limit: 10}); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("listbooking of 11 bookings beside 2000 of another account: per-account list %v", time.Since(start).Round(time.Microsecond))
 	start = time.Now()
-	queryBookings(t, "la", ListFilter{Limit: 10})
+	queryBookings(t, "la", booking.ListFilter{Limit: 10})
 	t.Logf("the same query on the bookings collection: %v", time.Since(start).Round(time.Microsecond))
 }
 
-// queryBookings is the reference answer: the filter run on the bookings collection itself.
-func queryBookings(t *testing.T, account string, f ListFilter) ([]BookingRec, int64) {
+// queryBookings is the reference answer: the filter run on the bookings collection itself
+// (the ids of the page, and how many match).
+func queryBookings(t *testing.T, account string, f booking.ListFilter) ([]int64, int64) {
 	t.Helper()
 	ctx := context.Background()
-	q := f.query(account)
+	q := query(account, f)
 	n, err := db.Collection(collBookings).CountDocuments(ctx, q)
 	if err != nil {
 		t.Fatal(err)
@@ -213,9 +219,13 @@ func queryBookings(t *testing.T, account string, f ListFilter) ([]BookingRec, in
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []BookingRec
-	if err := cur.All(ctx, &out); err != nil {
+	var recs []BookingRec
+	if err := cur.All(ctx, &recs); err != nil {
 		t.Fatal(err)
+	}
+	out := []int64{}
+	for _, r := range recs {
+		out = append(out, r.BookingID)
 	}
 	return out, n
 }
@@ -240,14 +250,14 @@ func TestListEntryRepaired(t *testing.T) {
 	// The writer changes the document, then stops.
 	stale := func(last string) {
 		t.Helper()
-		if _, err := db.Collection(collBookings).UpdateOne(ctx, bson.D{{Key: "_id", Value: b.ID}},
+		if _, err := db.Collection(collBookings).UpdateOne(ctx, bson.D{{Key: "_id", Value: docID(b.AccountID, b.BookingID)}},
 			bson.D{{Key: "$set", Value: bson.D{{Key: "guest.last_name", Value: last}}}, {Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	list := func(kw string) int64 {
 		t.Helper()
-		_, n, err := s.List(ctx, "lr", ListFilter{Limit: 10, Keyword: kw})
+		_, n, err := s.List(ctx, "lr", booking.ListFilter{Limit: 10, Keyword: kw})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,8 +287,8 @@ func TestFailedAttempts(t *testing.T) {
 	attempt := func() int64 {
 		t.Helper()
 		id, _ := s.NextBookingID(ctx)
-		if err := s.InsertPending(ctx, BookingRec{AccountID: "fa", BookingID: id, PropertyID: 1, Guest: GuestRec{LastName: "Hopper"},
-			Card: &CardRec{Sealed: "sealed-card", Masked: "•••• 4242"}}); err != nil {
+		if err := s.InsertPending(ctx, booking.Booking{AccountID: "fa", BookingID: id, PropertyID: 1, Guest: booking.Guest{LastName: "Hopper"},
+			Card: &booking.SealedCard{Sealed: "sealed-card", Masked: "•••• 4242"}}); err != nil {
 			t.Fatal(err)
 		}
 		return id
@@ -289,7 +299,7 @@ func TestFailedAttempts(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, err := s.Booking(ctx, "fa", failed)
-	if err != nil || b.Status != StatusFailed || b.Card != nil || b.Guest.LastName != "Hopper" {
+	if err != nil || b.Status != booking.StatusFailed || b.Card != nil || b.Guest.LastName != "Hopper" {
 		t.Fatalf("failed attempt: %+v, %v", b, err)
 	}
 	if n, err := s.PurgeFailed(ctx, s.Now().Add(-time.Hour)); err != nil || n != 0 {
@@ -298,7 +308,7 @@ func TestFailedAttempts(t *testing.T) {
 	if n, err := s.PurgeFailed(ctx, s.Now().Add(time.Hour)); err != nil || n != 1 {
 		t.Fatalf("purged %d (%v) after the retention, want 1", n, err)
 	}
-	if _, err := s.Booking(ctx, "fa", failed); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Booking(ctx, "fa", failed); !errors.Is(err, booking.ErrNotFound) {
 		t.Fatalf("failed attempt still there: %v", err)
 	}
 	for _, id := range []int64{pending, kept.BookingID} {
@@ -314,7 +324,7 @@ func TestSnapshotOfAttempts(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
 	id, _ := s.NextBookingID(ctx)
-	if err := s.InsertPending(ctx, BookingRec{AccountID: "sa", BookingID: id, PropertyID: 1, Nights: []string{"2027-06-01"}}); err != nil {
+	if err := s.InsertPending(ctx, booking.Booking{AccountID: "sa", BookingID: id, PropertyID: 1, Nights: []string{"2027-06-01"}}); err != nil {
 		t.Fatal(err)
 	}
 	agg := BookingAggregate("sa", id)
@@ -334,9 +344,9 @@ func TestSnapshotOfAttempts(t *testing.T) {
 	for _, want := range []struct {
 		status string
 		nights int
-	}{{StatusReserved, 1}, {StatusCancelled, 0}} {
-		if want.status == StatusCancelled {
-			if _, err := s.UpdateBooking(ctx, "sa", b.BookingID, BookingCancelled, bson.D{{Key: "status", Value: StatusCancelled}}); err != nil {
+	}{{booking.StatusReserved, 1}, {booking.StatusCancelled, 0}} {
+		if want.status == booking.StatusCancelled {
+			if _, err := s.Update(ctx, "sa", b.BookingID, booking.Cancelled, setStatus(booking.StatusCancelled)); err != nil {
 				t.Fatal(err)
 			}
 		}

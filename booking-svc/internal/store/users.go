@@ -3,12 +3,15 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/vros/vros/booking-svc/internal/booking"
+	"github.com/vros/vros/booking-svc/internal/guest"
 	"github.com/vros/vros/libs/mongostore"
 )
 
@@ -23,20 +26,21 @@ type emailDoc struct {
 
 // AddUser stores a new user. Its email is claimed first (unique per account, any case), so
 // two sign-ups with one email cannot both succeed.
-func (s *Store) AddUser(ctx context.Context, u UserRec) (UserRec, error) {
+func (s *Store) AddUser(ctx context.Context, account string, nu guest.User, social bool) (guest.User, error) {
+	u := userRec(account, nu, social)
 	id, err := s.userIDs.Next(ctx)
 	if err != nil {
-		return u, err
+		return nu, err
 	}
 	if err := s.claimEmail(ctx, u.AccountID, u.Email, id); err != nil {
-		return u, err
+		return nu, err
 	}
 	u.UserID, u.ID = id, docID(u.AccountID, id)
 	u.CreatedAt, u.UpdatedAt = s.now(), s.now()
 	if _, err := s.users.InsertOne(ctx, u); err != nil {
-		return u, err
+		return nu, fmt.Errorf("insert user %d: %w", id, err)
 	}
-	return u, nil
+	return userOf(u), nil
 }
 
 // claimEmail reserves email for user id. A claim whose user does not exist (a crash between
@@ -44,73 +48,88 @@ func (s *Store) AddUser(ctx context.Context, u UserRec) (UserRec, error) {
 func (s *Store) claimEmail(ctx context.Context, account, email string, id int64) error {
 	eid := emailID(account, email)
 	_, err := s.emails.InsertOne(ctx, emailDoc{ID: eid, UserID: id})
-	if err == nil || !mongostore.IsDuplicate(err) {
-		return err
+	if err == nil {
+		return nil
+	}
+	if !mongostore.IsDuplicate(err) {
+		return fmt.Errorf("claim email: %w", err)
 	}
 	var cur emailDoc
 	if err := s.emails.FindOne(ctx, bson.D{{Key: "_id", Value: eid}}).Decode(&cur); err != nil {
-		return err
+		return fmt.Errorf("read email claim: %w", err)
 	}
-	if _, err := s.User(ctx, account, cur.UserID); !errors.Is(err, ErrNotFound) {
+	if _, err := s.user(ctx, account, cur.UserID); !errors.Is(err, booking.ErrNotFound) {
 		if err == nil {
-			return ErrEmailTaken
+			return booking.ErrEmailTaken
 		}
 		return err
 	}
-	_, err = s.emails.ReplaceOne(ctx, bson.D{{Key: "_id", Value: eid}}, emailDoc{ID: eid, UserID: id})
-	return err
+	if _, err := s.emails.ReplaceOne(ctx, bson.D{{Key: "_id", Value: eid}}, emailDoc{ID: eid, UserID: id}); err != nil {
+		return fmt.Errorf("take over email claim: %w", err)
+	}
+	return nil
 }
 
 // User returns a user of account.
-func (s *Store) User(ctx context.Context, account string, id int64) (UserRec, error) {
+func (s *Store) User(ctx context.Context, account string, id int64) (guest.User, error) {
+	u, err := s.user(ctx, account, id)
+	return userOf(u), err
+}
+
+func (s *Store) user(ctx context.Context, account string, id int64) (UserRec, error) {
 	var u UserRec
 	err := s.users.FindOne(ctx, bson.D{{Key: "_id", Value: docID(account, id)}}).Decode(&u)
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return u, ErrNotFound
+		return u, fmt.Errorf("user %d: %w", id, booking.ErrNotFound)
 	}
-	return u, err
+	if err != nil {
+		return u, fmt.Errorf("read user %d: %w", id, err)
+	}
+	return u, nil
 }
 
 // UserByEmail returns the user of account with email (any case).
-func (s *Store) UserByEmail(ctx context.Context, account, email string) (UserRec, error) {
+func (s *Store) UserByEmail(ctx context.Context, account, email string) (guest.User, error) {
 	var e emailDoc
 	err := s.emails.FindOne(ctx, bson.D{{Key: "_id", Value: emailID(account, email)}}).Decode(&e)
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return UserRec{}, ErrNotFound
+		return guest.User{}, fmt.Errorf("user by email: %w", booking.ErrNotFound)
 	}
 	if err != nil {
-		return UserRec{}, err
+		return guest.User{}, fmt.Errorf("read email claim: %w", err)
 	}
 	return s.User(ctx, account, e.UserID)
 }
 
-// UpdateUser sets fields of a user. A new email is claimed before the user changes and the
-// old claim released after.
-func (s *Store) UpdateUser(ctx context.Context, account string, id int64, newEmail string, set bson.D) (UserRec, error) {
-	old, err := s.User(ctx, account, id)
+// UpdateUser writes u over the stored user. A new email is claimed before the user changes
+// and the old claim released after.
+func (s *Store) UpdateUser(ctx context.Context, account string, u guest.User) (guest.User, error) {
+	id := int64(u.UserID)
+	old, err := s.user(ctx, account, id)
 	if err != nil {
-		return old, err
+		return userOf(old), err
 	}
-	changed := newEmail != "" && !strings.EqualFold(newEmail, old.Email)
+	changed := !strings.EqualFold(u.Email, old.Email)
 	if changed {
-		if err := s.claimEmail(ctx, account, newEmail, id); err != nil {
-			return old, err
+		if err := s.claimEmail(ctx, account, u.Email, id); err != nil {
+			return userOf(old), err
 		}
 	}
-	if newEmail != "" {
-		set = append(set, bson.E{Key: "email", Value: newEmail})
-	}
-	set = append(set, bson.E{Key: "updated_at", Value: s.now()})
-	var u UserRec
+	set := bson.D{{Key: "name", Value: u.Name}, {Key: "company", Value: u.Company}, {Key: "address", Value: u.Address},
+		{Key: "country", Value: u.Country}, {Key: "phone1", Value: u.Phone1}, {Key: "phone2", Value: u.Phone2},
+		{Key: "password_hash", Value: u.PasswordHash}, {Key: "email", Value: u.Email}, {Key: "updated_at", Value: s.now()}}
+	var r UserRec
 	unlock := s.locks.Lock(collUsers + "/" + docID(account, id))
 	err = s.users.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: docID(account, id)}}, bson.D{{Key: "$set", Value: set}},
-		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&u)
+		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&r)
 	unlock()
 	if err != nil {
-		return u, err
+		return userOf(r), fmt.Errorf("update user %d: %w", id, err)
 	}
 	if changed {
-		_, err = s.emails.DeleteOne(ctx, bson.D{{Key: "_id", Value: emailID(account, old.Email)}})
+		if _, err := s.emails.DeleteOne(ctx, bson.D{{Key: "_id", Value: emailID(account, old.Email)}}); err != nil {
+			return userOf(r), fmt.Errorf("release old email: %w", err)
+		}
 	}
-	return u, err
+	return userOf(r), nil
 }

@@ -1,0 +1,188 @@
+package booking
+
+import (
+	"time"
+
+	"github.com/vros/vros/booking-svc/internal/arrival"
+	"github.com/vros/vros/libs/pricing"
+)
+
+// Booking statuses. A booking is pending while its nights are being claimed (never
+// published), reserved once they are, cancelled when its nights were freed, and failed when
+// a pending attempt was abandoned.
+const (
+	StatusPending   = "pending"
+	StatusReserved  = "reserved"
+	StatusCancelled = "cancelled"
+	StatusFailed    = "failed"
+)
+
+// Change names what a write did to a booking; its event says so.
+type Change int
+
+// Changes of a booking.
+const (
+	Updated Change = iota
+	Reserved
+	Cancelled
+)
+
+// Booking is one booking of an account. Money is decimal strings in the currency's minor
+// units (rounded once, when priced), dates YYYY-MM-DD.
+type Booking struct {
+	AccountID  string
+	BookingID  int64
+	PropertyID int64
+	Status     string
+	// Version counts the booking's changes; a change is planned from one version.
+	Version int64
+
+	PropertyName string
+	UserID       int64
+	BrandID      int64
+	LeadSourceID int64
+	OwnerBook    int
+
+	Guest Guest
+
+	Checkin      string
+	Checkout     string
+	CheckinTime  string
+	CheckoutTime string
+	Nights       []string
+	Adults       int
+	Children     int
+
+	Quote Quote
+	// ServiceLines are the services the booking was priced with, kept to price it again
+	// with the same services when it changes.
+	ServiceLines  []pricing.ServiceLine
+	CSADamage     int
+	CSATravel     int
+	PromotionCode string
+
+	Payments    map[int64]Payment
+	PaymentAuto bool
+	// AutopayError is the last automatic charge's failure; automatic charges stop until the
+	// booking changes (a new card, new dates).
+	AutopayError string
+	Card         *SealedCard
+	Arrival      *arrival.Arrival
+
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	CancelledAt *time.Time
+}
+
+// Guest is the booking party's contact data.
+type Guest struct {
+	FirstName        string
+	LastName         string
+	Email            string
+	Birthday         string // YYYY-MM-DD, or ""
+	Birthplace       string
+	Phone1           string
+	Phone2           string
+	Country          string
+	PhoneCountryCode string // derived from Country
+	Address          string
+	City             string
+	State            string
+	Postcode         string
+	FiscalCode       string
+	Other            string
+}
+
+// Quote is the price of a stay as computed when it was last priced.
+type Quote struct {
+	Currency      string
+	TotalRent     string
+	TaxTotal      string
+	ServiceTotal  string
+	DiscountTotal string
+	GrandTotal    string
+	DamageDeposit string
+	MinNightly    string
+	MaxNightly    string
+	Nightly       map[string]string // by date
+	MinimumStay   int
+	Taxes         []Amount
+	Services      []ServiceAmount
+	Discounts     []Discount
+	Schedule      []Installment
+}
+
+// Amount is a named amount.
+type Amount struct {
+	Name   string
+	Amount string
+}
+
+// ServiceAmount is a priced service line.
+type ServiceAmount struct {
+	Name      string
+	Amount    string
+	TaxAmount string
+}
+
+// Discount is a discount line.
+type Discount struct {
+	Name          string
+	Amount        string
+	PromotionCode string
+}
+
+// Installment is one due payment of the schedule.
+type Installment struct {
+	Label  string
+	Due    string
+	Amount string
+}
+
+// Payment methods.
+const (
+	MethodManual = "manual" // recorded by the owner (B3)
+	MethodCard   = "card"   // charged through the gateway
+)
+
+// Payment is a recorded booking payment (B3) or a charge made through the gateway.
+type Payment struct {
+	PaymentID   int64
+	Amount      string
+	Currency    string
+	Description string
+	Time        time.Time
+	Method      string
+	ChargeID    string
+	CreatedAt   time.Time
+}
+
+// SealedCard is a card kept for later charges: Sealed holds the encrypted card (never the
+// CVC); the rest may be shown.
+type SealedCard struct {
+	Sealed string
+	Masked string
+	Brand  string
+	Expiry string
+}
+
+// Block is a block of dates on a property.
+type Block struct {
+	AccountID  string
+	BlockID    int64
+	PropertyID int64
+	StartDate  string
+	EndDate    string // inclusive: the last blocked night
+	Memo       string
+	Deleted    bool
+	Version    int64
+	CreatedAt  time.Time
+}
+
+// ListFilter selects bookings of one account.
+type ListFilter struct {
+	UserID, BookingID, PropertyID, BrandID int64
+	From, To                               string // stays overlapping [From, To)
+	Keyword                                string // in first name, last name, email
+	Skip, Limit                            int64
+}

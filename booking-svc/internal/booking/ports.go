@@ -1,0 +1,105 @@
+package booking
+
+import (
+	"context"
+	"time"
+
+	"github.com/vros/vros/booking-svc/internal/gateway"
+	"github.com/vros/vros/booking-svc/internal/guest"
+	"github.com/vros/vros/booking-svc/internal/ledger"
+	"github.com/vros/vros/libs/pricing"
+)
+
+// What the domain needs of the world, declared here and satisfied by the adapters that
+// service.Run injects: internal/store (Repository, Blocks, UserRepository), the ledger on
+// its MongoDB store (Ledger), the property view (PropertyView) and a card gateway (Gateway).
+
+// Repository keeps bookings and the index of their payments. Reads of a missing document
+// answer ErrNotFound.
+type Repository interface {
+	// Now is the repository's clock (UTC, to the precision it stores).
+	Now() time.Time
+	NextBookingID(ctx context.Context) (int64, error)
+	// InsertPending stores a booking whose nights are not yet claimed; it is not published.
+	InsertPending(ctx context.Context, b Booking) error
+	// Booking returns a booking of account in any status.
+	Booking(ctx context.Context, account string, id int64) (Booking, error)
+	// Update reads booking id, lets apply change it, and writes what apply changed (and
+	// nothing else, so that concurrent changes of other fields all land), with a new version;
+	// the change is published. An error of apply leaves the booking as it was.
+	Update(ctx context.Context, account string, id int64, change Change, apply func(*Booking) error) (Booking, error)
+	// MarkFailed ends an attempt that never became a booking: failed, without its card,
+	// unpublished; PurgeFailed deletes those marked before a time and reports how many.
+	MarkFailed(ctx context.Context, account string, id int64) error
+	PurgeFailed(ctx context.Context, before time.Time) (int, error)
+	// Relist rewrites the list entry of b, whose writer may have stopped before writing it.
+	Relist(ctx context.Context, b Booking) error
+	// List returns the account's bookings that match f, newest first, and how many match.
+	List(ctx context.Context, account string, f ListFilter) ([]Booking, int64, error)
+	// Autopay lists the reserved bookings with automatic payments.
+	Autopay(ctx context.Context) ([]Booking, error)
+
+	NextPaymentID(ctx context.Context) (int64, error)
+	// IndexPayment records which booking a payment belongs to; PaymentBooking reads it.
+	IndexPayment(ctx context.Context, account string, paymentID, bookingID int64) error
+	UnindexPayment(ctx context.Context, account string, paymentID int64) error
+	PaymentBooking(ctx context.Context, account string, paymentID int64) (int64, error)
+}
+
+// Blocks keeps blocks of dates. Reads of a missing or deleted block answer ErrNotFound.
+type Blocks interface {
+	NextBlockID(ctx context.Context) (int64, error)
+	// InsertBlock stores (and publishes) a block whose nights are already claimed.
+	InsertBlock(ctx context.Context, b Block) (Block, error)
+	Block(ctx context.Context, account string, id int64) (Block, error)
+	// DeleteBlock marks a block deleted and publishes it; the caller then frees its nights.
+	DeleteBlock(ctx context.Context, account string, id int64) (Block, error)
+}
+
+// UserRepository keeps guest users; an email is unique per account, in any case.
+type UserRepository interface {
+	// AddUser stores a new user and returns it with its id; ErrEmailTaken if the email is.
+	AddUser(ctx context.Context, account string, u guest.User, social bool) (guest.User, error)
+	// User and UserByEmail answer ErrNotFound for a user account does not have.
+	User(ctx context.Context, account string, id int64) (guest.User, error)
+	UserByEmail(ctx context.Context, account, email string) (guest.User, error)
+	// UpdateUser writes u over the stored user u.UserID; ErrEmailTaken if its new email is.
+	UpdateUser(ctx context.Context, account string, u guest.User) (guest.User, error)
+}
+
+// Ledger holds nights so that none is ever sold twice (package ledger tells the protocol).
+type Ledger interface {
+	Begin(ctx context.Context, op ledger.Op) error
+	Claim(ctx context.Context, s ledger.Stay, owner string) error
+	Release(ctx context.Context, s ledger.Stay, owner string) error
+	End(ctx context.Context, account, owner string) error
+	Repair(ctx context.Context, lease time.Duration, current ledger.Current) (int, error)
+	RepairOwner(ctx context.Context, account, owner string, margin, lease time.Duration, current ledger.Current) (bool, error)
+}
+
+// Property is what the domain knows of a property: enough to price a stay.
+type Property struct {
+	PropertyID   int64
+	InternalCode string
+	Name         string
+	Pricing      pricing.Property
+}
+
+// Settings is what the domain knows of an account's settings.
+type Settings struct {
+	LeadSources map[int]string
+	Brands      map[int]string
+}
+
+// PropertyView is booking-svc's copy of property-svc's data. A property that does not
+// exist (or was deleted) answers ErrNoProperty.
+type PropertyView interface {
+	Property(ctx context.Context, account string, pid int64) (Property, error)
+	PropertyByCode(ctx context.Context, account, code string) (Property, error)
+	Settings(ctx context.Context, account string) (Settings, error)
+}
+
+// Gateway charges cards (package gateway tells its requests, answers and errors).
+type Gateway interface {
+	Charge(ctx context.Context, req gateway.ChargeRequest) (gateway.Charge, error)
+}

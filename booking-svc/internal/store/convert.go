@@ -1,0 +1,189 @@
+package store
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/vros/vros/booking-svc/internal/arrival"
+	"github.com/vros/vros/booking-svc/internal/booking"
+	"github.com/vros/vros/booking-svc/internal/guest"
+	"github.com/vros/vros/libs/pricing"
+)
+
+// The converters between the domain's types and the documents of vros_booking. A document
+// always converts to the same domain value, and back to the same document: Update finds
+// what a change did by comparing documents.
+
+func bookingOf(r BookingRec) booking.Booking {
+	b := booking.Booking{AccountID: r.AccountID, BookingID: r.BookingID, PropertyID: r.PropertyID, Status: r.Status, Version: r.Version,
+		PropertyName: r.PropertyName, UserID: r.UserID, BrandID: r.BrandID, LeadSourceID: r.LeadSourceID, OwnerBook: r.OwnerBook,
+		Guest: booking.Guest(r.Guest), Checkin: r.Checkin, Checkout: r.Checkout, CheckinTime: r.CheckinTime,
+		CheckoutTime: r.CheckoutTime, Nights: slices.Clone(r.Nights), Adults: r.Adults, Children: r.Children,
+		Quote: quoteOf(r.Quote), ServiceLines: linesOf(r.ServiceLines), CSADamage: r.CSADamage, CSATravel: r.CSATravel,
+		PromotionCode: r.PromotionCode, Payments: make(map[int64]booking.Payment, len(r.Payments)), PaymentAuto: r.PaymentAuto,
+		AutopayError: r.AutopayError, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, CancelledAt: r.CancelledAt}
+	for k, p := range r.Payments {
+		id, err := strconv.ParseInt(k, 10, 64)
+		if err != nil {
+			id = p.PaymentID
+		}
+		b.Payments[id] = booking.Payment(p)
+	}
+	if r.Card != nil {
+		c := booking.SealedCard(*r.Card)
+		b.Card = &c
+	}
+	if r.Arrival != nil {
+		a := arrivalOf(*r.Arrival)
+		b.Arrival = &a
+	}
+	return b
+}
+
+func recOf(b booking.Booking) BookingRec {
+	r := BookingRec{ID: docID(b.AccountID, b.BookingID), AccountID: b.AccountID, BookingID: b.BookingID, PropertyID: b.PropertyID,
+		Status: b.Status, Version: b.Version, PropertyName: b.PropertyName, UserID: b.UserID, BrandID: b.BrandID,
+		LeadSourceID: b.LeadSourceID, OwnerBook: b.OwnerBook, Guest: GuestRec(b.Guest), Checkin: b.Checkin, Checkout: b.Checkout,
+		CheckinTime: b.CheckinTime, CheckoutTime: b.CheckoutTime, Nights: b.Nights, Adults: b.Adults, Children: b.Children,
+		Quote: quoteRec(b.Quote), ServiceLines: lineRecs(b.ServiceLines), CSADamage: b.CSADamage, CSATravel: b.CSATravel,
+		PromotionCode: b.PromotionCode, Payments: make(map[string]PaymentRec, len(b.Payments)), PaymentAuto: b.PaymentAuto,
+		AutopayError: b.AutopayError, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt, CancelledAt: b.CancelledAt}
+	if r.Nights == nil {
+		r.Nights = []string{}
+	}
+	for id, p := range b.Payments {
+		r.Payments[strconv.FormatInt(id, 10)] = PaymentRec(p)
+	}
+	if b.Card != nil {
+		c := CardRec(*b.Card)
+		r.Card = &c
+	}
+	if b.Arrival != nil {
+		a := arrivalRec(*b.Arrival)
+		r.Arrival = &a
+	}
+	return r
+}
+
+func quoteOf(q QuoteRec) booking.Quote {
+	out := booking.Quote{Currency: q.Currency, TotalRent: q.TotalRent, TaxTotal: q.TaxTotal, ServiceTotal: q.ServiceTotal,
+		DiscountTotal: q.DiscountTotal, GrandTotal: q.GrandTotal, DamageDeposit: q.DamageDeposit, MinNightly: q.MinNightly,
+		MaxNightly: q.MaxNightly, Nightly: map[string]string{}, MinimumStay: q.MinimumStay, Taxes: []booking.Amount{},
+		Services: []booking.ServiceAmount{}, Discounts: []booking.Discount{}, Schedule: []booking.Installment{}}
+	for d, v := range q.Nightly {
+		out.Nightly[d] = v
+	}
+	for _, t := range q.Taxes {
+		out.Taxes = append(out.Taxes, booking.Amount(t))
+	}
+	for _, s := range q.Services {
+		out.Services = append(out.Services, booking.ServiceAmount(s))
+	}
+	for _, d := range q.Discounts {
+		out.Discounts = append(out.Discounts, booking.Discount(d))
+	}
+	for _, in := range q.Schedule {
+		out.Schedule = append(out.Schedule, booking.Installment(in))
+	}
+	return out
+}
+
+func quoteRec(q booking.Quote) QuoteRec {
+	out := QuoteRec{Currency: q.Currency, TotalRent: q.TotalRent, TaxTotal: q.TaxTotal, ServiceTotal: q.ServiceTotal,
+		DiscountTotal: q.DiscountTotal, GrandTotal: q.GrandTotal, DamageDeposit: q.DamageDeposit, MinNightly: q.MinNightly,
+		MaxNightly: q.MaxNightly, Nightly: map[string]string{}, MinimumStay: q.MinimumStay, Taxes: []AmountRec{},
+		Services: []ServiceAmtRec{}, Discounts: []DiscountRec{}, Schedule: []InstallmentRec{}}
+	for d, v := range q.Nightly {
+		out.Nightly[d] = v
+	}
+	for _, t := range q.Taxes {
+		out.Taxes = append(out.Taxes, AmountRec(t))
+	}
+	for _, s := range q.Services {
+		out.Services = append(out.Services, ServiceAmtRec(s))
+	}
+	for _, d := range q.Discounts {
+		out.Discounts = append(out.Discounts, DiscountRec(d))
+	}
+	for _, in := range q.Schedule {
+		out.Schedule = append(out.Schedule, InstallmentRec(in))
+	}
+	return out
+}
+
+// linesOf turns stored service lines back into the engine's.
+func linesOf(recs []ServiceLineRec) []pricing.ServiceLine {
+	out := make([]pricing.ServiceLine, 0, len(recs))
+	for _, r := range recs {
+		amt, _ := decimal.NewFromString(r.Amount)
+		l := pricing.ServiceLine{Name: r.Name, Applicable: r.Applicable, Amount: amt, Type: r.Type, Unit: r.Unit}
+		for _, t := range r.Taxes {
+			perc, _ := decimal.NewFromString(t.Perc)
+			l.Taxes = append(l.Taxes, pricing.ServiceTax{Name: t.Name, Perc: perc})
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func lineRecs(lines []pricing.ServiceLine) []ServiceLineRec {
+	out := make([]ServiceLineRec, 0, len(lines))
+	for _, l := range lines {
+		r := ServiceLineRec{Name: l.Name, Applicable: l.Applicable, Amount: l.Amount.String(), Type: l.Type, Unit: l.Unit,
+			Taxes: []ServiceTaxRec{}}
+		for _, t := range l.Taxes {
+			r.Taxes = append(r.Taxes, ServiceTaxRec{Name: t.Name, Perc: t.Perc.String()})
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func arrivalOf(r ArrivalRec) arrival.Arrival {
+	a := arrival.Arrival{ArriveBy: r.ArriveBy, TransportNumber: r.TransportNumber, ExpectedTime: r.ExpectedTime, URL: r.URL,
+		IsCompleted: r.IsCompleted}
+	for _, g := range r.Guests {
+		ag := arrival.Guest{Name: g.Name, Surname: g.Surname, Nationality: g.Nationality, Email: g.Email, PhoneNumber: g.PhoneNumber,
+			FrontDocument: g.FrontDocument, BackDocument: g.BackDocument, Address: g.Address, Allergies: g.Allergies}
+		ag.DateOfBirth, _ = time.Parse(time.DateOnly, g.DateOfBirth)
+		a.Guests = append(a.Guests, ag)
+	}
+	return a
+}
+
+func arrivalRec(a arrival.Arrival) ArrivalRec {
+	r := ArrivalRec{ArriveBy: a.ArriveBy, TransportNumber: a.TransportNumber, ExpectedTime: a.ExpectedTime, URL: a.URL,
+		IsCompleted: a.IsCompleted, Guests: []ArrivalGuest{}}
+	for _, g := range a.Guests {
+		sg := ArrivalGuest{Name: g.Name, Surname: g.Surname, Nationality: g.Nationality, Email: g.Email, PhoneNumber: g.PhoneNumber,
+			FrontDocument: g.FrontDocument, BackDocument: g.BackDocument, Address: g.Address, Allergies: g.Allergies}
+		if !g.DateOfBirth.IsZero() {
+			sg.DateOfBirth = g.DateOfBirth.Format(time.DateOnly)
+		}
+		r.Guests = append(r.Guests, sg)
+	}
+	return r
+}
+
+func blockOf(r BlockRec) booking.Block {
+	return booking.Block{AccountID: r.AccountID, BlockID: r.BlockID, PropertyID: r.PropertyID, StartDate: r.StartDate,
+		EndDate: r.EndDate, Memo: r.Memo, Deleted: r.Deleted, Version: r.Version, CreatedAt: r.CreatedAt}
+}
+
+func blockRec(b booking.Block) BlockRec {
+	return BlockRec{ID: docID(b.AccountID, b.BlockID), AccountID: b.AccountID, BlockID: b.BlockID, PropertyID: b.PropertyID,
+		StartDate: b.StartDate, EndDate: b.EndDate, Memo: b.Memo, Deleted: b.Deleted, Version: b.Version, CreatedAt: b.CreatedAt}
+}
+
+func userOf(r UserRec) guest.User {
+	return guest.User{UserID: int(r.UserID), Email: r.Email, Name: r.Name, Company: r.Company, Address: r.Address, Country: r.Country,
+		Phone1: r.Phone1, Phone2: r.Phone2, PasswordHash: r.PasswordHash}
+}
+
+func userRec(account string, u guest.User, social bool) UserRec {
+	return UserRec{AccountID: account, UserID: int64(u.UserID), Email: u.Email, Name: u.Name, Company: u.Company, Address: u.Address,
+		Country: u.Country, Phone1: u.Phone1, Phone2: u.Phone2, PasswordHash: u.PasswordHash, Social: social}
+}
