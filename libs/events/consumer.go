@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -147,13 +150,28 @@ func apply(ctx context.Context, o ConsumerOptions, h Handler, m kafka.Message, o
 	}
 }
 
-// run calls h in a consumer span, turning a panic into a permanent error.
+// run calls h in a consumer span, turning a panic into a permanent error. The span follows
+// OpenTelemetry's messaging conventions for a Kafka "process" span; the message key
+// (<accountId>:<propertyId>, two ids) is recorded, the value never.
 func run(ctx context.Context, o ConsumerOptions, h Handler, m kafka.Message) (err error) {
 	if o.Tracer != nil {
 		var span trace.Span
-		ctx, span = o.Tracer.Start(ctx, "consume "+m.Topic, trace.WithSpanKind(trace.SpanKindConsumer),
-			trace.WithAttributes(attribute.String("messaging.system", "kafka"), attribute.String("messaging.destination.name", m.Topic)))
-		defer span.End()
+		ctx, span = o.Tracer.Start(ctx, "process "+m.Topic, trace.WithSpanKind(trace.SpanKindConsumer),
+			trace.WithAttributes(semconv.MessagingSystemKafka, semconv.MessagingOperationTypeProcess,
+				semconv.MessagingOperationName("process"), semconv.MessagingDestinationName(m.Topic),
+				semconv.MessagingDestinationPartitionID(strconv.Itoa(m.Partition)), semconv.MessagingKafkaOffset(int(m.Offset)),
+				semconv.MessagingConsumerGroupName(o.GroupID), semconv.MessagingKafkaMessageKey(string(m.Key))))
+		defer func() { // after the recover below: err is final
+			if err != nil {
+				kind := "retry"
+				if IsPermanent(err) {
+					kind = "permanent"
+				}
+				span.SetAttributes(semconv.ErrorTypeKey.String(kind))
+				span.SetStatus(codes.Error, kind)
+			}
+			span.End()
+		}()
 	}
 	defer func() {
 		if r := recover(); r != nil {

@@ -7,6 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,8 +17,10 @@ import (
 	"go.mongodb.org/mongo-driver/v2/event"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -38,15 +43,30 @@ func Connect(ctx context.Context, uri string, tracer trace.Tracer) (*mongo.Clien
 	return client, nil
 }
 
-// commandSpans starts a span per command. The span carries the command name and the
-// collection, never the command document (it may hold client data).
+// commandSpans starts a span per command, named and described by OpenTelemetry's database
+// conventions ("find bookings"; db.system.name, db.namespace, db.operation.name,
+// db.collection.name, server.address, server.port). It never records the command document
+// (it may hold client data), nor a failure's message (a duplicate-key error repeats the
+// key): a failure is known by its server code name.
+//
+// The contrib package otelmongo would do this, but its mongo-driver/v2 flavour is excluded
+// from opentelemetry-go-contrib's releases (versions.yaml): there is no version to depend on.
 func commandSpans(tracer trace.Tracer) *event.CommandMonitor {
 	var spans sync.Map // request id → trace.Span
 	end := func(id int64, err error) {
 		if s, ok := spans.LoadAndDelete(id); ok {
 			span := s.(trace.Span)
 			if err != nil {
-				span.SetStatus(codes.Error, err.Error())
+				kind := "_OTHER"
+				var de driver.Error
+				if errors.As(err, &de) {
+					span.SetAttributes(semconv.DBResponseStatusCode(strconv.Itoa(int(de.Code))))
+					if de.Name != "" {
+						kind = de.Name
+					}
+				}
+				span.SetAttributes(semconv.ErrorTypeKey.String(kind))
+				span.SetStatus(codes.Error, kind)
 			}
 			span.End()
 		}
@@ -56,17 +76,34 @@ func commandSpans(tracer trace.Tracer) *event.CommandMonitor {
 			if !trace.SpanContextFromContext(ctx).IsValid() {
 				return // only commands of a traced request or event
 			}
-			coll, _ := e.Command.Lookup(e.CommandName).StringValueOK()
-			_, span := tracer.Start(ctx, "mongo "+e.CommandName, trace.WithSpanKind(trace.SpanKindClient),
-				trace.WithAttributes(attribute.String("db.system", "mongodb"), attribute.String("db.name", e.DatabaseName),
-					attribute.String("db.operation", e.CommandName), attribute.String("db.collection", coll)))
+			attrs := []attribute.KeyValue{semconv.DBSystemNameMongoDB, semconv.DBNamespace(e.DatabaseName),
+				semconv.DBOperationName(e.CommandName)}
+			target := e.DatabaseName
+			if coll, ok := e.Command.Lookup(e.CommandName).StringValueOK(); ok && coll != "" {
+				attrs = append(attrs, semconv.DBCollectionName(coll))
+				target = coll
+			}
+			if host, port, ok := serverOf(e.ConnectionID); ok {
+				attrs = append(attrs, semconv.ServerAddress(host), semconv.ServerPort(port))
+			}
+			_, span := tracer.Start(ctx, e.CommandName+" "+target, trace.WithSpanKind(trace.SpanKindClient),
+				trace.WithAttributes(attrs...))
 			spans.Store(e.RequestID, span)
 		},
 		Succeeded: func(_ context.Context, e *event.CommandSucceededEvent) { end(e.RequestID, nil) },
-		Failed: func(_ context.Context, e *event.CommandFailedEvent) {
-			end(e.RequestID, errors.New(e.Failure.Error()))
-		},
+		Failed:    func(_ context.Context, e *event.CommandFailedEvent) { end(e.RequestID, e.Failure) },
 	}
+}
+
+// serverOf reads host and port from the driver's connection id, "host:port[-17]".
+func serverOf(connectionID string) (string, int, bool) {
+	addr, _, _ := strings.Cut(connectionID, "[")
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, false
+	}
+	port, err := strconv.Atoi(p)
+	return host, port, err == nil && host != ""
 }
 
 // IsDuplicate reports whether err is a unique-key violation.
