@@ -14,7 +14,7 @@ REAL_MARKER := embedded\.TestDatabase|embedded\.RunWithDatabase|FromEnv\(\)|VROS
 EMBEDDED_ENV := env -u VROS_MONGO_URI -u VROS_KAFKA_BROKERS -u VROS_INFRA_CONTROL
 
 .DEFAULT_GOAL := help
-.PHONY: help run test test-go test-real test-real-pass vros-infra infra-up infra-down bench lint
+.PHONY: help run test test-go test-real test-real-pass vros-infra infra-up infra-down bench lint staticcheck
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -56,8 +56,19 @@ infra-down: vros-infra ## stop the servers of infra-up
 bench: ## benchmarks on embedded and real servers: writes, freshness, edge vs service vs bare Fiber (docs/benchmarks.md)
 	cd devstack && $(GO) test -run '^$$' -bench . -benchtime 3s -timeout 30m ./bench/
 
-lint: ## gofmt and go vet
+# staticcheck, pinned, with its default checks; `make lint` installs it into ./bin.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK         := $(CURDIR)/bin/staticcheck
+
+lint: staticcheck ## gofmt, go vet and staticcheck over every module
 	@out=$$(gofmt -l $(MODULES) k8s); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	@set -e; for m in $(MODULES) k8s; do (cd $$m && $(GO) vet ./...); done
+	@set -e; for m in $(MODULES) k8s; do (cd $$m && $(GO) vet ./... && $(STATICCHECK) ./...); done
+	@cd k8s && $(STATICCHECK) -tags e2e ./e2e/...
+
+staticcheck: ## install the pinned staticcheck into ./bin (skipped when that version is already there)
+	@if $(STATICCHECK) -version 2>/dev/null | grep -q '$(STATICCHECK_VERSION:v%=%)'; then :; else \
+		echo "installing staticcheck $(STATICCHECK_VERSION) into $(CURDIR)/bin"; \
+		GOBIN=$(CURDIR)/bin GOWORK=off nice -n 15 $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); \
+	fi
 
 include mk/k8s.mk
