@@ -14,6 +14,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vros/vros/edge/internal/account"
 	"github.com/vros/vros/edge/internal/phpform"
@@ -32,6 +33,8 @@ type Config struct {
 	RateLimitBurst int
 	// Failures throttles failed authentications by client address (nil: none).
 	Failures *throttle.Failures
+	// Tracer starts the client span of each forwarded request (nil: none).
+	Tracer trace.Tracer
 }
 
 // Gateway serves the public routes.
@@ -50,7 +53,7 @@ func New(cfg Config, accounts *account.Service, signer *tenancy.Signer, prop pro
 		if raw == "" {
 			continue
 		}
-		u, err := newUpstream(name, raw, signer, prop)
+		u, err := newUpstream(name, raw, signer, prop, cfg.Tracer)
 		if err != nil {
 			return nil, err
 		}

@@ -1,14 +1,22 @@
 package gateway
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/tenancy"
@@ -20,14 +28,27 @@ type upstream struct {
 	client *fasthttp.HostClient
 	signer *tenancy.Signer
 	prop   propagation.TextMapPropagator
+	tracer trace.Tracer
+	// base is scheme://host[:port] of url.full; host and port its server.address and .port.
+	base string
+	host string
+	port int
 }
 
-func newUpstream(name Upstream, rawURL string, signer *tenancy.Signer, prop propagation.TextMapPropagator) (*upstream, error) {
+func newUpstream(name Upstream, rawURL string, signer *tenancy.Signer, prop propagation.TextMapPropagator, tracer trace.Tracer) (*upstream, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil, fmt.Errorf("%s URL %q is not an http(s) URL", name, rawURL)
 	}
+	if tracer == nil {
+		tracer = noop.NewTracerProvider().Tracer("")
+	}
+	port, _ := strconv.Atoi(u.Port())
+	if port == 0 {
+		port = map[string]int{"http": 80, "https": 443}[u.Scheme]
+	}
 	return &upstream{
+		tracer: tracer, base: u.Scheme + "://" + u.Host, host: u.Hostname(), port: port,
 		name: name,
 		client: &fasthttp.HostClient{
 			Addr:                u.Host,
@@ -72,10 +93,25 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, accou
 		req.Header.Set(tenancy.HeaderTime, ts)
 		req.Header.Set(tenancy.HeaderSignature, sig)
 	}
-	u.prop.Inject(c.UserContext(), requestCarrier{&req.Header})
+	ctx, span := u.span(c, method, path)
+	defer span.End()
+	u.prop.Inject(ctx, requestCarrier{&req.Header})
 
 	if err := u.client.Do(req, resp); err != nil {
+		kind := "_OTHER"
+		if err == fasthttp.ErrTimeout {
+			kind = "timeout"
+		} else if _, ok := err.(net.Error); ok {
+			kind = "connection"
+		}
+		span.SetAttributes(semconv.ErrorTypeKey.String(kind))
+		span.SetStatus(codes.Error, kind)
 		return httpapi.Unavailable(fmt.Sprintf("%s is not reachable; retry later", u.name))
+	}
+	span.SetAttributes(semconv.HTTPResponseStatusCode(resp.StatusCode()))
+	if resp.StatusCode() >= 500 {
+		span.SetAttributes(semconv.ErrorTypeKey.String(strconv.Itoa(resp.StatusCode())))
+		span.SetStatus(codes.Error, "")
 	}
 	c.Status(resp.StatusCode())
 	for _, h := range []string{fiber.HeaderContentType, fiber.HeaderCacheControl, fiber.HeaderETag, fiber.HeaderLastModified, "Idempotent-Replayed"} {
@@ -88,6 +124,22 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, accou
 	// next forwarded request overwrites (another tenant's answer sent to this client).
 	c.Response().SetBody(resp.Body())
 	return nil
+}
+
+// span starts the client span of one forwarded request (OpenTelemetry's HTTP client
+// conventions). url.full leaves out the query (a property id today, anything tomorrow) and a
+// photo's key (a capability: whoever knows it sees the photo); the span is named by the
+// template, so a path never splits the span names.
+func (u *upstream) span(c *fiber.Ctx, method, path string) (context.Context, trace.Span) {
+	p, _, _ := strings.Cut(path, "?")
+	template := p
+	if strings.HasPrefix(p, "/media/") {
+		template = "/media/{key}/{file}"
+		p = "/media/REDACTED/" + p[strings.LastIndexByte(p, '/')+1:]
+	}
+	return u.tracer.Start(c.UserContext(), method+" "+template, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(semconv.HTTPRequestMethodKey.String(method), semconv.ServerAddress(u.host), semconv.ServerPort(u.port),
+			semconv.URLFull(u.base+p), semconv.URLTemplate(template), attribute.String("vros.upstream", string(u.name))))
 }
 
 // forwardedHeaders are the client headers a service may need.

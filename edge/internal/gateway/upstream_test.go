@@ -1,0 +1,93 @@
+package gateway
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/vros/vros/libs/telemetry/telemetrytest"
+	"github.com/vros/vros/libs/tenancy"
+)
+
+// TestForwardClientSpan: each forwarded request is a client span by OpenTelemetry's HTTP
+// conventions whose context reaches the service; url.full holds neither the query nor a
+// photo's key.
+func TestForwardClientSpan(t *testing.T) {
+	traceparents := make(chan string, 4)
+	stub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		traceparents <- r.Header.Get("Traceparent")
+		if strings.HasPrefix(r.URL.Path, "/internal/b/") {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer stub.Close()
+	spans := telemetrytest.NewSpans(t)
+	u, err := newUpstream(CatalogSvc, stub.URL, tenancy.NewSigner("test-hmac-key-0123456789"), propagation.TraceContext{}, spans.Tracer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	su, _ := url.Parse(stub.URL)
+	port, _ := strconv.Atoi(su.Port())
+
+	app := fiber.New()
+	app.Get("/read", func(c *fiber.Ctx) error {
+		return u.forward(c, fiber.MethodGet, "/internal/read/getcalendar?property_id=42", nil, "acc1")
+	})
+	app.Get("/photo", func(c *fiber.Ctx) error {
+		return u.forward(c, fiber.MethodGet, "/media/k3y-s3cret/large.jpg", nil, "")
+	})
+	app.Post("/book", func(c *fiber.Ctx) error {
+		return u.forward(c, fiber.MethodPost, "/internal/b/createbooking", []byte(`{}`), "acc1")
+	})
+	for _, tc := range []struct {
+		method, path, span, full, template string
+		status                             int
+	}{
+		{"GET", "/read", "GET /internal/read/getcalendar", "/internal/read/getcalendar", "/internal/read/getcalendar", 200},
+		{"GET", "/photo", "GET /media/{key}/{file}", "/media/REDACTED/large.jpg", "/media/{key}/{file}", 200},
+		{"POST", "/book", "POST /internal/b/createbooking", "/internal/b/createbooking", "/internal/b/createbooking", 503},
+	} {
+		resp, err := app.Test(httptest.NewRequest(tc.method, tc.path, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		tp := <-traceparents
+		s := spans.Named(tc.span)
+		if s == nil {
+			t.Errorf("%s: no span %q", tc.path, tc.span)
+			continue
+		}
+		if s.SpanKind() != trace.SpanKindClient {
+			t.Errorf("%s: span kind %v, want client", tc.path, s.SpanKind())
+		}
+		if !strings.Contains(tp, s.SpanContext().SpanID().String()) {
+			t.Errorf("%s: the service got traceparent %q, not the client span %s", tc.path, tp, s.SpanContext().SpanID())
+		}
+		telemetrytest.CheckAttrs(t, s, semconv.HTTPRequestMethodKey.String(tc.method), semconv.ServerAddress(su.Hostname()),
+			semconv.ServerPort(port), semconv.URLFull(stub.URL+tc.full), semconv.URLTemplate(tc.template),
+			semconv.HTTPResponseStatusCode(tc.status))
+		if tc.status >= 500 && (s.Status().Code != codes.Error || telemetrytest.Attrs(s)[semconv.ErrorTypeKey].AsString() != "503") {
+			t.Errorf("%s: status %+v error.type %v, want an error of type 503", tc.path, s.Status(), telemetrytest.Attrs(s)[semconv.ErrorTypeKey].Emit())
+		}
+	}
+	// The service is gone: the span says so.
+	stub.Close()
+	resp, err := app.Test(httptest.NewRequest("GET", "/read", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if s := spans.Ended()[len(spans.Ended())-1]; s.Status().Code != codes.Error || telemetrytest.Attrs(s)[semconv.ErrorTypeKey].AsString() == "" {
+		t.Errorf("unreachable service: span status %+v attrs %v, want an error with error.type", s.Status(), s.Attributes())
+	}
+}
