@@ -93,11 +93,11 @@ func domainError(err error) error {
 		// Not kept for an Idempotency-Key: the same request may succeed when retried.
 		return idempotency.Transient(httpapi.Conflict(httpapi.StatusConflict, booking.ErrBusy.Error()))
 	case errors.Is(err, booking.ErrEmailTaken):
-		return httpapi.Conflict(httpapi.StatusConflict, err.Error())
+		return httpapi.Conflict(httpapi.StatusConflict, booking.ErrEmailTaken.Error())
 	case errors.Is(err, booking.ErrNoUser):
 		return httpapi.NotFound(httpapi.StatusNotFound, "user does not exist")
 	case errors.Is(err, booking.ErrLogin):
-		return &httpapi.Error{HTTP: http.StatusUnauthorized, Type: "login_failed", Status: StatusLoginFailed, Message: err.Error()}
+		return &httpapi.Error{HTTP: http.StatusUnauthorized, Type: "login_failed", Status: StatusLoginFailed, Message: booking.ErrLogin.Error()}
 	}
 	return err
 }

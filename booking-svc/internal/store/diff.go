@@ -7,7 +7,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
-// fixed are the fields of a booking no change rewrites (or that UpdateBooking sets itself).
+// fixed are the fields of a booking no change rewrites (or that Update sets itself).
 var fixed = map[string]bool{"_id": true, "account_id": true, "booking_id": true, "version": true, "last_change": true,
 	"updated_at": true, "created_at": true}
 

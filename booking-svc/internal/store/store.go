@@ -1,7 +1,8 @@
 // Package store keeps bookings, blocks, booking payments and guest users in MongoDB
-// (database vros_booking). Every document's `_id` holds its account; every change of a
-// booking or block is one update filtered on `_id` and goes through the outbox, so its event
-// reaches vros.booking.v1.
+// (database vros_booking), as the booking domain's Repository, Blocks and UserRepository:
+// it converts the domain's types to its own documents and back (convert.go). Every
+// document's `_id` holds its account; every change of a booking or block is one update
+// filtered on `_id` and goes through the outbox, so its event reaches vros.booking.v1.
 package store
 
 import (
