@@ -21,7 +21,13 @@ const (
 	HeaderAccount   = "X-Vros-Account"
 	HeaderTime      = "X-Vros-Time"
 	HeaderSignature = "X-Vros-Signature"
+	// HeaderMode is "sandbox" for a sandbox account (docs/accounts.md), absent for a live
+	// one. The signature covers it, so it cannot be added or dropped on the way.
+	HeaderMode = "X-Vros-Mode"
 )
+
+// modeSandbox is HeaderMode's value for a sandbox account.
+const modeSandbox = "sandbox"
 
 // MaxSkew is how old (or how far in the future) a signature may be.
 const MaxSkew = 5 * time.Minute
@@ -29,6 +35,8 @@ const MaxSkew = 5 * time.Minute
 // Tenant is the authenticated account of a request.
 type Tenant struct {
 	AccountID string
+	// Sandbox accounts try vros out: their card payments only ever reach the test gateway.
+	Sandbox bool
 }
 
 // Signer signs and verifies tenant headers with the internal HMAC key.
@@ -38,27 +46,56 @@ type Signer struct{ key []byte }
 func NewSigner(key string) *Signer { return &Signer{key: []byte(key)} }
 
 // Sign returns the time and signature headers for a request to method+path on behalf of
-// account.
+// the live account.
 func (s *Signer) Sign(account, method, path string, now time.Time) (ts, sig string) {
-	ts = strconv.FormatInt(now.Unix(), 10)
-	return ts, s.mac(account, ts, method, path)
+	return s.SignTenant(Tenant{AccountID: account}, method, path, now)
 }
 
-func (s *Signer) mac(account, ts, method, path string) string {
+// SignTenant returns the time and signature headers for a request to method+path on behalf
+// of t.
+func (s *Signer) SignTenant(t Tenant, method, path string, now time.Time) (ts, sig string) {
+	ts = strconv.FormatInt(now.Unix(), 10)
+	return ts, s.mac(t, ts, method, path)
+}
+
+// SetHeaders sets every header of the signed tenant context of a request to method+path on
+// behalf of t, through set (net/http's Header.Set, fasthttp's RequestHeader.Set).
+func (s *Signer) SetHeaders(set func(key, value string), t Tenant, method, path string, now time.Time) {
+	ts, sig := s.SignTenant(t, method, path, now)
+	set(HeaderAccount, t.AccountID)
+	set(HeaderTime, ts)
+	set(HeaderSignature, sig)
+	if t.Sandbox {
+		set(HeaderMode, modeSandbox)
+	}
+}
+
+// mac signs the tenant, the time and the request line. A live account's signature is the
+// one older versions made, so that services and edge can be upgraded one after the other.
+func (s *Signer) mac(t Tenant, ts, method, path string) string {
 	m := hmac.New(sha256.New, s.key)
-	m.Write([]byte(account))
+	m.Write([]byte(t.AccountID))
 	m.Write([]byte{'\n'})
 	m.Write([]byte(ts))
 	m.Write([]byte{'\n'})
 	m.Write([]byte(method))
 	m.Write([]byte{'\n'})
 	m.Write([]byte(path))
+	if t.Sandbox {
+		m.Write([]byte("\n" + modeSandbox))
+	}
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// Verify reports whether sig is edge's signature of these values at a time near now.
+// Verify reports whether sig is edge's signature of these values, for a live account, at a
+// time near now.
 func (s *Signer) Verify(account, ts, method, path, sig string, now time.Time) bool {
-	if account == "" || ts == "" || sig == "" {
+	return s.VerifyTenant(Tenant{AccountID: account}, ts, method, path, sig, now)
+}
+
+// VerifyTenant reports whether sig is edge's signature of these values at a time near now.
+func (s *Signer) VerifyTenant(t Tenant, ts, method, path, sig string, now time.Time) bool {
+	if t.AccountID == "" || ts == "" || sig == "" {
 		return false
 	}
 	sec, err := strconv.ParseInt(ts, 10, 64)
@@ -68,7 +105,7 @@ func (s *Signer) Verify(account, ts, method, path, sig string, now time.Time) bo
 	if d := now.Sub(time.Unix(sec, 0)); d > MaxSkew || d < -MaxSkew {
 		return false
 	}
-	want := s.mac(account, ts, method, path)
+	want := s.mac(t, ts, method, path)
 	return hmac.Equal([]byte(want), []byte(sig))
 }
 
@@ -78,13 +115,13 @@ const localsKey = "vros.tenant"
 // tenant for From.
 func (s *Signer) Require() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		account := c.Get(HeaderAccount)
-		if !s.Verify(account, c.Get(HeaderTime), c.Method(), c.Path(), c.Get(HeaderSignature), time.Now()) {
-			return httpapi.Unauthorized("missing or invalid internal signature")
-		}
 		// A copy of its own: services key caches by account (booking-svc's settings view),
 		// so the id must never be a view of the pooled header buffer.
-		c.Locals(localsKey, Tenant{AccountID: strings.Clone(account)})
+		t := Tenant{AccountID: strings.Clone(c.Get(HeaderAccount)), Sandbox: c.Get(HeaderMode) == modeSandbox}
+		if !s.VerifyTenant(t, c.Get(HeaderTime), c.Method(), c.Path(), c.Get(HeaderSignature), time.Now()) {
+			return httpapi.Unauthorized("missing or invalid internal signature")
+		}
+		c.Locals(localsKey, t)
 		return c.Next()
 	}
 }

@@ -25,11 +25,35 @@ func TestVerify(t *testing.T) {
 		{"other method", "acc1", ts, "GET", "/internal/a/property", sig, now, false},
 		{"missing signature", "acc1", ts, "POST", "/internal/a/property", "", now, false},
 		{"missing account", "", ts, "POST", "/internal/a/property", sig, now, false},
-		{"other key", "acc1", ts, "POST", "/internal/a/property", NewSigner("another-key-0123456").mac("acc1", ts, "POST", "/internal/a/property"), now, false},
+		{"other key", "acc1", ts, "POST", "/internal/a/property", NewSigner("another-key-0123456").mac(Tenant{AccountID: "acc1"}, ts, "POST", "/internal/a/property"), now, false},
 	}
 	for _, c := range cases {
 		if got := s.Verify(c.account, c.ts, c.method, c.path, c.sig, c.at); got != c.want {
 			t.Errorf("%s: Verify = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestModeIsSigned: a sandbox account's signature holds only with the sandbox header, and a
+// live account's only without it: the mode cannot be added or dropped on the way.
+func TestModeIsSigned(t *testing.T) {
+	s := NewSigner("0123456789abcdef0123")
+	now := time.Unix(1_800_000_000, 0)
+	for _, signed := range []bool{false, true} {
+		h := map[string]string{}
+		s.SetHeaders(func(k, v string) { h[k] = v }, Tenant{AccountID: "acc1", Sandbox: signed}, "POST", "/internal/b/create", now)
+		if _, has := h[HeaderMode]; has != signed {
+			t.Errorf("signed sandbox=%v: headers %v", signed, h)
+		}
+		for _, claimed := range []bool{false, true} {
+			got := s.VerifyTenant(Tenant{AccountID: h[HeaderAccount], Sandbox: claimed}, h[HeaderTime], "POST", "/internal/b/create", h[HeaderSignature], now)
+			if got != (claimed == signed) {
+				t.Errorf("signed sandbox=%v, presented sandbox=%v: verified %v", signed, claimed, got)
+			}
+		}
+	}
+	// A live account's signature is the one earlier versions made (rolling upgrades).
+	if ts, sig := s.Sign("acc1", "POST", "/x", now); !s.VerifyTenant(Tenant{AccountID: "acc1"}, ts, "POST", "/x", sig, now) {
+		t.Error("Sign and VerifyTenant disagree on a live account")
 	}
 }
