@@ -29,6 +29,11 @@ type ChargeRequest struct {
 	Card           card.Card
 	Description    string
 	IdempotencyKey string
+	// Whose payment it is: the Router charges through the property's own payment method, or
+	// the test gateway for a sandbox account.
+	AccountID  string
+	Sandbox    bool
+	PropertyID int64
 }
 
 // Charge is a successful charge.

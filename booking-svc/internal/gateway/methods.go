@@ -1,0 +1,65 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/vros/vros/libs/tenancy"
+)
+
+// PropertyMethods reads a property's payment methods from property-svc, which alone keeps
+// their secrets (sealed at rest, never on Kafka): the getpayment action of its internal
+// interface B, signed like edge's calls.
+type PropertyMethods struct {
+	URL    string // property-svc's base URL
+	Signer *tenancy.Signer
+	Client *http.Client
+}
+
+// statusNoProperty is interface B's status of an unknown property.
+const statusNoProperty = 16
+
+// StripeKey returns the secret key of the property's Stripe method.
+func (p PropertyMethods) StripeKey(ctx context.Context, account string, propertyID int64) (string, bool, error) {
+	const path = "/internal/b/getpayment"
+	body := []byte(`{"propertyId":` + strconv.FormatInt(propertyID, 10) + `}`)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.URL+path, bytes.NewReader(body))
+	if err != nil {
+		return "", false, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	p.Signer.SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: account}, http.MethodPost, path, time.Now())
+	resp, err := p.Client.Do(req)
+	if err != nil {
+		return "", false, fmt.Errorf("property-svc getpayment: %w", err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return "", false, fmt.Errorf("property-svc getpayment: %w", err)
+	}
+	var answer struct {
+		Status  int    `json:"status"`
+		Message string `json:"message"`
+		Data    map[string]struct {
+			SecretKey string `json:"secret_key"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &answer); err != nil {
+		return "", false, fmt.Errorf("property-svc getpayment: HTTP %d: %w", resp.StatusCode, err)
+	}
+	switch {
+	case answer.Status == statusNoProperty:
+		return "", false, nil
+	case answer.Status != 0:
+		return "", false, fmt.Errorf("property-svc getpayment: status %d: %s", answer.Status, answer.Message)
+	}
+	s, ok := answer.Data["stripe"]
+	return s.SecretKey, ok && s.SecretKey != "", nil
+}

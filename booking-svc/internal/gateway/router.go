@@ -1,0 +1,45 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+)
+
+// ReasonNoMethod is the refusal of a live account's charge on a property with no card
+// payment method this service can charge through.
+const ReasonNoMethod = "no card payment method is set up for this property"
+
+// Methods tells which card payment method a property has (A5, kept by property-svc).
+type Methods interface {
+	// StripeKey returns the secret key of the property's Stripe method; ok is false when the
+	// property has none.
+	StripeKey(ctx context.Context, account string, propertyID int64) (key string, ok bool, err error)
+}
+
+// Router is the Gateway booking-svc charges through. It picks the gateway of each charge:
+// a sandbox account's charges reach only the test gateway, never a real provider; a live
+// account's go to the property's own Stripe account. A live property without a Stripe
+// method refuses the charge (status 111, ReasonNoMethod): live accounts never reach the test
+// gateway, so a booking cannot be paid with a test card number.
+type Router struct {
+	Test      *Test // for sandbox accounts
+	Methods   Methods
+	StripeURL string       // StripeAPI in production
+	HTTP      *http.Client // for the Stripe requests; nil: the library's default
+}
+
+// Charge charges req through the gateway of its account and property.
+func (r *Router) Charge(ctx context.Context, req ChargeRequest) (Charge, error) {
+	if req.Sandbox {
+		return r.Test.Charge(ctx, req)
+	}
+	key, ok, err := r.Methods.StripeKey(ctx, req.AccountID, req.PropertyID)
+	switch {
+	case err != nil:
+		return Charge{}, fmt.Errorf("payment method of property %d: %w", req.PropertyID, err)
+	case !ok:
+		return Charge{}, &DeclinedError{Reason: ReasonNoMethod}
+	}
+	return NewStripe(key, r.StripeURL, r.HTTP).Charge(ctx, req)
+}

@@ -1,0 +1,119 @@
+// Package stripemock starts Stripe's own API mock, stripe-mock (a Go program, pinned as a
+// tool of the libs module), for tests of the Stripe card gateway.
+//
+// stripe-mock checks every request against Stripe's OpenAPI specification and answers with
+// fixtures; it keeps no state and never declines a card. The outcome of a confirmed
+// payment is therefore chosen when it starts: Start takes the status its payment intents
+// answer with ("succeeded", "requires_action", …) and changes only that field of the
+// bundled fixtures.
+package stripemock
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const module = "github.com/stripe/stripe-mock"
+
+var build struct {
+	once sync.Once
+	bin  string
+	dir  string // the module's source, for its fixtures
+	err  error
+}
+
+// binary builds stripe-mock once per test process (the Go build cache keeps it across runs).
+func binary() (bin, dir string, err error) {
+	build.once.Do(func() {
+		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module).Output()
+		if err != nil {
+			build.err = fmt.Errorf("locate %s: %w", module, err)
+			return
+		}
+		build.dir = strings.TrimSpace(string(out))
+		tmp, err := os.MkdirTemp("", "stripe-mock-*")
+		if err != nil {
+			build.err = err
+			return
+		}
+		build.bin = filepath.Join(tmp, "stripe-mock")
+		if out, err := exec.Command("go", "build", "-o", build.bin, module).CombinedOutput(); err != nil {
+			build.err = fmt.Errorf("build %s: %w\n%s", module, err, out)
+		}
+	})
+	return build.bin, build.dir, build.err
+}
+
+// Start runs a stripe-mock on a loopback port whose payment intents answer with
+// intentStatus, stops it when t ends, and returns its base URL.
+func Start(t testing.TB, intentStatus string) string {
+	t.Helper()
+	bin, dir, err := binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixtures, err := fixturesWith(dir, intentStatus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "fixtures.json")
+	if err := os.WriteFile(path, fixtures, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-http-addr", "127.0.0.1:0", "-https-addr", "127.0.0.1:0", "-fixtures", path)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(sc.Text(), "Listening for HTTP at address: "); ok {
+				addr <- a
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		return "http://" + a
+	case <-time.After(30 * time.Second):
+		t.Fatal("stripe-mock did not start listening within 30s")
+		return ""
+	}
+}
+
+// fixturesWith returns stripe-mock's bundled fixtures with the payment intent's status set.
+func fixturesWith(dir, intentStatus string) ([]byte, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, "embedded", "openapi", "fixtures3.json"))
+	if err != nil {
+		return nil, err
+	}
+	var f struct {
+		Resources map[string]map[string]any `json:"resources"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("stripe-mock fixtures: %w", err)
+	}
+	pi, ok := f.Resources["payment_intent"]
+	if !ok {
+		return nil, fmt.Errorf("stripe-mock fixtures have no payment_intent")
+	}
+	pi["status"] = intentStatus
+	return json.Marshal(f)
+}
