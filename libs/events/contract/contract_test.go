@@ -53,6 +53,19 @@ func TestEveryGoldenFileIsAType(t *testing.T) {
 	}
 }
 
+func TestDiffGolden(t *testing.T) {
+	same, err := DiffGolden(BlockCreated, []byte(`{"account_id":"1001","block_id":9,"property_id":17,"start_date":"2027-04-01",
+		"end_date":"2027-04-03","memo":"painting","deleted":false,"version":1,"created_at":"2026-11-22 02:45:10"}`))
+	if err != nil || len(same) != 0 {
+		t.Errorf("the golden block, reordered: %v %v", same, err)
+	}
+	got, err := DiffGolden(BookingReserved, []byte(strings.Replace(string(Golden(BookingReserved)), `"adults"`, `"adult"`, 1)))
+	want := []string{`data.adult = 2 is not in the contract`, `data.adults missing, want 2`}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("a renamed field: %q %v", got, err)
+	}
+}
+
 func TestSettingsDefaults(t *testing.T) {
 	d := Settings{AccountID: "a"}.WithDefaults()
 	if !reflect.DeepEqual(d, DefaultSettings("a")) {

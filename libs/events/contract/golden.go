@@ -2,7 +2,10 @@ package contract
 
 import (
 	"embed"
+	"encoding/json"
 	"fmt"
+	"reflect"
+	"sort"
 )
 
 // Types are all the event types of the contract, each with its payload: a *Property,
@@ -35,4 +38,59 @@ func Golden(eventType string) []byte {
 		panic(fmt.Sprintf("contract: no golden payload for %q", eventType))
 	}
 	return b
+}
+
+// DiffGolden compares the data a producer wrote for an event type with its golden payload
+// and lists each difference by JSON path ("data.services[0].def is false, want true"); none
+// means the producer keeps the contract. Key order and spacing do not count.
+func DiffGolden(eventType string, data []byte) ([]string, error) {
+	var got, want any
+	if err := json.Unmarshal(data, &got); err != nil {
+		return nil, fmt.Errorf("contract: data of %s: %w", eventType, err)
+	}
+	if err := json.Unmarshal(Golden(eventType), &want); err != nil {
+		return nil, fmt.Errorf("contract: testdata/%s.json: %w", eventType, err)
+	}
+	out := diff("data", got, want)
+	sort.Strings(out)
+	return out, nil
+}
+
+func diff(path string, got, want any) []string {
+	if g, ok := got.([]any); ok {
+		if w, ok := want.([]any); ok && len(g) == len(w) {
+			var out []string
+			for i := range g {
+				out = append(out, diff(fmt.Sprintf("%s[%d]", path, i), g[i], w[i])...)
+			}
+			return out
+		}
+	}
+	g, gok := got.(map[string]any)
+	w, wok := want.(map[string]any)
+	if !gok || !wok {
+		if !reflect.DeepEqual(got, want) {
+			return []string{fmt.Sprintf("%s is %s, want %s", path, jsonOf(got), jsonOf(want))}
+		}
+		return nil
+	}
+	var out []string
+	for k, wv := range w {
+		if gv, ok := g[k]; ok {
+			out = append(out, diff(path+"."+k, gv, wv)...)
+		} else {
+			out = append(out, fmt.Sprintf("%s.%s missing, want %s", path, k, jsonOf(wv)))
+		}
+	}
+	for k, gv := range g {
+		if _, ok := w[k]; !ok {
+			out = append(out, fmt.Sprintf("%s.%s = %s is not in the contract", path, k, jsonOf(gv)))
+		}
+	}
+	return out
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

@@ -2,9 +2,6 @@ package store
 
 import (
 	"encoding/json"
-	"fmt"
-	"reflect"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -144,56 +141,11 @@ func sameAsGolden(t *testing.T, typ string, value []byte) {
 	if strings.Contains(string(value), "SEALED") {
 		t.Errorf("a sealed secret was published: %s", value)
 	}
-	var got, want any
-	if err := json.Unmarshal(data, &got); err != nil {
+	diffs, err := contract.DiffGolden(typ, data)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(contract.Golden(typ), &want); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range diff("data", got, want) {
+	for _, d := range diffs {
 		t.Errorf("testdata/%s.json: %s", typ, d)
 	}
-}
-
-// diff lists where a decoded JSON value got differs from want, by path.
-func diff(path string, got, want any) []string {
-	if g, ok := got.([]any); ok {
-		if w, ok := want.([]any); ok && len(g) == len(w) {
-			var out []string
-			for i := range g {
-				out = append(out, diff(fmt.Sprintf("%s[%d]", path, i), g[i], w[i])...)
-			}
-			return out
-		}
-	}
-	g, gok := got.(map[string]any)
-	w, wok := want.(map[string]any)
-	if !gok || !wok {
-		if !reflect.DeepEqual(got, want) {
-			return []string{fmt.Sprintf("%s is %s, want %s", path, jsonOf(got), jsonOf(want))}
-		}
-		return nil
-	}
-	var out []string
-	for k, wv := range w {
-		gv, ok := g[k]
-		if !ok {
-			out = append(out, fmt.Sprintf("%s.%s missing, want %s", path, k, jsonOf(wv)))
-			continue
-		}
-		out = append(out, diff(path+"."+k, gv, wv)...)
-	}
-	for k, gv := range g {
-		if _, ok := w[k]; !ok {
-			out = append(out, fmt.Sprintf("%s.%s = %s is not in the contract's payload", path, k, jsonOf(gv)))
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-func jsonOf(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
