@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -53,6 +54,11 @@ type Config struct {
 	// ConsumerGroup is empty by default: each replica then reads every partition in its own
 	// group, booking-svc-<hostname>, because each caches the property view in memory.
 	ConsumerGroup string `env:"VROS_BOOKING_CONSUMER_GROUP"`
+	// PropertyURL is property-svc, which keeps the payment methods' secret keys: a live
+	// account's card charge reads its property's Stripe key there.
+	PropertyURL string `env:"VROS_BOOKING_PROPERTY_URL" envDefault:"http://127.0.0.1:8081"`
+	// StripeAPIURL is where Stripe charges go (stripe-mock in tests).
+	StripeAPIURL string `env:"VROS_BOOKING_STRIPE_API_URL" envDefault:"https://api.stripe.com"`
 	// AutopayInterval is how often the installments of paymentAuto bookings are charged.
 	AutopayInterval time.Duration `env:"VROS_BOOKING_AUTOPAY_INTERVAL" envDefault:"10m"`
 	// Crash is a fault-injection hook for tests (booking.Service.Crash); never set from the
@@ -135,7 +141,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	st.Attach(ob)
 
 	bookings := booking.New(booking.Deps{Properties: properties.New(vw), Bookings: st, Blocks: st, Users: st, Ledger: led,
-		Gateway: gateway.NewTest(time.Now), Box: box})
+		Gateway: cardGateway(cfg), Box: box})
 	bookings.Deadline, bookings.Lease, bookings.Crash = cfg.RequestDeadline, cfg.JanitorLease, cfg.Crash
 	janitor := booking.Janitor{Bookings: bookings, Lease: cfg.JanitorLease, Retention: cfg.FailedRetention,
 		Sweeps: map[string]func(context.Context) error{"idempotency expiry": keys.Expire}, Log: log}
@@ -164,4 +170,15 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		return ob.Serve(func() error { return httpapi.Serve(gctx, app, cfg.Addr, ready, cfg.ShutdownDrain, 10*time.Second) }, 5*time.Second)
 	})
 	return g.Wait()
+}
+
+// cardGateway routes each charge: sandbox accounts to the test gateway, live ones to their
+// property's Stripe account (docs/booking.md, "Card gateways").
+func cardGateway(cfg Config) *gateway.Router {
+	client := &http.Client{Timeout: 15 * time.Second}
+	return &gateway.Router{
+		Test:      gateway.NewTest(time.Now),
+		Methods:   gateway.PropertyMethods{URL: cfg.PropertyURL, Signer: tenancy.NewSigner(cfg.InternalHMACKey.Reveal()), Client: client},
+		StripeURL: cfg.StripeAPIURL, HTTP: client,
+	}
 }

@@ -58,10 +58,17 @@ func JSON(v any) string {
 	return string(b)
 }
 
-// NewAccount creates an account through edge's admin API.
+// NewAccount creates a sandbox account through edge's admin API: the tests pay with the
+// test gateway's card numbers.
 func NewAccount(c *http.Client, edgeURL, adminToken, name string) (demo.Account, error) {
+	return NewAccountOf(c, edgeURL, adminToken, name, true)
+}
+
+// NewAccountOf creates a sandbox or a live account. A live account's card charges go to its
+// properties' Stripe accounts, never to the test gateway.
+func NewAccountOf(c *http.Client, edgeURL, adminToken, name string, sandbox bool) (demo.Account, error) {
 	r, err := Send(c, http.MethodPost, edgeURL+"/admin/v1/accounts", map[string]string{"Authorization": "Bearer " + adminToken},
-		JSON(map[string]string{"name": name}))
+		JSON(map[string]any{"name": name, "sandbox": sandbox}))
 	if err != nil {
 		return demo.Account{}, err
 	}

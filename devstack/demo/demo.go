@@ -89,7 +89,7 @@ func Ensure(ctx context.Context, edgeURL, adminToken, path string) (acc Account,
 
 func createAccount(ctx context.Context, edgeURL, adminToken string) (Account, error) {
 	var acc Account
-	status, body, err := call(ctx, edgeURL+"/admin/v1/accounts", map[string]string{"Authorization": "Bearer " + adminToken}, `{"name":"Demo Rentals"}`)
+	status, body, err := call(ctx, edgeURL+"/admin/v1/accounts", map[string]string{"Authorization": "Bearer " + adminToken}, `{"name":"Demo Rentals","sandbox":true}`)
 	if err != nil {
 		return acc, err
 	}
@@ -253,7 +253,7 @@ Try:
   %[12]s %[1]s/api/property-photo -d '{"action":"create","photo":{"internal_code":"DEMO1","image":"%[13]s"}}'
 
   # create an account (admin API)
-  curl -s -H 'Authorization: Bearer %[11]s' %[1]s/admin/v1/accounts -d '{"name":"Another Owner"}'
+  curl -s -H 'Authorization: Bearer %[11]s' %[1]s/admin/v1/accounts -d '{"name":"Another Owner","sandbox":true}'
 
 `, a.EdgeURL, a.AccountID, path, a.BasicUser, a.BasicPassword, a.ServiceKey, a.ServicePass, a.Key, a.Pass, a.OwnerToken, a.AdminToken, A, SamplePhoto(), Rates,
 		time.Now().AddDate(0, 0, 30).Format(time.DateOnly), a.PropertyID, time.Now().AddDate(0, 0, 37).Format(time.DateOnly),

@@ -16,10 +16,12 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	booking "github.com/vros/vros/booking-svc/service"
 	"github.com/vros/vros/devstack/apitest"
 	"github.com/vros/vros/devstack/demo"
 	"github.com/vros/vros/devstack/stack"
 	"github.com/vros/vros/libs/seal"
+	"github.com/vros/vros/libs/stripemock"
 )
 
 // The per-account rate limit of the test stack: high enough for every test's requests
@@ -39,13 +41,21 @@ var (
 
 func TestMain(m *testing.M) {
 	ctx := context.Background()
-	var err error
+	// Live accounts' card charges go to Stripe: here to stripe-mock, whose confirmed
+	// payments succeed (gateway_test.go).
+	stripeURL, stopStripe, err := stripemock.Run("succeeded")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	st, mongoDB, err = apitest.StartStack(ctx, stack.Options{
+		Booking: func(c *booking.Config) { c.StripeAPIURL = stripeURL },
 		HMACKey: "test-hmac-key-0123456789", EncryptionKey: seal.NewKey(), AdminToken: adminToken,
 		LogLevel: "error", PhotoFetchAllowPrivate: true, OutboxLease: time.Second, PasswordCost: 4, AutopayInterval: 200 * time.Millisecond,
 		RateLimitRPS: rateLimitRPS, RateLimitBurst: rateLimitBurst,
 	})
 	if err != nil {
+		stopStripe()
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -54,6 +64,7 @@ func TestMain(m *testing.M) {
 	if err := st.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, "stack close:", err)
 	}
+	stopStripe()
 	os.Exit(code)
 }
 

@@ -135,7 +135,8 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	s.runCtx = runCtx
 	s.bookingCfg = booking.Config{Common: common, EncryptionKey: config.Secret(o.EncryptionKey),
 		PasswordCost: o.PasswordCost, OutboxLease: o.OutboxLease, RequestDeadline: 25 * time.Second, JanitorLease: 2 * time.Minute,
-		IdempotencyLease: time.Minute, FailedRetention: 7 * 24 * time.Hour, ConsumerGroup: "booking-svc", AutopayInterval: o.AutopayInterval}
+		IdempotencyLease: time.Minute, FailedRetention: 7 * 24 * time.Hour, ConsumerGroup: "booking-svc", AutopayInterval: o.AutopayInterval,
+		PropertyURL: s.PropertyURL}
 	if o.Booking != nil {
 		o.Booking(&s.bookingCfg)
 	}

@@ -491,6 +491,12 @@ func checkDeployment(t *testing.T, c renderCase, r rendered, comp component, d *
 		// edge issues no credentials without it: every rendering sets it.
 		plain["VROS_EDGE_PUBLIC_URL"] = c.edgePublicURL
 	}
+	if comp.name == "booking-svc" {
+		// A live account's card charge reads the property's Stripe key from property-svc.
+		if pc, _ := componentOf("property-svc"); slices.Contains(c.enabled, "property-svc") {
+			plain["VROS_BOOKING_PROPERTY_URL"] = fmt.Sprintf("http://%s:%d", objName("property-svc"), pc.port)
+		}
+	}
 	if c.otlp {
 		plain["OTEL_EXPORTER_OTLP_ENDPOINT"] = ""
 	} else if _, ok := env["OTEL_EXPORTER_OTLP_ENDPOINT"]; ok {
@@ -684,10 +690,15 @@ func checkNetworkPolicies(t *testing.T, c renderCase, r rendered) {
 				if len(rule.From) == 0 {
 					t.Errorf("%s: ingress rule %d open to every source", where, i)
 				}
+				// property-svc also answers booking-svc's getpayment (card charges).
+				callers := edgeOnly
+				if name == "property-svc" {
+					callers = []string{"edge", "booking-svc"}
+				}
 				for _, peer := range rule.From {
 					if peer.NamespaceSelector != nil || peer.IPBlock != nil ||
-						!slices.Equal(r.selectedComponents(t, peer.PodSelector), edgeOnly) {
-						t.Errorf("%s: ingress rule %d admits %+v, want edge pods only", where, i, peer)
+						!slices.Contains(callers, strings.Join(r.selectedComponents(t, peer.PodSelector), ",")) {
+						t.Errorf("%s: ingress rule %d admits %+v, want pods of %v only", where, i, peer, callers)
 					}
 				}
 			}
@@ -710,8 +721,13 @@ func checkNetworkPolicies(t *testing.T, c renderCase, r rendered) {
 				t.Errorf("%s: egress rule %d is not DNS, MongoDB, Kafka or a backend: %+v", where, i, rule)
 			case kind == "otlp" && !c.otlp:
 				t.Errorf("%s: OTLP egress without otel.endpoint", where)
-			case strings.HasPrefix(kind, "backend:") && name != "edge":
-				t.Errorf("%s: only edge may call the services, got %s", where, kind)
+			case strings.HasPrefix(kind, "backend:") && name != "edge" && (name != "booking-svc" || kind != "backend:property-svc"):
+				t.Errorf("%s: only edge (and booking-svc, property-svc) may call the services, got %s", where, kind)
+			case kind == "stripe":
+				if name != "booking-svc" {
+					t.Errorf("%s: only booking-svc charges cards, yet %s may reach HTTPS servers", where, name)
+				}
+				checkPublicOnly(t, where, rule.To)
 			case kind == "photos":
 				if name != "property-svc" {
 					t.Errorf("%s: only property-svc downloads photos, yet %s may reach web servers", where, name)
@@ -738,6 +754,12 @@ func checkNetworkPolicies(t *testing.T, c renderCase, r rendered) {
 		}
 		if name == "property-svc" {
 			want = append(want, "photos")
+		}
+		if name == "booking-svc" {
+			want = append(want, "stripe")
+			if slices.Contains(c.enabled, "property-svc") {
+				want = append(want, "backend:property-svc")
+			}
 		}
 		if name == "edge" {
 			for _, b := range c.enabled {
@@ -766,6 +788,8 @@ func egressKind(t *testing.T, r rendered, rule networkingv1.NetworkPolicyEgressR
 		return "kafka"
 	case portsAre(rule.Ports, 4317, 4318):
 		return "otlp"
+	case portsAre(rule.Ports, 443) && len(rule.Ports) == 1:
+		return "stripe"
 	case portsAre(rule.Ports, 80, 443):
 		return "photos"
 	}

@@ -261,11 +261,12 @@ func (c *client) eventually(t *testing.T, method, path string, want int, within 
 	t.Fatalf("%s %s never answered %d within %s; last: %s", method, path, want, within, last)
 }
 
-// newAccount creates an account through edge's admin API.
+// newAccount creates a sandbox account through edge's admin API (card payments reach only
+// the test gateway).
 func (c *client) newAccount(t *testing.T, adminToken, name string) account {
 	t.Helper()
 	status, body := c.do(t, http.MethodPost, "/admin/v1/accounts",
-		http.Header{"Authorization": {"Bearer " + adminToken}}, map[string]any{"name": name})
+		http.Header{"Authorization": {"Bearer " + adminToken}}, map[string]any{"name": name, "sandbox": true})
 	if status != http.StatusCreated {
 		t.Fatalf("create account: status %d: %s, want 201", status, body)
 	}

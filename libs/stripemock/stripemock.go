@@ -57,27 +57,43 @@ func binary() (bin, dir string, err error) {
 // intentStatus, stops it when t ends, and returns its base URL.
 func Start(t testing.TB, intentStatus string) string {
 	t.Helper()
-	bin, dir, err := binary()
+	url, stop, err := Run(intentStatus)
 	if err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return url
+}
+
+// Run is Start for a TestMain: the caller stops the stripe-mock.
+func Run(intentStatus string) (url string, stop func(), err error) {
+	bin, dir, err := binary()
+	if err != nil {
+		return "", nil, err
 	}
 	fixtures, err := fixturesWith(dir, intentStatus)
 	if err != nil {
-		t.Fatal(err)
+		return "", nil, err
 	}
-	path := filepath.Join(t.TempDir(), "fixtures.json")
+	tmp, err := os.MkdirTemp("", "stripe-mock-fixtures-*")
+	if err != nil {
+		return "", nil, err
+	}
+	path := filepath.Join(tmp, "fixtures.json")
 	if err := os.WriteFile(path, fixtures, 0o600); err != nil {
-		t.Fatal(err)
+		_ = os.RemoveAll(tmp)
+		return "", nil, err
 	}
 	cmd := exec.Command(bin, "-http-addr", "127.0.0.1:0", "-https-addr", "127.0.0.1:0", "-fixtures", path)
 	stdout, err := cmd.StdoutPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
 	if err != nil {
-		t.Fatal(err)
+		_ = os.RemoveAll(tmp)
+		return "", nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	stop = func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); _ = os.RemoveAll(tmp) }
 	addr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -89,10 +105,10 @@ func Start(t testing.TB, intentStatus string) string {
 	}()
 	select {
 	case a := <-addr:
-		return "http://" + a
+		return "http://" + a, stop, nil
 	case <-time.After(30 * time.Second):
-		t.Fatal("stripe-mock did not start listening within 30s")
-		return ""
+		stop()
+		return "", nil, fmt.Errorf("stripe-mock did not start listening within 30s")
 	}
 }
 

@@ -102,7 +102,7 @@ func (s *Service) autopay(ctx context.Context, b Booking, due decimal.Decimal, t
 	}
 	// One key per booking, day and amount: a retry after a crash charges nothing twice.
 	key := "booking-" + strconv.FormatInt(b.BookingID, 10) + "-auto-" + today + "-" + due.String()
-	ch, err := s.charge(ctx, due.StringFixed(2), b.Quote.Currency, st.Card(), key)
+	ch, err := s.charge(ctx, b, due.StringFixed(2), st.Card(), key)
 	var pe *PaymentError
 	if errors.As(err, &pe) {
 		_, uerr := s.store.Update(ctx, b.AccountID, b.BookingID, Updated, func(b *Booking) error {

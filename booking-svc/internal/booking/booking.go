@@ -175,13 +175,15 @@ func cardContext(account string, bookingID int64) string {
 	return account + ":booking:" + strconv.FormatInt(bookingID, 10) + ":card"
 }
 
-// charge takes amount from c through the gateway.
-func (s *Service) charge(ctx context.Context, amount, currency string, c card.Card, key string) (gateway.Charge, error) {
+// charge takes amount (in the booking's currency) from c through the gateway of the
+// booking's account and property.
+func (s *Service) charge(ctx context.Context, b Booking, amount string, c card.Card, key string) (gateway.Charge, error) {
 	amt, err := decimal.NewFromString(amount)
 	if err != nil {
 		return gateway.Charge{}, fmt.Errorf("charge amount %q: %w", amount, err)
 	}
-	ch, err := s.gateway.Charge(ctx, gateway.ChargeRequest{Amount: amt, Currency: currency, Card: c, Description: key, IdempotencyKey: key})
+	ch, err := s.gateway.Charge(ctx, gateway.ChargeRequest{Amount: amt, Currency: b.Quote.Currency, Card: c, Description: key,
+		IdempotencyKey: key, AccountID: b.AccountID, Sandbox: b.Sandbox, PropertyID: b.PropertyID})
 	if err == nil {
 		return ch, nil
 	}

@@ -66,8 +66,11 @@ type Booking struct {
 	// AutopayError is the last automatic charge's failure; automatic charges stop until the
 	// booking changes (a new card, new dates).
 	AutopayError string
-	Card         *SealedCard
-	Arrival      *arrival.Arrival
+	// Sandbox: made by a sandbox account, so its card charges (at booking, on update and
+	// automatic ones) reach only the test gateway, whatever the account is later.
+	Sandbox bool
+	Card    *SealedCard
+	Arrival *arrival.Arrival
 
 	CreatedAt   time.Time
 	UpdatedAt   time.Time

@@ -26,6 +26,8 @@ type NewBooking struct {
 	// ChargeKey, when set, is the gateway's idempotency key of the charge at booking, so
 	// that a retried request never charges the card twice.
 	ChargeKey string
+	// Sandbox is the account's mode: a sandbox account's charges reach only the test gateway.
+	Sandbox bool
 }
 
 // NewBookingID allocates a booking id.
@@ -57,7 +59,7 @@ func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (Bo
 	now := s.store.Now()
 	b := Booking{AccountID: account, BookingID: id, CreatedAt: now, UpdatedAt: now}
 	s.apply(&b, p, nb.Stay, nb.Party, q)
-	b.PaymentAuto = nb.Auto
+	b.PaymentAuto, b.Sandbox = nb.Auto, nb.Sandbox
 	if nb.Card != nil {
 		if b.Card, err = s.sealCard(account, id, *nb.Card); err != nil {
 			return Booking{}, err
@@ -175,7 +177,7 @@ func (s *Service) chargeAmount(ctx context.Context, b Booking, c card.Card, amou
 	if key == "" {
 		key = "booking-" + strconv.FormatInt(b.BookingID, 10) + "-at-" + when + "-" + strconv.FormatInt(b.Version, 10)
 	}
-	ch, err := s.charge(ctx, amount.StringFixed(2), b.Quote.Currency, c, key)
+	ch, err := s.charge(ctx, b, amount.StringFixed(2), c, key)
 	if err != nil {
 		return nil, err
 	}

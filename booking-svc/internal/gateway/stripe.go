@@ -25,8 +25,11 @@ type Stripe struct {
 }
 
 // NewStripe returns a gateway charging with secretKey through the Stripe API at apiURL
-// (StripeAPI in production) over httpClient (nil: the library's default).
+// ("": StripeAPI) over httpClient (nil: the library's default).
 func NewStripe(secretKey, apiURL string, httpClient *http.Client) *Stripe {
+	if apiURL == "" {
+		apiURL = StripeAPI
+	}
 	cfg := &stripe.BackendConfig{
 		URL: stripe.String(apiURL),
 		// The booking request is waiting: retry a network error once, not for seconds.

@@ -23,7 +23,7 @@ func bookingOf(r BookingRec) booking.Booking {
 		Guest: booking.Guest(r.Guest), Checkin: r.Checkin, Checkout: r.Checkout, CheckinTime: r.CheckinTime,
 		CheckoutTime: r.CheckoutTime, Nights: slices.Clone(r.Nights), Adults: r.Adults, Children: r.Children,
 		Quote: quoteOf(r.Quote), ServiceLines: linesOf(r.ServiceLines), CSADamage: r.CSADamage, CSATravel: r.CSATravel,
-		PromotionCode: r.PromotionCode, Payments: make(map[int64]booking.Payment, len(r.Payments)), PaymentAuto: r.PaymentAuto,
+		PromotionCode: r.PromotionCode, Payments: make(map[int64]booking.Payment, len(r.Payments)), PaymentAuto: r.PaymentAuto, Sandbox: r.Sandbox,
 		AutopayError: r.AutopayError, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, CancelledAt: r.CancelledAt}
 	for k, p := range r.Payments {
 		id, err := strconv.ParseInt(k, 10, 64)
@@ -49,7 +49,7 @@ func recOf(b booking.Booking) BookingRec {
 		LeadSourceID: b.LeadSourceID, OwnerBook: b.OwnerBook, Guest: GuestRec(b.Guest), Checkin: b.Checkin, Checkout: b.Checkout,
 		CheckinTime: b.CheckinTime, CheckoutTime: b.CheckoutTime, Nights: b.Nights, Adults: b.Adults, Children: b.Children,
 		Quote: quoteRec(b.Quote), ServiceLines: lineRecs(b.ServiceLines), CSADamage: b.CSADamage, CSATravel: b.CSATravel,
-		PromotionCode: b.PromotionCode, Payments: make(map[string]PaymentRec, len(b.Payments)), PaymentAuto: b.PaymentAuto,
+		PromotionCode: b.PromotionCode, Payments: make(map[string]PaymentRec, len(b.Payments)), PaymentAuto: b.PaymentAuto, Sandbox: b.Sandbox,
 		AutopayError: b.AutopayError, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt, CancelledAt: b.CancelledAt}
 	if r.Nights == nil {
 		r.Nights = []string{}

@@ -40,6 +40,7 @@ type BookingRec struct {
 
 	Payments    map[string]PaymentRec `bson:"payments"`
 	PaymentAuto bool                  `bson:"payment_auto"`
+	Sandbox     bool                  `bson:"sandbox,omitempty"`
 	// AutopayError is the last automatic charge's failure; automatic charges stop until the
 	// booking changes (a new card, new dates).
 	AutopayError string      `bson:"autopay_error,omitempty"`

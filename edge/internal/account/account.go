@@ -43,9 +43,12 @@ var (
 
 // Account is one tenant.
 type Account struct {
-	ID        string
-	Name      string
-	Status    Status
+	ID     string
+	Name   string
+	Status Status
+	// Sandbox accounts try vros out: their card payments reach only the test gateway
+	// (docs/accounts.md). Set at creation.
+	Sandbox   bool
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	// Identifiers are the public halves of the credentials (the Basic user name, the

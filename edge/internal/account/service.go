@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
+	"github.com/vros/vros/libs/tenancy"
 )
 
 // Repository is where accounts are kept (accountstore in production).
@@ -59,15 +60,16 @@ type Service struct {
 }
 
 type cached struct {
-	cred   Credential
-	status Status
+	cred    Credential
+	status  Status
+	sandbox bool
 }
 
-func (c cached) result() (string, error) {
+func (c cached) result() (tenancy.Tenant, error) {
 	if c.status != Active {
-		return "", ErrRevoked
+		return tenancy.Tenant{}, ErrRevoked
 	}
-	return c.cred.AccountID, nil
+	return tenancy.Tenant{AccountID: c.cred.AccountID, Sandbox: c.sandbox}, nil
 }
 
 // NewService returns a Service over repo.
@@ -83,8 +85,9 @@ func NewService(repo Repository, o Options) *Service {
 	return s
 }
 
-// Create makes a new active account named name with every credential kind.
-func (s *Service) Create(ctx context.Context, name string) (Account, []Secret, error) {
+// Create makes a new active account named name, a sandbox one or a live one, with every
+// credential kind.
+func (s *Service) Create(ctx context.Context, name string, sandbox bool) (Account, []Secret, error) {
 	id, err := s.repo.NextID(ctx)
 	if err != nil {
 		return Account{}, nil, err
@@ -93,7 +96,7 @@ func (s *Service) Create(ctx context.Context, name string) (Account, []Secret, e
 		name = "Account " + id
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
-	a := Account{ID: id, Name: name, Status: Active, CreatedAt: now, UpdatedAt: now, Identifiers: map[Kind]string{}}
+	a := Account{ID: id, Name: name, Status: Active, Sandbox: sandbox, CreatedAt: now, UpdatedAt: now, Identifiers: map[Kind]string{}}
 	secrets, creds := issueAll(Kinds, id)
 	for _, c := range creds {
 		if c.Kind == OwnerToken {
@@ -156,22 +159,23 @@ func (s *Service) SetStatus(ctx context.Context, id string, st Status) (Account,
 // identifier compares a hash just as refusing a wrong secret does.
 var decoy = Credential{SecretHash: Hash("no such credential")}
 
-// Authenticate returns the account whose credential of kind is identifier+secret. For an
-// owner token, identifier is empty and secret is the token.
+// Authenticate returns the account (as the tenant the services are told of) whose
+// credential of kind is identifier+secret. For an owner token, identifier is empty and
+// secret is the token.
 //
 // Every refusal of a well-formed credential costs one store lookup, whether the identifier
 // is unknown, known with a wrong secret, or known and cached with a wrong secret: timing
 // does not tell which identifiers exist. A success costs two lookups, or none when cached.
-func (s *Service) Authenticate(ctx context.Context, kind Kind, identifier, secret string) (string, error) {
+func (s *Service) Authenticate(ctx context.Context, kind Kind, identifier, secret string) (tenancy.Tenant, error) {
 	if secret == "" || len(secret) > 256 {
-		return "", ErrUnauthorized
+		return tenancy.Tenant{}, ErrUnauthorized
 	}
 	hash := Hash(secret)
 	if kind == OwnerToken {
 		identifier = hash
 	}
 	if identifier == "" || len(identifier) > 128 {
-		return "", ErrUnauthorized
+		return tenancy.Tenant{}, ErrUnauthorized
 	}
 	key := string(kind) + ":" + identifier
 	if s.cache != nil {
@@ -185,25 +189,25 @@ func (s *Service) Authenticate(ctx context.Context, kind Kind, identifier, secre
 	cred, err := s.repo.Credential(ctx, kind, identifier)
 	found := err == nil
 	if err != nil && !errors.Is(err, ErrNotFound) {
-		return "", fmt.Errorf("credential lookup: %w", err)
+		return tenancy.Tenant{}, fmt.Errorf("credential lookup: %w", err)
 	}
 	if !found {
 		cred = decoy
 	}
 	if !cred.matchesHash(hash) || !found {
-		return "", ErrUnauthorized
+		return tenancy.Tenant{}, ErrUnauthorized
 	}
 	a, err := s.repo.Get(ctx, cred.AccountID)
 	if errors.Is(err, ErrNotFound) {
-		return "", ErrUnauthorized
+		return tenancy.Tenant{}, ErrUnauthorized
 	}
 	if err != nil {
-		return "", fmt.Errorf("account lookup: %w", err)
+		return tenancy.Tenant{}, fmt.Errorf("account lookup: %w", err)
 	}
 	if !a.Lists(cred) {
-		return "", ErrUnauthorized
+		return tenancy.Tenant{}, ErrUnauthorized
 	}
-	c := cached{cred: cred, status: a.Status}
+	c := cached{cred: cred, status: a.Status, sandbox: a.Sandbox}
 	s.remember(key, c, epoch)
 	return c.result()
 }

@@ -51,7 +51,8 @@ func (i *issued) all() []account.Secret {
 }
 
 func authenticate(svc *account.Service, s account.Secret) (string, error) {
-	return svc.Authenticate(context.Background(), s.Kind, s.Identifier, s.Secret)
+	t, err := svc.Authenticate(context.Background(), s.Kind, s.Identifier, s.Secret)
+	return t.AccountID, err
 }
 
 // listed reports whether acc lists s as its current credential of s's kind.
@@ -102,7 +103,7 @@ func TestConcurrentRotationsAndRevocations(t *testing.T) {
 	a := account.NewService(store, account.Options{CacheTTL: time.Minute})
 	const otherTTL = 300 * time.Millisecond
 	b := account.NewService(store, account.Options{CacheTTL: otherTTL}) // another edge replica
-	acc, first, err := a.Create(ctx, "race")
+	acc, first, err := a.Create(ctx, "race", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestConcurrentRotationsAndRevocations(t *testing.T) {
 func TestRevocationNotLostToRotations(t *testing.T) {
 	ctx := context.Background()
 	svc := account.NewService(store, account.Options{CacheTTL: time.Minute})
-	acc, _, err := svc.Create(ctx, "revocation race")
+	acc, _, err := svc.Create(ctx, "revocation race", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +249,7 @@ func TestRotationsThroughTwoReplicas(t *testing.T) {
 		account.NewService(store, account.Options{CacheTTL: ttl}),
 		account.NewService(store, account.Options{CacheTTL: ttl}),
 	}
-	acc, first, err := replicas[0].Create(ctx, "two replicas")
+	acc, first, err := replicas[0].Create(ctx, "two replicas", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +289,7 @@ func TestOtherReplicaStaleness(t *testing.T) {
 	const ttl = 400 * time.Millisecond
 	a := account.NewService(store, account.Options{CacheTTL: time.Minute})
 	b := account.NewService(store, account.Options{CacheTTL: ttl})
-	acc, old, err := a.Create(ctx, "staleness")
+	acc, old, err := a.Create(ctx, "staleness", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +344,7 @@ func TestRefusalsCostTheSame(t *testing.T) {
 	ctx := context.Background()
 	repo := &countingRepo{Repository: store}
 	svc := account.NewService(repo, account.Options{CacheTTL: time.Minute})
-	_, s, err := svc.Create(ctx, "equal cost")
+	_, s, err := svc.Create(ctx, "equal cost", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,6 +51,7 @@ type accountDoc struct {
 	ID          string            `bson:"_id"`
 	Name        string            `bson:"name"`
 	Status      string            `bson:"status"`
+	Sandbox     bool              `bson:"sandbox,omitempty"`
 	CreatedAt   time.Time         `bson:"created_at"`
 	UpdatedAt   time.Time         `bson:"updated_at"`
 	Identifiers map[string]string `bson:"identifiers"`
@@ -101,7 +102,7 @@ func (s *Store) putCredentials(ctx context.Context, creds []account.Credential) 
 }
 
 func toDoc(a account.Account, creds []account.Credential) accountDoc {
-	doc := accountDoc{ID: a.ID, Name: a.Name, Status: string(a.Status), CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
+	doc := accountDoc{ID: a.ID, Name: a.Name, Status: string(a.Status), Sandbox: a.Sandbox, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
 		Identifiers: map[string]string{}}
 	for k, v := range a.Identifiers {
 		doc.Identifiers[string(k)] = v
@@ -135,7 +136,7 @@ func (s *Store) get(ctx context.Context, id string) (accountDoc, error) {
 }
 
 func fromDoc(d accountDoc) account.Account {
-	a := account.Account{ID: d.ID, Name: d.Name, Status: account.Status(d.Status), CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
+	a := account.Account{ID: d.ID, Name: d.Name, Status: account.Status(d.Status), Sandbox: d.Sandbox, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
 		Identifiers: map[account.Kind]string{}, TokenHash: d.TokenHash}
 	for k, v := range d.Identifiers {
 		a.Identifiers[account.Kind(k)] = v

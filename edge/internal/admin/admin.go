@@ -94,6 +94,7 @@ func (a *API) auth(c *fiber.Ctx) error {
 type Credentials struct {
 	AccountID     string `json:"account_id"`
 	Name          string `json:"name"`
+	Sandbox       bool   `json:"sandbox"`
 	EdgeURL       string `json:"edge_url"`
 	BasicUser     string `json:"basic_user,omitempty"`
 	BasicPassword string `json:"basic_password,omitempty"`
@@ -108,13 +109,14 @@ type accountView struct {
 	AccountID   string            `json:"account_id"`
 	Name        string            `json:"name"`
 	Status      string            `json:"status"`
+	Sandbox     bool              `json:"sandbox"`
 	CreatedAt   time.Time         `json:"created_at"`
 	UpdatedAt   time.Time         `json:"updated_at"`
 	Identifiers map[string]string `json:"identifiers"`
 }
 
 func view(acc account.Account) accountView {
-	v := accountView{AccountID: acc.ID, Name: acc.Name, Status: string(acc.Status), CreatedAt: acc.CreatedAt,
+	v := accountView{AccountID: acc.ID, Name: acc.Name, Status: string(acc.Status), Sandbox: acc.Sandbox, CreatedAt: acc.CreatedAt,
 		UpdatedAt: acc.UpdatedAt, Identifiers: map[string]string{}}
 	for k, id := range acc.Identifiers {
 		v.Identifiers[string(k)] = id
@@ -123,7 +125,7 @@ func view(acc account.Account) accountView {
 }
 
 func credentials(edgeURL string, acc account.Account, secrets []account.Secret) Credentials {
-	out := Credentials{AccountID: acc.ID, Name: acc.Name, EdgeURL: edgeURL}
+	out := Credentials{AccountID: acc.ID, Name: acc.Name, Sandbox: acc.Sandbox, EdgeURL: edgeURL}
 	for _, s := range secrets {
 		switch s.Kind {
 		case account.Basic:
@@ -139,22 +141,24 @@ func credentials(edgeURL string, acc account.Account, secrets []account.Secret) 
 	return out
 }
 
-// create: POST /admin/v1/accounts {"name": "…"} → 201 with the credentials.
+// create: POST /admin/v1/accounts {"name": "…", "sandbox": true} → 201 with the
+// credentials. An account is live unless created as a sandbox.
 func (a *API) create(c *fiber.Ctx) error {
 	edgeURL, err := a.edgeURL()
 	if err != nil {
 		return err
 	}
 	var v fields.Violations
-	name := ""
+	name, sandbox := "", false
 	if len(c.Body()) > 0 {
 		obj := fields.Parse(c.Body(), "", &v)
 		name, _ = obj.String("name", fields.Str{Max: 100})
+		sandbox, _ = obj.Bool("sandbox", false)
 		if err := v.Err(); err != nil {
 			return err
 		}
 	}
-	acc, secrets, err := a.accounts.Create(c.UserContext(), name)
+	acc, secrets, err := a.accounts.Create(c.UserContext(), name, sandbox)
 	if err != nil {
 		return err
 	}

@@ -109,7 +109,7 @@ func (g *Gateway) interfaceA(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if !g.limits.Allow(acc) {
+	if !g.limits.Allow(acc.AccountID) {
 		return httpapi.RateLimited()
 	}
 	u, err := g.upstream(r.service, "resource "+name)
@@ -119,13 +119,13 @@ func (g *Gateway) interfaceA(c *fiber.Ctx) error {
 	return u.forward(c, fiber.MethodPost, "/internal/a/"+name, body, acc)
 }
 
-func (g *Gateway) authenticateA(c *fiber.Ctx, body []byte) (string, error) {
+func (g *Gateway) authenticateA(c *fiber.Ctx, body []byte) (tenancy.Tenant, error) {
 	if err := g.failures.Check(c); err != nil {
-		return "", err
+		return tenancy.Tenant{}, err
 	}
 	user, password, ok := basicAuth(c.Get(fiber.HeaderAuthorization))
 	if !ok {
-		return "", httpapi.Unauthorized("HTTP Basic credentials are required")
+		return tenancy.Tenant{}, httpapi.Unauthorized("HTTP Basic credentials are required")
 	}
 	key, pass := c.Get("servicekey"), c.Get("servicepass")
 	if key == "" && pass == "" {
@@ -137,33 +137,33 @@ func (g *Gateway) authenticateA(c *fiber.Ctx, body []byte) (string, error) {
 		key, pass = f.ServiceKey, f.ServicePass
 	}
 	if key == "" || pass == "" {
-		return "", httpapi.Unauthorized("servicekey and servicepass are required")
+		return tenancy.Tenant{}, httpapi.Unauthorized("servicekey and servicepass are required")
 	}
 	a1, err := g.check(c, account.Basic, user, password)
 	if err != nil {
-		return "", err
+		return tenancy.Tenant{}, err
 	}
 	a2, err := g.check(c, account.ServiceKey, key, pass)
 	if err != nil {
-		return "", err
+		return tenancy.Tenant{}, err
 	}
 	if a1 != a2 {
 		g.failures.Failed(c)
-		return "", httpapi.Unauthorized("invalid credentials")
+		return tenancy.Tenant{}, httpapi.Unauthorized("invalid credentials")
 	}
 	return a1, nil
 }
 
 // check authenticates one credential. Callers run g.failures.Check first: a client
 // address whose failures are spent is refused before any lookup.
-func (g *Gateway) check(c *fiber.Ctx, kind account.Kind, id, secret string) (string, error) {
+func (g *Gateway) check(c *fiber.Ctx, kind account.Kind, id, secret string) (tenancy.Tenant, error) {
 	acc, err := g.accounts.Authenticate(c.UserContext(), kind, id, secret)
 	switch {
 	case errors.Is(err, account.ErrUnauthorized):
 		g.failures.Failed(c)
-		return "", httpapi.Unauthorized("invalid credentials")
+		return tenancy.Tenant{}, httpapi.Unauthorized("invalid credentials")
 	case errors.Is(err, account.ErrRevoked):
-		return "", httpapi.Unauthorized("account is revoked")
+		return tenancy.Tenant{}, httpapi.Unauthorized("account is revoked")
 	}
 	return acc, err
 }
@@ -229,7 +229,7 @@ func (g *Gateway) interfaceB(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if !g.limits.Allow(acc) {
+	if !g.limits.Allow(acc.AccountID) {
 		return httpapi.RateLimited()
 	}
 	if env.Action == "" {
@@ -261,7 +261,7 @@ func (g *Gateway) read(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if !g.limits.Allow(acc) {
+	if !g.limits.Allow(acc.AccountID) {
 		return httpapi.RateLimited()
 	}
 	u, err := g.upstream(svc, "endpoint "+name)
@@ -285,5 +285,5 @@ func (g *Gateway) media(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return u.forward(c, fiber.MethodGet, "/media/"+c.Params("key")+"/"+c.Params("file"), nil, "")
+	return u.forward(c, fiber.MethodGet, "/media/"+c.Params("key")+"/"+c.Params("file"), nil, tenancy.Tenant{})
 }

@@ -103,7 +103,7 @@ type credentials map[account.Kind]account.Secret
 
 func (e *edge) newAccount(t *testing.T) credentials {
 	t.Helper()
-	_, secrets, err := e.accounts.Create(context.Background(), "throttle")
+	_, secrets, err := e.accounts.Create(context.Background(), "throttle", false)
 	if err != nil {
 		t.Fatal(err)
 	}

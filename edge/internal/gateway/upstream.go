@@ -66,7 +66,7 @@ func newUpstream(name Upstream, rawURL string, signer *tenancy.Signer, prop prop
 
 // forward sends method path with body to the service on behalf of account (signed; empty
 // account for public routes) and copies the answer back to the client.
-func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, account string) error {
+func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, t tenancy.Tenant) error {
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
@@ -85,13 +85,10 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, accou
 			req.Header.Set(h, v)
 		}
 	}
-	if account != "" {
+	if t.AccountID != "" {
 		// Sign the path without its query: the query is not part of the tenant's identity.
 		p, _, _ := strings.Cut(path, "?")
-		ts, sig := u.signer.Sign(account, method, p, time.Now())
-		req.Header.Set(tenancy.HeaderAccount, account)
-		req.Header.Set(tenancy.HeaderTime, ts)
-		req.Header.Set(tenancy.HeaderSignature, sig)
+		u.signer.SetHeaders(req.Header.Set, t, method, p, time.Now())
 	}
 	ctx, span := u.span(c, method, path)
 	defer span.End()

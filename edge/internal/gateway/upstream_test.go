@@ -40,13 +40,13 @@ func TestForwardClientSpan(t *testing.T) {
 
 	app := fiber.New()
 	app.Get("/read", func(c *fiber.Ctx) error {
-		return u.forward(c, fiber.MethodGet, "/internal/read/getcalendar?property_id=42", nil, "acc1")
+		return u.forward(c, fiber.MethodGet, "/internal/read/getcalendar?property_id=42", nil, tenancy.Tenant{AccountID: "acc1"})
 	})
 	app.Get("/photo", func(c *fiber.Ctx) error {
-		return u.forward(c, fiber.MethodGet, "/media/k3y-s3cret/large.jpg", nil, "")
+		return u.forward(c, fiber.MethodGet, "/media/k3y-s3cret/large.jpg", nil, tenancy.Tenant{})
 	})
 	app.Post("/book", func(c *fiber.Ctx) error {
-		return u.forward(c, fiber.MethodPost, "/internal/b/createbooking", []byte(`{}`), "acc1")
+		return u.forward(c, fiber.MethodPost, "/internal/b/createbooking", []byte(`{}`), tenancy.Tenant{AccountID: "acc1"})
 	})
 	for _, tc := range []struct {
 		method, path, span, full, template string
