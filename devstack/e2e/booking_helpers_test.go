@@ -76,7 +76,7 @@ func waitVersion(t *testing.T, acc account, pid int) {
 	t.Helper()
 	want := field(stored(t, acc.AccountID, strconv.Itoa(pid)), "version")
 	id := acc.AccountID + ":" + strconv.Itoa(pid)
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(viewsWithin)
 	for time.Now().Before(deadline) {
 		var doc bson.M
 		err := mongoDB.Database("vros_booking").Collection("view_properties").FindOne(context.Background(), bson.D{{Key: "_id", Value: id}}).Decode(&doc)

@@ -264,7 +264,7 @@ func TestDeletedPropertyIsNotBookable(t *testing.T) {
 	pid := bookable(t, acc, "DEL1")
 	b := create(t, acc, guest(pid, day(30), day(32)))
 	acc.a(t, "property", obj{"action": "delete", "property": obj{"internal_code": "DEL1"}}).status(t, http.StatusOK)
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(viewsWithin)
 	for {
 		r := acc.b(t, "getinfo", obj{"propertyId": pid, "numberofadults": 1, "checkin": day(40), "checkout": day(41)})
 		if a := r.b(t); a.Status == 16 {
@@ -314,7 +314,7 @@ func TestAutomaticPayments(t *testing.T) {
 		acc.b(t, "listbooking", obj{"bookingId": id}).ok(t, &l)
 		return l.List[0].AmountPaid, len(l.List[0].Payments)
 	}
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(viewsWithin)
 	for {
 		a, _ := paid(n.BookingID)
 		b, _ := paid(f.BookingID)
@@ -361,7 +361,7 @@ func TestWeekendNights(t *testing.T) {
 	}
 	acc.a(t, "account-settings", obj{"weekend_nights": 3}).status(t, http.StatusOK)
 	acc.a(t, "account-settings", obj{"weekend_nights": 4}).wantViolation(t, "weekend_nights", "")
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(viewsWithin)
 	for !sunday().Equal(dec("150")) {
 		if time.Now().After(deadline) {
 			t.Fatalf("Sunday night still %s after choosing three weekend nights", sunday())

@@ -37,10 +37,10 @@ func brokerControl(t *testing.T) (stop, start func() error, which string) {
 // consumers rejoin their groups before the views catch up.
 func converge(t *testing.T, what string, f func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(viewsWithin)
 	for !f() {
 		if time.Now().After(deadline) {
-			t.Fatalf("did not converge within a minute: %s", what)
+			t.Fatalf("did not converge within %v: %s", viewsWithin, what)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -19,7 +19,7 @@ import (
 // fixed sleep. A 429 of the polling account counts as "not yet".
 func eventually(t *testing.T, what string, f func() bool) {
 	t.Helper()
-	poll.Holds(t, "catalog converged: "+what, 15*time.Second, f)
+	poll.Holds(t, "catalog converged: "+what, viewsWithin, f)
 }
 
 // try sends an action and decodes data into v, reporting success.
@@ -443,7 +443,7 @@ func TestCatalogFreshness(t *testing.T) {
 		for i := 0; i < samples; i++ {
 			write(i)
 			start := time.Now()
-			deadline := start.Add(15 * time.Second)
+			deadline := start.Add(viewsWithin)
 			for !visible(i) {
 				if time.Now().After(deadline) {
 					t.Fatalf("sample %d never became visible", i)

@@ -33,6 +33,11 @@ const (
 	rateLimitBurst = 1000
 )
 
+// viewsWithin bounds how long the tests wait for an event-fed view (booking-svc's property
+// view, the catalog) to show a write. It is a bound on liveness, generous for a loaded
+// machine; how fast views really are is measured by make bench (docs/benchmarks.md).
+const viewsWithin = time.Minute
+
 var (
 	st         *stack.Stack
 	adminToken = "test-admin-token-0123456789"
