@@ -57,7 +57,7 @@ func TestConsumerSpan(t *testing.T) {
 		semconv.MessagingDestinationName(topic), semconv.MessagingDestinationPartitionID("0"), semconv.MessagingKafkaOffset(0),
 		semconv.MessagingConsumerGroupName(group), semconv.MessagingKafkaMessageKey("acc1:42"))
 	for _, kv := range s.Attributes() {
-		if strings.Contains(kv.Value.Emit(), "secret") {
+		if strings.Contains(kv.Value.String(), "secret") {
 			t.Errorf("span attribute %s carries the message value", kv.Key)
 		}
 	}

@@ -3,15 +3,10 @@ package arrival_test
 import "github.com/vros/vros/libs/fields/fieldstest"
 
 // The table helpers are fieldstest's; these names keep the rows short.
-type (
-	row  = fieldstest.Row
-	edit = fieldstest.Edit
-)
+type row = fieldstest.Row
 
 var (
-	set, tc, del   = fieldstest.Set, fieldstest.TC, fieldstest.Del
-	check, apply   = fieldstest.Check, fieldstest.Apply
-	violations     = fieldstest.Violations
-	chars, digits  = fieldstest.Chars, fieldstest.Digits
-	many, obj, dec = fieldstest.Many, fieldstest.Obj, fieldstest.Dec
+	set, tc, del = fieldstest.Set, fieldstest.TC, fieldstest.Del
+	check        = fieldstest.Check
+	chars, many  = fieldstest.Chars, fieldstest.Many
 )

@@ -77,7 +77,7 @@ func TestForwardClientSpan(t *testing.T) {
 			semconv.ServerPort(port), semconv.URLFull(stub.URL+tc.full), semconv.URLTemplate(tc.template),
 			semconv.HTTPResponseStatusCode(tc.status))
 		if tc.status >= 500 && (s.Status().Code != codes.Error || telemetrytest.Attrs(s)[semconv.ErrorTypeKey].AsString() != "503") {
-			t.Errorf("%s: status %+v error.type %v, want an error of type 503", tc.path, s.Status(), telemetrytest.Attrs(s)[semconv.ErrorTypeKey].Emit())
+			t.Errorf("%s: status %+v error.type %v, want an error of type 503", tc.path, s.Status(), telemetrytest.Attrs(s)[semconv.ErrorTypeKey].String())
 		}
 	}
 	// The service is gone: the span says so.

@@ -59,7 +59,7 @@ func CheckAttrs(t testing.TB, span sdktrace.ReadOnlySpan, want ...attribute.KeyV
 	got := Attrs(span)
 	for _, kv := range want {
 		if v, ok := got[kv.Key]; !ok || v != kv.Value {
-			t.Errorf("span %q: %s = %v (set %v), want %v", span.Name(), kv.Key, v.Emit(), ok, kv.Value.Emit())
+			t.Errorf("span %q: %s = %v (set %v), want %v", span.Name(), kv.Key, v.String(), ok, kv.Value.String())
 		}
 	}
 }
