@@ -11,6 +11,7 @@ import (
 
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/events/contract"
 )
 
 // NextBlockID allocates a block id.
@@ -79,26 +80,14 @@ func (s *Store) DeleteBlock(ctx context.Context, account string, id int64) (book
 	return blockOf(b), nil
 }
 
-// BlockEvent is the data of block events.
-type BlockEvent struct {
-	AccountID  string `json:"account_id"`
-	BlockID    int64  `json:"block_id"`
-	PropertyID int64  `json:"property_id"`
-	StartDate  string `json:"start_date"`
-	EndDate    string `json:"end_date"`
-	Memo       string `json:"memo"`
-	Deleted    bool   `json:"deleted"`
-	Version    int64  `json:"version"`
-	CreatedAt  string `json:"created_at"`
-}
-
+// blockMessage is a block's event: the record mapped to contract.Block.
 func blockMessage(b BlockRec) (events.Message, error) {
 	typ := BlockCreated
 	if b.Deleted {
 		typ = BlockDeleted
 	}
 	agg := blockAggregate(b.AccountID, b.BlockID)
-	v, err := events.Encode(eventSource, typ, agg, b.CreatedAt, BlockEvent{AccountID: b.AccountID, BlockID: b.BlockID,
+	v, err := events.Encode(eventSource, typ, agg, b.CreatedAt, contract.Block{AccountID: b.AccountID, BlockID: b.BlockID,
 		PropertyID: b.PropertyID, StartDate: b.StartDate, EndDate: b.EndDate, Memo: b.Memo, Deleted: b.Deleted, Version: b.Version,
 		CreatedAt: b.CreatedAt.Format("2006-01-02 15:04:05")})
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/faults"
 	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/mongostore"
 	"github.com/vros/vros/libs/outbox"
 )
@@ -38,13 +39,13 @@ const (
 // Store answers the domain's errors: booking.ErrNotFound for a document that does not
 // exist, booking.ErrEmailTaken for an email another user has.
 
-// Event types on vros.booking.v1.
+// Event types on vros.booking.v1: the contract's (docs/events.md).
 const (
-	BookingReserved  = "vros.booking.reserved"
-	BookingUpdated   = "vros.booking.updated"
-	BookingCancelled = "vros.booking.cancelled"
-	BlockCreated     = "vros.block.created"
-	BlockDeleted     = "vros.block.deleted"
+	BookingReserved  = contract.BookingReserved
+	BookingUpdated   = contract.BookingUpdated
+	BookingCancelled = contract.BookingCancelled
+	BlockCreated     = contract.BlockCreated
+	BlockDeleted     = contract.BlockDeleted
 	eventSource      = "/vros/booking-svc"
 )
 
@@ -365,35 +366,14 @@ func snapshot(version int64, m events.Message, err error) *outbox.Snapshot {
 	return &outbox.Snapshot{Version: version, Messages: []events.Message{m}}
 }
 
-// BookingEvent is the data of booking events: what other services need to know of a
-// booking — never the guest's contact data or card.
-type BookingEvent struct {
-	AccountID   string     `json:"account_id"`
-	BookingID   int64      `json:"booking_id"`
-	PropertyID  int64      `json:"property_id"`
-	Status      string     `json:"status"`
-	Version     int64      `json:"version"`
-	Checkin     string     `json:"checkin"`
-	Checkout    string     `json:"checkout"`
-	Nights      []string   `json:"nights"`
-	Adults      int        `json:"adults"`
-	Children    int        `json:"children"`
-	Currency    string     `json:"currency"`
-	TotalRent   string     `json:"total_rent"`
-	GrandTotal  string     `json:"grand_total"`
-	UserID      int64      `json:"user_id,omitempty"`
-	BrandID     int64      `json:"brand_id,omitempty"`
-	CreatedAt   time.Time  `json:"created_at"`
-	CancelledAt *time.Time `json:"cancelled_at"`
-}
-
-// bookingMessage is a booking's event. Only a reserved booking holds nights.
+// bookingMessage is a booking's event: the record mapped to contract.Booking, never the
+// guest's contact data or card. Only a reserved booking holds nights.
 func bookingMessage(b BookingRec) (events.Message, error) {
 	nights := b.Nights
 	if b.Status != booking.StatusReserved {
 		nights = []string{}
 	}
-	ev := BookingEvent{AccountID: b.AccountID, BookingID: b.BookingID, PropertyID: b.PropertyID, Status: b.Status, Version: b.Version,
+	ev := contract.Booking{AccountID: b.AccountID, BookingID: b.BookingID, PropertyID: b.PropertyID, Status: b.Status, Version: b.Version,
 		Checkin: b.Checkin, Checkout: b.Checkout, Nights: nights, Adults: b.Adults, Children: b.Children, Currency: b.Quote.Currency,
 		TotalRent: b.Quote.TotalRent, GrandTotal: b.Quote.GrandTotal, UserID: b.UserID, BrandID: b.BrandID,
 		CreatedAt: b.CreatedAt, CancelledAt: b.CancelledAt}

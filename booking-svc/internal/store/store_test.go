@@ -18,6 +18,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/outbox"
 )
 
@@ -354,7 +355,7 @@ func TestSnapshotOfAttempts(t *testing.T) {
 		if err != nil || len(m) != 1 || m[0].Topic != events.TopicBooking {
 			t.Fatalf("%s booking: %v, %v", want.status, m, err)
 		}
-		var ev BookingEvent
+		var ev contract.Booking
 		if _, err := events.Decode(m[0].Value, &ev); err != nil || ev.Status != want.status || len(ev.Nights) != want.nights {
 			t.Fatalf("%s booking event: %+v, %v", want.status, ev, err)
 		}
