@@ -14,6 +14,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/api"
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/gateway"
+	"github.com/vros/vros/booking-svc/internal/gateway/route"
 	"github.com/vros/vros/booking-svc/internal/idempotency"
 	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
@@ -174,11 +175,11 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 
 // cardGateway routes each charge: sandbox accounts to the test gateway, live ones to their
 // property's Stripe account (docs/booking.md, "Card gateways").
-func cardGateway(cfg Config) *gateway.Router {
+func cardGateway(cfg Config) *route.Router {
 	client := &http.Client{Timeout: 15 * time.Second}
-	return &gateway.Router{
+	return &route.Router{
 		Test:      gateway.NewTest(time.Now),
-		Methods:   gateway.PropertyMethods{URL: cfg.PropertyURL, Signer: tenancy.NewSigner(cfg.InternalHMACKey.Reveal()), Client: client},
+		Methods:   route.PropertyMethods{URL: cfg.PropertyURL, Signer: tenancy.NewSigner(cfg.InternalHMACKey.Reveal()), Client: client},
 		StripeURL: cfg.StripeAPIURL, HTTP: client,
 	}
 }

@@ -77,7 +77,7 @@ func (g *Test) Charge(ctx context.Context, req ChargeRequest) (Charge, error) {
 	if err := ctx.Err(); err != nil {
 		return Charge{}, err
 	}
-	cur, err := checkAmount(req.Amount, req.Currency)
+	cur, err := CheckAmount(req.Amount, req.Currency)
 	if err != nil {
 		return Charge{}, err
 	}
@@ -135,10 +135,10 @@ func outcome(c card.Card, at time.Time) error {
 	return nil
 }
 
-// checkAmount refuses amounts that are not positive or have more decimal
+// CheckAmount refuses amounts that are not positive or have more decimal
 // places than the currency's minor unit (2 for EUR, 0 for JPY), and
 // returns the currency code upper-cased.
-func checkAmount(amount decimal.Decimal, code string) (string, error) {
+func CheckAmount(amount decimal.Decimal, code string) (string, error) {
 	u, err := currency.ParseISO(code)
 	if err != nil || u.String() == "XXX" {
 		return "", fmt.Errorf("%w: currency %q is not an ISO 4217 code", ErrInvalidRequest, code)

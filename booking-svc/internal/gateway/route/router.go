@@ -1,9 +1,15 @@
-package gateway
+// Package route charges each card through the gateway of its account and property: the
+// test gateway for a sandbox account, the property's own Stripe account for a live one
+// (docs/booking.md, "Payments"). The gateway package holds what every gateway shares; this
+// one the providers and their credentials, so the booking domain never depends on them.
+package route
 
 import (
 	"context"
 	"fmt"
 	"net/http"
+
+	"github.com/vros/vros/booking-svc/internal/gateway"
 )
 
 // ReasonNoMethod is the refusal of a live account's charge on a property with no card
@@ -23,23 +29,23 @@ type Methods interface {
 // method refuses the charge (status 111, ReasonNoMethod): live accounts never reach the test
 // gateway, so a booking cannot be paid with a test card number.
 type Router struct {
-	Test      *Test // for sandbox accounts
+	Test      *gateway.Test // for sandbox accounts
 	Methods   Methods
 	StripeURL string       // StripeAPI in production
 	HTTP      *http.Client // for the Stripe requests; nil: the library's default
 }
 
 // Charge charges req through the gateway of its account and property.
-func (r *Router) Charge(ctx context.Context, req ChargeRequest) (Charge, error) {
+func (r *Router) Charge(ctx context.Context, req gateway.ChargeRequest) (gateway.Charge, error) {
 	if req.Sandbox {
 		return r.Test.Charge(ctx, req)
 	}
 	key, ok, err := r.Methods.StripeKey(ctx, req.AccountID, req.PropertyID)
 	switch {
 	case err != nil:
-		return Charge{}, fmt.Errorf("payment method of property %d: %w", req.PropertyID, err)
+		return gateway.Charge{}, fmt.Errorf("payment method of property %d: %w", req.PropertyID, err)
 	case !ok:
-		return Charge{}, &DeclinedError{Reason: ReasonNoMethod}
+		return gateway.Charge{}, &gateway.DeclinedError{Reason: ReasonNoMethod}
 	}
 	return NewStripe(key, r.StripeURL, r.HTTP).Charge(ctx, req)
 }
