@@ -15,6 +15,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/vros/vros/libs/events"
+	poll "github.com/vros/vros/libs/eventually"
 	"github.com/vros/vros/libs/realinfra"
 )
 
@@ -33,17 +34,11 @@ func brokerControl(t *testing.T) (stop, start func() error, which string) {
 	return func() error { return s.StopKafka(ctx) }, func() error { return s.StartKafka(ctx) }, "Apache Kafka"
 }
 
-// converge polls f for up to a minute: after a broker restart the relays back off and the
-// consumers rejoin their groups before the views catch up.
+// converge waits for f: after a broker restart the relays back off and the consumers
+// rejoin their groups before the views catch up.
 func converge(t *testing.T, what string, f func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(viewsWithin)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("did not converge within %v: %s", viewsWithin, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	poll.Holds(t, what, viewsWithin, f)
 }
 
 // TestBrokerRestartDuringWrites: a property is renamed and booked again and again while

@@ -16,20 +16,27 @@ import (
 	"github.com/vros/vros/libs/events"
 )
 
-// TestIDLookupsUseIndex shows the reason for the indexer: after a pass, SQLite answers an
-// `_id` lookup of the exact form FerretDB sends with an index search, not a scan.
-func TestIDLookupsUseIndex(t *testing.T) {
-	ctx := context.Background()
-	in, err := Start(ctx, Options{})
+// startWithClient starts embedded servers for t and connects a client to its MongoDB.
+func startWithClient(t *testing.T) (*Infra, *mongo.Client) {
+	t.Helper()
+	in, err := Start(context.Background(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer in.Close()
+	t.Cleanup(in.Close)
 	client, err := mongo.Connect(options.Client().ApplyURI(in.MongoURI))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer client.Disconnect(ctx)
+	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
+	return in, client
+}
+
+// TestIDLookupsUseIndex shows the reason for the indexer: after a pass, SQLite answers an
+// `_id` lookup of the exact form FerretDB sends with an index search, not a scan.
+func TestIDLookupsUseIndex(t *testing.T) {
+	ctx := context.Background()
+	in, client := startWithClient(t)
 	coll := client.Database("idx").Collection("things")
 	docs := make([]any, 2000)
 	for i := range docs {
@@ -70,16 +77,7 @@ func TestIDLookupsUseIndex(t *testing.T) {
 // file's WAL behind, and FerretDB's next file of that name spun on it.
 func TestDroppedDatabaseIsWritableAgain(t *testing.T) {
 	ctx := context.Background()
-	in, err := Start(ctx, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	client, err := mongo.Connect(options.Client().ApplyURI(in.MongoURI))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Disconnect(ctx)
+	in, client := startWithClient(t)
 	db := client.Database("dropped")
 	for round := range 3 {
 		for i := range 50 {

@@ -24,24 +24,18 @@ type Autopay struct {
 
 // Run charges until ctx ends.
 func (a Autopay) Run(ctx context.Context) error {
-	every := a.Interval
-	if every <= 0 {
-		every = 10 * time.Minute
+	interval := a.Interval
+	if interval <= 0 {
+		interval = 10 * time.Minute
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
+	every(ctx, interval, func(ctx context.Context) {
 		if n, err := a.Bookings.ChargeAutopay(ctx); err != nil {
 			a.Log.Warn("automatic payments failed", "err", err)
 		} else if n > 0 {
 			a.Log.Info("automatic payments charged", "count", n)
 		}
-	}
+	})
+	return nil
 }
 
 // ChargeAutopay charges, for every booking with paymentAuto, what its schedule has made

@@ -22,15 +22,21 @@ type Janitor struct {
 
 // Run passes until ctx ends.
 func (j Janitor) Run(ctx context.Context) error {
-	t := time.NewTicker(j.Lease / 4)
+	every(ctx, j.Lease/4, j.Pass)
+	return nil
+}
+
+// every runs f every interval until ctx ends (the first run an interval after the start).
+func every(ctx context.Context, interval time.Duration, f func(context.Context)) {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-t.C:
 		}
-		j.Pass(ctx)
+		f(ctx)
 	}
 }
 
