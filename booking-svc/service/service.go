@@ -22,12 +22,12 @@ import (
 	"github.com/vros/vros/booking-svc/internal/store"
 	"github.com/vros/vros/booking-svc/internal/view"
 	"github.com/vros/vros/libs/config"
+	"github.com/vros/vros/libs/daemon"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/mongostore"
 	"github.com/vros/vros/libs/outbox"
 	"github.com/vros/vros/libs/seal"
-	"github.com/vros/vros/libs/telemetry"
 	"github.com/vros/vros/libs/tenancy"
 )
 
@@ -102,19 +102,12 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err != nil {
 		return fmt.Errorf("VROS_ENCRYPTION_KEY: %w", err)
 	}
-	tel, err := telemetry.Setup(ctx, "booking-svc", cfg.LogLevel)
+	base, err := daemon.Open(ctx, "booking-svc", cfg.Common, Database)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = tel.Shutdown(context.Background()) }()
-	log := tel.Logger
-
-	client, err := mongostore.Connect(ctx, cfg.MongoURI, tel.Tracer)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = client.Disconnect(context.Background()) }()
-	db := client.Database(Database)
+	defer base.Close()
+	tel, db, log := base.Tel, base.DB, base.Tel.Logger
 	st, err := store.New(ctx, db)
 	if err != nil {
 		return err
@@ -150,9 +143,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	app := httpapi.New(httpapi.Options{
 		Telemetry: tel,
 		BodyLimit: 2 << 20,
-		// Ready when the store answers. Kafka is not asked: writes wait in the outbox and reads
-		// come from this service's own view while the broker is away (docs/events.md).
-		Ready: func(ctx context.Context) error { return client.Ping(ctx, nil) },
+		Ready:     base.Ready,
 	})
 	api.New(bookings, booking.NewUsers(st, cfg.PasswordCost), keys).Register(app, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()))
 

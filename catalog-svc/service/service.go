@@ -11,10 +11,10 @@ import (
 	"github.com/vros/vros/catalog-svc/internal/api"
 	"github.com/vros/vros/catalog-svc/internal/view"
 	"github.com/vros/vros/libs/config"
+	"github.com/vros/vros/libs/daemon"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/mongostore"
-	"github.com/vros/vros/libs/telemetry"
 	"github.com/vros/vros/libs/tenancy"
 )
 
@@ -41,19 +41,12 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err != nil {
 		return err
 	}
-	tel, err := telemetry.Setup(ctx, "catalog-svc", cfg.LogLevel)
+	base, err := daemon.Open(ctx, "catalog-svc", cfg.Common, Database)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = tel.Shutdown(context.Background()) }()
-	log := tel.Logger
-
-	client, err := mongostore.Connect(ctx, cfg.MongoURI, tel.Tracer)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = client.Disconnect(context.Background()) }()
-	db := client.Database(Database)
+	defer base.Close()
+	tel, db, log := base.Tel, base.DB, base.Tel.Logger
 	if err := mongostore.Ensure(ctx, db, []string{events.ParkedCollection}, nil); err != nil {
 		return err
 	}
@@ -65,9 +58,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	app := httpapi.New(httpapi.Options{
 		Telemetry: tel,
 		BodyLimit: 1 << 20,
-		// Ready when the store answers. Kafka is not asked: writes wait in the outbox and reads
-		// come from this service's own view while the broker is away (docs/events.md).
-		Ready: func(ctx context.Context) error { return client.Ping(ctx, nil) },
+		Ready:     base.Ready,
 	})
 	api.New(vw, cfg.MediaBaseURL).Register(app, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()))
 

@@ -8,12 +8,11 @@ import (
 	"time"
 
 	"github.com/vros/vros/libs/config"
+	"github.com/vros/vros/libs/daemon"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/httpapi"
-	"github.com/vros/vros/libs/mongostore"
 	"github.com/vros/vros/libs/outbox"
 	"github.com/vros/vros/libs/seal"
-	"github.com/vros/vros/libs/telemetry"
 	"github.com/vros/vros/libs/tenancy"
 	"github.com/vros/vros/property-svc/internal/api"
 	"github.com/vros/vros/property-svc/internal/photo"
@@ -45,18 +44,12 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err != nil {
 		return fmt.Errorf("VROS_ENCRYPTION_KEY: %w", err)
 	}
-	tel, err := telemetry.Setup(ctx, "property-svc", cfg.LogLevel)
+	base, err := daemon.Open(ctx, "property-svc", cfg.Common, Database)
 	if err != nil {
-		return fmt.Errorf("telemetry: %w", err)
+		return err
 	}
-	defer func() { _ = tel.Shutdown(context.Background()) }()
-
-	client, err := mongostore.Connect(ctx, cfg.MongoURI, tel.Tracer)
-	if err != nil {
-		return fmt.Errorf("connect to MongoDB: %w", err)
-	}
-	defer func() { _ = client.Disconnect(context.Background()) }()
-	db := client.Database(Database)
+	defer base.Close()
+	tel, db := base.Tel, base.DB
 	st, err := store.New(ctx, db, box)
 	if err != nil {
 		return fmt.Errorf("prepare %s: %w", Database, err)
@@ -71,9 +64,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	app := httpapi.New(httpapi.Options{
 		Telemetry: tel,
 		BodyLimit: 26 << 20,
-		// Ready when the store answers. Kafka is not asked: writes wait in the outbox and reads
-		// come from this service's own view while the broker is away (docs/events.md).
-		Ready: func(ctx context.Context) error { return client.Ping(ctx, nil) },
+		Ready:     base.Ready,
 	})
 	props := property.NewProperties(st, photo.NewFetcher(photo.Config{AllowPrivate: cfg.PhotoFetchAllowPrivate}))
 	api.New(props, tel.Logger).Register(app, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()))
