@@ -56,6 +56,24 @@ func DiffGolden(eventType string, data []byte) ([]string, error) {
 	return out, nil
 }
 
+// DiffPublished is DiffGolden for a whole published message value: a CloudEvent (structured
+// JSON) that must be of eventType, from source, with the golden payload as its data.
+func DiffPublished(value []byte, eventType, source string) ([]string, error) {
+	var e struct {
+		Type   string          `json:"type"`
+		Source string          `json:"source"`
+		Data   json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(value, &e); err != nil {
+		return nil, fmt.Errorf("contract: not a CloudEvent: %w", err)
+	}
+	out, err := DiffGolden(eventType, e.Data)
+	if e.Type != eventType || e.Source != source {
+		out = append(out, fmt.Sprintf("event of type %q from %q, want %q from %q", e.Type, e.Source, eventType, source))
+	}
+	return out, err
+}
+
 func diff(path string, got, want any) []string {
 	if g, ok := got.([]any); ok {
 		if w, ok := want.([]any); ok && len(g) == len(w) {
