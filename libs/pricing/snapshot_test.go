@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vros/vros/libs/events/contract"
+	"github.com/vros/vros/libs/events/contract/contracttest"
 )
 
 // snapshotJSON is the data of a vros.property.prices.updated event: the contract's golden
@@ -16,7 +17,7 @@ import (
 // edit it. It holds every section pricing reads.
 var snapshotJSON = func() string {
 	var b bytes.Buffer
-	if err := json.Compact(&b, contract.Golden(contract.PricesUpdated)); err != nil {
+	if err := json.Compact(&b, contracttest.Golden(contract.PricesUpdated)); err != nil {
 		panic(err)
 	}
 	return b.String()
@@ -89,7 +90,7 @@ func TestFromSnapshot(t *testing.T) {
 func TestPriced(t *testing.T) {
 	decode := func(typ string, v any) {
 		t.Helper()
-		if err := json.Unmarshal(contract.Golden(typ), v); err != nil {
+		if err := json.Unmarshal(contracttest.Golden(typ), v); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
+	"github.com/vros/vros/libs/events/contract/contracttest"
 )
 
 // bookingLife is one booking as the store holds it after each change, in the order of the
@@ -78,7 +79,7 @@ func TestEventsMatchTheContract(t *testing.T) {
 			sameAsGolden(t, typ, m.Value)
 		})
 	}
-	for typ := range contract.Types() {
+	for typ := range contracttest.Types() {
 		_, isBooking := bookingLife()[typ]
 		_, isBlock := blockLife()[typ]
 		if !isBooking && !isBlock && (strings.HasPrefix(typ, contract.BookingTypePrefix) || strings.HasPrefix(typ, contract.BlockTypePrefix)) {
@@ -96,7 +97,7 @@ func sameAsGolden(t *testing.T, typ string, value []byte) {
 			t.Errorf("guest data or card published (%q): %s", secret, value)
 		}
 	}
-	diffs, err := contract.DiffPublished(value, typ, eventSource)
+	diffs, err := contracttest.DiffPublished(value, typ, eventSource)
 	if err != nil {
 		t.Fatal(err)
 	}

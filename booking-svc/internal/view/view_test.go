@@ -15,6 +15,7 @@ import (
 	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
+	"github.com/vros/vros/libs/events/contract/contracttest"
 	"github.com/vros/vros/libs/pricing"
 )
 
@@ -144,7 +145,7 @@ func TestGoldenEvents(t *testing.T) {
 	}
 	apply := func(typ string) {
 		t.Helper()
-		raw, err := events.Encode("/test", typ, "1001", time.Now(), json.RawMessage(contract.Golden(typ)))
+		raw, err := events.Encode("/test", typ, "1001", time.Now(), json.RawMessage(contracttest.Golden(typ)))
 		if err != nil {
 			t.Fatal(err)
 		}

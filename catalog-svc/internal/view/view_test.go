@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/vros/vros/libs/events/contract"
+	"github.com/vros/vros/libs/events/contract/contracttest"
 	"github.com/vros/vros/libs/pricing"
 )
 
@@ -70,10 +71,10 @@ func TestGoldenEvents(t *testing.T) {
 	s := newMem()
 	put := func(coll, typ string) {
 		t.Helper()
-		if err := s.check(coll, contract.Golden(typ)); err != nil {
+		if err := s.check(coll, contracttest.Golden(typ)); err != nil {
 			t.Fatalf("%s: %v", typ, err)
 		}
-		if err := s.put(coll, contract.Golden(typ)); err != nil {
+		if err := s.put(coll, contracttest.Golden(typ)); err != nil {
 			t.Fatalf("%s: %v", typ, err)
 		}
 	}

@@ -5,9 +5,9 @@
 //
 // The json tags are the wire contract. Both topics are compacted, so a consumer reads events
 // written long ago next to new ones: a field is never renamed, removed or given another
-// meaning. Add fields, and let consumers read their absence as "not set". The golden files in
-// testdata (one per event type, Golden) hold producers and consumers to this shape; docs/events.md
-// explains the topics, keys and delivery.
+// meaning. Add fields, and let consumers read their absence as "not set". The golden files of
+// package contracttest (one per event type) hold producers and consumers to this shape in their
+// tests; docs/events.md explains the topics, keys and delivery.
 //
 // Money is a decimal string ("120.50") so that no consumer rounds it through a float; dates
 // are YYYY-MM-DD.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
+	"github.com/vros/vros/libs/events/contract/contracttest"
 )
 
 // life is one property as the store holds it after each kind of change, in the order of
@@ -119,7 +120,7 @@ func TestEventsMatchTheContract(t *testing.T) {
 		}
 		sameAsGolden(t, contract.SettingsUpdated, m.Value)
 	})
-	for typ := range contract.Types() {
+	for typ := range contracttest.Types() {
 		if _, ok := life()[typ]; !ok && strings.HasPrefix(typ, contract.PropertyTypePrefix) {
 			t.Errorf("no test publishes %s", typ)
 		}
@@ -132,7 +133,7 @@ func sameAsGolden(t *testing.T, typ string, value []byte) {
 	if strings.Contains(string(value), "SEALED") {
 		t.Errorf("a sealed secret was published: %s", value)
 	}
-	diffs, err := contract.DiffPublished(value, typ, eventSource)
+	diffs, err := contracttest.DiffPublished(value, typ, eventSource)
 	if err != nil {
 		t.Fatal(err)
 	}

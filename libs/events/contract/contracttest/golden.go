@@ -1,4 +1,7 @@
-package contract
+// Package contracttest holds the golden payloads of the event contract (testdata/, one per
+// event type) and the comparisons producers' and consumers' tests make with them. It is for
+// tests only: no service imports it, so images are built without the golden files.
+package contracttest
 
 import (
 	"embed"
@@ -6,21 +9,23 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+
+	"github.com/vros/vros/libs/events/contract"
 )
 
-// Types are all the event types of the contract, each with its payload: a *Property,
-// *Settings, *Booking or *Block to decode into.
+// Types are all the event types of the contract, each with its payload: a *contract.Property,
+// *contract.Settings, *contract.Booking or *contract.Block to decode into.
 func Types() map[string]func() any {
-	property := func() any { return new(Property) }
-	booking := func() any { return new(Booking) }
-	block := func() any { return new(Block) }
+	property := func() any { return new(contract.Property) }
+	booking := func() any { return new(contract.Booking) }
+	block := func() any { return new(contract.Block) }
 	return map[string]func() any{
-		PropertyCreated: property, PropertyUpdated: property, PropertyDeleted: property, PhotosUpdated: property,
-		PolicyUpdated: property, RatesUpdated: property, MethodsUpdated: property, TaxesUpdated: property,
-		ServicesUpdated: property, AmenitiesUpdated: property, PricesUpdated: property,
-		SettingsUpdated: func() any { return new(Settings) },
-		BookingReserved: booking, BookingUpdated: booking, BookingCancelled: booking,
-		BlockCreated: block, BlockDeleted: block,
+		contract.PropertyCreated: property, contract.PropertyUpdated: property, contract.PropertyDeleted: property, contract.PhotosUpdated: property,
+		contract.PolicyUpdated: property, contract.RatesUpdated: property, contract.MethodsUpdated: property, contract.TaxesUpdated: property,
+		contract.ServicesUpdated: property, contract.AmenitiesUpdated: property, contract.PricesUpdated: property,
+		contract.SettingsUpdated: func() any { return new(contract.Settings) },
+		contract.BookingReserved: booking, contract.BookingUpdated: booking, contract.BookingCancelled: booking,
+		contract.BlockCreated: block, contract.BlockDeleted: block,
 	}
 }
 
@@ -35,7 +40,7 @@ var golden embed.FS
 func Golden(eventType string) []byte {
 	b, err := golden.ReadFile("testdata/" + eventType + ".json")
 	if err != nil {
-		panic(fmt.Sprintf("contract: no golden payload for %q", eventType))
+		panic(fmt.Sprintf("contracttest: no golden payload for %q", eventType))
 	}
 	return b
 }
@@ -46,10 +51,10 @@ func Golden(eventType string) []byte {
 func DiffGolden(eventType string, data []byte) ([]string, error) {
 	var got, want any
 	if err := json.Unmarshal(data, &got); err != nil {
-		return nil, fmt.Errorf("contract: data of %s: %w", eventType, err)
+		return nil, fmt.Errorf("contracttest: data of %s: %w", eventType, err)
 	}
 	if err := json.Unmarshal(Golden(eventType), &want); err != nil {
-		return nil, fmt.Errorf("contract: testdata/%s.json: %w", eventType, err)
+		return nil, fmt.Errorf("contracttest: testdata/%s.json: %w", eventType, err)
 	}
 	out := diff("data", got, want)
 	sort.Strings(out)
@@ -65,7 +70,7 @@ func DiffPublished(value []byte, eventType, source string) ([]string, error) {
 		Data   json.RawMessage `json:"data"`
 	}
 	if err := json.Unmarshal(value, &e); err != nil {
-		return nil, fmt.Errorf("contract: not a CloudEvent: %w", err)
+		return nil, fmt.Errorf("contracttest: not a CloudEvent: %w", err)
 	}
 	out, err := DiffGolden(eventType, e.Data)
 	if e.Type != eventType || e.Source != source {

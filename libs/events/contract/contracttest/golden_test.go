@@ -1,4 +1,4 @@
-package contract
+package contracttest
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/vros/vros/libs/events/contract"
 )
 
 // TestGoldenRoundTrip: every event type has a golden payload, and its type reads every field
@@ -54,34 +56,14 @@ func TestEveryGoldenFileIsAType(t *testing.T) {
 }
 
 func TestDiffGolden(t *testing.T) {
-	same, err := DiffGolden(BlockCreated, []byte(`{"account_id":"1001","block_id":9,"property_id":17,"start_date":"2027-04-01",
+	same, err := DiffGolden(contract.BlockCreated, []byte(`{"account_id":"1001","block_id":9,"property_id":17,"start_date":"2027-04-01",
 		"end_date":"2027-04-03","memo":"painting","deleted":false,"version":1,"created_at":"2026-11-22 02:45:10"}`))
 	if err != nil || len(same) != 0 {
 		t.Errorf("the golden block, reordered: %v %v", same, err)
 	}
-	got, err := DiffGolden(BookingReserved, []byte(strings.Replace(string(Golden(BookingReserved)), `"adults"`, `"adult"`, 1)))
+	got, err := DiffGolden(contract.BookingReserved, []byte(strings.Replace(string(Golden(contract.BookingReserved)), `"adults"`, `"adult"`, 1)))
 	want := []string{`data.adult = 2 is not in the contract`, `data.adults missing, want 2`}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("a renamed field: %q %v", got, err)
-	}
-}
-
-func TestSettingsDefaults(t *testing.T) {
-	d := Settings{AccountID: "a"}.WithDefaults()
-	if !reflect.DeepEqual(d, DefaultSettings("a")) {
-		t.Errorf("defaults of an empty settings: %+v", d)
-	}
-	var set Settings
-	if err := json.Unmarshal(Golden(SettingsUpdated), &set); err != nil {
-		t.Fatal(err)
-	}
-	if got := set.WithDefaults(); !reflect.DeepEqual(got, set) {
-		t.Errorf("defaults replaced what the account set: %+v", got)
-	}
-	// An event written before weekend_nights and search existed.
-	old := Settings{AccountID: "a", Currency: "EUR", Brands: []Brand{{ID: 1, Name: "B"}}}.WithDefaults()
-	if old.Currency != "EUR" || old.WeekendNights != 2 || old.Search.DefaultLimit != 10 || *old.Search.PriceFilterEnable ||
-		len(old.Brands) != 1 || len(old.LeadSources) != 6 {
-		t.Errorf("old settings: %+v", old)
 	}
 }
