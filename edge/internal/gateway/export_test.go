@@ -1,0 +1,33 @@
+package gateway
+
+import "maps"
+
+// The routing table, for the package's external tests: they are table-driven from
+// routes.go, so a route added there is covered without touching them.
+
+// ActionRoute is where an interface B action goes.
+type ActionRoute struct {
+	Service   Upstream
+	Canonical string
+}
+
+// ResourceRoutes is every interface A resource and the service that owns it.
+func ResourceRoutes() map[string]Upstream {
+	out := map[string]Upstream{}
+	for name, r := range resources {
+		out[name] = r.service
+	}
+	return out
+}
+
+// ActionRoutes is every interface B action, its owner and its canonical name.
+func ActionRoutes() map[string]ActionRoute {
+	out := map[string]ActionRoute{}
+	for name, a := range actions {
+		out[name] = ActionRoute{Service: a.service, Canonical: a.canonical}
+	}
+	return out
+}
+
+// ReadRoutes is every owner-token GET endpoint and the service that owns it.
+func ReadRoutes() map[string]Upstream { return maps.Clone(reads) }
