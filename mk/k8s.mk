@@ -46,6 +46,8 @@ RUNTIME_IMAGE  ?=
 DOCKER         ?= $(shell $(AIRGAP) docker)
 
 SERVICES       := edge property-svc booking-svc catalog-svc
+# The port each listens on: its image's EXPOSE (the chart sets the ports it runs with).
+SERVICE_PORTS  := edge:8080 property-svc:8081 booking-svc:8082 catalog-svc:8083
 # A service is built and deployed once its module exists; the others are switched off in the chart.
 BUILT_SERVICES := $(foreach s,$(SERVICES),$(if $(wildcard $(s)/go.mod),$(s)))
 ABSENT_SERVICES:= $(filter-out $(BUILT_SERVICES),$(SERVICES))
@@ -80,12 +82,14 @@ test-charts: helm ## offline chart checks (helm lint/template, strict decoding, 
 	cd k8s && HELM=$(HELM) go test -count=1 ./chartcheck/... ./cmd/...
 	cd k8s && go vet -tags e2e ./e2e/...
 
-images: ## docker build every service that has a module, and the helm test image (context = repo root)
+images: ## docker build every service that has a module (one Dockerfile), and the helm test image (context = repo root)
 	@test -n "$(BUILT_SERVICES)" || { echo "no service module found"; exit 1; }
 	@for s in $(BUILT_SERVICES) chart-test; do \
-		df=$$s/Dockerfile; [ $$s = chart-test ] && df=k8s/cmd/vros-chart-test/Dockerfile; \
+		df=Dockerfile; [ $$s = chart-test ] && df=k8s/cmd/vros-chart-test/Dockerfile; \
+		port=$$(echo "$(SERVICE_PORTS)" | tr ' ' '\n' | sed -n "s/^$$s://p"); \
 		echo "== $(IMAGE_REPO)/$$s:$(IMAGE_TAG)"; \
 		DOCKER_BUILDKIT=1 $(DOCKER) build -f $$df --build-arg VERSION=$(VERSION) \
+			--build-arg SERVICE=$$s --build-arg PORT=$$port \
 			$(if $(GO_IMAGE),--build-arg GO_IMAGE=$(GO_IMAGE)) \
 			$(if $(RUNTIME_IMAGE),--build-arg RUNTIME_IMAGE=$(RUNTIME_IMAGE)) \
 			-t $(IMAGE_REPO)/$$s:$(IMAGE_TAG) . || exit 1; \
