@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -20,9 +21,14 @@ import (
 func emailID(account, email string) string { return account + ":" + strings.ToLower(email) }
 
 type emailDoc struct {
-	ID     string `bson:"_id"`
-	UserID int64  `bson:"user_id"`
+	ID     string    `bson:"_id"`
+	UserID int64     `bson:"user_id"`
+	At     time.Time `bson:"at"`
 }
+
+// claimLease is how long a claim whose user does not hold the email is left to its claimer,
+// still writing the user, before another user may take it over: longer than any request.
+const claimLease = time.Minute
 
 // AddUser stores a new user. Its email is claimed first (unique per account, any case), so
 // two sign-ups with one email cannot both succeed.
@@ -38,16 +44,17 @@ func (s *Store) AddUser(ctx context.Context, account string, nu guest.User, soci
 	u.UserID, u.ID = id, docID(u.AccountID, id)
 	u.CreatedAt, u.UpdatedAt = s.now(), s.now()
 	if _, err := s.users.InsertOne(ctx, u); err != nil {
+		_, _ = s.emails.DeleteOne(context.WithoutCancel(ctx), bson.D{{Key: "_id", Value: emailID(u.AccountID, u.Email)}, {Key: "user_id", Value: id}})
 		return nu, fmt.Errorf("insert user %d: %w", id, err)
 	}
 	return userOf(u), nil
 }
 
-// claimEmail reserves email for user id. A claim whose user does not exist (a crash between
-// claim and insert) is taken over.
+// claimEmail reserves email for user id. A claim whose user does not exist or no longer
+// holds the email (a crash between claim and write) is taken over once its lease has passed.
 func (s *Store) claimEmail(ctx context.Context, account, email string, id int64) error {
 	eid := emailID(account, email)
-	_, err := s.emails.InsertOne(ctx, emailDoc{ID: eid, UserID: id})
+	_, err := s.emails.InsertOne(ctx, emailDoc{ID: eid, UserID: id, At: s.now()})
 	if err == nil {
 		return nil
 	}
@@ -58,14 +65,23 @@ func (s *Store) claimEmail(ctx context.Context, account, email string, id int64)
 	if err := s.emails.FindOne(ctx, bson.D{{Key: "_id", Value: eid}}).Decode(&cur); err != nil {
 		return fmt.Errorf("read email claim: %w", err)
 	}
-	if _, err := s.user(ctx, account, cur.UserID); !errors.Is(err, booking.ErrNotFound) {
-		if err == nil {
-			return booking.ErrEmailTaken
-		}
+	// A claim whose user does not exist (yet) may be a claimer still writing it: taken
+	// until its lease has passed, or two racing sign-ups would both take it.
+	u, err := s.user(ctx, account, cur.UserID)
+	if err != nil && !errors.Is(err, booking.ErrNotFound) {
 		return err
 	}
-	if _, err := s.emails.ReplaceOne(ctx, bson.D{{Key: "_id", Value: eid}}, emailDoc{ID: eid, UserID: id}); err != nil {
+	if err == nil && strings.EqualFold(u.Email, email) || s.now().Before(cur.At.Add(claimLease)) {
+		return booking.ErrEmailTaken
+	}
+	// Taken over on the claim as read, so that of two takers only one matches.
+	res, err := s.emails.ReplaceOne(ctx, bson.D{{Key: "_id", Value: eid}, {Key: "user_id", Value: cur.UserID}},
+		emailDoc{ID: eid, UserID: id, At: s.now()})
+	if err != nil {
 		return fmt.Errorf("take over email claim: %w", err)
+	}
+	if res.MatchedCount == 0 {
+		return booking.ErrEmailTaken
 	}
 	return nil
 }
@@ -127,7 +143,8 @@ func (s *Store) UpdateUser(ctx context.Context, account string, u guest.User) (g
 		return userOf(r), fmt.Errorf("update user %d: %w", id, err)
 	}
 	if changed {
-		if _, err := s.emails.DeleteOne(ctx, bson.D{{Key: "_id", Value: emailID(account, old.Email)}}); err != nil {
+		// Only its own claim: once this user no longer holds it, another may have taken it over.
+		if _, err := s.emails.DeleteOne(ctx, bson.D{{Key: "_id", Value: emailID(account, old.Email)}, {Key: "user_id", Value: id}}); err != nil {
 			return userOf(r), fmt.Errorf("release old email: %w", err)
 		}
 	}
