@@ -283,8 +283,11 @@ func kafkaClasspath(ctx context.Context, log *slog.Logger) (string, error) {
 		return "", fmt.Errorf("fetch Kafka with Maven: %w", err)
 	}
 	b, err := os.ReadFile(tmp)
-	if err != nil || !allFiles(string(b)) {
-		return "", fmt.Errorf("maven wrote no usable class path to %s (%v)", tmp, err)
+	if err != nil {
+		return "", fmt.Errorf("read the class path Maven wrote: %w", err)
+	}
+	if !allFiles(string(b)) {
+		return "", fmt.Errorf("maven wrote no usable class path to %s", tmp)
 	}
 	if err := os.Rename(tmp, cpFile); err != nil {
 		return "", err

@@ -94,8 +94,11 @@ func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
 		return nil
 	}
 	var h contract.Property
-	if err := json.Unmarshal(data, &h); err != nil || h.AccountID == "" || h.PropertyID == 0 {
-		return events.Permanent(fmt.Errorf("property snapshot without identity: %v", err))
+	if err := json.Unmarshal(data, &h); err != nil {
+		return events.Permanent(fmt.Errorf("property snapshot: %w", err))
+	}
+	if h.AccountID == "" || h.PropertyID == 0 {
+		return events.Permanent(errors.New("property snapshot without identity"))
 	}
 	if !h.Deleted {
 		if _, err := pricing.FromEvent(h); err != nil {
@@ -140,8 +143,11 @@ func (s *Store) forget(id string) {
 
 func (s *Store) applySettings(ctx context.Context, data json.RawMessage) error {
 	var d contract.Settings
-	if err := json.Unmarshal(data, &d); err != nil || d.AccountID == "" {
-		return events.Permanent(fmt.Errorf("settings snapshot without account: %v", err))
+	if err := json.Unmarshal(data, &d); err != nil {
+		return events.Permanent(fmt.Errorf("settings snapshot: %w", err))
+	}
+	if d.AccountID == "" {
+		return events.Permanent(errors.New("settings snapshot without account"))
 	}
 	_, _, err := mongostore.KeepNewer(ctx, s.settings, d.AccountID, d.Version, string(data))
 	if err == nil {

@@ -101,8 +101,11 @@ func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
 		BlockID    int64  `json:"block_id"`
 		Version    int64  `json:"version"`
 	}
-	if err := json.Unmarshal(data, &head); err != nil || head.AccountID == "" {
-		return events.Permanent(fmt.Errorf("event %s without account: %v", e.Type(), err))
+	if err := json.Unmarshal(data, &head); err != nil {
+		return events.Permanent(fmt.Errorf("event %s: %w", e.Type(), err))
+	}
+	if head.AccountID == "" {
+		return events.Permanent(fmt.Errorf("event %s without account", e.Type()))
 	}
 	var coll, id string
 	switch t := e.Type(); {

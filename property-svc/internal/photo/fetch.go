@@ -130,7 +130,7 @@ func (f *Fetcher) control(network, address string, _ syscall.RawConn) error {
 	}
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return fmt.Errorf("%w: %q: %v", errForbiddenDial, address, err)
+		return fmt.Errorf("%w: %q: %w", errForbiddenDial, address, err)
 	}
 	if f.cfg.AllowPrivate || (f.testPublic != nil && f.testPublic(ap)) {
 		return nil
