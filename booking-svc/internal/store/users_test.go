@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,13 @@ import (
 )
 
 // The contract of booking.UserRepository, on the store the package's TestMain runs.
+
+var accounts atomic.Int64
+
+// fresh is an account no other test (nor an earlier run of the same test, -count) uses.
+func fresh(name string) string {
+	return fmt.Sprintf("%s-%d-%d", name, time.Now().UnixNano()%1e6, accounts.Add(1))
+}
 
 // usersWithEmail are the stored users of account whose email is email, in any case.
 func usersWithEmail(t *testing.T, account, email string) []UserRec {
@@ -50,11 +58,12 @@ func addUser(t *testing.T, s booking.UserRepository, account, email string) gues
 // TestUserRoundTrip: a user reads back as written, by id and by email in any case, and an
 // update writes every field and moves its email.
 func TestUserRoundTrip(t *testing.T) {
+	acc := fresh("ur")
 	ctx := context.Background()
 	var s booking.UserRepository = newStore(t)
 	in := guest.User{Email: "Ada@Example.com", Name: "Ada Lovelace", Company: "Analytical", Address: "12 St James's Square",
 		Country: "GB", Phone1: "+44 20 1", Phone2: "+44 20 2", PasswordHash: "$2a$10$hash"}
-	u, err := s.AddUser(ctx, "ur", in, false)
+	u, err := s.AddUser(ctx, acc, in, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,38 +76,38 @@ func TestUserRoundTrip(t *testing.T) {
 		t.Fatalf("AddUser: %+v, want %+v", u, want)
 	}
 	for _, email := range []string{"Ada@Example.com", "ada@example.com", "ADA@EXAMPLE.COM"} {
-		got, err := s.UserByEmail(ctx, "ur", email)
+		got, err := s.UserByEmail(ctx, acc, email)
 		if err != nil || got != want {
 			t.Fatalf("UserByEmail(%s): %+v, %v; want %+v", email, got, err, want)
 		}
 	}
-	if got, err := s.User(ctx, "ur", int64(u.UserID)); err != nil || got != want {
+	if got, err := s.User(ctx, acc, int64(u.UserID)); err != nil || got != want {
 		t.Fatalf("User: %+v, %v; want %+v", got, err, want)
 	}
 
 	next := guest.User{UserID: u.UserID, Email: "ada@analytical.org", Name: "Ada King", Company: "", Address: "Ockham Park",
 		Country: "FR", Phone1: "+33 1", Phone2: "", PasswordHash: "$2a$10$other"}
-	got, err := s.UpdateUser(ctx, "ur", next)
+	got, err := s.UpdateUser(ctx, acc, next)
 	if err != nil || got != next {
 		t.Fatalf("UpdateUser: %+v, %v; want %+v", got, err, next)
 	}
-	if got, err := s.User(ctx, "ur", int64(u.UserID)); err != nil || got != next {
+	if got, err := s.User(ctx, acc, int64(u.UserID)); err != nil || got != next {
 		t.Fatalf("User after update: %+v, %v; want %+v", got, err, next)
 	}
-	if got, err := s.UserByEmail(ctx, "ur", "ADA@analytical.org"); err != nil || got != next {
+	if got, err := s.UserByEmail(ctx, acc, "ADA@analytical.org"); err != nil || got != next {
 		t.Fatalf("UserByEmail of the new email: %+v, %v", got, err)
 	}
-	if _, err := s.UserByEmail(ctx, "ur", "ada@example.com"); !errors.Is(err, booking.ErrNotFound) {
+	if _, err := s.UserByEmail(ctx, acc, "ada@example.com"); !errors.Is(err, booking.ErrNotFound) {
 		t.Fatalf("UserByEmail of the old email: %v, want ErrNotFound", err)
 	}
 	// The old email is free again.
-	addUser(t, s, "ur", "ADA@example.com")
+	addUser(t, s, acc, "ADA@example.com")
 	// A change of case only keeps the email.
 	next.Email = "Ada@Analytical.ORG"
-	if got, err := s.UpdateUser(ctx, "ur", next); err != nil || got.Email != next.Email {
+	if got, err := s.UpdateUser(ctx, acc, next); err != nil || got.Email != next.Email {
 		t.Fatalf("UpdateUser, case only: %+v, %v", got, err)
 	}
-	if got, err := s.UserByEmail(ctx, "ur", "ada@analytical.org"); err != nil || got.UserID != u.UserID {
+	if got, err := s.UserByEmail(ctx, acc, "ada@analytical.org"); err != nil || got.UserID != u.UserID {
 		t.Fatalf("UserByEmail after a change of case: %+v, %v", got, err)
 	}
 }
@@ -106,22 +115,25 @@ func TestUserRoundTrip(t *testing.T) {
 // TestUserEmailUnique: an email is unique per account in any case, through AddUser and
 // UpdateUser; another account may use it; a refused change leaves the user as it was.
 func TestUserEmailUnique(t *testing.T) {
+	acc := fresh("ue")
+	acc2 := fresh("ue2")
+	acc3 := fresh("ue3")
 	ctx := context.Background()
 	var s booking.UserRepository = newStore(t)
-	holder := addUser(t, s, "ue", "grace@navy.mil")
-	other := addUser(t, s, "ue", "hopper@navy.mil")
+	holder := addUser(t, s, acc, "grace@navy.mil")
+	other := addUser(t, s, acc, "hopper@navy.mil")
 	for _, tc := range []struct {
 		name    string
 		account string
 		email   string
 		want    error
 	}{
-		{"same email", "ue", "grace@navy.mil", booking.ErrEmailTaken},
-		{"upper case", "ue", "GRACE@NAVY.MIL", booking.ErrEmailTaken},
-		{"mixed case", "ue", "Grace@Navy.Mil", booking.ErrEmailTaken},
-		{"another account", "ue2", "grace@navy.mil", nil},
-		{"another account, other case", "ue3", "Grace@NAVY.mil", nil},
-		{"another email", "ue", "grace2@navy.mil", nil},
+		{"same email", acc, "grace@navy.mil", booking.ErrEmailTaken},
+		{"upper case", acc, "GRACE@NAVY.MIL", booking.ErrEmailTaken},
+		{"mixed case", acc, "Grace@Navy.Mil", booking.ErrEmailTaken},
+		{"another account", acc2, "grace@navy.mil", nil},
+		{"another account, other case", acc3, "Grace@NAVY.mil", nil},
+		{"another email", acc, "grace2@navy.mil", nil},
 	} {
 		t.Run("add/"+tc.name, func(t *testing.T) {
 			_, err := s.AddUser(ctx, tc.account, guest.User{Email: tc.email, Name: "G"}, false)
@@ -129,30 +141,30 @@ func TestUserEmailUnique(t *testing.T) {
 				t.Fatalf("AddUser(%s, %s): %v, want %v", tc.account, tc.email, err, tc.want)
 			}
 		})
-		if tc.account != "ue" {
+		if tc.account != acc {
 			continue
 		}
 		t.Run("update/"+tc.name, func(t *testing.T) {
-			before, err := s.User(ctx, "ue", int64(other.UserID))
+			before, err := s.User(ctx, acc, int64(other.UserID))
 			if err != nil {
 				t.Fatal(err)
 			}
 			next := before
 			next.Email, next.Name = tc.email, "changed"
-			_, err = s.UpdateUser(ctx, "ue", next)
+			_, err = s.UpdateUser(ctx, acc, next)
 			want := booking.ErrEmailTaken // the email is taken now, by the holder or by the add above
 			if !errors.Is(err, want) {
 				t.Fatalf("UpdateUser onto %s: %v, want %v", tc.email, err, want)
 			}
-			if after, err := s.User(ctx, "ue", int64(other.UserID)); err != nil || after != before {
+			if after, err := s.User(ctx, acc, int64(other.UserID)); err != nil || after != before {
 				t.Fatalf("a refused update changed the user: %+v, %v; was %+v", after, err, before)
 			}
 		})
 	}
-	if got, err := s.UserByEmail(ctx, "ue", "GRACE@navy.mil"); err != nil || got.UserID != holder.UserID {
+	if got, err := s.UserByEmail(ctx, acc, "GRACE@navy.mil"); err != nil || got.UserID != holder.UserID {
 		t.Fatalf("the holder lost its email: %+v, %v", got, err)
 	}
-	if n := len(usersWithEmail(t, "ue", "grace@navy.mil")); n != 1 {
+	if n := len(usersWithEmail(t, acc, "grace@navy.mil")); n != 1 {
 		t.Fatalf("%d users hold grace@navy.mil", n)
 	}
 }
@@ -160,9 +172,11 @@ func TestUserEmailUnique(t *testing.T) {
 // TestUserOfAnotherAccount: a user is found only in its own account, and an update through
 // another account changes nothing.
 func TestUserOfAnotherAccount(t *testing.T) {
+	acc := fresh("uo")
+	other := fresh("uo-other")
 	ctx := context.Background()
 	var s booking.UserRepository = newStore(t)
-	u := addUser(t, s, "uo", "katherine@nasa.gov")
+	u := addUser(t, s, acc, "katherine@nasa.gov")
 	for _, tc := range []struct {
 		name string
 		call func(account string, id int64) error
@@ -185,17 +199,17 @@ func TestUserOfAnotherAccount(t *testing.T) {
 			for _, c := range []struct {
 				account string
 				id      int64
-			}{{"uo-other", int64(u.UserID)}, {"uo", 987654321}} {
+			}{{other, int64(u.UserID)}, {acc, 987654321}} {
 				if err := tc.call(c.account, c.id); !errors.Is(err, booking.ErrNotFound) {
 					t.Errorf("%s(%s, %d): %v, want ErrNotFound", tc.name, c.account, c.id, err)
 				}
 			}
-			if got, err := s.User(ctx, "uo", int64(u.UserID)); err != nil || got != u {
+			if got, err := s.User(ctx, acc, int64(u.UserID)); err != nil || got != u {
 				t.Fatalf("the user changed: %+v, %v; was %+v", got, err, u)
 			}
 		})
 	}
-	if _, err := s.UserByEmail(ctx, "uo-other", "intruder@example.com"); !errors.Is(err, booking.ErrNotFound) {
+	if _, err := s.UserByEmail(ctx, other, "intruder@example.com"); !errors.Is(err, booking.ErrNotFound) {
 		t.Fatalf("a refused update left its email claimed: %v", err)
 	}
 }
@@ -207,7 +221,7 @@ func TestUserEmailRace(t *testing.T) {
 	s := newStore(t)
 	cases := []string{"race@example.com", "RACE@EXAMPLE.COM", "Race@Example.com", "race@EXAMPLE.com"}
 	for round := range 10 {
-		account := fmt.Sprintf("uer%d", round)
+		account := fresh(fmt.Sprintf("uer%d", round))
 		const n = 20
 		var wg sync.WaitGroup
 		start := make(chan struct{})
@@ -249,7 +263,7 @@ func TestUserUpdateRacesAdd(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
 	for round := range 10 {
-		account := fmt.Sprintf("uur%d", round)
+		account := fresh(fmt.Sprintf("uur%d", round))
 		email := "Contested@Example.com"
 		var movers []guest.User
 		for i := range 5 {
@@ -310,34 +324,35 @@ func TestUserUpdateRacesAdd(t *testing.T) {
 // after moving its user to another email) keeps the email for the claim's lease, then a
 // sign-up takes it over.
 func TestUserEmailClaimLeftByACrash(t *testing.T) {
+	acc := fresh("uc")
 	ctx := context.Background()
 	s := newStore(t)
-	moved := addUser(t, s, "uc", "old@example.com")
+	moved := addUser(t, s, acc, "old@example.com")
 	// A sign-up that stopped after its claim; a user moved to another email whose writer
 	// stopped before releasing the old claim.
-	if err := s.claimEmail(ctx, "uc", "lost@example.com", 987654321); err != nil {
+	if err := s.claimEmail(ctx, acc, "lost@example.com", 987654321); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Collection(collUsers).UpdateOne(ctx, bson.D{{Key: "_id", Value: docID("uc", int64(moved.UserID))}},
+	if _, err := db.Collection(collUsers).UpdateOne(ctx, bson.D{{Key: "_id", Value: docID(acc, int64(moved.UserID))}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "email", Value: "new@example.com"}}}}); err != nil {
 		t.Fatal(err)
 	}
 	clock := s.now
 	for _, email := range []string{"Lost@example.com", "OLD@example.com"} {
 		s.now = clock
-		if _, err := s.AddUser(ctx, "uc", guest.User{Email: email, Name: "early"}, false); !errors.Is(err, booking.ErrEmailTaken) {
+		if _, err := s.AddUser(ctx, acc, guest.User{Email: email, Name: "early"}, false); !errors.Is(err, booking.ErrEmailTaken) {
 			t.Fatalf("AddUser(%s) within the claim's lease: %v, want ErrEmailTaken", email, err)
 		}
 		later := clock().Add(claimLease + time.Second)
 		s.now = func() time.Time { return later }
-		u, err := s.AddUser(ctx, "uc", guest.User{Email: email, Name: "late"}, false)
+		u, err := s.AddUser(ctx, acc, guest.User{Email: email, Name: "late"}, false)
 		if err != nil {
 			t.Fatalf("AddUser(%s) after the claim's lease: %v", email, err)
 		}
-		if got, err := s.UserByEmail(ctx, "uc", email); err != nil || got.UserID != u.UserID {
+		if got, err := s.UserByEmail(ctx, acc, email); err != nil || got.UserID != u.UserID {
 			t.Fatalf("UserByEmail(%s): %+v, %v; want user %d", email, got, err, u.UserID)
 		}
-		if n := len(usersWithEmail(t, "uc", email)); n != 1 {
+		if n := len(usersWithEmail(t, acc, email)); n != 1 {
 			t.Fatalf("%d users hold %s", n, email)
 		}
 	}
