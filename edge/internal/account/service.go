@@ -52,6 +52,11 @@ type Service struct {
 
 	// cache holds successful lookups by "<kind>:<identifier>"; nil when disabled.
 	cache *expirable.LRU[string, cached]
+	// refused holds the credentials (kind, identifier and the secret's hash) refused within
+	// CacheTTL, so that a client repeating one wrong credential never reaches the store; an
+	// unknown identifier and a known one with a wrong secret are kept alike. nil when the
+	// cache is disabled.
+	refused *expirable.LRU[string, struct{}]
 	// mu orders cache insertions against forget; epoch counts forgets, so that a lookup
 	// that read the store before a rotation cannot cache what it read after the
 	// rotation's forget.
@@ -81,6 +86,7 @@ func NewService(repo Repository, o Options) *Service {
 			size = DefaultCacheSize
 		}
 		s.cache = expirable.NewLRU[string, cached](size, nil, o.CacheTTL)
+		s.refused = expirable.NewLRU[string, struct{}](size, nil, o.CacheTTL)
 	}
 	return s
 }
@@ -163,9 +169,11 @@ var decoy = Credential{SecretHash: Hash("no such credential")}
 // credential of kind is identifier+secret. For an owner token, identifier is empty and
 // secret is the token.
 //
-// Every refusal of a well-formed credential costs one store lookup, whether the identifier
-// is unknown, known with a wrong secret, or known and cached with a wrong secret: timing
-// does not tell which identifiers exist. A success costs two lookups, or none when cached.
+// The first refusal of a well-formed credential costs one store lookup, whether the
+// identifier is unknown, known with a wrong secret, or known and cached with a wrong secret;
+// the same credential again within CacheTTL costs none, whichever it was: timing does not
+// tell which identifiers exist, and a flood of one bad credential never reaches MongoDB. A
+// success costs two lookups, or none when cached.
 func (s *Service) Authenticate(ctx context.Context, kind Kind, identifier, secret string) (tenancy.Tenant, error) {
 	if secret == "" || len(secret) > 256 {
 		return tenancy.Tenant{}, ErrUnauthorized
@@ -178,6 +186,10 @@ func (s *Service) Authenticate(ctx context.Context, kind Kind, identifier, secre
 		return tenancy.Tenant{}, ErrUnauthorized
 	}
 	key := string(kind) + ":" + identifier
+	refusal := key + ":" + hash
+	if s.refused != nil && s.refused.Contains(refusal) {
+		return tenancy.Tenant{}, ErrUnauthorized
+	}
 	if s.cache != nil {
 		if c, ok := s.cache.Get(key); ok && c.cred.matchesHash(hash) {
 			return c.result()
@@ -195,6 +207,9 @@ func (s *Service) Authenticate(ctx context.Context, kind Kind, identifier, secre
 		cred = decoy
 	}
 	if !cred.matchesHash(hash) || !found {
+		if s.refused != nil {
+			s.refused.Add(refusal, struct{}{})
+		}
 		return tenancy.Tenant{}, ErrUnauthorized
 	}
 	a, err := s.repo.Get(ctx, cred.AccountID)

@@ -383,3 +383,39 @@ func TestRefusalsCostTheSame(t *testing.T) {
 		t.Errorf("cached success cost %d lookups, want 0", n)
 	}
 }
+
+// TestRepeatedRefusalsNeverReachTheStore: a client repeating one wrong credential costs one
+// store lookup in all, whether its identifier is unknown or known (so the repeats do not tell
+// them apart either), and the right credential still works at once.
+func TestRepeatedRefusalsNeverReachTheStore(t *testing.T) {
+	ctx := context.Background()
+	repo := &countingRepo{Repository: store}
+	svc := account.NewService(repo, account.Options{CacheTTL: time.Minute})
+	_, s, err := svc.Create(ctx, "flooded", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := s[2]
+	for _, c := range []struct {
+		name               string
+		kind               account.Kind
+		identifier, secret string
+	}{
+		{"unknown identifier", account.Key, "k_doesnotexist000000000001", key.Secret},
+		{"known identifier, wrong secret", account.Key, key.Identifier, "wrong-" + key.Secret},
+		{"unknown owner token", account.OwnerToken, "", "ot_doesnotexist_either"},
+	} {
+		before := repo.lookups.Load()
+		for range 100 {
+			if _, err := svc.Authenticate(ctx, c.kind, c.identifier, c.secret); !errors.Is(err, account.ErrUnauthorized) {
+				t.Fatalf("%s: %v, want ErrUnauthorized", c.name, err)
+			}
+		}
+		if n := repo.lookups.Load() - before; n != 1 {
+			t.Errorf("%s, 100 times: %d store lookups, want 1", c.name, n)
+		}
+	}
+	if got, err := authenticate(svc, key); err != nil || got == "" {
+		t.Fatalf("the right secret after the flood: %q, %v", got, err)
+	}
+}
