@@ -272,7 +272,8 @@ func (s *Store) write(ctx context.Context, id, change string, set bson.D) (Recor
 }
 
 // update applies upd to the property id (creating it when upsert), stamps the change and
-// bumps the version, as one atomic update filtered on `_id` only, with its intent recorded
+// bumps the version, as one atomic update filtered on `_id` (and, but for a create, on not
+// being deleted), with its intent recorded
 // in the outbox first and the resulting snapshot handed to the relay.
 func (s *Store) update(ctx context.Context, id, change string, upd bson.D, upsert bool) (Record, error) {
 	in, err := s.outbox.Begin(ctx, id)
@@ -291,9 +292,13 @@ func (s *Store) update(ctx context.Context, id, change string, upd bson.D, upser
 		upd = append(upd, bson.E{Key: "$set", Value: meta})
 	}
 	upd = append(upd, bson.E{Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}})
+	filter := bson.D{{Key: "_id", Value: id}}
+	if !upsert { // a deleted property is as missing as one that never existed
+		filter = append(filter, bson.E{Key: "deleted", Value: bson.D{{Key: "$ne", Value: true}}})
+	}
 	var rec Record
 	unlock := s.locks.Lock(id)
-	err = s.props.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: id}}, upd,
+	err = s.props.FindOneAndUpdate(ctx, filter, upd,
 		options.FindOneAndUpdate().SetReturnDocument(options.After).SetUpsert(upsert)).Decode(&rec)
 	unlock()
 	if err != nil {
