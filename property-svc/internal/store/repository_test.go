@@ -43,8 +43,8 @@ func TestCreateFindLocate(t *testing.T) {
 		t.Errorf("created: %+v", p)
 	}
 	same(t, "content", p.Content, villaContent())
-	same(t, "empty sections", []any{p.Photos, p.Policy, p.Rates, p.Methods, p.Amenities, p.Prices},
-		[]any{map[string]any{}, nil, nil, nil, nil, nil})
+	same(t, "empty sections", []any{p.Photos, p.Policy, p.Rates, p.Methods, p.Taxes, p.Services, p.Amenities, p.Prices},
+		[]any{map[string]any{}, nil, nil, nil, []any{}, []any{}, nil, nil})
 	if p.CreatedAt.IsZero() || p.UpdatedAt.Before(p.CreatedAt) {
 		t.Errorf("created_at %v, updated_at %v", p.CreatedAt, p.UpdatedAt)
 	}

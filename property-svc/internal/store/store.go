@@ -170,9 +170,11 @@ func (s *Store) Create(ctx context.Context, account string, p property.Property)
 		{Key: "$setOnInsert", Value: bson.D{
 			{Key: "account_id", Value: account}, {Key: "property_id", Value: pid}, {Key: "internal_code", Value: p.InternalCode},
 			{Key: "deleted", Value: false}, {Key: "created_at", Value: s.now()},
-			{Key: "photos", Value: bson.D{}}, {Key: "taxes", Value: bson.A{}}, {Key: "services", Value: bson.A{}},
+			{Key: "photos", Value: bson.D{}},
 		}},
-		{Key: "$set", Value: contentSet(p)},
+		// The empty lists in $set: FerretDB drops an empty array from $setOnInsert, and the
+		// id is new, so $set sets them on the insert only.
+		{Key: "$set", Value: append(contentSet(p), bson.E{Key: "taxes", Value: bson.A{}}, bson.E{Key: "services", Value: bson.A{}})},
 	}, true)
 	return pid, err
 }
