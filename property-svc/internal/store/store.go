@@ -88,7 +88,12 @@ func codeID(account, code string) string        { return account + ":" + code }
 type codeDoc struct {
 	ID         string `bson:"_id"`
 	PropertyID int64  `bson:"property_id"`
+	// ClaimedAt is when the claim was made; zero in claims older than the field.
+	ClaimedAt time.Time `bson:"claimed_at,omitempty"`
 }
+
+// claimLease is how long a claim whose property does not exist is left to its create.
+const claimLease = time.Minute
 
 // Find reads a live property of account by internal code or id.
 func (s *Store) Find(ctx context.Context, account string, ref property.PropertyRef) (property.Stored, error) {
@@ -180,24 +185,38 @@ func (s *Store) Create(ctx context.Context, account string, p property.Property)
 }
 
 // claimCode reserves code for pid. A claim left by a property that no longer exists (a
-// crash between claim and insert) is taken over.
+// crash between claim and insert) is taken over once older than claimLease, so that a
+// create still between its claim and its insert keeps it; the take-over is conditional on
+// the claim it read, so that of two creates taking one over only one wins.
 func (s *Store) claimCode(ctx context.Context, account, code string, pid int64) error {
-	_, err := s.codes.InsertOne(ctx, codeDoc{ID: codeID(account, code), PropertyID: pid})
+	id := codeID(account, code)
+	_, err := s.codes.InsertOne(ctx, codeDoc{ID: id, PropertyID: pid, ClaimedAt: s.now()})
 	if err == nil {
 		return nil
 	}
 	if !mongostore.IsDuplicate(err) {
 		return fmt.Errorf("claim internal_code %q: %w", code, err)
 	}
-	if _, err := s.resolve(ctx, account, property.PropertyRef{InternalCode: code}); !errors.Is(err, property.ErrNotFound) {
-		if err == nil {
-			return property.ErrCodeTaken
-		}
+	var c codeDoc
+	if err := s.codes.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&c); err != nil {
+		return fmt.Errorf("read the claim of internal_code %q: %w", code, err)
+	}
+	rec, err := s.get(ctx, recordID(account, c.PropertyID))
+	switch {
+	case err == nil && !rec.Deleted:
+		return property.ErrCodeTaken
+	case errors.Is(err, property.ErrNotFound) && s.now().Sub(c.ClaimedAt) < claimLease:
+		return property.ErrCodeTaken // its create is under way
+	case err != nil && !errors.Is(err, property.ErrNotFound):
 		return err
 	}
-	_, err = s.codes.ReplaceOne(ctx, bson.D{{Key: "_id", Value: codeID(account, code)}}, codeDoc{ID: codeID(account, code), PropertyID: pid})
+	res, err := s.codes.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "property_id", Value: c.PropertyID}},
+		codeDoc{ID: id, PropertyID: pid, ClaimedAt: s.now()})
 	if err != nil {
 		return fmt.Errorf("take over internal_code %q: %w", code, err)
+	}
+	if res.MatchedCount == 0 {
+		return property.ErrCodeTaken
 	}
 	return nil
 }
