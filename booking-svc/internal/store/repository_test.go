@@ -585,6 +585,7 @@ func TestBookingOfAnotherAccount(t *testing.T) {
 			})
 			return err
 		}},
+		{"MarkFailed", func(a string, id int64) error { return s.MarkFailed(ctx, a, id) }},
 		{"PaymentBooking", func(a string, _ int64) error { _, err := s.PaymentBooking(ctx, a, pay); return err }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

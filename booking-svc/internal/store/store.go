@@ -221,12 +221,16 @@ func (s *Store) MarkFailed(ctx context.Context, account string, id int64) error 
 		return fmt.Errorf("note failed booking %d: %w", id, err)
 	}
 	unlock := s.locks.Lock(collBookings + "/" + docID(account, id))
-	_, err = s.bookings.UpdateOne(ctx, bson.D{{Key: "_id", Value: docID(account, id)}},
+	res, err := s.bookings.UpdateOne(ctx, bson.D{{Key: "_id", Value: docID(account, id)}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: booking.StatusFailed}, {Key: "updated_at", Value: now}}},
 			{Key: "$unset", Value: bson.D{{Key: "card", Value: ""}}}})
 	unlock()
 	if err != nil {
 		return fmt.Errorf("mark booking %d failed: %w", id, err)
+	}
+	if res.MatchedCount == 0 {
+		// The note is dropped by the next purge, which finds no booking.
+		return fmt.Errorf("booking %d: %w", id, booking.ErrNotFound)
 	}
 	return nil
 }
