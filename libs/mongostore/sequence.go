@@ -13,6 +13,11 @@ import (
 // Sequence hands out increasing integer ids. It reserves them from a counter document in
 // blocks, so most calls cost no round trip; ids lost with a stopped process leave gaps,
 // never duplicates.
+//
+// MongoDB increments the counter atomically. FerretDB runs the increment as a read and a
+// write, so two processes can be handed the same block: each block is therefore also
+// claimed with an insert into the counters' "_blocks" sibling, which only one can make, and
+// the loser reserves again. Claims far behind the counter are deleted as new ones are made.
 type Sequence struct {
 	coll  *mongo.Collection
 	name  string
@@ -38,11 +43,20 @@ func (s *Sequence) Next(ctx context.Context) (int64, error) {
 		var doc struct {
 			N int64 `bson:"n"`
 		}
-		err := s.coll.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: s.name}},
-			bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: s.block}}}},
-			options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)).Decode(&doc)
-		if err != nil {
-			return 0, fmt.Errorf("sequence %s: %w", s.name, err)
+		for {
+			err := s.coll.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: s.name}},
+				bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: s.block}}}},
+				options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)).Decode(&doc)
+			if err != nil {
+				return 0, fmt.Errorf("sequence %s: %w", s.name, err)
+			}
+			claimed, err := s.claim(ctx, doc.N)
+			if err != nil {
+				return 0, err
+			}
+			if claimed {
+				break
+			}
 		}
 		s.last = doc.N
 		s.next = doc.N - s.block + 1
@@ -50,4 +64,24 @@ func (s *Sequence) Next(ctx context.Context) (int64, error) {
 	id := s.next
 	s.next++
 	return id, nil
+}
+
+// keptClaims is how many blocks behind the newest a claim is kept: a process handed the same
+// block as another is at most a few blocks behind when it claims.
+const keptClaims = 64
+
+// claim makes the block ending at n this process's, or reports that another one has it.
+func (s *Sequence) claim(ctx context.Context, n int64) (bool, error) {
+	blocks := s.coll.Database().Collection(s.coll.Name() + "_blocks")
+	_, err := blocks.InsertOne(ctx, bson.D{{Key: "_id", Value: fmt.Sprintf("%s@%d", s.name, n)},
+		{Key: "seq", Value: s.name}, {Key: "n", Value: n}})
+	switch {
+	case IsDuplicate(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("sequence %s: claim block %d: %w", s.name, n, err)
+	}
+	_, _ = blocks.DeleteMany(ctx, bson.D{{Key: "seq", Value: s.name},
+		{Key: "n", Value: bson.D{{Key: "$lt", Value: n - keptClaims*s.block}}}})
+	return true, nil
 }

@@ -1,0 +1,44 @@
+package mongostore_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/vros/vros/libs/mongostore"
+)
+
+// TestSequencesOfManyProcessesNeverRepeat: twenty processes (a Sequence each) share one
+// counter and draw ids at once, in blocks of 1 and of 5. No id is handed out twice.
+func TestSequencesOfManyProcessesNeverRepeat(t *testing.T) {
+	for _, block := range []int64{1, 5} {
+		coll := fresh("counters")
+		var mu sync.Mutex
+		seen := map[int64]int{}
+		var wg sync.WaitGroup
+		for range 20 {
+			seq := mongostore.NewSequence(coll, "booking", block)
+			wg.Go(func() {
+				for range 15 {
+					id, err := seq.Next(context.Background())
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					seen[id]++
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		for id, n := range seen {
+			if n > 1 {
+				t.Errorf("block %d: id %d handed out %d times", block, id, n)
+			}
+		}
+		if len(seen) != 20*15 {
+			t.Errorf("block %d: %d distinct ids, want %d", block, len(seen), 20*15)
+		}
+	}
+}
