@@ -103,7 +103,7 @@ airgap: docker-up ## build, with no registry, the kind node image, the base stan
 
 airgap-images: airgap ## the service and helm test images on the stand-in bases
 	$(MAKE) --no-print-directory images GO_IMAGE=$(call airgap_var,AIRGAP_GO_IMAGE) \
-		RUNTIME_IMAGE=$(call airgap_var,AIRGAP_RUNTIME_IMAGE)
+		RUNTIME_IMAGE=$(call airgap_var,AIRGAP_RUNTIME_IMAGE) VERSION=$(VERSION) IMAGE_TAG=$(IMAGE_TAG)
 
 kind-up: kind $(if $(findstring airgap,$(KIND_CONFIG)),airgap) ## create the local kind cluster (edge on http://127.0.0.1:30080 after kind-deploy)
 	@if $(KIND) get clusters 2>/dev/null | grep -qx '$(KIND_CLUSTER)'; then \
