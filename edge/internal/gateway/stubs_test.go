@@ -98,16 +98,7 @@ func startRoutedEdge(t *testing.T) (*edge, *stubs) {
 	}
 	app := httpapi.New(httpapi.Options{Telemetry: tel, BodyLimit: gateway.MaxBody, EnvelopeFor: gateway.EnvelopeFor})
 	gw.Register(app)
-	ctx, cancel := context.WithCancel(context.Background())
-	addr, done := make(chan string, 1), make(chan error, 1)
-	go func() { done <- httpapi.Serve(ctx, app, "127.0.0.1:0", func(a string) { addr <- a }, 0, time.Second) }()
-	t.Cleanup(func() { cancel(); <-done })
-	select {
-	case a := <-addr:
-		e.url = "http://" + a
-	case err := <-done:
-		t.Fatal(err)
-	}
+	e.url = serve(t, app)
 	return e, s
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/gofiber/fiber/v2"
 	"github.com/vros/vros/edge/internal/account"
 	"github.com/vros/vros/edge/internal/accountstore"
 	"github.com/vros/vros/edge/internal/gateway"
@@ -58,6 +59,22 @@ type edge struct {
 	accounts *account.Service
 }
 
+// serve runs app on a loopback port until t ends and returns its URL.
+func serve(t *testing.T, app *fiber.App) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	addr, done := make(chan string, 1), make(chan error, 1)
+	go func() { done <- httpapi.Serve(ctx, app, "127.0.0.1:0", func(a string) { addr <- a }, 0, time.Second) }()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case a := <-addr:
+		return "http://" + a
+	case err := <-done:
+		t.Fatal(err)
+		return ""
+	}
+}
+
 func startEdge(t *testing.T, failures *throttle.Failures, trustedProxies ...string) *edge {
 	t.Helper()
 	stub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -85,16 +102,7 @@ func startEdge(t *testing.T, failures *throttle.Failures, trustedProxies ...stri
 	}
 	app := httpapi.New(httpapi.Options{Telemetry: tel, BodyLimit: gateway.MaxBody, TrustedProxies: proxies, EnvelopeFor: gateway.EnvelopeFor})
 	gw.Register(app)
-	ctx, cancel := context.WithCancel(context.Background())
-	addr, done := make(chan string, 1), make(chan error, 1)
-	go func() { done <- httpapi.Serve(ctx, app, "127.0.0.1:0", func(a string) { addr <- a }, 0, time.Second) }()
-	t.Cleanup(func() { cancel(); <-done })
-	select {
-	case a := <-addr:
-		e.url = "http://" + a
-	case err := <-done:
-		t.Fatal(err)
-	}
+	e.url = serve(t, app)
 	return e
 }
 
