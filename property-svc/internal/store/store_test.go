@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -284,8 +283,6 @@ func count(t *testing.T, coll string, filter bson.D) int64 {
 	}
 	return n
 }
-
-func label(account string, pid int64) string { return fmt.Sprintf("%s:%d", account, pid) }
 
 // unchanged fails the test when a property's stored document changed.
 func unchanged(t *testing.T, what string, before, after bson.Raw) {
