@@ -16,8 +16,10 @@ import (
 //
 // MongoDB increments the counter atomically. FerretDB runs the increment as a read and a
 // write, so two processes can be handed the same block: each block is therefore also
-// claimed with an insert into the counters' "_blocks" sibling, which only one can make, and
-// the loser reserves again. Claims far behind the counter are deleted as new ones are made.
+// claimed with an insert of a claim document ("<name>@<last id>") into the same collection,
+// which only one can make, and the loser reserves again. Claims far behind the counter are
+// deleted as new ones are made. (The same collection: FerretDB on PostgreSQL can hang when
+// processes create one collection at the same moment, so nothing here creates any.)
 type Sequence struct {
 	coll  *mongo.Collection
 	name  string
@@ -47,6 +49,9 @@ func (s *Sequence) Next(ctx context.Context) (int64, error) {
 			err := s.coll.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: s.name}},
 				bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: s.block}}}},
 				options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)).Decode(&doc)
+			if IsDuplicate(err) {
+				continue // another process created the counter at the same moment: increment it
+			}
 			if err != nil {
 				return 0, fmt.Errorf("sequence %s: %w", s.name, err)
 			}
@@ -72,8 +77,7 @@ const keptClaims = 64
 
 // claim makes the block ending at n this process's, or reports that another one has it.
 func (s *Sequence) claim(ctx context.Context, n int64) (bool, error) {
-	blocks := s.coll.Database().Collection(s.coll.Name() + "_blocks")
-	_, err := blocks.InsertOne(ctx, bson.D{{Key: "_id", Value: fmt.Sprintf("%s@%d", s.name, n)},
+	_, err := s.coll.InsertOne(ctx, bson.D{{Key: "_id", Value: fmt.Sprintf("%s@%d", s.name, n)},
 		{Key: "seq", Value: s.name}, {Key: "n", Value: n}})
 	switch {
 	case IsDuplicate(err):
@@ -81,7 +85,7 @@ func (s *Sequence) claim(ctx context.Context, n int64) (bool, error) {
 	case err != nil:
 		return false, fmt.Errorf("sequence %s: claim block %d: %w", s.name, n, err)
 	}
-	_, _ = blocks.DeleteMany(ctx, bson.D{{Key: "seq", Value: s.name},
+	_, _ = s.coll.DeleteMany(ctx, bson.D{{Key: "seq", Value: s.name},
 		{Key: "n", Value: bson.D{{Key: "$lt", Value: n - keptClaims*s.block}}}})
 	return true, nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -32,14 +33,15 @@ const SnapshotLease = 10 * time.Second
 // replace (stored version older, or none: upsert), which MongoDB applies atomically. FerretDB
 // applies it as a read and a write of the whole document, so a version 1 could land over a
 // version 2 between them: writers of one snapshot therefore also take a lease on it first, a
-// document in coll's "_locks" sibling that only one insert can create. Nothing is written,
-// and no lease taken, when a version at least as new is already stored.
+// document in coll's "_locks" sibling that only one insert can create (declare both with
+// WithLocks at start-up). Nothing is written, and no lease taken, when a version at least as
+// new is already stored.
 func KeepNewer(ctx context.Context, coll *mongo.Collection, id string, version int64, data string) (Snapshot, bool, error) {
 	cur, ok, err := GetSnapshot(ctx, coll, id)
 	if err != nil || (ok && cur.Version >= version) {
 		return cur, false, err
 	}
-	release, err := lease(ctx, coll.Database().Collection(coll.Name()+"_locks"), id)
+	release, err := lease(ctx, coll.Database().Collection(coll.Name()+locksSuffix), id)
 	if err != nil {
 		return cur, false, err
 	}
@@ -56,6 +58,19 @@ func KeepNewer(ctx context.Context, coll *mongo.Collection, id string, version i
 	default:
 		return s, false, fmt.Errorf("store snapshot %s v%d: %w", id, version, err)
 	}
+}
+
+const locksSuffix = "_locks"
+
+// WithLocks returns the snapshot collections names with the lease collections KeepNewer
+// uses beside them, for Ensure to create at start-up: FerretDB on PostgreSQL can hang when
+// replicas create one collection at the same moment on their first writes.
+func WithLocks(names ...string) []string {
+	out := slices.Clone(names)
+	for _, n := range names {
+		out = append(out, n+locksSuffix)
+	}
+	return out
 }
 
 // GetSnapshot returns snapshot id of coll, or ok false when there is none.

@@ -18,9 +18,14 @@ var db *mongo.Database
 
 func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "mongostore_test", &db, nil) }
 
-// fresh is a collection no earlier run (-count) has written.
+// fresh is a collection no earlier run (-count) has written, created with its lease sibling
+// before the test writes, as a service's Ensure does at start-up.
 func fresh(name string) *mongo.Collection {
-	return db.Collection(fmt.Sprintf("%s_%d", name, time.Now().UnixNano()))
+	coll := fmt.Sprintf("%s_%d", name, time.Now().UnixNano())
+	if err := mongostore.Ensure(context.Background(), db, mongostore.WithLocks(coll), nil); err != nil {
+		panic(err)
+	}
+	return db.Collection(coll)
 }
 
 // TestKeepNewerRules: a newer version replaces, an equal or older one changes nothing.

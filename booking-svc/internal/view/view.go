@@ -72,7 +72,7 @@ type Store struct {
 
 // New returns the view in db.
 func New(ctx context.Context, db *mongo.Database) (*Store, error) {
-	if err := mongostore.Ensure(ctx, db, []string{collProperties, collCodes, collSettings}, nil); err != nil {
+	if err := mongostore.Ensure(ctx, db, mongostore.WithLocks(collProperties, collCodes, collSettings), nil); err != nil {
 		return nil, err
 	}
 	return &Store{props: db.Collection(collProperties), codes: db.Collection(collCodes), settings: db.Collection(collSettings),

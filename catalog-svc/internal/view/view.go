@@ -62,7 +62,7 @@ type Store struct {
 // New returns the view in db, loaded from it.
 func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 	names := []string{collProperties, collSettings, collBookings, collBlocks}
-	if err := mongostore.Ensure(ctx, db, names, nil); err != nil {
+	if err := mongostore.Ensure(ctx, db, mongostore.WithLocks(names...), nil); err != nil {
 		return nil, err
 	}
 	s := &Store{colls: map[string]*mongo.Collection{}, accounts: map[string]*account{}}
