@@ -161,6 +161,11 @@ func (k *Keys) Middleware(action string) fiber.Handler {
 		sum := sha256.Sum256(c.Body())
 		base := tenancy.From(c).AccountID + ":" + action + ":" + key
 		att, replay, err := k.acquire(ctx, base, hex.EncodeToString(sum[:]))
+		if errors.Is(err, context.DeadlineExceeded) {
+			// The key could not even be read in time: nothing ran, and the client may retry.
+			c.Set(fiber.HeaderRetryAfter, "1")
+			return httpapi.Unavailable("the service is busy; retry with the same Idempotency-Key")
+		}
 		if err != nil {
 			var ra *retryAfter
 			if errors.As(err, &ra) {

@@ -72,8 +72,9 @@ func (s *server) call(t *testing.T, account, key, body string, wait time.Duratio
 // Retries within the lease are told it is in progress and when to retry; after the lease
 // exactly one of twenty concurrent retries runs again; every later retry replays its answer.
 func TestStoppedAttemptIsTakenOverOnce(t *testing.T) {
-	const lease = 600 * time.Millisecond
-	s := newServer(t, lease, 250*time.Millisecond)
+	// Generous for a loaded machine: every retry must read the key within the deadline.
+	const lease = 3 * time.Second
+	s := newServer(t, lease, 1500*time.Millisecond)
 	dead := make(chan struct{})
 	defer close(dead)
 	s.next = func(c *fiber.Ctx, run int64) error {
@@ -198,5 +199,16 @@ func TestAnswersNotKept(t *testing.T) {
 	}
 	if s.runs.Load() != 3 {
 		t.Fatalf("handler ran %d times, want 3 (the last call replays)", s.runs.Load())
+	}
+}
+
+// TestKeyNotReadInTimeIsBusy: a request that cannot even read its key within its deadline
+// (an overloaded store) answers 503 with Retry-After, not a 500: nothing ran, a retry is safe.
+func TestKeyNotReadInTimeIsBusy(t *testing.T) {
+	s := newServer(t, time.Minute, time.Nanosecond)
+	s.next = func(c *fiber.Ctx, run int64) error { return httpapi.B(c, fiber.Map{"bookingId": run}) }
+	res, body := s.call(t, "tb", "k-busy", `{"n":1}`, 5*time.Second)
+	if res == nil || res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" || s.runs.Load() != 0 {
+		t.Fatalf("%v %s (handler ran %d times), want 503 with Retry-After and no run", res, body, s.runs.Load())
 	}
 }
