@@ -73,6 +73,24 @@ func WithLocks(names ...string) []string {
 	return out
 }
 
+// ReplaceIf replaces document id of coll with doc if it still matches cond (a claim as it was
+// read), and reports whether it did. MongoDB applies the conditional replace atomically;
+// FerretDB reads and then writes, so ReplaceIf holds the document's lease meanwhile (as
+// KeepNewer does): of two writers taking over one document they read alike, exactly one
+// succeeds. Declare coll with WithLocks.
+func ReplaceIf(ctx context.Context, coll *mongo.Collection, id string, cond bson.D, doc any) (bool, error) {
+	release, err := lease(ctx, coll.Database().Collection(coll.Name()+locksSuffix), id)
+	if err != nil {
+		return false, err
+	}
+	defer release()
+	res, err := coll.ReplaceOne(ctx, append(bson.D{{Key: "_id", Value: id}}, cond...), doc)
+	if err != nil {
+		return false, fmt.Errorf("replace %s: %w", id, err)
+	}
+	return res.MatchedCount == 1, nil
+}
+
 // GetSnapshot returns snapshot id of coll, or ok false when there is none.
 func GetSnapshot(ctx context.Context, coll *mongo.Collection, id string) (Snapshot, bool, error) {
 	var s Snapshot

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -117,5 +118,36 @@ func TestStoppedWriterHoldsNobodyUp(t *testing.T) {
 	}
 	if n, err := locks.CountDocuments(ctx, bson.D{}); err != nil || n != 0 {
 		t.Fatalf("%d leases left after the write (%v), want 0", n, err)
+	}
+}
+
+// TestReplaceIfHasOneWinner: twenty writers take over one claim they all read with the same
+// owner (a crashed claimer's, say): exactly one replaces it, over many rounds.
+func TestReplaceIfHasOneWinner(t *testing.T) {
+	ctx := context.Background()
+	coll := fresh("claims")
+	for round := range 20 {
+		id := fmt.Sprintf("c%d", round)
+		if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "owner", Value: -1}}); err != nil {
+			t.Fatal(err)
+		}
+		var wins atomic.Int64
+		var wg sync.WaitGroup
+		for w := range 20 {
+			wg.Go(func() {
+				took, err := mongostore.ReplaceIf(ctx, coll, id, bson.D{{Key: "owner", Value: -1}},
+					bson.D{{Key: "_id", Value: id}, {Key: "owner", Value: w}})
+				if err != nil {
+					t.Error(err)
+				}
+				if took {
+					wins.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if n := wins.Load(); n != 1 {
+			t.Fatalf("round %d: %d writers took the claim over, want 1", round, n)
+		}
 	}
 }

@@ -63,7 +63,7 @@ type Store struct {
 
 // New prepares db and returns a store.
 func New(ctx context.Context, db *mongo.Database) (*Store, error) {
-	err := mongostore.Ensure(ctx, db, []string{collBookings, collBlocks, collPayments, collUsers, collUserEmails, collCounters, collFailed, outbox.Collection},
+	err := mongostore.Ensure(ctx, db, append(mongostore.WithLocks(collUserEmails), collBookings, collBlocks, collPayments, collUsers, collCounters, collFailed, outbox.Collection),
 		[]mongostore.Index{
 			{Collection: collBlocks, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "property_id", Value: 1}}},
 			{Collection: collBookings, Keys: bson.D{{Key: "payment_auto", Value: 1}, {Key: "status", Value: 1}}},

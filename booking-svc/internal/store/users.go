@@ -75,12 +75,12 @@ func (s *Store) claimEmail(ctx context.Context, account, email string, id int64)
 		return booking.ErrEmailTaken
 	}
 	// Taken over on the claim as read, so that of two takers only one matches.
-	res, err := s.emails.ReplaceOne(ctx, bson.D{{Key: "_id", Value: eid}, {Key: "user_id", Value: cur.UserID}},
+	took, err := mongostore.ReplaceIf(ctx, s.emails, eid, bson.D{{Key: "user_id", Value: cur.UserID}},
 		emailDoc{ID: eid, UserID: id, At: s.now()})
 	if err != nil {
 		return fmt.Errorf("take over email claim: %w", err)
 	}
-	if res.MatchedCount == 0 {
+	if !took {
 		return booking.ErrEmailTaken
 	}
 	return nil

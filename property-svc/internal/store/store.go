@@ -58,7 +58,7 @@ type Store struct {
 // New prepares the collections of db and returns a store. Its Loader feeds ob.
 func New(ctx context.Context, db *mongo.Database, box *seal.Box) (*Store, error) {
 	err := mongostore.Ensure(ctx, db,
-		[]string{collProperties, collCodes, collSettings, collCounters, outbox.Collection, mediaBucket + ".files", mediaBucket + ".chunks"},
+		append(mongostore.WithLocks(collCodes), collProperties, collSettings, collCounters, outbox.Collection, mediaBucket+".files", mediaBucket+".chunks"),
 		[]mongostore.Index{{Collection: mediaBucket + ".chunks", Keys: bson.D{{Key: "files_id", Value: 1}, {Key: "n", Value: 1}}, Unique: true}})
 	if err != nil {
 		return nil, err
@@ -210,12 +210,12 @@ func (s *Store) claimCode(ctx context.Context, account, code string, pid int64) 
 	case err != nil && !errors.Is(err, property.ErrNotFound):
 		return err
 	}
-	res, err := s.codes.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "property_id", Value: c.PropertyID}},
+	took, err := mongostore.ReplaceIf(ctx, s.codes, id, bson.D{{Key: "property_id", Value: c.PropertyID}},
 		codeDoc{ID: id, PropertyID: pid, ClaimedAt: s.now()})
 	if err != nil {
 		return fmt.Errorf("take over internal_code %q: %w", code, err)
 	}
-	if res.MatchedCount == 0 {
+	if !took {
 		return property.ErrCodeTaken
 	}
 	return nil
