@@ -186,14 +186,16 @@ func (s *Service) Authenticate(ctx context.Context, kind Kind, identifier, secre
 		return tenancy.Tenant{}, ErrUnauthorized
 	}
 	key := string(kind) + ":" + identifier
-	refusal := key + ":" + hash
-	if s.refused != nil && s.refused.Contains(refusal) {
-		return tenancy.Tenant{}, ErrUnauthorized
-	}
 	if s.cache != nil {
 		if c, ok := s.cache.Get(key); ok && c.cred.matchesHash(hash) {
 			return c.result()
 		}
+	}
+	// Past the cache (where a success costs nothing more): a credential refused lately is
+	// refused again without a lookup.
+	refusal := key + ":" + hash
+	if s.refused != nil && s.refused.Contains(refusal) {
+		return tenancy.Tenant{}, ErrUnauthorized
 	}
 	// A miss, or a cached identifier with a wrong secret: ask the store either way (see
 	// above; the per-address failure throttle bounds what that costs).
