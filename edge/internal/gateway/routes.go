@@ -35,6 +35,8 @@ var resources = map[string]resource{
 	"property-service":   {PropertySvc, 256 * kib},
 	"property-amenity":   {PropertySvc, 1 * mib},
 	"account-settings":   {PropertySvc, 256 * kib},
+	"property-category":  {PropertySvc, 1 * mib},
+	"property-promotion": {PropertySvc, 256 * kib},
 	"property-blockdate": {BookingSvc, 256 * kib},
 }
 
@@ -77,6 +79,7 @@ var actions = map[string]action{
 	"getpropertyinfo":      {CatalogSvc, "getpropertyinfo"},
 	"getcalendar":          {CatalogSvc, "getcalendar"},
 	"getreservations":      {CatalogSvc, "getreservations"},
+	"getdiscounts":         {CatalogSvc, "getdiscounts"},
 }
 
 // reads is every owner-token GET endpoint: GET /vros/api/{name}/owner_token/{token}
@@ -89,4 +92,8 @@ var reads = map[string]Upstream{
 	"property-gallery":           CatalogSvc,
 	"property-amenity":           CatalogSvc,
 	"property-detail":            CatalogSvc,
+	"get-all-property-info":      CatalogSvc,
+	"search-rental":              CatalogSvc,
+	"property-category":          CatalogSvc,
+	"get-property-related":       CatalogSvc,
 }

@@ -75,6 +75,8 @@ type Content struct {
 	AllowSmoking  *bool `json:"allowsmoking"`
 	// Timezone is the property's IANA zone; empty means the account's (Settings.Timezone).
 	Timezone string `json:"timezone"`
+	// IsFeatured marks a property the websites show first (A1 extension `isfeatured`).
+	IsFeatured bool `json:"isfeatured"`
 }
 
 // Photo is one photo; its renditions are served at /media/<key>/<rendition>.jpg.

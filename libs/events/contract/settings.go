@@ -23,6 +23,56 @@ type Settings struct {
 	// WeekendNights is how many nights cost the weekend price: 2 (Friday and Saturday) or 3
 	// (and Sunday). Consumers that price apply it with pricing.WeekendOf.
 	WeekendNights int `json:"weekend_nights"`
+	// DefaultLeadSource is the id (in LeadSources) of a booking created without a
+	// leadsourceId.
+	DefaultLeadSource int `json:"default_lead_source"`
+	// ExchangeRates convert the account's Currency into others: code → how many units of
+	// that currency one unit of Currency buys (decimal string). A quote or booking may ask
+	// for any currency listed here.
+	ExchangeRates map[string]string `json:"exchange_rates"`
+	// Categories and Tags group the account's properties for its websites
+	// (/api/property-category).
+	Categories []Category `json:"categories"`
+	Tags       []Tag      `json:"tags"`
+	// Promotions are the account's promotion codes (/api/property-promotion).
+	Promotions []Promotion `json:"promotions"`
+}
+
+// Category is a group of properties shown by the websites (property-category, the search's
+// category_id).
+type Category struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+	// ShowSearchEngine false hides the category from the websites' search forms.
+	ShowSearchEngine bool              `json:"show_search_engine"`
+	Languages        map[string]string `json:"languages"`  // name by language code
+	Properties       []int64           `json:"properties"` // property ids, in the owner's order
+}
+
+// Tag labels properties (default-config's tags_list, the search's tag_id).
+type Tag struct {
+	ID         int64             `json:"id"`
+	Name       string            `json:"name"`
+	Languages  map[string]string `json:"languages"`  // name by language code
+	Properties []int64           `json:"properties"` // property ids
+}
+
+// Promotion is a promotion code: a discount on the rent of stays whose check-in falls in
+// [StartDate, EndDate] and that last at least MinNights nights.
+type Promotion struct {
+	Code string `json:"code"` // unique in the account, compared case-insensitively
+	Name string `json:"name"`
+	// Type is "percent" (Amount percent off the rent) or "flat" (Amount off, in Currency).
+	Type      string `json:"type"`
+	Amount    string `json:"amount"`     // decimal string
+	StartDate string `json:"start_date"` // YYYY-MM-DD, first check-in day it applies to
+	EndDate   string `json:"end_date"`   // YYYY-MM-DD, last check-in day; "" open-ended
+	MinNights int    `json:"min_nights"` // 0: any stay
+	// UsageLimit is how many bookings may use the code (cancelled ones give their use
+	// back); 0: no limit.
+	UsageLimit int `json:"usage_limit"`
+	// Properties limits the code to these property ids; empty: every property.
+	Properties []int64 `json:"properties"`
 }
 
 // LeadSource is where a booking can come from.
@@ -51,7 +101,8 @@ func DefaultSettings(account string) Settings {
 	off := false
 	return Settings{AccountID: account, Currency: "USD", Timezone: "UTC", Languages: []string{"en"},
 		LeadSources: []LeadSource{{1, "Website"}, {2, "Phone"}, {3, "Email"}, {4, "Walk-in"}, {5, "Referral"}, {6, "Channel"}},
-		Brands:      []Brand{}, WeekendNights: 2, Search: Search{DefaultLimit: 10, PriceFilterEnable: &off, RateType: "daily"}}
+		Brands:      []Brand{}, WeekendNights: 2, DefaultLeadSource: 1, ExchangeRates: map[string]string{},
+		Categories: []Category{}, Tags: []Tag{}, Promotions: []Promotion{}, Search: Search{DefaultLimit: 10, PriceFilterEnable: &off, RateType: "daily"}}
 }
 
 // WithDefaults fills what s leaves unset with DefaultSettings. A producer publishes settings
@@ -69,6 +120,21 @@ func (s Settings) WithDefaults() Settings {
 	}
 	if s.Brands == nil {
 		s.Brands = d.Brands
+	}
+	if s.DefaultLeadSource == 0 {
+		s.DefaultLeadSource = d.DefaultLeadSource
+	}
+	if s.ExchangeRates == nil {
+		s.ExchangeRates = d.ExchangeRates
+	}
+	if s.Categories == nil {
+		s.Categories = d.Categories
+	}
+	if s.Tags == nil {
+		s.Tags = d.Tags
+	}
+	if s.Promotions == nil {
+		s.Promotions = d.Promotions
 	}
 	if s.WeekendNights == 0 {
 		s.WeekendNights = d.WeekendNights
