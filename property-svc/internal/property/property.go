@@ -69,6 +69,9 @@ type Property struct {
 
 	// Timezone is an IANA zone name (extension); "" means the account's.
 	Timezone *string
+	// IsFeatured marks a property the websites show first (extension `isfeatured`); nil
+	// keeps the stored value, false on create.
+	IsFeatured *bool
 }
 
 // PropertyRequest is a decoded /api/property body. On delete only
@@ -136,6 +139,7 @@ func readProperty(p *fields.Object, action Action, out *Property) {
 	out.AllowPet = optional(p.Bool("allowpet", false))
 	out.AllowSmoking = optional(p.Bool("allowsmoking", false))
 	out.Timezone = readTimezone(p, "timezone")
+	out.IsFeatured = optional(p.Bool("isfeatured", false))
 }
 
 // readFloor accepts Basement and Ground in any case (stored as written here)

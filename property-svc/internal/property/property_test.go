@@ -162,6 +162,13 @@ func TestDecodePropertyCreate(t *testing.T) {
 		tc("timezone Local refused", "property.timezone: must be an IANA time zone name such as Europe/Rome", set("property.timezone", "Local")),
 		tc("timezone path", "property.timezone: must be an IANA time zone name such as Europe/Rome", set("property.timezone", "../../etc/passwd")),
 
+		tc("isfeatured absent", "", set("property.isfeatured", del)),
+		tc("isfeatured true", "", set("property.isfeatured", true)),
+		tc("isfeatured \"1\"", "", set("property.isfeatured", "1")),
+		tc("isfeatured blank means not sent", "", set("property.isfeatured", "")),
+		tc("isfeatured not boolean", "property.isfeatured: must be a boolean", set("property.isfeatured", "yes")),
+		tc("isfeatured 2", "property.isfeatured: must be a boolean", set("property.isfeatured", 2)),
+
 		tc("every violation listed",
 			"property.name: must be at least 20 characters\nproperty.maxguest: must be between 1 and 50\nproperty.country: must be an ISO 3166-1 alpha-2 country code",
 			set("property.name", "Short"), set("property.maxguest", 99), set("property.country", "ZZ")),
@@ -235,6 +242,19 @@ func TestDecodePropertyValues(t *testing.T) {
 		t.Error("allow flags")
 	case *p.Timezone != "Europe/Rome":
 		t.Error("timezone")
+	}
+
+	if p.IsFeatured != nil {
+		t.Errorf("isfeatured absent: %v, want nil (kept on update, false on create)", *p.IsFeatured)
+	}
+	for _, tc := range []struct {
+		sent any
+		want bool
+	}{{true, true}, {"true", true}, {1, true}, {false, false}, {"0", false}} {
+		req, err := property.DecodeProperty(apply(t, propertyCreate, set("property.isfeatured", tc.sent)))
+		if err != nil || req.Property.IsFeatured == nil || *req.Property.IsFeatured != tc.want {
+			t.Errorf("isfeatured %v: %+v, %v", tc.sent, req.Property.IsFeatured, err)
+		}
 	}
 
 	req, err = property.DecodeProperty(apply(t, propertyCreate, set("property.type", "condo"), set("property.floor", "basement"), set("property.space.unit", "Feet")))

@@ -60,6 +60,7 @@ type ContentRec struct {
 	AllowPet      *bool  `bson:"allowpet,omitempty" json:"allowpet"`
 	AllowSmoking  *bool  `bson:"allowsmoking,omitempty" json:"allowsmoking"`
 	Timezone      string `bson:"timezone,omitempty" json:"timezone"`
+	IsFeatured    bool   `bson:"isfeatured,omitempty" json:"isfeatured"`
 }
 
 // PhotoRec is one photo; its renditions are served at /media/<key>/<rendition>.jpg. Photos
@@ -254,7 +255,7 @@ func contentSet(p property.Property) bson.D {
 	for _, o := range []struct {
 		key string
 		v   *bool
-	}{{"allowchildren", p.AllowChildren}, {"allowpet", p.AllowPet}, {"allowsmoking", p.AllowSmoking}} {
+	}{{"allowchildren", p.AllowChildren}, {"allowpet", p.AllowPet}, {"allowsmoking", p.AllowSmoking}, {"isfeatured", p.IsFeatured}} {
 		if o.v != nil {
 			set = append(set, bson.E{Key: "content." + o.key, Value: *o.v})
 		}
