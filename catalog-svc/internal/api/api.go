@@ -23,7 +23,7 @@ import (
 // API serves catalog-svc's routes.
 type API struct {
 	view *view.Store
-	// MediaBase prefixes photo links ("" gives relative links /media/…).
+	// MediaBase prefixes photo links; "" uses edge's X-Vros-Public-Base (mediaBase).
 	MediaBase string
 	now       func() time.Time
 }
@@ -47,14 +47,21 @@ func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
 	b.Post("/getcalendar", a.getCalendar)
 	b.Post("/getreservations", a.getReservations)
 
+	// Edge forwards owner-token reads as POST with a JSON body (readInput); GET with the
+	// parameters in the query is what it sent before and stays served during an upgrade.
 	r := app.Group("/internal/read", httpapi.Use(httpapi.EnvelopeB), signer.Require())
-	r.Get("/default-config", a.defaultConfig)
-	r.Get("/get-all-amenity", a.allAmenity)
-	r.Get("/get-min-max-price-property", a.minMaxPrice)
-	r.Get("/banner-gallery", a.bannerGallery)
-	r.Get("/property-gallery", a.propertyGallery)
-	r.Get("/property-amenity", a.propertyAmenity)
-	r.Get("/property-detail", a.propertyDetail)
+	for name, h := range map[string]fiber.Handler{
+		"default-config":             a.defaultConfig,
+		"get-all-amenity":            a.allAmenity,
+		"get-min-max-price-property": a.minMaxPrice,
+		"banner-gallery":             a.bannerGallery,
+		"property-gallery":           a.propertyGallery,
+		"property-amenity":           a.propertyAmenity,
+		"property-detail":            a.propertyDetail,
+	} {
+		r.Post("/"+name, h)
+		r.Get("/"+name, h)
+	}
 }
 
 func account(c *fiber.Ctx) string { return tenancy.From(c).AccountID }

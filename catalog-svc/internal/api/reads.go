@@ -13,42 +13,11 @@ import (
 	"golang.org/x/text/language/display"
 
 	"github.com/vros/vros/catalog-svc/internal/view"
-	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/pricing"
 )
 
 // The GET reads answer their object as is, without interface B's envelope (the spec shows
 // the objects themselves); errors still use the envelope.
-
-// readProperty returns the live property named by the query's property_id.
-func (a *API) readProperty(c *fiber.Ctx) (*view.Property, error) {
-	raw := c.Query("property_id")
-	if raw == "" {
-		return nil, httpapi.InvalidField("property_id", "is required")
-	}
-	pid, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || pid < 1 || pid > maxID {
-		return nil, errNoProperty()
-	}
-	p, ok := a.view.Property(account(c), pid)
-	if !ok {
-		return nil, errNoProperty()
-	}
-	return p, nil
-}
-
-// readProperties is the property named by property_id, or every live property when it is
-// empty.
-func (a *API) readProperties(c *fiber.Ctx) ([]*view.Property, error) {
-	if c.Query("property_id") == "" {
-		return a.view.Properties(account(c)), nil
-	}
-	p, err := a.readProperty(c)
-	if err != nil {
-		return nil, err
-	}
-	return []*view.Property{p}, nil
-}
 
 // priceSpan is the lowest and highest nightly price (one guest) over the next 365 nights.
 func (a *API) priceSpan(props []*view.Property) (lo, hi decimal.Decimal, found bool) {
@@ -75,11 +44,11 @@ func (a *API) priceSpan(props []*view.Property) (lo, hi decimal.Decimal, found b
 }
 
 func (a *API) minMaxPrice(c *fiber.Ctx) error {
-	p, err := a.readProperty(c)
+	props, _, err := a.readProperties(c, readInput(c))
 	if err != nil {
 		return err
 	}
-	lo, hi, _ := a.priceSpan([]*view.Property{p})
+	lo, hi, _ := a.priceSpan(props)
 	return c.JSON(fiber.Map{"minprice": dec(lo), "maxprice": dec(hi)})
 }
 
@@ -249,11 +218,6 @@ func (a *API) allAmenity(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-// mediaLink is a rendition's link.
-func (a *API) mediaLink(key, rendition string) string {
-	return a.MediaBase + "/media/" + key + "/" + rendition + ".jpg"
-}
-
 // photos are a property's photos in id order; the first is the main photo.
 func photos(p *view.Property) []view.Photo {
 	out := make([]view.Photo, 0, len(p.Snap.Photos))
@@ -266,10 +230,11 @@ func photos(p *view.Property) []view.Photo {
 
 // bannerGallery lists the banner rendition of each live property's main photo.
 func (a *API) bannerGallery(c *fiber.Ctx) error {
+	base := a.mediaBase(c)
 	out := []string{}
 	for _, p := range a.view.Properties(account(c)) {
 		if ph := photos(p); len(ph) > 0 {
-			out = append(out, a.mediaLink(ph[0].Key, "banner"))
+			out = append(out, mediaLink(base, ph[0].Key, "banner"))
 		}
 	}
 	return c.JSON(out)
@@ -290,10 +255,11 @@ type photoJSON struct {
 }
 
 func (a *API) propertyGallery(c *fiber.Ctx) error {
-	props, err := a.readProperties(c)
+	props, _, err := a.readProperties(c, readInput(c))
 	if err != nil {
 		return err
 	}
+	base := a.mediaBase(c)
 	out := map[string][]photoJSON{}
 	for _, p := range props {
 		list := []photoJSON{}
@@ -303,9 +269,9 @@ func (a *API) propertyGallery(c *fiber.Ctx) error {
 				typ = 1
 			}
 			list = append(list, photoJSON{ID: ph.PhotoID, PropertyID: p.Snap.PropertyID, Type: typ, Position: i + 1,
-				PropertyName: p.Snap.Content.Name, Link: a.mediaLink(ph.Key, "original"), LinkBanner: a.mediaLink(ph.Key, "banner"),
-				LinkSmall: a.mediaLink(ph.Key, "small"), Link317x179: a.mediaLink(ph.Key, "317_179"), LinkH179: a.mediaLink(ph.Key, "h_179"),
-				LinkThumbnail: a.mediaLink(ph.Key, "thumbnail")})
+				PropertyName: p.Snap.Content.Name, Link: mediaLink(base, ph.Key, "original"), LinkBanner: mediaLink(base, ph.Key, "banner"),
+				LinkSmall: mediaLink(base, ph.Key, "small"), Link317x179: mediaLink(base, ph.Key, "317_179"), LinkH179: mediaLink(base, ph.Key, "h_179"),
+				LinkThumbnail: mediaLink(base, ph.Key, "thumbnail")})
 		}
 		out["property_gallery_"+strconv.FormatInt(p.Snap.PropertyID, 10)] = list
 	}
@@ -337,7 +303,7 @@ func amenityBlock(p *view.Property) fiber.Map {
 }
 
 func (a *API) propertyAmenity(c *fiber.Ctx) error {
-	props, err := a.readProperties(c)
+	props, _, err := a.readProperties(c, readInput(c))
 	if err != nil {
 		return err
 	}
@@ -353,10 +319,11 @@ func yesNo(b *bool) string { return strconv.Itoa(optFlag(b)) }
 // propertyDetail answers {"properties": {…}} with the spec's fields; those the system has
 // no data for are "" or 0 (docs/catalog.md lists them).
 func (a *API) propertyDetail(c *fiber.Ctx) error {
-	p, err := a.readProperty(c)
+	p, err := a.readProperty(c, readInput(c))
 	if err != nil {
 		return err
 	}
+	base := a.mediaBase(c)
 	ct := p.Snap.Content
 	space := ""
 	if ct.SpaceValue != "" {
@@ -371,8 +338,8 @@ func (a *API) propertyDetail(c *fiber.Ctx) error {
 	img := map[string]string{"image_path": "", "image_small": "", "image_317_179": "", "image_h_179": "", "image_w_800": ""}
 	if ph := photos(p); len(ph) > 0 {
 		k := ph[0].Key
-		img = map[string]string{"image_path": a.mediaLink(k, "original"), "image_small": a.mediaLink(k, "small"),
-			"image_317_179": a.mediaLink(k, "317_179"), "image_h_179": a.mediaLink(k, "h_179"), "image_w_800": a.mediaLink(k, "w_800")}
+		img = map[string]string{"image_path": mediaLink(base, k, "original"), "image_small": mediaLink(base, k, "small"),
+			"image_317_179": mediaLink(base, k, "317_179"), "image_h_179": mediaLink(base, k, "h_179"), "image_w_800": mediaLink(base, k, "w_800")}
 	}
 	payment := ""
 	if p.Snap.Policy != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/vros/vros/libs/pricing"
 )
 
-func newMem() *Store { return &Store{accounts: map[string]*account{}} }
+func newMem() *Store { return NewMemory() }
 
 func TestPutKeepsTheNewestVersion(t *testing.T) {
 	s := newMem()

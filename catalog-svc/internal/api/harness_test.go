@@ -1,0 +1,267 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/libs/events/contract"
+	"github.com/vros/vros/libs/httpapi"
+	"github.com/vros/vros/libs/telemetry"
+	"github.com/vros/vros/libs/tenancy"
+)
+
+const testKey = "catalog-test-key"
+
+// server is catalog-svc's real Fiber app over a view held in memory, called with edge's
+// signed tenant headers.
+type server struct {
+	t    *testing.T
+	app  *fiber.App
+	view *view.Store
+	api  *API
+}
+
+func newServer(t *testing.T, mediaBase string) *server {
+	t.Helper()
+	tel, err := telemetry.Setup(context.Background(), "catalog-test", "error")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tel.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	v := view.NewMemory()
+	a := New(v, mediaBase)
+	a.now = func() time.Time { return time.Date(2030, 1, 10, 12, 0, 0, 0, time.UTC) }
+	app := httpapi.New(httpapi.Options{Telemetry: tel, BodyLimit: 1 << 20})
+	a.Register(app, tenancy.NewSigner(testKey))
+	return &server{t: t, app: app, view: v, api: a}
+}
+
+// load applies an event's data to the view.
+func (s *server) load(typ string, data any) {
+	s.t.Helper()
+	b, err := json.Marshal(data)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := s.view.Load(typ, b); err != nil {
+		s.t.Fatalf("load %s: %v", typ, err)
+	}
+}
+
+// call sends method target (path and query) with body on behalf of account acc, with the
+// extra headers, and answers the status and body.
+func (s *server) call(acc, method, target, body string, headers map[string]string) (int, []byte) {
+	s.t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, target, r)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	path, _, _ := strings.Cut(target, "?")
+	tenancy.NewSigner(testKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: acc}, method, path, time.Now())
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := s.app.Test(req, -1)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, out
+}
+
+// read POSTs a JSON body to an owner-token read of acc1, as edge forwards it, and wants 200.
+func (s *server) read(name, body string) []byte {
+	s.t.Helper()
+	code, out := s.call("acc1", http.MethodPost, "/internal/read/"+name, body, nil)
+	if code != http.StatusOK {
+		s.t.Fatalf("%s %s: %d %s", name, body, code, out)
+	}
+	return out
+}
+
+// action POSTs an interface B action of acc1 and returns its data, wanting status 0.
+func (s *server) action(name, body string) json.RawMessage {
+	s.t.Helper()
+	code, out := s.call("acc1", http.MethodPost, "/internal/b/"+name, body, nil)
+	var env struct {
+		Status int             `json:"status"`
+		Data   json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(out, &env); err != nil || code != http.StatusOK || env.Status != 0 {
+		s.t.Fatalf("%s %s: %d %s", name, body, code, out)
+	}
+	return env.Data
+}
+
+// node is a JSON value decoded with its objects' key order, as PHP's json_decode keeps it.
+type node struct {
+	keys   []string
+	fields map[string]*node
+	items  []*node
+	scalar any
+}
+
+func decodeOrdered(t *testing.T, b []byte) *node {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	n, err := decodeNode(d)
+	if err != nil {
+		t.Fatalf("decode %s: %v", b, err)
+	}
+	return n
+}
+
+func decodeNode(d *json.Decoder) (*node, error) {
+	tok, err := d.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch tok {
+	case json.Delim('{'):
+		n := &node{fields: map[string]*node{}}
+		for d.More() {
+			k, err := d.Token()
+			if err != nil {
+				return nil, err
+			}
+			v, err := decodeNode(d)
+			if err != nil {
+				return nil, err
+			}
+			n.keys = append(n.keys, k.(string))
+			n.fields[k.(string)] = v
+		}
+		_, err = d.Token()
+		return n, err
+	case json.Delim('['):
+		n := &node{items: []*node{}}
+		for d.More() {
+			v, err := decodeNode(d)
+			if err != nil {
+				return nil, err
+			}
+			n.items = append(n.items, v)
+		}
+		_, err = d.Token()
+		return n, err
+	}
+	return &node{scalar: tok}, nil
+}
+
+// first is PHP's reset(): the first value of an object, or of a list.
+func (n *node) first(t *testing.T) *node {
+	t.Helper()
+	switch {
+	case n.fields != nil && len(n.keys) > 0:
+		return n.fields[n.keys[0]]
+	case len(n.items) > 0:
+		return n.items[0]
+	}
+	t.Fatalf("first value of an empty or scalar value %+v", n)
+	return nil
+}
+
+// get follows object keys.
+func (n *node) get(t *testing.T, path ...string) *node {
+	t.Helper()
+	cur := n
+	for _, k := range path {
+		if cur.fields == nil || cur.fields[k] == nil {
+			t.Fatalf("no %q in %v (path %v)", k, cur.keys, path)
+		}
+		cur = cur.fields[k]
+	}
+	return cur
+}
+
+func (n *node) str() string {
+	switch v := n.scalar.(type) {
+	case string:
+		return v
+	case json.Number:
+		return v.String()
+	case bool:
+		if v {
+			return "true"
+		}
+		return "false"
+	case nil:
+		return "null"
+	}
+	return "<composite>"
+}
+
+// wantKeys checks an object's key sequence.
+func wantKeys(t *testing.T, what string, n *node, keys ...string) {
+	t.Helper()
+	if strings.Join(n.keys, ",") != strings.Join(keys, ",") {
+		t.Errorf("%s keys:\n got  %v\n want %v", what, n.keys, keys)
+	}
+}
+
+// bp is a bool pointer.
+func bp(b bool) *bool { return &b }
+
+// fixture loads acc1's settings and properties 3 and 7 (loaded 7 first), and acc2's
+// property 9.
+func fixture(s *server) {
+	s.t.Helper()
+	st := contract.DefaultSettings("acc1")
+	st.Version, st.Currency, st.Timezone, st.Languages = 1, "EUR", "Europe/Rome", []string{"en", "it"}
+	st.Tags = []contract.Tag{{ID: 2, Name: "Sea view", Languages: map[string]string{"it": "Vista mare"}, Properties: []int64{7}},
+		{ID: 1, Name: "Family", Properties: []int64{3, 7}}}
+	st.Categories = []contract.Category{
+		{ID: 5, Name: "Villas", ShowSearchEngine: true, Languages: map[string]string{"it": "Ville"}, Properties: []int64{7, 3, 99}},
+		{ID: 6, Name: "Hidden", ShowSearchEngine: false, Properties: []int64{3}},
+	}
+	st.Promotions = []contract.Promotion{
+		{Code: "SPRING", Name: "Spring", Type: "percent", Amount: "10", StartDate: "2030-03-01", EndDate: "2030-04-30"},
+		{Code: "OPEN", Name: "Always", Type: "flat", Amount: "50", StartDate: "2029-06-01"},
+		{Code: "ONLY3", Name: "Only three", Type: "flat", Amount: "5", StartDate: "2030-02-01", EndDate: "2030-02-10", Properties: []int64{3}},
+		{Code: "OLD", Name: "Expired", Type: "flat", Amount: "5", StartDate: "2029-01-01", EndDate: "2029-02-01"},
+	}
+	s.load(contract.SettingsUpdated, st)
+	s.load(contract.PropertyUpdated, property("acc1", 7, "Villa Aurora", "Lucca", 3, 2, 6, "100", true))
+	s.load(contract.PropertyUpdated, property("acc1", 3, "Casa Blu", "Pisa", 1, 1, 2, "60", false))
+	s.load(contract.PropertyUpdated, property("acc2", 9, "Other", "Rome", 5, 5, 10, "900", false))
+}
+
+func property(acc string, id int64, name, city string, bedrooms, bathrooms, maxguest int, daily string, featured bool) contract.Property {
+	p := contract.Property{AccountID: acc, PropertyID: id, Version: 1,
+		Content: contract.Content{Name: name, City: city, Type: "Villa", Brief: "Brief of " + name, Bedrooms: bedrooms, Bathrooms: bathrooms,
+			MaxGuest: maxguest, Latitude: "43.84", Longitude: "10.50", Address: "Via Roma 1", Country: "IT", AllowPet: bp(true),
+			IsFeatured: featured},
+		Photos: map[string]contract.Photo{
+			"12": {PhotoID: 12, Key: "k" + name[:1] + "12"},
+			"4":  {PhotoID: 4, Key: "k" + name[:1] + "4"},
+		},
+		Rates: &contract.Rates{Rate: contract.Prices{Daily: daily}, MinimumStay: 2},
+		Amenities: &contract.Amenities{Items: []contract.Amenity{
+			{ID: 1, Name: "Wifi", Type: 1, Class: "Internet", Languages: map[string]string{"it": "Wi-Fi"}},
+			{ID: 2, Name: "Pool", Type: 1, Class: "Outdoor"},
+			{ID: 3, Name: "Bikes", Type: 2},
+		}, Description: "Nice"},
+		Taxes: []contract.Tax{}, Services: []contract.Service{},
+	}
+	if id == 7 {
+		p.Rates.LOS = []contract.LOS{{Days: 7, Discount: "10"}}
+	}
+	return p
+}
