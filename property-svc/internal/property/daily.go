@@ -42,7 +42,11 @@ func ParseAccountProperty(s string) (string, int, bool) {
 }
 
 // DecodeDailyPrices reads setprices_minnights: propertyId "<user_id>_<property_id>" and
-// pricingArray, a string holding a JSON array whose values are strings.
+// pricingArray, the list of dates. The spec sends pricingArray as a string holding a JSON
+// array; clients also send the array itself, and PHP form bodies arrive as a list of
+// objects whose values are strings (an object keyed "0", "1", … is that list too). Every
+// form is read with the same rules, violations named pricingArray[i].field: an item that
+// cannot be applied fails the whole request, so no price is ever dropped silently.
 func DecodeDailyPrices(body []byte) (DailyPrices, error) {
 	var v fields.Violations
 	o := fields.Parse(body, "", &v)
@@ -54,14 +58,8 @@ func DecodeDailyPrices(body []byte) (DailyPrices, error) {
 		}
 		out.AccountID, out.PropertyID = acc, pid
 	}
-	raw, ok := o.String("pricingArray", fields.Str{Required: true, Max: 1 << 20})
-	switch {
-	case ok && !json.Valid([]byte(raw)):
-		v.Add("pricingArray", "must be a JSON array inside a string")
-	case ok:
-		// Read the inner array with the same rules, its paths under pricingArray.
-		arr := fields.Parse([]byte(`{"pricingArray":`+raw+`}`), "", &v)
-		items, _ := arr.Array("pricingArray", fields.List{Required: true, Min: 1, Max: MaxPricingDays})
+	if list := pricingList(o, &v); list != nil {
+		items, _ := list.Array("pricingArray", fields.List{Required: true, Min: 1, Max: MaxPricingDays})
 		seen := map[string]bool{}
 		for _, it := range items {
 			var d DayPrice
@@ -86,6 +84,24 @@ func DecodeDailyPrices(body []byte) (DailyPrices, error) {
 		return DailyPrices{}, err
 	}
 	return out, nil
+}
+
+// pricingList returns an object whose member pricingArray is the list of dates: the body
+// itself when the list was sent as JSON, else the list parsed out of the string that holds
+// it (its paths still under pricingArray). nil when there is nothing to read (recorded).
+func pricingList(o *fields.Object, v *fields.Violations) *fields.Object {
+	if o.Kind("pricingArray") != fields.KindString {
+		return o // an array, a numeric-keyed object, absent or wrong: Array says which
+	}
+	raw, ok := o.String("pricingArray", fields.Str{Required: true, Max: 1 << 20})
+	if !ok {
+		return nil
+	}
+	if !json.Valid([]byte(raw)) {
+		v.Add("pricingArray", "must be a JSON array, or a string holding one")
+		return nil
+	}
+	return fields.Parse([]byte(`{"pricingArray":`+raw+`}`), "", v)
 }
 
 // DecodePaymentQuery reads getpayment's propertyId.
