@@ -26,6 +26,10 @@ type Request struct {
 	// booking horizon, no children) but never the date range, the adult count or maxguest,
 	// which are facts of the stay rather than the owner's sales policy.
 	IgnoreRules bool
+	// Promotion, when set, is a promotion code the caller has already found valid for this
+	// stay (its date window, minimum nights, properties and uses are the caller's rules): it
+	// adds one discount line after the length-of-stay discount. Nil: no promotion.
+	Promotion *Promotion
 }
 
 // Night is one night of a stay and its price before discounts, surcharge excluded.
@@ -61,6 +65,10 @@ type Discount struct {
 	Percent       decimal.Decimal
 	Amount        decimal.Decimal
 	PromotionCode string // set when a promotion applies; length-of-stay discounts have none
+	// Nights is the tier a length-of-stay discount applies from (0 for a promotion); Flat
+	// marks a promotion of a fixed amount (Percent is then zero). DiscountText reads them.
+	Nights int
+	Flat   bool
 }
 
 // Installment labels.
@@ -219,8 +227,14 @@ func Quote(p Property, r Request) (Result, error) {
 	}
 	if best != nil {
 		amt := percent(res.TotalRent, best.Percent)
-		res.Discounts = []Discount{{Name: fmt.Sprintf("length of stay discount (%d+ nights)", best.Days), Percent: best.Percent, Amount: amt}}
+		res.Discounts = []Discount{{Name: fmt.Sprintf("length of stay discount (%d+ nights)", best.Days), Percent: best.Percent, Amount: amt,
+			Nights: best.Days}}
 		res.DiscountTotal = amt
+	}
+	if pr := r.Promotion; pr != nil {
+		d := pr.discount(res.TotalRent, res.DiscountTotal, round, percent)
+		res.Discounts = append(res.Discounts, d)
+		res.DiscountTotal = res.DiscountTotal.Add(d.Amount)
 	}
 
 	// Rent taxes, on the total rent before discounts (B2: the discount is subtracted after
