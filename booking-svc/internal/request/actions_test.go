@@ -1,11 +1,14 @@
 package request_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/vros/vros/booking-svc/internal/request"
 )
+
+const includeRule = "must be one of discounttexts, grandTotalBeforeDiscounted"
 
 func TestDecodeQuote(t *testing.T) {
 	base := `{"action":"getinfo","propertyId":12,"numberofadults":"2","checkin":"2026-07-01","checkout":"2026-07-08"}`
@@ -28,11 +31,36 @@ func TestDecodeQuote(t *testing.T) {
 		tc("csaDamageProtection 1 needs no address here", "", set("csaDamageProtection", 1)),
 		tc("csaTravelInsurance 2", "csaTravelInsurance: must be one of 0, 1", set("csaTravelInsurance", 2)),
 		tc("booking fields not checked", "", set("firstName", ""), set("email", "x")),
+		tc("checkin with a time", "", set("checkin", "2026-07-01 15:00:00")),
+		tc("checkout with a bad time", "checkout: "+stayDate, set("checkout", "2026-07-08 11:61:00")),
+		tc("promotionCode", "", set("promotionCode", "SPRING10")),
+		tc("promotionCode 51 chars", "promotionCode: must be at most 50 characters", set("promotionCode", chars(51))),
+		tc("include both", "", set("include", []any{"discounttexts", "grandTotalBeforeDiscounted"})),
+		tc("include any case", "", set("include", []any{"DiscountTexts"})),
+		tc("include as one string", "", set("include", "grandTotalBeforeDiscounted")),
+		tc("include empty", "", set("include", []any{})),
+		tc("include[] key of a JSON client", "", set("include[]", []any{"discounttexts"})),
+		tc("include unknown", "include[1]: "+includeRule, set("include", []any{"discounttexts", "taxes"})),
+		tc("include unknown single string", "include: "+includeRule, set("include", "everything")),
+		tc("include number", "include[0]: "+includeRule, set("include", []any{7})),
+		tc("include an object", "include: must be an array", set("include", obj(`{"a":{"b":1}}`))),
 	}
 	check(t, base, rows, func(b []byte) error {
 		_, err := request.DecodeQuote(b)
 		return err
 	})
+	inc, err := request.DecodeQuote(apply(t, base, set("include", []any{"grandtotalbeforediscounted", "discounttexts", "discounttexts"}),
+		set("promotionCode", "SPRING10")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(inc.Include, []string{"grandTotalBeforeDiscounted", "discounttexts"}) || inc.PromotionCode != "SPRING10" {
+		t.Fatalf("include %q promotion %q", inc.Include, inc.PromotionCode)
+	}
+	timed, err := request.DecodeQuote(apply(t, base, set("checkin", "2026-07-01 23:59:59"), set("checkout", " 2026-07-08 00:00:01 ")))
+	if err != nil || !timed.Checkin.Equal(day("2026-07-01")) || !timed.Checkout.Equal(day("2026-07-08")) {
+		t.Fatalf("dates with a time part: %v %v %v", timed.Checkin, timed.Checkout, err)
+	}
 	q, err := request.DecodeQuote(apply(t, base, set("currency", "usd"), set("csaTravelInsurance", "1")))
 	if err != nil {
 		t.Fatal(err)

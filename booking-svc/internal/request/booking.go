@@ -1,6 +1,8 @@
 package request
 
 import (
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/vros/vros/booking-svc/internal/card"
@@ -60,7 +62,7 @@ const (
 	MaxAddress     = 500
 	MaxPhone       = 30
 	MaxCity        = 200
-	MaxPostcode    = 10 // digits
+	MaxPostcode    = 20 // letters, digits, spaces and hyphens (HA3 0BL, 62701-1234)
 	MaxFiscalCode  = 32
 	MaxPromotion   = 50
 	MaxOther       = 5000
@@ -82,13 +84,13 @@ type Booking struct {
 	Phone2        string
 	City          string
 	State         string
-	Postcode      string // digits, leading zeros kept
+	Postcode      string // as sent (trimmed): digits, letters, spaces, hyphens; leading zeros kept
 	Country       string // ISO 3166-1 alpha-2 upper case; "" when not given
 	FiscalCode    string
 	PromotionCode string
 	Adults        int
 	Children      int
-	LeadSourceID  int
+	LeadSourceID  int // 0: not sent; a create then uses the account's default lead source
 	Checkin       time.Time
 	Checkout      time.Time
 
@@ -237,7 +239,7 @@ func readBooking(o *fields.Object, now time.Time, create bool) (Booking, Sent) {
 		mark(field, ok)
 	}
 	date := func(field string, dst *time.Time, required bool) {
-		d, ok := o.Date(field, required && create)
+		d, ok := readStayDate(o, field, required && create)
 		*dst = d
 		mark(field, ok)
 	}
@@ -275,7 +277,7 @@ func readBooking(o *fields.Object, now time.Time, create bool) (Booking, Sent) {
 	text(FieldPromotionCode, &b.PromotionCode, MaxPromotion, false)
 	integer(FieldAdults, &b.Adults, fields.Int{Required: true, Min: 1, Max: MaxGuests})
 	integer(FieldChildren, &b.Children, fields.Int{Max: MaxGuests})
-	integer(FieldLeadSourceID, &b.LeadSourceID, idRule(true))
+	integer(FieldLeadSourceID, &b.LeadSourceID, idRule(false))
 	date(FieldCheckin, &b.Checkin, true)
 	date(FieldCheckout, &b.Checkout, true)
 	b.Services, sent[FieldService] = readServices(o, FieldService, false)
@@ -299,26 +301,28 @@ func readBooking(o *fields.Object, now time.Time, create bool) (Booking, Sent) {
 	return b, sent
 }
 
-// readPostcode reads B1's postcode, an "integer" that is kept as text so
-// that leading zeros survive: up to MaxPostcode digits, sent as a number
-// or a string. A blank value reads as "", present.
+// readPostcode reads B1's postcode. B1 types it "integer", but guests abroad have codes
+// such as HA3 0BL or 1010-123, so it is text: up to MaxPostcode letters, digits, spaces and
+// hyphens, starting with a letter or digit, sent as a string or a number (leading zeros
+// survive as text). A blank value reads as "", present.
 func readPostcode(o *fields.Object, name string) (string, bool) {
 	s, ok := o.String(name, fields.Str{})
 	if !ok || s == "" {
 		return s, ok
 	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			o.Add(name, "must contain digits only")
-			return "", false
-		}
+	s = strings.TrimSpace(s)
+	if !postcode.MatchString(s) {
+		o.Add(name, "must contain only letters, digits, spaces and hyphens, starting with a letter or digit")
+		return "", false
 	}
 	if len(s) > MaxPostcode {
-		o.Addf(name, "must be at most %d digits", MaxPostcode)
+		o.Addf(name, "must be at most %d characters", MaxPostcode)
 		return "", false
 	}
 	return s, true
 }
+
+var postcode = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 -]*$`)
 
 // readBookingCountry applies B1's rule: "an invalid code is replaced by
 // the US code". Any string that is not an ISO 3166-1 alpha-2 code becomes

@@ -65,6 +65,11 @@ func decodeCreate(body []byte) error {
 	return err
 }
 
+const (
+	postcodeRule = "must contain only letters, digits, spaces and hyphens, starting with a letter or digit"
+	stayDate     = "must be a valid date (YYYY-MM-DD or YYYY-MM-DD HH:MM:SS)"
+)
+
 func TestDecodeCreate(t *testing.T) {
 	const protect = "is required when csaDamageProtection or csaTravelInsurance is 1"
 	rows := []row{
@@ -101,19 +106,20 @@ func TestDecodeCreate(t *testing.T) {
 		tc("numberofchildren 51", "numberofchildren: must be between 0 and 50", set("numberofchildren", 51)),
 		tc("numberofchildren -1", "numberofchildren: must be between 0 and 50", set("numberofchildren", -1)),
 
-		tc("leadsourceId missing", "leadsourceId: is required", set("leadsourceId", del)),
+		tc("leadsourceId missing: the account's default", "", set("leadsourceId", del)),
+		tc("leadsourceId blank: the account's default", "", set("leadsourceId", "")),
 		tc("leadsourceId 0", "leadsourceId: must be between 1 and 2147483647", set("leadsourceId", 0)),
 
 		tc("checkin missing", "checkin: is required", set("checkin", del)),
-		tc("checkin impossible", "checkin: must be a valid date (YYYY-MM-DD)", set("checkin", "2026-02-30")),
+		tc("checkin impossible", "checkin: must be a valid date (YYYY-MM-DD or YYYY-MM-DD HH:MM:SS)", set("checkin", "2026-02-30")),
 		tc("checkout missing", "checkout: is required", set("checkout", del)),
-		tc("checkout with time", "checkout: must be a valid date (YYYY-MM-DD)", set("checkout", "2026-07-08 10:00:00")),
+		tc("checkout with a time: the time is ignored", "", set("checkout", "2026-07-08 10:00:00")),
 		tc("checkout same day", "checkout: must be after checkin", set("checkout", "2026-07-01")),
 		tc("checkout before checkin", "checkout: must be after checkin", set("checkout", "2026-06-30")),
 		tc("one night", "", set("checkout", "2026-07-02")),
 		tc("365 nights", "", set("checkout", "2027-07-01")),
 		tc("366 nights", "checkout: must be at most 365 nights after checkin", set("checkout", "2027-07-02")),
-		tc("bad checkin skips the order rule", "checkin: must be a valid date (YYYY-MM-DD)", set("checkin", "2026-13-01")),
+		tc("bad checkin skips the order rule", "checkin: must be a valid date (YYYY-MM-DD or YYYY-MM-DD HH:MM:SS)", set("checkin", "2026-13-01")),
 
 		tc("birthday absent", "", set("birthday", del)),
 		tc("birthday today", "", set("birthday", "2026-06-15")),
@@ -131,11 +137,25 @@ func TestDecodeCreate(t *testing.T) {
 		tc("state 201 chars", "state: must be at most 200 characters", set("state", chars(201))),
 
 		tc("postcode as number", "", set("postcode", 62701)),
-		tc("postcode 10 digits", "", set("postcode", digits(10))),
-		tc("postcode 11 digits", "postcode: must be at most 10 digits", set("postcode", digits(11))),
-		tc("postcode with letters", "postcode: must contain digits only", set("postcode", "SW1A 1AA")),
-		tc("postcode ZIP+4", "postcode: must contain digits only", set("postcode", "62701-1234")),
-		tc("postcode fraction", "postcode: must contain digits only", set("postcode", 627.01)),
+		tc("postcode 20 digits", "", set("postcode", digits(20))),
+		tc("postcode 21 digits", "postcode: must be at most 20 characters", set("postcode", digits(21))),
+		tc("postcode HA3 0BL", "", set("postcode", "HA3 0BL")),
+		tc("postcode SW1A 1AA", "", set("postcode", "SW1A 1AA")),
+		tc("postcode ZIP+4", "", set("postcode", "62701-1234")),
+		tc("postcode Canada lower case", "", set("postcode", "k1a 0b1")),
+		tc("postcode 20 characters with spaces", "", set("postcode", "AB12 CD34 EF56 GH78X")),
+		tc("postcode 21 characters", "postcode: must be at most 20 characters", set("postcode", "AB12 CD34 EF56 GH78XY")),
+		tc("postcode fraction", "postcode: "+postcodeRule, set("postcode", 627.01)),
+		tc("postcode with a slash", "postcode: "+postcodeRule, set("postcode", "12/34")),
+		tc("postcode starting with a hyphen", "postcode: "+postcodeRule, set("postcode", "-1234")),
+		tc("postcode with a non-ASCII letter", "postcode: "+postcodeRule, set("postcode", "ÅB 12")),
+		tc("checkin with a time", "", set("checkin", "2026-07-01 15:00:00")),
+		tc("checkin and checkout with times", "", set("checkin", "2026-07-01 00:00:00"), set("checkout", "2026-07-08 23:59:59")),
+		tc("checkin with an impossible time", "checkin: "+stayDate, set("checkin", "2026-07-01 25:00:00")),
+		tc("checkin with a short time", "checkin: "+stayDate, set("checkin", "2026-07-01 15:00")),
+		tc("checkin with a T", "checkin: "+stayDate, set("checkin", "2026-07-01T15:00:00")),
+		tc("checkin as a number", "checkin: "+stayDate, set("checkin", 20260701)),
+		tc("checkout with a time on the check-in day", "checkout: must be after checkin", set("checkout", "2026-07-01 23:00:00")),
 
 		tc("country invalid is replaced, not refused", "", set("country", "USA")),
 		tc("country unknown is replaced", "", set("country", "XX")),
@@ -170,7 +190,7 @@ func TestDecodeCreate(t *testing.T) {
 			set("csaDamageProtection", 0), set("csaTravelInsurance", 1), set("city", del), set("state", del), set("postcode", del)),
 		tc("no protection: address not required", "",
 			set("csaDamageProtection", 0), set("city", del), set("state", del), set("postcode", del)),
-		tc("protection: a bad postcode is reported once", "postcode: must contain digits only", set("postcode", "ABC")),
+		tc("protection: a bad postcode is reported once", "postcode: "+postcodeRule, set("postcode", "A/C")),
 		tc("protection outside the US", "csaDamageProtection: is only available for US addresses (country US)", set("country", "IT")),
 		tc("protection outside the US by travel insurance", "csaTravelInsurance: is only available for US addresses (country US)",
 			set("country", "IT"), set("csaDamageProtection", 0), set("csaTravelInsurance", 1)),

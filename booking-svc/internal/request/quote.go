@@ -1,6 +1,8 @@
 package request
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/vros/vros/libs/fields"
@@ -18,6 +20,11 @@ type Quote struct {
 	// Non-nil and empty: no services.
 	Services []Service
 	Currency string // "" means the main currency
+	// PromotionCode is the promotion asked for, "" none.
+	PromotionCode string
+	// Include are the optional answer fields asked for (include[]), each once, in the
+	// order first sent.
+	Include []string
 
 	DamageProtection bool
 	TravelInsurance  bool
@@ -30,10 +37,12 @@ func DecodeQuote(body []byte) (Quote, error) {
 		q.PropertyID, _ = o.Int(FieldPropertyID, idRule(true))
 		q.Adults, _ = o.Int(FieldAdults, fields.Int{Required: true, Min: 1, Max: MaxGuests})
 		q.Children, _ = o.Int(FieldChildren, fields.Int{Max: MaxGuests})
-		q.Checkin, _ = o.Date(FieldCheckin, true)
-		q.Checkout, _ = o.Date(FieldCheckout, true)
+		q.Checkin, _ = readStayDate(o, FieldCheckin, true)
+		q.Checkout, _ = readStayDate(o, FieldCheckout, true)
 		q.Services, _ = readServices(o, FieldService, false)
 		q.Currency, _ = readCurrency(o, FieldCurrency)
+		q.PromotionCode, _ = o.String(FieldPromotionCode, fields.Str{Max: MaxPromotion})
+		q.Include = readInclude(o)
 		q.DamageProtection, _ = readFlag(o, FieldDamageProtection)
 		q.TravelInsurance, _ = readFlag(o, FieldTravelInsurance)
 		if !violated(*v, FieldCheckin) && !violated(*v, FieldCheckout) {
@@ -41,4 +50,61 @@ func DecodeQuote(body []byte) (Quote, error) {
 		}
 		return q
 	})
+}
+
+// Optional fields of the getinfo answer (include[]).
+const (
+	IncludeDiscountTexts        = "discounttexts"
+	IncludeGrandTotalBeforeDisc = "grandTotalBeforeDiscounted"
+	FieldInclude                = "include"
+	maxInclude                  = 10
+)
+
+// readInclude reads include[]: a list (or a single string) of the optional fields, named as
+// the original names them (any case). PHP forms send `include[]=…`, which edge turns into
+// "include"; a JSON client may send the key "include[]" itself, read alike.
+func readInclude(o *fields.Object) []string {
+	name := FieldInclude
+	if !o.Has(name) && o.Has(name+"[]") {
+		name += "[]"
+	}
+	if o.Kind(name) == fields.KindString {
+		s, _ := o.String(name, fields.Str{})
+		if s == "" {
+			return nil
+		}
+		return includeNames(o, name, []string{s}, false)
+	}
+	if o.Has(name) && o.Empty(name) {
+		return nil
+	}
+	list, ok := o.Strings(name, fields.List{Max: maxInclude}, fields.Str{Max: 100})
+	if !ok {
+		return nil
+	}
+	return includeNames(o, name, list, true)
+}
+
+func includeNames(o *fields.Object, name string, list []string, indexed bool) []string {
+	var out []string
+	for i, s := range list {
+		field := name
+		if indexed {
+			field = fields.Index(name, i)
+		}
+		var known string
+		for _, k := range []string{IncludeDiscountTexts, IncludeGrandTotalBeforeDisc} {
+			if strings.EqualFold(strings.TrimSpace(s), k) {
+				known = k
+			}
+		}
+		if known == "" {
+			o.Add(field, "must be one of "+IncludeDiscountTexts+", "+IncludeGrandTotalBeforeDisc)
+			continue
+		}
+		if !slices.Contains(out, known) {
+			out = append(out, known)
+		}
+	}
+	return out
 }

@@ -54,6 +54,39 @@ func readCurrency(o *fields.Object, name string) (string, bool) {
 	return u.String(), true
 }
 
+const stayDateMsg = "must be a valid date (YYYY-MM-DD or YYYY-MM-DD HH:MM:SS)"
+
+// readStayDate reads checkin or checkout: a date YYYY-MM-DD, or the booking object's own
+// YYYY-MM-DD HH:MM:SS (so that a client can send a booking back), whose time part must be a
+// valid time and is then ignored (the property's check-in and check-out times apply).
+func readStayDate(o *fields.Object, name string, required bool) (time.Time, bool) {
+	switch o.Kind(name) {
+	case fields.KindAbsent, fields.KindNull:
+		return o.Date(name, required)
+	case fields.KindString:
+	default:
+		o.Add(name, stayDateMsg)
+		return time.Time{}, false
+	}
+	s, ok := o.String(name, fields.Str{})
+	if !ok {
+		return time.Time{}, false
+	}
+	if s = strings.TrimSpace(s); s == "" {
+		return o.Date(name, required) // blank: not sent
+	}
+	layout := time.DateOnly
+	if len(s) > len(time.DateOnly) {
+		layout = time.DateTime
+	}
+	t, err := time.Parse(layout, s)
+	if err != nil || len(s) != len(layout) {
+		o.Add(name, stayDateMsg)
+		return time.Time{}, false
+	}
+	return today(t), true
+}
+
 // readFlag reads an "integer 0 or 1" member. PHP and JavaScript clients
 // also send booleans, so true and false (as JSON booleans or strings) are
 // read too. A blank string is not sent.
