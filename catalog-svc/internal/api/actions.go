@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/biter777/countries"
@@ -122,17 +121,18 @@ func (a *API) getBlockDates(c *fiber.Ctx) error {
 			return errNoProperty()
 		}
 	}
+	st := a.view.Settings(acc)
 	out := []blockJSON{}
 	for _, b := range a.view.Blocks(acc, pid) {
-		if _, live := a.view.Property(acc, b.PropertyID); !live {
+		p, live := a.view.Property(acc, b.PropertyID)
+		if !live {
 			continue // blocks of deleted properties are not shown
 		}
 		if hasFrom && b.EndDate < from.String() || hasTo && b.StartDate > to.String() {
 			continue
 		}
-		created, _, _ := strings.Cut(b.CreatedAt, " ")
 		out = append(out, blockJSON{ID: b.BlockID, PropertyID: b.PropertyID, Memo: b.Memo, StartDate: b.StartDate, EndDate: b.EndDate,
-			CreatedDate: created})
+			CreatedDate: localTimestamp(b.CreatedAt, zone(p, st))})
 	}
 	return httpapi.B(c, out)
 }
@@ -148,7 +148,8 @@ const horizon = 730
 
 // getNonAvailable merges the held nights from startDate (default today in the property's
 // zone) to endDate (default startDate + 730 days; both inclusive) into ranges: startDate is
-// the first held night, endDate the day after the last one (the check-out day).
+// the first held night, endDate the last one (as getblockdates writes blocks), so that the
+// check-out day stays free as an arrival in the clients' date pickers.
 func (a *API) getNonAvailable(c *fiber.Ctx) error {
 	p, in, err := a.property(c)
 	if err != nil {
@@ -182,7 +183,7 @@ func (a *API) getNonAvailable(c *fiber.Ctx) error {
 		for j+1 < len(days) && days[j+1] == days[j].AddDays(1) {
 			j++
 		}
-		out = append(out, rangeJSON{StartDate: days[i].String(), EndDate: days[j].AddDays(1).String(), Availability: "false"})
+		out = append(out, rangeJSON{StartDate: days[i].String(), EndDate: days[j].String(), Availability: "false"})
 		i = j + 1
 	}
 	return httpapi.B(c, out)
@@ -440,10 +441,7 @@ func (a *API) getReservations(c *fiber.Ctx) error {
 		return err
 	}
 	var since time.Time
-	loc := p.Pricing.Location
-	if loc == nil {
-		loc = time.UTC
-	}
+	loc := zone(p, a.view.Settings(account(c)))
 	if !in.o.Empty("createdDate") {
 		var s string
 		if in.o.Kind("createdDate") == fields.KindNumber {
@@ -476,7 +474,17 @@ func (a *API) getReservations(c *fiber.Ctx) error {
 			continue
 		}
 		list = append(list, reservationJSON{ID: compositeOf(acc, b.BookingID), StartDate: b.Checkin, EndDate: b.Checkout,
-			Amount: money(b.GrandTotal), Currency: b.Currency, Status: b.Status, CreatedAt: b.CreatedAt.In(loc).Format("2006-01-02 15:04:05")})
+			Amount: money(b.GrandTotal), Currency: b.Currency, Status: b.Status, CreatedAt: b.CreatedAt.In(loc).Format(timestampLayout)})
 	}
 	return httpapi.B(c, fiber.Map{"reservations": list})
+}
+
+// localTimestamp rewrites a stored "YYYY-MM-DD HH:MM:SS" UTC timestamp in loc's time; a
+// value that is not one is shown as stored.
+func localTimestamp(utc string, loc *time.Location) string {
+	t, err := time.ParseInLocation(timestampLayout, utc, time.UTC)
+	if err != nil {
+		return utc
+	}
+	return t.In(loc).Format(timestampLayout)
 }

@@ -98,7 +98,13 @@ func (s *server) read(name, body string) []byte {
 // action POSTs an interface B action of acc1 and returns its data, wanting status 0.
 func (s *server) action(name, body string) json.RawMessage {
 	s.t.Helper()
-	code, out := s.call("acc1", http.MethodPost, "/internal/b/"+name, body, nil)
+	return s.actionOf("acc1", name, body)
+}
+
+// actionOf is action on behalf of acc.
+func (s *server) actionOf(acc, name, body string) json.RawMessage {
+	s.t.Helper()
+	code, out := s.call(acc, http.MethodPost, "/internal/b/"+name, body, nil)
 	var env struct {
 		Status int             `json:"status"`
 		Data   json.RawMessage `json:"data"`

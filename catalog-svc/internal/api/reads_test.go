@@ -1,0 +1,263 @@
+package api
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/vros/vros/libs/events/contract"
+)
+
+var detailKeys = []string{"id", "name", "address", "city", "location_id", "state", "postcode", "country", "phone", "brief", "other",
+	"type", "space", "floor", "latitude", "longitude",
+	"maxguest", "allowchildren", "allowpet", "allowsmoking", "bedroom", "bathroom", "isfeatured", "ispublished", "visibleOnWebsite",
+	"minimumStay", "eligible_for_online_booking", "external_link", "wifi",
+	"rateLabel", "rateValue", "rateToolTip", "rangeRates",
+	"image_path", "image_small", "image_317_179", "image_h_179", "image_w_800",
+	"local_information", "property_video", "booking_note_chk", "booking_note_spec", "policies", "languages",
+	"every_stay_includes", "local_area_action",
+	"amenity", "amenity_description", "instruction_subtitution_code", "custom_subtitution_code"}
+
+var amenityKeys = []string{"id", "property_id", "name", "value", "qty", "type", "languages", "class", "default_name"}
+
+// TestPropertyDetail: property-detail and get-all-property-info answer one property with
+// an id, every live property by id without; the object keeps the spec's field order.
+func TestPropertyDetail(t *testing.T) {
+	s := newServer(t, "")
+	fixture(s)
+	h := map[string]string{HeaderPublicBase: "https://edge.example.com"}
+	for _, name := range []string{"property-detail", "get-all-property-info"} {
+		t.Run(name, func(t *testing.T) {
+			for _, body := range []string{`{"property_id":"7"}`, `{"property_id":7,"include":["languages"],"language_data":"1","lang":"it"}`} {
+				code, out := s.call("acc1", "POST", "/internal/read/"+name, body, h)
+				if code != 200 {
+					t.Fatalf("%d %s", code, out)
+				}
+				root := decodeOrdered(t, out)
+				wantKeys(t, "root", root, "properties")
+				p := root.first(t)
+				wantKeys(t, "detail", p, detailKeys...)
+				for field, want := range map[string]string{"id": "7", "name": "Villa Aurora", "isfeatured": "1", "maxguest": "6",
+					"bedroom": "3", "allowpet": "1", "allowsmoking": "0", "wifi": "1", "rateValue": "100", "minimumStay": "2",
+					"image_path": "https://edge.example.com/media/kV4/original.jpg", "ispublished": "true"} {
+					if got := p.get(t, field).str(); got != want {
+						t.Errorf("%s = %q, want %q", field, got, want)
+					}
+				}
+				wantKeys(t, "rangeRates", p.get(t, "rangeRates"), "day", "week", "month")
+				wantKeys(t, "rangeRates.day", p.get(t, "rangeRates", "day"), "min", "max")
+				wantKeys(t, "policies", p.get(t, "policies"), "payment_policies", "payment_methods", "rules")
+				wantKeys(t, "languages", p.get(t, "languages"), "brief", "policies")
+				wantKeys(t, "languages.brief", p.get(t, "languages", "brief"), "en", "it")
+				wantKeys(t, "languages.policies.it", p.get(t, "languages", "policies", "it"), "payment_policies", "payment_methods", "rules")
+				wantKeys(t, "local_area_action", p.get(t, "local_area_action"), "filename", "description", "lat", "lon", "address")
+				if lat := p.get(t, "local_area_action", "lat").str(); lat != "43.84" {
+					t.Errorf("lat %q", lat)
+				}
+				wantKeys(t, "instruction_subtitution_code", p.get(t, "instruction_subtitution_code"), "name", "description")
+				wantKeys(t, "amenity[0]", p.get(t, "amenity").first(t), amenityKeys...)
+				wantKeys(t, "amenity languages", p.get(t, "amenity").first(t).get(t, "languages"), "it")
+				if n := len(p.get(t, "custom_subtitution_code").items); n != 0 || p.get(t, "custom_subtitution_code").items == nil {
+					t.Errorf("custom_subtitution_code: %d items", n)
+				}
+			}
+			// No id: every live property of the account, by id.
+			root := decodeOrdered(t, s.read(name, `{"domain":"https://site.example","lang":"en"}`))
+			list := root.get(t, "properties")
+			if len(list.items) != 2 || list.items[0].get(t, "id").str() != "3" || list.items[1].get(t, "id").str() != "7" {
+				t.Fatalf("properties: %d", len(list.items))
+			}
+			wantKeys(t, "list item", list.items[0], detailKeys...)
+			if f := list.items[0].get(t, "isfeatured").str(); f != "0" {
+				t.Errorf("isfeatured of 3: %s", f)
+			}
+		})
+	}
+	// Another account's id is unknown; so is a deleted property, which also leaves the list.
+	if code, out := s.call("acc1", "POST", "/internal/read/get-all-property-info", `{"property_id":"9"}`, nil); code != 404 {
+		t.Fatalf("another account's: %d %s", code, out)
+	}
+	s.load(contract.PropertyDeleted, contract.Property{AccountID: "acc1", PropertyID: 3, Version: 2, Deleted: true})
+	list := decodeOrdered(t, s.read("get-all-property-info", `{}`)).get(t, "properties")
+	if len(list.items) != 1 || list.items[0].get(t, "id").str() != "7" {
+		t.Fatalf("after deleting 3: %d", len(list.items))
+	}
+}
+
+// TestMinMaxPrice: one property's range, or the account's without an id.
+func TestMinMaxPrice(t *testing.T) {
+	s := newServer(t, "")
+	fixture(s)
+	for _, tc := range []struct{ body, min, max string }{
+		{`{"property_id":"7"}`, "100", "100"},
+		{`{"propertyId":"3"}`, "60", "60"},
+		{`{}`, "60", "100"},
+		{`{"property_id":""}`, "60", "100"},
+	} {
+		n := decodeOrdered(t, s.read("get-min-max-price-property", tc.body))
+		wantKeys(t, "min-max", n, "minprice", "maxprice")
+		if n.get(t, "minprice").str() != tc.min || n.get(t, "maxprice").str() != tc.max {
+			t.Errorf("%s: %s–%s, want %s–%s", tc.body, n.get(t, "minprice").str(), n.get(t, "maxprice").str(), tc.min, tc.max)
+		}
+	}
+	if code, out := s.call("acc2", "POST", "/internal/read/get-min-max-price-property", `{}`, nil); code != 200 || string(out) != `{"minprice":900,"maxprice":900}` {
+		t.Fatalf("acc2: %d %s", code, out)
+	}
+}
+
+// TestGalleryAndAmenityOrder: the keyed maps list the asked property's entry first (PHP's
+// reset()); without an id, properties by id; an amenity entry's first value is its list.
+func TestGalleryAndAmenityOrder(t *testing.T) {
+	s := newServer(t, "")
+	fixture(s)
+	for _, tc := range []struct {
+		body string
+		keys []string
+	}{
+		{`{"property_id":"7"}`, []string{"7"}},
+		{`{"propertyId":7}`, []string{"7"}},
+		{`{"property_id":"3"}`, []string{"3"}},
+		{`{}`, []string{"3", "7"}},
+	} {
+		g := decodeOrdered(t, s.read("property-gallery", tc.body))
+		a := decodeOrdered(t, s.read("property-amenity", tc.body))
+		var gk, ak []string
+		for _, k := range tc.keys {
+			gk, ak = append(gk, "property_gallery_"+k), append(ak, "property_amenity_"+k)
+		}
+		wantKeys(t, "gallery "+tc.body, g, gk...)
+		wantKeys(t, "amenity "+tc.body, a, ak...)
+		photos := g.first(t)
+		if len(photos.items) != 2 || photos.items[0].get(t, "type").str() != "1" || photos.items[0].get(t, "position").str() != "1" ||
+			photos.items[0].get(t, "property_id").str() != tc.keys[0] {
+			t.Errorf("gallery %s: first photo %+v", tc.body, photos.items[0].keys)
+		}
+		entry := a.first(t)
+		wantKeys(t, "amenity entry", entry, "amenity", "extra", "useicon", "bedoption", "description", "allowchildren", "allowpet",
+			"allowsmoking")
+		list := entry.first(t) // what the Laravel client reads: reset(reset($answer))
+		if len(list.items) != 2 || list.items[0].get(t, "name").str() != "Wifi" {
+			t.Errorf("amenity %s: first value has %d items", tc.body, len(list.items))
+		}
+		wantKeys(t, "amenity item", list.items[0], amenityKeys...)
+		if x := entry.get(t, "extra"); len(x.items) != 1 || x.items[0].get(t, "name").str() != "Bikes" {
+			t.Errorf("extra: %+v", x.items)
+		}
+	}
+}
+
+// TestAllAmenityAndBannerOrder: get-all-amenity's groups keep {label, [extra,] amenity}.
+func TestAllAmenityAndBannerOrder(t *testing.T) {
+	s := newServer(t, "")
+	fixture(s)
+	groups := decodeOrdered(t, s.read("get-all-amenity", `{}`))
+	if len(groups.items) != 3 {
+		t.Fatalf("%d groups", len(groups.items))
+	}
+	wantKeys(t, "group", groups.items[0], "label", "amenity")
+	wantKeys(t, "extra group", groups.items[2], "label", "extra", "amenity")
+	if groups.items[0].get(t, "label").str() != "Internet" || groups.items[1].get(t, "label").str() != "Outdoor" ||
+		len(groups.items[0].get(t, "amenity").items) != 1 {
+		t.Errorf("groups: %s %s", groups.items[0].get(t, "label").str(), groups.items[1].get(t, "label").str())
+	}
+	banner := decodeOrdered(t, s.read("banner-gallery", `{}`))
+	if len(banner.items) != 2 || banner.items[0].str() != "/media/kC4/banner.jpg" {
+		t.Errorf("banner: %+v", banner.items)
+	}
+}
+
+// TestDefaultConfig: the existing fields in their order, then tags_list, amenity_list,
+// property_max_guest, homepage_settings, searchpage_settings and bathroom; languages in
+// each searchconfig option.
+func TestDefaultConfig(t *testing.T) {
+	s := newServer(t, "")
+	fixture(s)
+	cfg := decodeOrdered(t, s.read("default-config", `{"lang":"en","domain":"https://site.example"}`))
+	wantKeys(t, "default-config", cfg, "support_language", "default_limit", "searchconfig", "global_search_config",
+		"global_search_language", "searchplugin", "price_filter", "currency_code", "currency_symbol", "rate_type", "use_enquire",
+		"availability_tab_calendar", "lead_source_list", "bedroom", "city_list",
+		"tags_list", "amenity_list", "property_max_guest", "homepage_settings", "searchpage_settings", "bathroom")
+	wantKeys(t, "support_language", cfg.get(t, "support_language"), "en", "it")
+	if cfg.get(t, "support_language", "it").str() != "Italian" || cfg.get(t, "currency_symbol").str() != "€" {
+		t.Errorf("languages or currency: %s %s", cfg.get(t, "support_language", "it").str(), cfg.get(t, "currency_symbol").str())
+	}
+	options := []string{"checkin", "checkout", "guests", "bedrooms", "city", "price"}
+	wantKeys(t, "searchconfig", cfg.get(t, "searchconfig"), options...)
+	wantKeys(t, "global_search_config", cfg.get(t, "global_search_config"), options...)
+	wantKeys(t, "searchconfig option", cfg.get(t, "searchconfig", "checkin"), "alias", "gs", "languages")
+	wantKeys(t, "option languages", cfg.get(t, "searchconfig", "checkin", "languages"), "en", "it")
+	if l := cfg.get(t, "searchconfig", "city", "languages", "it").str(); l != "City" {
+		t.Errorf("city label in it: %q", l)
+	}
+	wantKeys(t, "searchplugin", cfg.get(t, "searchplugin"), "show_checkin", "show_checkout", "show_guests", "show_bedrooms",
+		"show_city", "show_price", "background_color", "button_color", "text_color")
+	wantKeys(t, "price_filter", cfg.get(t, "price_filter"), "enable", "rate_type", "minprice", "maxprice", "languages")
+	wantKeys(t, "lead source", cfg.get(t, "lead_source_list").first(t), "id", "name")
+	wantKeys(t, "bedroom", cfg.get(t, "bedroom"), "min", "max")
+	wantKeys(t, "bathroom", cfg.get(t, "bathroom"), "min", "max")
+	for path, want := range map[string]string{"bedroom.min": "1", "bedroom.max": "3", "bathroom.min": "1", "bathroom.max": "2",
+		"property_max_guest": "6", "price_filter.minprice": "60", "price_filter.maxprice": "100"} {
+		var n *node
+		switch path {
+		case "property_max_guest":
+			n = cfg.get(t, path)
+		default:
+			a, b, _ := cut(path)
+			n = cfg.get(t, a, b)
+		}
+		if n.str() != want {
+			t.Errorf("%s = %s, want %s", path, n.str(), want)
+		}
+	}
+	cities := cfg.get(t, "city_list")
+	if len(cities.items) != 2 || cities.items[0].str() != "Lucca" || cities.items[1].str() != "Pisa" {
+		t.Errorf("city_list: %+v", cities.items)
+	}
+	tags := cfg.get(t, "tags_list")
+	if len(tags.items) != 2 || tags.items[0].get(t, "id").str() != "2" || tags.items[0].get(t, "name").str() != "Sea view" {
+		t.Fatalf("tags_list: %d", len(tags.items))
+	}
+	wantKeys(t, "tag", tags.items[0], "id", "name", "languages")
+	wantKeys(t, "tag languages", tags.items[0].get(t, "languages"), "en", "it")
+	if tags.items[0].get(t, "languages", "it").str() != "Vista mare" || tags.items[1].get(t, "languages", "it").str() != "Family" {
+		t.Errorf("tag languages")
+	}
+	// amenity_list: distinct (Wifi, Pool and Bikes on both properties), system before extra.
+	am := cfg.get(t, "amenity_list")
+	var names []string
+	for _, x := range am.items {
+		names = append(names, x.get(t, "name").str())
+	}
+	if len(names) != 3 || names[0] != "Pool" || names[1] != "Wifi" || names[2] != "Bikes" {
+		t.Errorf("amenity_list: %v", names)
+	}
+	wantKeys(t, "amenity_list item", am.items[0], "id", "name", "type", "class", "languages")
+	for _, page := range []string{"homepage_settings", "searchpage_settings"} {
+		wantKeys(t, page, cfg.get(t, page), "searchplugin", "searchconfig")
+		wantKeys(t, page+".searchconfig", cfg.get(t, page, "searchconfig"), options...)
+	}
+	// An account with no properties and default settings.
+	code, out := s.call("acc3", "POST", "/internal/read/default-config", `{}`, nil)
+	if code != 200 {
+		t.Fatalf("empty account: %d %s", code, out)
+	}
+	var empty struct {
+		Tags     []any          `json:"tags_list"`
+		Amen     []any          `json:"amenity_list"`
+		Max      int            `json:"property_max_guest"`
+		Bathroom map[string]int `json:"bathroom"`
+		Cities   []string       `json:"city_list"`
+	}
+	if err := json.Unmarshal(out, &empty); err != nil || empty.Tags == nil || empty.Amen == nil || empty.Cities == nil ||
+		empty.Max != 0 || empty.Bathroom["max"] != 0 {
+		t.Fatalf("empty account: %v %s", err, out)
+	}
+}
+
+func cut(path string) (string, string, bool) {
+	for i := range path {
+		if path[i] == '.' {
+			return path[:i], path[i+1:], true
+		}
+	}
+	return path, "", false
+}
