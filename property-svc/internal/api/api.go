@@ -50,6 +50,8 @@ func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
 	in.Post("/property-service", a.services)
 	in.Post("/property-amenity", a.amenities)
 	in.Post("/account-settings", a.settings)
+	in.Post("/property-category", a.group)
+	in.Post("/property-promotion", a.promotion)
 
 	a.registerB(app, signer)
 }

@@ -20,6 +20,40 @@ type settingsDTO struct {
 	Brands        []brandDTO      `json:"brands"`
 	Search        searchDTO       `json:"search"`
 	WeekendNights int             `json:"weekend_nights"`
+	// DefaultLeadSource and ExchangeRates are set here; categories, tags and promotions by
+	// their own resources, shown here as published.
+	DefaultLeadSource int               `json:"default_lead_source"`
+	ExchangeRates     map[string]string `json:"exchange_rates"` // currency → rate; JSON sorts the codes
+	Categories        []categoryDTO     `json:"categories"`
+	Tags              []tagDTO          `json:"tags"`
+	Promotions        []promotionDTO    `json:"promotions"`
+}
+
+type categoryDTO struct {
+	ID               int64             `json:"id"`
+	Name             string            `json:"name"`
+	ShowSearchEngine bool              `json:"show_search_engine"`
+	Languages        map[string]string `json:"languages"`
+	Properties       []int64           `json:"properties"`
+}
+
+type tagDTO struct {
+	ID         int64             `json:"id"`
+	Name       string            `json:"name"`
+	Languages  map[string]string `json:"languages"`
+	Properties []int64           `json:"properties"`
+}
+
+type promotionDTO struct {
+	Code       string  `json:"code"`
+	Name       string  `json:"name"`
+	Type       string  `json:"type"`
+	Amount     string  `json:"amount"`
+	StartDate  string  `json:"start_date"`
+	EndDate    string  `json:"end_date"`
+	MinNights  int     `json:"min_nights"`
+	UsageLimit int     `json:"usage_limit"`
+	Properties []int64 `json:"properties"`
 }
 
 type leadSourceDTO struct {
@@ -50,6 +84,28 @@ func settingsAnswer(s property.Settings) settingsDTO {
 	}
 	for i, b := range s.Brands {
 		out.Brands[i] = brandDTO{ID: b.ID, Name: b.Name, Domain: b.Domain}
+	}
+	out.DefaultLeadSource = s.DefaultLeadSource
+	out.ExchangeRates = make(map[string]string, len(s.ExchangeRates))
+	for _, r := range s.ExchangeRates {
+		out.ExchangeRates[r.Currency] = r.Rate.String()
+	}
+	out.Categories = make([]categoryDTO, len(s.Categories))
+	for i, g := range s.Categories {
+		out.Categories[i] = categoryDTO{ID: g.ID, Name: g.Name, ShowSearchEngine: g.ShowSearchEngine, Languages: g.Languages, Properties: g.Properties}
+	}
+	out.Tags = make([]tagDTO, len(s.Tags))
+	for i, g := range s.Tags {
+		out.Tags[i] = tagDTO{ID: g.ID, Name: g.Name, Languages: g.Languages, Properties: g.Properties}
+	}
+	out.Promotions = make([]promotionDTO, len(s.Promotions))
+	for i, p := range s.Promotions {
+		end := ""
+		if !p.End.IsZero() {
+			end = p.End.Format(time.DateOnly)
+		}
+		out.Promotions[i] = promotionDTO{Code: p.Code, Name: p.Name, Type: string(p.Type), Amount: p.Amount.String(),
+			StartDate: p.Start.Format(time.DateOnly), EndDate: end, MinNights: p.MinNights, UsageLimit: p.UsageLimit, Properties: p.Properties}
 	}
 	return out
 }

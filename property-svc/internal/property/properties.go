@@ -43,9 +43,18 @@ func (s *Properties) Update(ctx context.Context, account string, p Property) (in
 	return pid, nil
 }
 
-// Delete deletes a property (A1 delete).
+// Delete deletes a property (A1 delete) and removes it from the account's categories and
+// tags (readers also skip ids of properties they do not have: a delete that stops between
+// the two leaves an id that names nothing).
 func (s *Properties) Delete(ctx context.Context, account, code string) error {
-	if err := s.repo.Delete(ctx, account, code); err != nil {
+	pid, err := s.repo.Locate(ctx, account, PropertyRef{InternalCode: code})
+	if err == nil {
+		err = s.repo.Delete(ctx, account, code)
+	}
+	if err == nil {
+		err = s.forgetProperty(ctx, account, pid)
+	}
+	if err != nil {
 		return fmt.Errorf("delete property %q: %w", code, err)
 	}
 	return nil
@@ -196,7 +205,7 @@ func (s *Properties) Gateways(ctx context.Context, account string, pid int) ([]G
 
 // PutSettings changes the account settings a carries and returns those in force.
 func (s *Properties) PutSettings(ctx context.Context, account string, a AccountSettings) (Settings, error) {
-	st, err := s.repo.PutSettings(ctx, account, a)
+	st, err := s.repo.ChangeSettings(ctx, account, func(cur Settings) (AccountSettings, error) { return a, a.check(cur) })
 	if err != nil {
 		return Settings{}, fmt.Errorf("account settings: %w", err)
 	}

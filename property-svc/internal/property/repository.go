@@ -59,9 +59,22 @@ type Repository interface {
 	// ErrPhotoNotFound when there is none.
 	Rendition(ctx context.Context, key, name string) ([]byte, error)
 
-	// PutSettings changes the account settings s carries and returns those in force.
-	PutSettings(ctx context.Context, account string, s AccountSettings) (Settings, error)
+	// ChangeSettings changes the account's settings: change is given the settings in force
+	// and returns what to change (the fields it carries), all of it written at once, with
+	// the version bumped and the settings event recorded, unless the settings changed
+	// meanwhile: then change is called again on the new ones, so that no change is lost.
+	// An error of change is returned as it is, nothing written; ErrUnchanged writes
+	// nothing and returns the settings in force.
+	ChangeSettings(ctx context.Context, account string, change func(cur Settings) (AccountSettings, error)) (Settings, error)
+	// NextGroupID allocates the id of a new category or tag.
+	NextGroupID(ctx context.Context, kind GroupKind) (int64, error)
+	// LocateAll returns the property ids of the live properties of account among codes,
+	// by internal code; codes with no live property are missing from the map.
+	LocateAll(ctx context.Context, account string, codes []string) (map[string]int64, error)
 }
+
+// ErrUnchanged is what a settings change returns to write nothing.
+var ErrUnchanged = errors.New("settings unchanged")
 
 // Stored is what the domain reads of a live property before it changes it.
 type Stored struct {
@@ -97,6 +110,14 @@ type Settings struct {
 	Brands        []Brand
 	Search        SearchSettings
 	WeekendNights int // 2 (Friday and Saturday nights) or 3 (and Sunday)
+	// DefaultLeadSource is the default in force (DefaultLeadSourceOf); DefaultLeadSourceSet
+	// tells whether the account chose it (then a change of lead sources must keep it).
+	DefaultLeadSource    int
+	DefaultLeadSourceSet bool
+	ExchangeRates        []ExchangeRate // sorted by currency
+	Categories           []Group
+	Tags                 []Group
+	Promotions           []Promotion
 }
 
 // SearchSettings are the website search settings in force.

@@ -3,8 +3,10 @@ package property
 import (
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/shopspring/decimal"
 	"golang.org/x/text/currency"
 
 	"github.com/vros/vros/libs/fields"
@@ -53,13 +55,38 @@ type AccountSettings struct {
 	Search      *Search
 	// WeekendNights is 2 (Friday and Saturday nights) or 3 (and Sunday).
 	WeekendNights *int
+	// DefaultLeadSource is the id, among the lead sources, of a booking created without
+	// a leadsourceId.
+	DefaultLeadSource *int
+	// ExchangeRates replaces the account's rates whole, sorted by currency.
+	ExchangeRates *[]ExchangeRate
+
+	// Categories, Tags and Promotions are replaced whole by the resources that manage them
+	// (/api/property-category, /api/property-promotion), never by an account-settings body.
+	Categories *[]Group
+	Tags       *[]Group
+	Promotions *[]Promotion
 }
 
+// ExchangeRate says how many units of Currency one unit of the account's currency buys.
+type ExchangeRate struct {
+	Currency string // ISO 4217, upper case, never the account's own
+	Rate     decimal.Decimal
+}
+
+// DefaultLeadSources are the lead sources of an account that has set none.
+var DefaultLeadSources = []LeadSource{{1, "Website"}, {2, "Phone"}, {3, "Email"}, {4, "Walk-in"}, {5, "Referral"}, {6, "Channel"}}
+
 const (
-	maxLanguages   = 50
-	maxLeadSources = 100
-	maxBrands      = 100
+	maxLanguages     = 50
+	maxLeadSources   = 100
+	maxBrands        = 100
+	maxExchangeRates = 200
 )
+
+// An exchange rate is a decimal > 0 with at most 10 decimal places, at most a billion (the
+// weakest currencies need rates in the tens of thousands).
+var rateRule = fields.Dec{Required: true, Positive: true, Max: decimal.NewFromInt(1_000_000_000), MaxScale: 10}
 
 var hostLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
@@ -103,6 +130,8 @@ func DecodeAccountSettings(body []byte) (AccountSettings, error) {
 		}
 		s.Brands = &list
 	}
+	s.DefaultLeadSource = optional(o.Int("default_lead_source", fields.Int{Min: 1, Max: 2147483647}))
+	s.ExchangeRates = readExchangeRates(o, "exchange_rates")
 	if so := o.Object("search", false); so != nil {
 		s.Search = &Search{
 			DefaultLimit:      optional(so.Int("default_limit", fields.Int{Min: 1, Max: 100})),
@@ -118,6 +147,104 @@ func DecodeAccountSettings(body []byte) (AccountSettings, error) {
 		return AccountSettings{}, err
 	}
 	return s, nil
+}
+
+// readExchangeRates reads {ISO 4217 code: rate}; codes in any case, stored upper case and
+// sorted. [] and {} clear the rates.
+func readExchangeRates(o *fields.Object, name string) *[]ExchangeRate {
+	if !o.Has(name) {
+		return nil
+	}
+	r := o.Object(name, false)
+	if r == nil {
+		return nil
+	}
+	keys := r.Keys()
+	if len(keys) > maxExchangeRates {
+		o.Addf(name, "must have at most %d currencies", maxExchangeRates)
+		return nil
+	}
+	out := make([]ExchangeRate, 0, len(keys))
+	seen := map[string]string{}
+	for _, key := range keys {
+		u, err := currency.ParseISO(key)
+		if err != nil || u.String() == "XXX" || len(key) != 3 {
+			r.Add(key, "must be keyed by an ISO 4217 currency code")
+			continue
+		}
+		rate, ok := r.Decimal(key, rateRule)
+		if !ok {
+			continue
+		}
+		code := u.String()
+		if first, dup := seen[code]; dup {
+			r.Addf(key, "names %s twice (also as %s)", code, first)
+			continue
+		}
+		seen[code] = key
+		out = append(out, ExchangeRate{Currency: code, Rate: rate})
+	}
+	slices.SortFunc(out, func(a, b ExchangeRate) int { return strings.Compare(a.Currency, b.Currency) })
+	return &out
+}
+
+// check applies the rules that span the body and the settings in force, cur: exchange
+// rates convert from the account's currency into others, and the default lead source is
+// one of the account's lead sources.
+func (a AccountSettings) check(cur Settings) error {
+	var v fields.Violations
+	cy := cur.Currency
+	if a.Currency != nil {
+		cy = *a.Currency
+	}
+	if a.ExchangeRates != nil {
+		for _, r := range *a.ExchangeRates {
+			if r.Currency == cy {
+				v.Add("exchange_rates."+r.Currency, "is the account's own currency ("+cy+"): only other currencies have a rate")
+			}
+		}
+	} else if cy != cur.Currency && len(cur.ExchangeRates) > 0 {
+		// The stored rates convert from the old currency: kept, every one would be wrong.
+		v.Addf("exchange_rates", "are rates from %s: send the rates from %s with the new currency (or {} to clear them)", cur.Currency, cy)
+	}
+	sources := cur.LeadSources
+	if a.LeadSources != nil {
+		sources = *a.LeadSources
+		if len(sources) == 0 {
+			sources = DefaultLeadSources
+		}
+	}
+	def := 0
+	if cur.DefaultLeadSourceSet {
+		def = cur.DefaultLeadSource
+	}
+	if a.DefaultLeadSource != nil {
+		def = *a.DefaultLeadSource
+	}
+	if def != 0 && !slices.ContainsFunc(sources, func(l LeadSource) bool { return l.ID == def }) {
+		ids := make([]string, len(sources))
+		for i, l := range sources {
+			ids[i] = strconv.Itoa(l.ID)
+		}
+		if a.DefaultLeadSource != nil {
+			v.Addf("default_lead_source", "must be the id of one of the account's lead sources (%s)", strings.Join(ids, ", "))
+		} else {
+			v.Addf("lead_sources", "must keep the default lead source %d, or come with a new default_lead_source", def)
+		}
+	}
+	return v.Err()
+}
+
+// DefaultLeadSourceOf is the default lead source in force: the one set, else 1 when the
+// account has it, else its first.
+func DefaultLeadSourceOf(set int, sources []LeadSource) int {
+	if set != 0 || len(sources) == 0 {
+		return set
+	}
+	if slices.ContainsFunc(sources, func(l LeadSource) bool { return l.ID == 1 }) {
+		return 1
+	}
+	return sources[0].ID
 }
 
 // readCurrency reads an ISO 4217 code in any case and returns it upper case.

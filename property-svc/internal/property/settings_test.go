@@ -55,8 +55,40 @@ func TestDecodeAccountSettings(t *testing.T) {
 		tc("search price_filter_enable not boolean", "search.price_filter_enable: must be a boolean", set("search.price_filter_enable", "on")),
 		tc("search rate_type unknown", "search.rate_type: must be one of daily, weekly, monthly", set("search.rate_type", "yearly")),
 		tc("search not an object", "search: must be an object", set("search", 10)),
+		tc("default_lead_source 2", "", set("default_lead_source", "2")),
+		tc("default_lead_source 0", "default_lead_source: must be between 1 and 2147483647", set("default_lead_source", 0)),
+		tc("default_lead_source fraction", "default_lead_source: must be a whole number", set("default_lead_source", 1.5)),
+		tc("exchange_rates valid", "", set("exchange_rates", obj(`{"GBP":"0.86","usd":1.0875,"JPY":"163.1234567891"}`))),
+		tc("exchange_rates empty clears", "", set("exchange_rates", obj(`{}`))),
+		tc("exchange_rates [] clears", "", set("exchange_rates", []any{})),
+		tc("exchange_rates unknown code", "exchange_rates.XYZ: must be keyed by an ISO 4217 currency code", set("exchange_rates.XYZ", "1.5")),
+		tc("exchange_rates XXX", "exchange_rates.XXX: must be keyed by an ISO 4217 currency code", set("exchange_rates.XXX", "1.5")),
+		tc("exchange_rates a name", "exchange_rates.Dollar: must be keyed by an ISO 4217 currency code", set("exchange_rates.Dollar", "1.5")),
+		tc("exchange_rates 0", "exchange_rates.GBP: must be greater than 0", set("exchange_rates.GBP", "0")),
+		tc("exchange_rates negative", "exchange_rates.GBP: must be greater than 0", set("exchange_rates.GBP", -0.8)),
+		tc("exchange_rates 10 decimals", "", set("exchange_rates.GBP", "0.1234567891")),
+		tc("exchange_rates 11 decimals", "exchange_rates.GBP: must have at most 10 decimal places", set("exchange_rates.GBP", "0.12345678912")),
+		tc("exchange_rates above a billion", "exchange_rates.GBP: must be at most 1000000000", set("exchange_rates.GBP", "1000000001")),
+		tc("exchange_rates blank", "exchange_rates.GBP: is required", set("exchange_rates.GBP", "")),
+		tc("exchange_rates not a number", "exchange_rates.GBP: must be a number", set("exchange_rates.GBP", "0,86")),
+		tc("exchange_rates one code twice", "exchange_rates.gbp: names GBP twice (also as GBP)", set("exchange_rates", obj(`{"GBP":"0.86","gbp":"0.87"}`))),
+		tc("exchange_rates not an object", "exchange_rates: must be an object", set("exchange_rates", "GBP=0.86")),
+		tc("exchange_rates 201 currencies", "exchange_rates: must have at most 200 currencies", set("exchange_rates", obj(manyRates(201)))),
 	}
 	check(t, settingsExample, rows, decodeSettings)
+}
+
+// manyRates is an exchange_rates object of n distinct codes (not all real: the count is
+// checked first).
+func manyRates(n int) string {
+	out := "{"
+	for i := range n {
+		if i > 0 {
+			out += ","
+		}
+		out += `"` + string(rune('A'+i/26%26)) + string(rune('A'+i%26)) + string(rune('A'+i/676)) + `":1`
+	}
+	return out + "}"
 }
 
 func TestDecodeAccountSettingsValues(t *testing.T) {

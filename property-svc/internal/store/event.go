@@ -121,7 +121,34 @@ func settingsPayload(s SettingsRec) contract.Settings {
 		LeadSources:   each(s.LeadSources, func(l LeadSourceRec) contract.LeadSource { return contract.LeadSource(l) }),
 		Brands:        each(s.Brands, func(b BrandRec) contract.Brand { return contract.Brand(b) }),
 		Search:        contract.Search(s.Search),
-		WeekendNights: s.WeekendNights}
+		WeekendNights: s.WeekendNights, DefaultLeadSource: s.defaultLeadSource(),
+		ExchangeRates: exchangeRates(s.ExchangeRates),
+		Categories: each(s.Categories, func(g GroupRec) contract.Category {
+			return contract.Category{ID: g.ID, Name: g.Name, ShowSearchEngine: g.ShowSearchEngine, Languages: nonNilMap(g.Languages), Properties: nonNil(g.Properties)}
+		}),
+		Tags: each(s.Tags, func(g GroupRec) contract.Tag {
+			return contract.Tag{ID: g.ID, Name: g.Name, Languages: nonNilMap(g.Languages), Properties: nonNil(g.Properties)}
+		}),
+		Promotions: each(s.Promotions, func(p PromotionRec) contract.Promotion {
+			return contract.Promotion{Code: p.Code, Name: p.Name, Type: p.Type, Amount: p.Amount, StartDate: p.StartDate, EndDate: p.EndDate,
+				MinNights: p.MinNights, UsageLimit: p.UsageLimit, Properties: nonNil(p.Properties)}
+		})}
+}
+
+// exchangeRates is the contract's map of the rates (currency → decimal).
+func exchangeRates(rates []RateRec) map[string]string {
+	out := make(map[string]string, len(rates))
+	for _, r := range rates {
+		out[r.Currency] = r.Rate
+	}
+	return out
+}
+
+func nonNilMap(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
 }
 
 // each maps a list, keeping nil apart from empty: the two read differently on the wire

@@ -523,32 +523,36 @@ func TestSettings(t *testing.T) {
 		LeadSources: &[]property.LeadSource{{ID: 1, Name: "Website"}, {ID: 9, Name: "Fair"}},
 		Brands:      &[]property.Brand{{ID: 1, Name: "Aurora Villas", Domain: "aurora.example"}},
 		Search:      &property.Search{DefaultLimit: ip(20), PriceFilterEnable: bp(true), RateType: &rt}, WeekendNights: ip(3)}
-	got, err := h.repo.PutSettings(ctx, a, put)
+	got, err := putSettings(h, a, put)
 	must(t, err)
 	want := property.Settings{Account: a, Version: 1, Currency: "EUR", Timezone: "Europe/Rome", Languages: []string{"it", "en"},
 		LeadSources: []property.LeadSource{{ID: 1, Name: "Website"}, {ID: 9, Name: "Fair"}},
 		Brands:      []property.Brand{{ID: 1, Name: "Aurora Villas", Domain: "aurora.example"}},
-		Search:      property.SearchSettings{DefaultLimit: 20, PriceFilterEnable: true, RateType: property.RateWeekly}, WeekendNights: 3}
+		Search:      property.SearchSettings{DefaultLimit: 20, PriceFilterEnable: true, RateType: property.RateWeekly}, WeekendNights: 3,
+		DefaultLeadSource: 1, ExchangeRates: []property.ExchangeRate{}, Categories: []property.Group{}, Tags: []property.Group{},
+		Promotions: []property.Promotion{}}
 	want.UpdatedAt = got.UpdatedAt
 	same(t, "settings put", got, want)
 
 	// Nothing carried: nothing changes but the version.
-	got, err = h.repo.PutSettings(ctx, a, property.AccountSettings{})
+	got, err = putSettings(h, a, property.AccountSettings{})
 	must(t, err)
 	want.Version, want.UpdatedAt = 2, got.UpdatedAt
 	same(t, "settings after an empty put", got, want)
 
 	// Another account has its own, the defaults.
-	other, err := h.repo.PutSettings(ctx, b, property.AccountSettings{})
+	other, err := putSettings(h, b, property.AccountSettings{})
 	must(t, err)
 	same(t, "the other account's settings", other, property.Settings{Account: b, Version: 1, UpdatedAt: other.UpdatedAt,
 		Currency: "USD", Timezone: "UTC", Languages: []string{"en"}, LeadSources: defaultLeadSources(), Brands: []property.Brand{},
-		Search: property.SearchSettings{DefaultLimit: 10, RateType: property.RateDaily}, WeekendNights: 2})
-	_, err = h.repo.PutSettings(ctx, b, property.AccountSettings{Currency: sp("GBP"), Brands: &[]property.Brand{{ID: 2, Name: "B"}}})
+		Search: property.SearchSettings{DefaultLimit: 10, RateType: property.RateDaily}, WeekendNights: 2,
+		DefaultLeadSource: 1, ExchangeRates: []property.ExchangeRate{}, Categories: []property.Group{}, Tags: []property.Group{},
+		Promotions: []property.Promotion{}})
+	_, err = putSettings(h, b, property.AccountSettings{Currency: sp("GBP"), Brands: &[]property.Brand{{ID: 2, Name: "B"}}})
 	must(t, err)
 
 	// One field, and a list cleared; a's settings are untouched by b's.
-	got, err = h.repo.PutSettings(ctx, a, property.AccountSettings{Timezone: sp("Europe/Paris"), Brands: &[]property.Brand{},
+	got, err = putSettings(h, a, property.AccountSettings{Timezone: sp("Europe/Paris"), Brands: &[]property.Brand{},
 		Search: &property.Search{DefaultLimit: ip(5)}})
 	must(t, err)
 	want.Version, want.UpdatedAt, want.Timezone, want.Brands, want.Search.DefaultLimit = 3, got.UpdatedAt, "Europe/Paris", []property.Brand{}, 5
@@ -563,6 +567,11 @@ func TestSettings(t *testing.T) {
 	if pub.AccountID != a || pub.Version != 3 || pub.Currency != "EUR" || pub.Timezone != "Europe/Paris" {
 		t.Errorf("published settings: %+v", pub)
 	}
+}
+
+// putSettings changes what a carries, as the account-settings resource does.
+func putSettings(h *harness, account string, a property.AccountSettings) (property.Settings, error) {
+	return h.repo.ChangeSettings(ctx, account, func(property.Settings) (property.AccountSettings, error) { return a, nil })
 }
 
 func defaultLeadSources() []property.LeadSource {

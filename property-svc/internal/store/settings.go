@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/vros/vros/libs/mongostore"
 	"github.com/vros/vros/property-svc/internal/property"
 )
 
@@ -27,6 +29,40 @@ type SettingsRec struct {
 	Search      SearchRec       `bson:"search" json:"search"`
 	// WeekendNights is how many nights get the weekend price: 2 (Fri, Sat) or 3 (and Sun).
 	WeekendNights int `bson:"weekend_nights,omitempty" json:"weekend_nights"`
+	// DefaultLeadSource is the one the account set; 0: none (property.DefaultLeadSourceOf).
+	DefaultLeadSource int            `bson:"default_lead_source,omitempty" json:"default_lead_source"`
+	ExchangeRates     []RateRec      `bson:"exchange_rates,omitempty" json:"exchange_rates"`
+	Categories        []GroupRec     `bson:"categories,omitempty" json:"categories"`
+	Tags              []GroupRec     `bson:"tags,omitempty" json:"tags"`
+	Promotions        []PromotionRec `bson:"promotions,omitempty" json:"promotions"`
+}
+
+// RateRec is one exchange rate: units of Currency for one unit of the account's currency.
+type RateRec struct {
+	Currency string `bson:"currency" json:"currency"`
+	Rate     string `bson:"rate" json:"rate"` // decimal
+}
+
+// GroupRec is a category or a tag.
+type GroupRec struct {
+	ID               int64             `bson:"id" json:"id"`
+	Name             string            `bson:"name" json:"name"`
+	ShowSearchEngine bool              `bson:"show_search_engine,omitempty" json:"show_search_engine"`
+	Languages        map[string]string `bson:"languages" json:"languages"`
+	Properties       []int64           `bson:"properties" json:"properties"`
+}
+
+// PromotionRec is a promotion code.
+type PromotionRec struct {
+	Code       string  `bson:"code" json:"code"`
+	Name       string  `bson:"name" json:"name"`
+	Type       string  `bson:"type" json:"type"`
+	Amount     string  `bson:"amount" json:"amount"`
+	StartDate  string  `bson:"start_date" json:"start_date"`
+	EndDate    string  `bson:"end_date,omitempty" json:"end_date"`
+	MinNights  int     `bson:"min_nights" json:"min_nights"`
+	UsageLimit int     `bson:"usage_limit" json:"usage_limit"`
+	Properties []int64 `bson:"properties" json:"properties"`
 }
 
 // LeadSourceRec is where a booking came from.
@@ -50,9 +86,7 @@ type SearchRec struct {
 }
 
 // DefaultLeadSources are the lead sources of an account that has not set its own.
-var DefaultLeadSources = []LeadSourceRec{
-	{1, "Website"}, {2, "Phone"}, {3, "Email"}, {4, "Walk-in"}, {5, "Referral"}, {6, "Channel"},
-}
+var DefaultLeadSources = each(property.DefaultLeadSources, func(l property.LeadSource) LeadSourceRec { return LeadSourceRec(l) })
 
 // withDefaults fills what the account has not set (docs/interface-a.md, account settings).
 func (r SettingsRec) withDefaults() SettingsRec {
@@ -84,7 +118,25 @@ func (r SettingsRec) withDefaults() SettingsRec {
 		f := false
 		r.Search.PriceFilterEnable = &f
 	}
+	if r.ExchangeRates == nil {
+		r.ExchangeRates = []RateRec{}
+	}
+	if r.Categories == nil {
+		r.Categories = []GroupRec{}
+	}
+	if r.Tags == nil {
+		r.Tags = []GroupRec{}
+	}
+	if r.Promotions == nil {
+		r.Promotions = []PromotionRec{}
+	}
 	return r
+}
+
+// defaultLeadSource is the default lead source in force.
+func (r SettingsRec) defaultLeadSource() int {
+	return property.DefaultLeadSourceOf(r.DefaultLeadSource,
+		each(r.LeadSources, func(l LeadSourceRec) property.LeadSource { return property.LeadSource(l) }))
 }
 
 // Settings returns an account's settings, defaults filled in.
@@ -98,9 +150,74 @@ func (s *Store) Settings(ctx context.Context, account string) (SettingsRec, erro
 	return r.withDefaults(), err
 }
 
-// PutSettings changes the settings a carries (the others keep their value) and returns
-// those in force.
-func (s *Store) PutSettings(ctx context.Context, account string, a property.AccountSettings) (property.Settings, error) {
+// settingsRetries bounds how often a settings change is recomputed because another one
+// landed between its read and its write.
+const settingsRetries = 50
+
+// ChangeSettings reads the account's settings, lets change compute what to change from
+// those in force, and writes it conditionally on the version read, so that of two changes
+// computed from one version only one is written and the other is computed again from the
+// new settings: none is lost (a category created while another is, a rate set while a
+// promotion is added). This process's changes of one account also wait for each other
+// (DocLocks), which FerretDB's read-then-write updates need.
+func (s *Store) ChangeSettings(ctx context.Context, account string, change func(property.Settings) (property.AccountSettings, error)) (property.Settings, error) {
+	agg := account + ":" + settingsAggregate
+	in, err := s.outbox.Begin(ctx, agg)
+	if err != nil {
+		return property.Settings{}, fmt.Errorf("record %s in the outbox: %w", SettingsUpdated, err)
+	}
+	defer s.outbox.Done(in, nil)
+	unlock := s.locks.Lock(agg)
+	defer unlock()
+	for range settingsRetries {
+		cur, found, err := s.readSettings(ctx, account)
+		if err != nil {
+			return property.Settings{}, err
+		}
+		a, err := change(cur.withDefaults().settings())
+		if errors.Is(err, property.ErrUnchanged) {
+			return cur.withDefaults().settings(), nil
+		}
+		if err != nil {
+			return property.Settings{}, err
+		}
+		if !found {
+			// The first change of the account: a version 0 to write over conditionally.
+			_, err := s.settings.InsertOne(ctx, bson.D{{Key: "_id", Value: account}, {Key: "version", Value: int64(0)}})
+			if err != nil && !mongostore.IsDuplicate(err) {
+				return property.Settings{}, fmt.Errorf("settings of %s: %w", account, err)
+			}
+		}
+		var r SettingsRec
+		err = s.settings.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: account}, {Key: "version", Value: cur.Version}},
+			bson.D{{Key: "$set", Value: s.settingsSet(a)}, {Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}},
+			options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&r)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			continue // another change landed first: compute this one again on top of it
+		}
+		if err != nil {
+			return property.Settings{}, fmt.Errorf("settings of %s: %w", account, err)
+		}
+		return r.withDefaults().settings(), nil
+	}
+	return property.Settings{}, fmt.Errorf("settings of %s: still changing under this change after %d attempts", account, settingsRetries)
+}
+
+// readSettings reads the stored settings of account, no defaults filled in.
+func (s *Store) readSettings(ctx context.Context, account string) (SettingsRec, bool, error) {
+	var r SettingsRec
+	err := s.settings.FindOne(ctx, bson.D{{Key: "_id", Value: account}}).Decode(&r)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return SettingsRec{AccountID: account}, false, nil
+	}
+	if err != nil {
+		return r, false, fmt.Errorf("read the settings of %s: %w", account, err)
+	}
+	return r, true, nil
+}
+
+// settingsSet is the $set of the fields a carries (the others keep their value).
+func (s *Store) settingsSet(a property.AccountSettings) bson.D {
 	set := bson.D{{Key: "updated_at", Value: s.now()}}
 	if a.Currency != nil {
 		set = append(set, bson.E{Key: "currency", Value: *a.Currency})
@@ -139,22 +256,106 @@ func (s *Store) PutSettings(ctx context.Context, account string, a property.Acco
 			set = append(set, bson.E{Key: "search.rate_type", Value: string(*a.Search.RateType)})
 		}
 	}
-	agg := account + ":" + settingsAggregate
-	in, err := s.outbox.Begin(ctx, agg)
-	if err != nil {
-		return property.Settings{}, fmt.Errorf("record %s in the outbox: %w", SettingsUpdated, err)
+	if a.DefaultLeadSource != nil {
+		set = append(set, bson.E{Key: "default_lead_source", Value: *a.DefaultLeadSource})
 	}
-	var r SettingsRec
-	unlock := s.locks.Lock(agg)
-	err = s.settings.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: account}},
-		bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}},
-		options.FindOneAndUpdate().SetUpsert(true).SetReturnDocument(options.After)).Decode(&r)
-	unlock()
-	s.outbox.Done(in, nil)
-	if err != nil {
-		return property.Settings{}, fmt.Errorf("settings of %s: %w", account, err)
+	if a.ExchangeRates != nil {
+		set = append(set, bson.E{Key: "exchange_rates", Value: eachOf(*a.ExchangeRates, func(r property.ExchangeRate) RateRec {
+			return RateRec{Currency: r.Currency, Rate: r.Rate.String()}
+		})})
 	}
-	return r.withDefaults().settings(), nil
+	if a.Categories != nil {
+		set = append(set, bson.E{Key: "categories", Value: eachOf(*a.Categories, groupRec)})
+	}
+	if a.Tags != nil {
+		set = append(set, bson.E{Key: "tags", Value: eachOf(*a.Tags, groupRec)})
+	}
+	if a.Promotions != nil {
+		set = append(set, bson.E{Key: "promotions", Value: eachOf(*a.Promotions, promotionRec)})
+	}
+	return set
+}
+
+// eachOf is each with an empty list for an empty one (never nil: $set stores [], not null).
+func eachOf[T, U any](in []T, f func(T) U) []U {
+	out := make([]U, len(in))
+	for i, x := range in {
+		out[i] = f(x)
+	}
+	return out
+}
+
+func groupRec(g property.Group) GroupRec {
+	langs := g.Languages
+	if langs == nil {
+		langs = map[string]string{}
+	}
+	ids := g.Properties
+	if ids == nil {
+		ids = []int64{}
+	}
+	return GroupRec{ID: g.ID, Name: g.Name, ShowSearchEngine: g.ShowSearchEngine, Languages: langs, Properties: ids}
+}
+
+func promotionRec(p property.Promotion) PromotionRec {
+	end := ""
+	if !p.End.IsZero() {
+		end = p.End.Format(time.DateOnly)
+	}
+	ids := p.Properties
+	if ids == nil {
+		ids = []int64{}
+	}
+	return PromotionRec{Code: p.Code, Name: p.Name, Type: string(p.Type), Amount: p.Amount.String(),
+		StartDate: p.Start.Format(time.DateOnly), EndDate: end, MinNights: p.MinNights, UsageLimit: p.UsageLimit, Properties: ids}
+}
+
+// NextGroupID allocates the id of a new category or tag.
+func (s *Store) NextGroupID(ctx context.Context, kind property.GroupKind) (int64, error) {
+	seq := s.categoryIDs
+	if kind == property.KindTag {
+		seq = s.tagIDs
+	}
+	return seq.Next(ctx)
+}
+
+// LocateAll returns the property ids of the live properties of account among codes, in
+// one read of the internal-code claims (a claim of a create still under way, or of a
+// create that stopped, names no live property: those are checked on the properties).
+func (s *Store) LocateAll(ctx context.Context, account string, codes []string) (map[string]int64, error) {
+	ids := make(bson.A, len(codes))
+	for i, c := range codes {
+		ids[i] = codeID(account, c)
+	}
+	cur, err := s.codes.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+	if err != nil {
+		return nil, fmt.Errorf("look up internal codes: %w", err)
+	}
+	var claims []codeDoc
+	if err := cur.All(ctx, &claims); err != nil {
+		return nil, fmt.Errorf("look up internal codes: %w", err)
+	}
+	recs := make(bson.A, len(claims))
+	for i, c := range claims {
+		recs[i] = recordID(account, c.PropertyID)
+	}
+	cur, err = s.props.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: recs}}}, {Key: "deleted", Value: bson.D{{Key: "$ne", Value: true}}}},
+		options.Find().SetProjection(bson.D{{Key: "property_id", Value: 1}, {Key: "internal_code", Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("look up properties: %w", err)
+	}
+	var live []struct {
+		PropertyID   int64  `bson:"property_id"`
+		InternalCode string `bson:"internal_code"`
+	}
+	if err := cur.All(ctx, &live); err != nil {
+		return nil, fmt.Errorf("look up properties: %w", err)
+	}
+	out := make(map[string]int64, len(live))
+	for _, p := range live {
+		out[p.InternalCode] = p.PropertyID
+	}
+	return out, nil
 }
 
 // settings converts settings in force (defaults filled in) to the domain's.
@@ -172,5 +373,34 @@ func (r SettingsRec) settings() property.Settings {
 	if r.Search.PriceFilterEnable != nil {
 		out.Search.PriceFilterEnable = *r.Search.PriceFilterEnable
 	}
+	out.DefaultLeadSource, out.DefaultLeadSourceSet = r.defaultLeadSource(), r.DefaultLeadSource != 0
+	out.ExchangeRates = eachOf(r.ExchangeRates, func(x RateRec) property.ExchangeRate {
+		return property.ExchangeRate{Currency: x.Currency, Rate: decimal.RequireFromString(x.Rate)}
+	})
+	out.Categories, out.Tags = eachOf(r.Categories, group), eachOf(r.Tags, group)
+	out.Promotions = eachOf(r.Promotions, func(p PromotionRec) property.Promotion {
+		x := property.Promotion{Code: p.Code, Name: p.Name, Type: property.PromotionType(p.Type), Amount: decimal.RequireFromString(p.Amount),
+			MinNights: p.MinNights, UsageLimit: p.UsageLimit, Properties: nonNil(p.Properties)}
+		x.Start, _ = time.Parse(time.DateOnly, p.StartDate)
+		if p.EndDate != "" {
+			x.End, _ = time.Parse(time.DateOnly, p.EndDate)
+		}
+		return x
+	})
 	return out
+}
+
+func group(g GroupRec) property.Group {
+	langs := g.Languages
+	if langs == nil {
+		langs = map[string]string{}
+	}
+	return property.Group{ID: g.ID, Name: g.Name, ShowSearchEngine: g.ShowSearchEngine, Languages: langs, Properties: nonNil(g.Properties)}
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

@@ -47,9 +47,11 @@ type Store struct {
 	media    *mongo.GridFSBucket
 	ids      *mongostore.Sequence
 	photoIDs *mongostore.Sequence
-	box      *seal.Box
-	outbox   *outbox.Outbox
-	now      func() time.Time
+	// categoryIDs and tagIDs number the accounts' categories and tags.
+	categoryIDs, tagIDs *mongostore.Sequence
+	box                 *seal.Box
+	outbox              *outbox.Outbox
+	now                 func() time.Time
 	// locks serialize this process's updates of one property or settings document
 	// (mongostore.DocLocks: the embedded store would lose one of two concurrent updates).
 	locks *mongostore.DocLocks
@@ -65,15 +67,17 @@ func New(ctx context.Context, db *mongo.Database, box *seal.Box) (*Store, error)
 	}
 	counters := db.Collection(collCounters)
 	return &Store{
-		props:    db.Collection(collProperties),
-		codes:    db.Collection(collCodes),
-		settings: db.Collection(collSettings),
-		media:    db.GridFSBucket(options.GridFSBucket().SetName(mediaBucket).SetChunkSizeBytes(2 << 20)),
-		ids:      mongostore.NewSequence(counters, "property", 10),
-		photoIDs: mongostore.NewSequence(counters, "photo", 10),
-		locks:    mongostore.NewDocLocks(),
-		box:      box,
-		now:      func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
+		props:       db.Collection(collProperties),
+		codes:       db.Collection(collCodes),
+		settings:    db.Collection(collSettings),
+		media:       db.GridFSBucket(options.GridFSBucket().SetName(mediaBucket).SetChunkSizeBytes(2 << 20)),
+		ids:         mongostore.NewSequence(counters, "property", 10),
+		photoIDs:    mongostore.NewSequence(counters, "photo", 10),
+		categoryIDs: mongostore.NewSequence(counters, "category", 10),
+		tagIDs:      mongostore.NewSequence(counters, "tag", 10),
+		locks:       mongostore.NewDocLocks(),
+		box:         box,
+		now:         func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
 	}, nil
 }
 
