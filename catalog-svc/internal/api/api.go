@@ -46,6 +46,7 @@ func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
 	b.Post("/getpropertyinfo", a.getPropertyInfo)
 	b.Post("/getcalendar", a.getCalendar)
 	b.Post("/getreservations", a.getReservations)
+	b.Post("/getdiscounts", a.getDiscounts)
 
 	// Edge forwards owner-token reads as POST with a JSON body (readInput); GET with the
 	// parameters in the query is what it sent before and stays served during an upgrade.
@@ -58,6 +59,8 @@ func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
 		"property-gallery":           a.propertyGallery,
 		"property-amenity":           a.propertyAmenity,
 		"property-detail":            a.propertyDetail,
+		"get-all-property-info":      a.propertyDetail,
+		"property-category":          a.propertyCategory,
 	} {
 		r.Post("/"+name, h)
 		r.Get("/"+name, h)
