@@ -48,7 +48,12 @@ type Account struct {
 	Status Status
 	// Sandbox accounts try vros out: their card payments reach only the test gateway
 	// (docs/accounts.md). Set at creation.
-	Sandbox   bool
+	Sandbox bool
+	// LegacyOff turns the account's legacy_credentials setting off: interface A then
+	// accepts only the dedicated service pair, not the interface B key/pass that the
+	// original's clients send as 365villaskey/365villaspass (docs/accounts.md). The zero
+	// value is on, the default, for new accounts and for those stored before the setting.
+	LegacyOff bool
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	// Identifiers are the public halves of the credentials (the Basic user name, the

@@ -25,6 +25,8 @@ type Repository interface {
 	// credentials replaced stop authenticating when it returns.
 	Replace(ctx context.Context, id string, creds []Credential) (Account, error)
 	SetStatus(ctx context.Context, id string, st Status) (Account, error)
+	// SetLegacy turns the account's legacy_credentials setting on or off.
+	SetLegacy(ctx context.Context, id string, on bool) (Account, error)
 }
 
 // ErrUnauthorized is any failed authentication; callers never learn which half was wrong.
@@ -68,6 +70,7 @@ type cached struct {
 	cred    Credential
 	status  Status
 	sandbox bool
+	legacy  bool // the account's legacy_credentials setting
 }
 
 func (c cached) result() (tenancy.Tenant, error) {
@@ -161,6 +164,35 @@ func (s *Service) SetStatus(ctx context.Context, id string, st Status) (Account,
 	return a, err
 }
 
+// SetLegacy turns the account's legacy_credentials setting on or off, through this replica
+// at once and through the others within their CacheTTL (they cache the setting with the
+// account's credentials).
+func (s *Service) SetLegacy(ctx context.Context, id string, on bool) (Account, error) {
+	a, err := s.repo.SetLegacy(ctx, id, on)
+	s.forget(id)
+	return a, err
+}
+
+// AuthenticatePair authenticates the pair interface A sends beside HTTP Basic: the
+// account's dedicated service pair (kind ServiceKey), or, when the account's
+// legacy_credentials setting is on, its interface B key/pass (kind Key), as the original's
+// clients send them. Both kinds are always asked, so that the cost does not tell which one
+// an identifier is; each refusal is remembered as Authenticate's are.
+func (s *Service) AuthenticatePair(ctx context.Context, identifier, secret string) (tenancy.Tenant, error) {
+	t, err := s.Authenticate(ctx, ServiceKey, identifier, secret)
+	if !errors.Is(err, ErrUnauthorized) {
+		return t, err
+	}
+	c, err := s.authenticate(ctx, Key, identifier, secret)
+	if err != nil {
+		return tenancy.Tenant{}, err
+	}
+	if !c.legacy {
+		return tenancy.Tenant{}, ErrUnauthorized
+	}
+	return c.result()
+}
+
 // decoy stands in for a credential that does not exist, so that refusing an unknown
 // identifier compares a hash just as refusing a wrong secret does.
 var decoy = Credential{SecretHash: Hash("no such credential")}
@@ -175,27 +207,36 @@ var decoy = Credential{SecretHash: Hash("no such credential")}
 // tell which identifiers exist, and a flood of one bad credential never reaches MongoDB. A
 // success costs two lookups, or none when cached.
 func (s *Service) Authenticate(ctx context.Context, kind Kind, identifier, secret string) (tenancy.Tenant, error) {
+	c, err := s.authenticate(ctx, kind, identifier, secret)
+	if err != nil {
+		return tenancy.Tenant{}, err
+	}
+	return c.result()
+}
+
+// authenticate is Authenticate's lookup: the credential and what the account says of it.
+func (s *Service) authenticate(ctx context.Context, kind Kind, identifier, secret string) (cached, error) {
 	if secret == "" || len(secret) > 256 {
-		return tenancy.Tenant{}, ErrUnauthorized
+		return cached{}, ErrUnauthorized
 	}
 	hash := Hash(secret)
 	if kind == OwnerToken {
 		identifier = hash
 	}
 	if identifier == "" || len(identifier) > 128 {
-		return tenancy.Tenant{}, ErrUnauthorized
+		return cached{}, ErrUnauthorized
 	}
 	key := string(kind) + ":" + identifier
 	if s.cache != nil {
 		if c, ok := s.cache.Get(key); ok && c.cred.matchesHash(hash) {
-			return c.result()
+			return c, nil
 		}
 	}
 	// Past the cache (where a success costs nothing more): a credential refused lately is
 	// refused again without a lookup.
 	refusal := key + ":" + hash
 	if s.refused != nil && s.refused.Contains(refusal) {
-		return tenancy.Tenant{}, ErrUnauthorized
+		return cached{}, ErrUnauthorized
 	}
 	// A miss, or a cached identifier with a wrong secret: ask the store either way (see
 	// above; the per-address failure throttle bounds what that costs).
@@ -203,7 +244,7 @@ func (s *Service) Authenticate(ctx context.Context, kind Kind, identifier, secre
 	cred, err := s.repo.Credential(ctx, kind, identifier)
 	found := err == nil
 	if err != nil && !errors.Is(err, ErrNotFound) {
-		return tenancy.Tenant{}, fmt.Errorf("credential lookup: %w", err)
+		return cached{}, fmt.Errorf("credential lookup: %w", err)
 	}
 	if !found {
 		cred = decoy
@@ -212,21 +253,21 @@ func (s *Service) Authenticate(ctx context.Context, kind Kind, identifier, secre
 		if s.refused != nil {
 			s.refused.Add(refusal, struct{}{})
 		}
-		return tenancy.Tenant{}, ErrUnauthorized
+		return cached{}, ErrUnauthorized
 	}
 	a, err := s.repo.Get(ctx, cred.AccountID)
 	if errors.Is(err, ErrNotFound) {
-		return tenancy.Tenant{}, ErrUnauthorized
+		return cached{}, ErrUnauthorized
 	}
 	if err != nil {
-		return tenancy.Tenant{}, fmt.Errorf("account lookup: %w", err)
+		return cached{}, fmt.Errorf("account lookup: %w", err)
 	}
 	if !a.Lists(cred) {
-		return tenancy.Tenant{}, ErrUnauthorized
+		return cached{}, ErrUnauthorized
 	}
-	c := cached{cred: cred, status: a.Status, sandbox: a.Sandbox}
+	c := cached{cred: cred, status: a.Status, sandbox: a.Sandbox, legacy: !a.LegacyOff}
 	s.remember(key, c, epoch)
-	return c.result()
+	return c, nil
 }
 
 func (s *Service) currentEpoch() uint64 {

@@ -419,3 +419,82 @@ func TestRepeatedRefusalsNeverReachTheStore(t *testing.T) {
 		t.Fatalf("the right secret after the flood: %q, %v", got, err)
 	}
 }
+
+// TestLegacyCredentials: AuthenticatePair takes the dedicated service pair always, and the
+// interface B key/pass only while the account's legacy_credentials setting is on (the
+// default, also for an account stored before the setting). A switch takes effect at once on
+// the replica that made it and within CacheTTL on another one that cached the account.
+func TestLegacyCredentials(t *testing.T) {
+	ctx := context.Background()
+	const ttl = 300 * time.Millisecond
+	one := account.NewService(store, account.Options{CacheTTL: ttl})
+	two := account.NewService(store, account.Options{CacheTTL: ttl})
+	a, s, err := one.Create(ctx, "legacy", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.LegacyOff {
+		t.Fatal("a new account has legacy_credentials off")
+	}
+	if got, err := store.Get(ctx, a.ID); err != nil || got.LegacyOff {
+		t.Fatalf("stored account: legacy off %v, %v", got.LegacyOff, err)
+	}
+	svc, key := s[1], s[2]
+	pair := func(svc *account.Service, sec account.Secret) error {
+		got, err := svc.AuthenticatePair(ctx, sec.Identifier, sec.Secret)
+		if err == nil && got.AccountID != a.ID {
+			t.Fatalf("authenticated as %s, want %s", got.AccountID, a.ID)
+		}
+		return err
+	}
+	for _, r := range []*account.Service{one, two} {
+		if err := pair(r, svc); err != nil {
+			t.Fatalf("service pair: %v", err)
+		}
+		if err := pair(r, key); err != nil {
+			t.Fatalf("B pair, legacy on: %v", err)
+		}
+	}
+	for _, wrong := range []account.Secret{{Identifier: key.Identifier, Secret: "wrong"}, {Identifier: s[0].Identifier, Secret: s[0].Secret}} {
+		if err := pair(one, wrong); !errors.Is(err, account.ErrUnauthorized) {
+			t.Fatalf("%s: %v, want ErrUnauthorized", wrong.Identifier, err)
+		}
+	}
+	off, err := one.SetLegacy(ctx, a.ID, false)
+	if err != nil || !off.LegacyOff {
+		t.Fatalf("SetLegacy off: %+v, %v", off, err)
+	}
+	if err := pair(one, key); !errors.Is(err, account.ErrUnauthorized) {
+		t.Fatalf("B pair on the replica that switched it off: %v, want ErrUnauthorized", err)
+	}
+	if err := pair(one, svc); err != nil {
+		t.Fatalf("service pair, legacy off: %v", err)
+	}
+	if _, err := one.Authenticate(ctx, account.Key, key.Identifier, key.Secret); err != nil {
+		t.Fatalf("the B pair on interface B, legacy off: %v", err)
+	}
+	// The other replica trusts what it cached for at most its TTL.
+	deadline := time.Now().Add(ttl + 200*time.Millisecond)
+	for pair(two, key) == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the other replica still takes the B pair past its cache TTL")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := one.SetLegacy(ctx, a.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := pair(one, key); err != nil {
+		t.Fatalf("B pair, switched on again: %v", err)
+	}
+	if _, err := one.SetLegacy(ctx, "no-such-account", true); !errors.Is(err, account.ErrNotFound) {
+		t.Fatalf("SetLegacy of an unknown account: %v, want ErrNotFound", err)
+	}
+	// A revoked account is refused as revoked through the B pair too.
+	if _, err := one.SetStatus(ctx, a.ID, account.Revoked); err != nil {
+		t.Fatal(err)
+	}
+	if err := pair(one, key); !errors.Is(err, account.ErrRevoked) {
+		t.Fatalf("B pair of a revoked account: %v, want ErrRevoked", err)
+	}
+}

@@ -48,10 +48,12 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 }
 
 type accountDoc struct {
-	ID          string            `bson:"_id"`
-	Name        string            `bson:"name"`
-	Status      string            `bson:"status"`
-	Sandbox     bool              `bson:"sandbox,omitempty"`
+	ID      string `bson:"_id"`
+	Name    string `bson:"name"`
+	Status  string `bson:"status"`
+	Sandbox bool   `bson:"sandbox,omitempty"`
+	// LegacyOff: absent (on) in every account stored before the setting existed.
+	LegacyOff   bool              `bson:"legacy_credentials_off,omitempty"`
 	CreatedAt   time.Time         `bson:"created_at"`
 	UpdatedAt   time.Time         `bson:"updated_at"`
 	Identifiers map[string]string `bson:"identifiers"`
@@ -102,7 +104,7 @@ func (s *Store) putCredentials(ctx context.Context, creds []account.Credential) 
 }
 
 func toDoc(a account.Account, creds []account.Credential) accountDoc {
-	doc := accountDoc{ID: a.ID, Name: a.Name, Status: string(a.Status), Sandbox: a.Sandbox, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
+	doc := accountDoc{ID: a.ID, Name: a.Name, Status: string(a.Status), Sandbox: a.Sandbox, LegacyOff: a.LegacyOff, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
 		Identifiers: map[string]string{}}
 	for k, v := range a.Identifiers {
 		doc.Identifiers[string(k)] = v
@@ -136,7 +138,7 @@ func (s *Store) get(ctx context.Context, id string) (accountDoc, error) {
 }
 
 func fromDoc(d accountDoc) account.Account {
-	a := account.Account{ID: d.ID, Name: d.Name, Status: account.Status(d.Status), Sandbox: d.Sandbox, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
+	a := account.Account{ID: d.ID, Name: d.Name, Status: account.Status(d.Status), Sandbox: d.Sandbox, LegacyOff: d.LegacyOff, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
 		Identifiers: map[account.Kind]string{}, TokenHash: d.TokenHash}
 	for k, v := range d.Identifiers {
 		a.Identifiers[account.Kind(k)] = v
@@ -244,11 +246,21 @@ func (s *Store) lock(id string) (unlock func()) { return s.locks.Lock(id) }
 
 // SetStatus changes an account's status.
 func (s *Store) SetStatus(ctx context.Context, id string, st account.Status) (account.Account, error) {
+	return s.set(ctx, id, bson.E{Key: "status", Value: string(st)})
+}
+
+// SetLegacy turns the account's legacy_credentials setting on or off.
+func (s *Store) SetLegacy(ctx context.Context, id string, on bool) (account.Account, error) {
+	return s.set(ctx, id, bson.E{Key: "legacy_credentials_off", Value: !on})
+}
+
+// set changes one field of an account and its updated_at.
+func (s *Store) set(ctx context.Context, id string, field bson.E) (account.Account, error) {
 	unlock := s.lock(id)
 	defer unlock()
 	var d accountDoc
 	err := s.accounts.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: id}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: string(st)}, {Key: "updated_at", Value: time.Now().UTC().Truncate(time.Millisecond)}}}},
+		bson.D{{Key: "$set", Value: bson.D{field, {Key: "updated_at", Value: time.Now().UTC().Truncate(time.Millisecond)}}}},
 		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&d)
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return account.Account{}, account.ErrNotFound

@@ -69,6 +69,7 @@ func (a *API) Register(app *fiber.App) {
 	g.Post("/accounts/:id/rotate", a.rotate)
 	g.Post("/accounts/:id/revoke", a.status(account.Revoked))
 	g.Post("/accounts/:id/reinstate", a.status(account.Active))
+	g.Post("/accounts/:id/settings", a.settings)
 }
 
 func (a *API) auth(c *fiber.Ctx) error {
@@ -106,17 +107,19 @@ type Credentials struct {
 }
 
 type accountView struct {
-	AccountID   string            `json:"account_id"`
-	Name        string            `json:"name"`
-	Status      string            `json:"status"`
-	Sandbox     bool              `json:"sandbox"`
-	CreatedAt   time.Time         `json:"created_at"`
-	UpdatedAt   time.Time         `json:"updated_at"`
-	Identifiers map[string]string `json:"identifiers"`
+	AccountID         string            `json:"account_id"`
+	Name              string            `json:"name"`
+	Status            string            `json:"status"`
+	Sandbox           bool              `json:"sandbox"`
+	LegacyCredentials bool              `json:"legacy_credentials"`
+	CreatedAt         time.Time         `json:"created_at"`
+	UpdatedAt         time.Time         `json:"updated_at"`
+	Identifiers       map[string]string `json:"identifiers"`
 }
 
 func view(acc account.Account) accountView {
-	v := accountView{AccountID: acc.ID, Name: acc.Name, Status: string(acc.Status), Sandbox: acc.Sandbox, CreatedAt: acc.CreatedAt,
+	v := accountView{AccountID: acc.ID, Name: acc.Name, Status: string(acc.Status), Sandbox: acc.Sandbox,
+		LegacyCredentials: !acc.LegacyOff, CreatedAt: acc.CreatedAt,
 		UpdatedAt: acc.UpdatedAt, Identifiers: map[string]string{}}
 	for k, id := range acc.Identifiers {
 		v.Identifiers[string(k)] = id
@@ -226,6 +229,29 @@ func (a *API) status(st account.Status) fiber.Handler {
 		}
 		return httpapi.A(c, view(acc))
 	}
+}
+
+// settings: POST /admin/v1/accounts/{id}/settings {"legacy_credentials": false} → the
+// account. legacy_credentials (on by default) lets interface A take the account's
+// interface B key/pass as its service pair (docs/accounts.md); the change takes effect
+// through this replica at once, through the others within their credential cache TTL.
+func (a *API) settings(c *fiber.Ctx) error {
+	var v fields.Violations
+	obj := fields.Parse(c.Body(), "", &v)
+	legacy, _ := obj.Bool("legacy_credentials", true)
+	for _, k := range obj.Keys() {
+		if k != "legacy_credentials" {
+			v.Add(k, "is not an account setting (settings: legacy_credentials)")
+		}
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	acc, err := a.accounts.SetLegacy(c.UserContext(), c.Params("id"), legacy)
+	if err != nil {
+		return notFound(err, c.Params("id"))
+	}
+	return httpapi.A(c, view(acc))
 }
 
 func notFound(err error, id string) error {
