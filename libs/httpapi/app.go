@@ -95,6 +95,11 @@ func New(o Options) *fiber.App {
 		// handler keeps (a cache key, a log attribute, a goroutine's argument, a metric
 		// label) can change under it when the buffer serves the next request.
 		Immutable: true,
+		// A multipart body is read by the handler that wants it (edge turns it into JSON),
+		// not parsed by fasthttp while the request is read: that would refuse a malformed one
+		// before any handler could answer it in its interface's envelope, and write file
+		// parts to temporary files.
+		DisablePreParseMultipartForm: true,
 	}
 	if len(proxies) > 0 {
 		cfg.ProxyHeader = fiber.HeaderXForwardedFor

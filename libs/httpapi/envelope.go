@@ -33,6 +33,33 @@ func Use(e Envelope) fiber.Handler {
 	}
 }
 
+const outcomesOKKey = "vros.outcomes-ok"
+
+// ApplicationOutcomesOK makes the routes behind it answer every application outcome with
+// HTTP 200, its envelope telling the outcome (interface B at edge: the original's clients
+// read only the body of a 200). Errors the handler returns and answers it forwards alike;
+// only transport failures keep their code (see Transport).
+func ApplicationOutcomesOK(c *fiber.Ctx) error {
+	c.Locals(outcomesOKKey, true)
+	err := c.Next()
+	if err == nil && !Transport(c.Response().StatusCode()) && c.Response().StatusCode() >= 400 {
+		c.Status(fiber.StatusOK)
+	}
+	return err
+}
+
+// Transport reports whether an HTTP status is a transport failure rather than an
+// application outcome: request timeout (408), body, target or headers too large (413, 414,
+// 431), too many requests (429), and every 5xx.
+func Transport(code int) bool {
+	switch code {
+	case fiber.StatusRequestTimeout, fiber.StatusRequestEntityTooLarge, fiber.StatusRequestURITooLong,
+		fiber.StatusTooManyRequests, fiber.StatusRequestHeaderFieldsTooLarge:
+		return true
+	}
+	return code >= 500
+}
+
 type aSuccess struct {
 	Code int `json:"code"`
 	Data any `json:"data,omitempty"`
@@ -90,7 +117,11 @@ func errorHandler(log *slog.Logger, envelopeFor func(path string) Envelope, read
 				slog.Int("status", e.HTTP), slog.String("error_type", e.Type), slog.String("request_id", RequestID(c)))
 		}
 		if env == EnvelopeB {
-			return c.Status(e.HTTP).JSON(bResponse{Status: e.Status, Message: e.Message, Errors: e.Violations})
+			code := e.HTTP
+			if ok, _ := c.Locals(outcomesOKKey).(bool); ok && !Transport(code) && code >= 400 {
+				code = fiber.StatusOK
+			}
+			return c.Status(code).JSON(bResponse{Status: e.Status, Message: e.Message, Errors: e.Violations})
 		}
 		return c.Status(e.HTTP).JSON(aError{Code: e.HTTP, ErrorType: e.Type, ErrorMessage: e.Message, Errors: e.Violations})
 	}
