@@ -61,7 +61,7 @@ func TestNoPublicURLNoCredentials(t *testing.T) {
 	}
 	// The refused rotation changed nothing: the first credentials still work.
 	if a := bare.send(t, http.MethodPost, "/vros/external-booking", nil,
-		fmt.Sprintf(`{"key":%q,"pass":%q,"action":"gettax"}`, acc.Key, acc.Pass)); a.code == http.StatusUnauthorized {
+		fmt.Sprintf(`{"key":%q,"pass":%q,"action":"gettax"}`, acc.Key, acc.Pass)); a.code != http.StatusServiceUnavailable {
 		t.Errorf("credentials refused after a refused rotation: %s", a.body)
 	}
 	if a := bare.admin(t, http.MethodGet, "/accounts/"+acc.AccountID, ""); a.code != http.StatusOK {
@@ -217,7 +217,7 @@ func TestAdminRotationRace(t *testing.T) {
 }
 
 // accepts reports whether edge authenticated the request: no service is deployed, so an
-// accepted caller gets 503 and a refused one 401.
+// accepted caller gets 503 (a refused one 401 on interface A, status 2 on HTTP 200 on B).
 func (e *testEdge) accepts(method, path string, header map[string]string, body string) bool {
 	req, err := http.NewRequestWithContext(context.Background(), method, e.url+path, strings.NewReader(body))
 	if err != nil {
@@ -231,7 +231,7 @@ func (e *testEdge) accepts(method, path string, header map[string]string, body s
 		return false
 	}
 	resp.Body.Close()
-	return resp.StatusCode != http.StatusUnauthorized
+	return resp.StatusCode == http.StatusServiceUnavailable
 }
 
 // acceptsA reports whether interface A accepts the two pairs.
@@ -250,5 +250,71 @@ func use(e *testEdge, c issued) {
 	}
 	if c.OwnerToken != "" {
 		e.accepts(http.MethodGet, "/vros/api/default-config/owner_token/"+c.OwnerToken, nil, "")
+	}
+}
+
+// TestAdminLegacySetting: POST /admin/v1/accounts/{id}/settings switches the account's
+// legacy_credentials (on by default): on, interface A takes the interface B key/pass as its
+// service pair (as the headers 365villaskey/365villaspass, raw or base64); off, only the
+// dedicated service pair. A bad body is refused naming the field and changes nothing.
+func TestAdminLegacySetting(t *testing.T) {
+	e := start(t, Config{PublicURL: "https://api.example.com"})
+	acc := decodeIssued(t, e.admin(t, http.MethodPost, "/accounts", `{"name":"Legacy"}`))
+	legacy := func(a answer) bool {
+		t.Helper()
+		var out struct {
+			Data struct {
+				LegacyCredentials *bool `json:"legacy_credentials"`
+			} `json:"data"`
+		}
+		if a.code != http.StatusOK || json.Unmarshal(a.body, &out) != nil || out.Data.LegacyCredentials == nil {
+			t.Fatalf("want the account with legacy_credentials, got HTTP %d: %s", a.code, a.body)
+		}
+		return *out.Data.LegacyCredentials
+	}
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	villas := func(key, pass string) bool {
+		return e.accepts(http.MethodPost, "/api/property", map[string]string{
+			"Authorization": "Basic " + b64(acc.BasicUser+":"+acc.BasicPassword),
+			"365villaskey":  b64(key), "365villaspass": b64(pass), "Content-Type": "application/json",
+		}, `{"action":"list"}`)
+	}
+	if !legacy(e.admin(t, http.MethodGet, "/accounts/"+acc.AccountID, "")) {
+		t.Fatal("a new account has legacy_credentials off")
+	}
+	if !villas(acc.Key, acc.Pass) || !villas(acc.ServiceKey, acc.ServicePass) {
+		t.Fatal("legacy on: the B pair or the service pair is refused")
+	}
+	for _, bad := range []struct{ body, msg string }{
+		{`{}`, "legacy_credentials is required"},
+		{`{"legacy_credentials":"maybe"}`, "legacy_credentials must be a boolean"},
+		{`{"legacy_credentials":false,"sandbox":true}`, "sandbox is not an account setting"},
+		{`[1]`, "body must be a JSON object"},
+	} {
+		a := e.admin(t, http.MethodPost, "/accounts/"+acc.AccountID+"/settings", bad.body)
+		if _, msg := aError(t, a); a.code != http.StatusBadRequest || !strings.Contains(msg, bad.msg) {
+			t.Errorf("%s: HTTP %d %q, want 400 naming %q", bad.body, a.code, msg, bad.msg)
+		}
+	}
+	if !villas(acc.Key, acc.Pass) {
+		t.Fatal("a refused settings change switched legacy_credentials off")
+	}
+	if legacy(e.admin(t, http.MethodPost, "/accounts/"+acc.AccountID+"/settings", `{"legacy_credentials":false}`)) {
+		t.Fatal("switched off, the account still says on")
+	}
+	if villas(acc.Key, acc.Pass) {
+		t.Error("legacy off: the B pair is still accepted")
+	}
+	if !villas(acc.ServiceKey, acc.ServicePass) {
+		t.Error("legacy off: the service pair is refused")
+	}
+	if legacy(e.admin(t, http.MethodGet, "/accounts/"+acc.AccountID, "")) {
+		t.Error("GET shows legacy_credentials on after switching it off")
+	}
+	if !legacy(e.admin(t, http.MethodPost, "/accounts/"+acc.AccountID+"/settings", `{"legacy_credentials":"1"}`)) || !villas(acc.Key, acc.Pass) {
+		t.Error("switched on again: the B pair is refused")
+	}
+	if a := e.admin(t, http.MethodPost, "/accounts/999999999/settings", `{"legacy_credentials":true}`); a.code != http.StatusNotFound {
+		t.Errorf("unknown account: HTTP %d: %s", a.code, a.body)
 	}
 }

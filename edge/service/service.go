@@ -104,7 +104,7 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 			gateway.PropertySvc: cfg.PropertyURL, gateway.BookingSvc: cfg.BookingURL, gateway.CatalogSvc: cfg.CatalogURL,
 		},
 		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst,
-		Failures: failures, Tracer: tel.Tracer,
+		Failures: failures, Tracer: tel.Tracer, PublicURL: cfg.PublicURL,
 	}, accounts, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()), tel.Propagator)
 	if err != nil {
 		return fmt.Errorf("edge: %w", err)

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -17,7 +16,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vros/vros/edge/internal/account"
-	"github.com/vros/vros/edge/internal/phpform"
 	"github.com/vros/vros/edge/internal/throttle"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/tenancy"
@@ -35,6 +33,9 @@ type Config struct {
 	Failures *throttle.Failures
 	// Tracer starts the client span of each forwarded request (nil: none).
 	Tracer trace.Tracer
+	// PublicURL is edge's public base URL (VROS_EDGE_PUBLIC_URL, no trailing slash), sent to
+	// catalog-svc with every read for its links; empty: the request's own base URL.
+	PublicURL string
 }
 
 // Gateway serves the public routes.
@@ -43,11 +44,12 @@ type Gateway struct {
 	upstreams map[Upstream]*upstream
 	limits    *throttle.Buckets
 	failures  *throttle.Failures
+	publicURL string
 }
 
 // New builds the gateway.
 func New(cfg Config, accounts *account.Service, signer *tenancy.Signer, prop propagation.TextMapPropagator) (*Gateway, error) {
-	g := &Gateway{accounts: accounts, upstreams: map[Upstream]*upstream{}, failures: cfg.Failures,
+	g := &Gateway{accounts: accounts, upstreams: map[Upstream]*upstream{}, failures: cfg.Failures, publicURL: strings.TrimRight(cfg.PublicURL, "/"),
 		limits: throttle.New(cfg.RateLimitRPS, cfg.RateLimitBurst, throttle.DefaultKeys)}
 	for name, raw := range cfg.ServiceURLs {
 		if raw == "" {
@@ -76,11 +78,15 @@ func (g *Gateway) Register(app *fiber.App) {
 	a := app.Group("/api", httpapi.Use(httpapi.EnvelopeA))
 	a.Post("/:resource", g.interfaceA)
 
-	b := app.Group("/vros", httpapi.Use(httpapi.EnvelopeB))
+	// Interface B answers every application outcome with HTTP 200, as the original's
+	// clients read only a 200's body (docs/interface-b.md).
+	b := app.Group("/vros", httpapi.Use(httpapi.EnvelopeB), httpapi.ApplicationOutcomesOK)
 	b.Post("/external-booking", g.interfaceB)
 	b.Post("/external-booking/", g.interfaceB)
-	b.Get("/api/:name/owner_token/:token", g.read)
-	b.Get("/api/:name/owner_token/:token/property/:id", g.read)
+	for _, p := range []string{"/api/:name/owner_token/:token", "/api/:name/owner_token/:token/property/:id"} {
+		b.Get(p, g.read)
+		b.Post(p, g.read)
+	}
 
 	app.Get("/media/:key/:file", g.media)
 }
@@ -105,12 +111,16 @@ func (g *Gateway) interfaceA(c *fiber.Ctx) error {
 	if len(body) > r.bodyLimit {
 		return httpapi.TooLarge(r.bodyLimit)
 	}
+	body, err := jsonBody(c, body, r.bodyLimit)
+	if err != nil {
+		return err
+	}
 	acc, err := g.authenticateA(c, body)
 	if err != nil {
 		return err
 	}
 	if !g.limits.Allow(acc.AccountID) {
-		return httpapi.RateLimited()
+		return rateLimited(c)
 	}
 	u, err := g.upstream(r.service, "resource "+name)
 	if err != nil {
@@ -127,23 +137,15 @@ func (g *Gateway) authenticateA(c *fiber.Ctx, body []byte) (tenancy.Tenant, erro
 	if !ok {
 		return tenancy.Tenant{}, httpapi.Unauthorized("HTTP Basic credentials are required")
 	}
-	key, pass := c.Get("servicekey"), c.Get("servicepass")
-	if key == "" && pass == "" {
-		var f struct {
-			ServiceKey  string `json:"servicekey"`
-			ServicePass string `json:"servicepass"`
-		}
-		_ = json.Unmarshal(body, &f) // a body that is not JSON fails later, with its own message
-		key, pass = f.ServiceKey, f.ServicePass
-	}
+	key, pass := servicePair(c, body)
 	if key == "" || pass == "" {
-		return tenancy.Tenant{}, httpapi.Unauthorized("servicekey and servicepass are required")
+		return tenancy.Tenant{}, httpapi.Unauthorized("servicekey and servicepass are required (headers or body fields; or the headers 365villaskey and 365villaspass)")
 	}
 	a1, err := g.check(c, account.Basic, user, password)
 	if err != nil {
 		return tenancy.Tenant{}, err
 	}
-	a2, err := g.check(c, account.ServiceKey, key, pass)
+	a2, err := g.checkPair(c, key, pass)
 	if err != nil {
 		return tenancy.Tenant{}, err
 	}
@@ -152,6 +154,77 @@ func (g *Gateway) authenticateA(c *fiber.Ctx, body []byte) (tenancy.Tenant, erro
 		return tenancy.Tenant{}, httpapi.Unauthorized("invalid credentials")
 	}
 	return a1, nil
+}
+
+// servicePair is interface A's second credential: the headers servicekey/servicepass, else
+// the headers 365villaskey/365villaspass (the original's docs), else the body fields
+// servicekey/servicepass.
+func servicePair(c *fiber.Ctx, body []byte) (key, pass string) {
+	for _, h := range [][2]string{{"servicekey", "servicepass"}, {"365villaskey", "365villaspass"}} {
+		if key, pass = strings.TrimSpace(c.Get(h[0])), strings.TrimSpace(c.Get(h[1])); key != "" || pass != "" {
+			return key, pass
+		}
+	}
+	var f struct {
+		ServiceKey  any `json:"servicekey"`
+		ServicePass any `json:"servicepass"`
+	}
+	_ = json.Unmarshal(body, &f) // a body that is not JSON fails later, with its own message
+	k, _ := f.ServiceKey.(string)
+	p, _ := f.ServicePass.(string)
+	return k, p
+}
+
+// checkPair authenticates interface A's service pair, sent as it is or base64-encoded (the
+// original's docs send base64 text): the raw values are tried first, then the decoded ones.
+// Either may be the dedicated service pair or, when the account's legacy_credentials setting
+// is on, its interface B key/pass (account.Service.AuthenticatePair). A refusal counts as
+// one failed authentication, however many forms were tried.
+func (g *Gateway) checkPair(c *fiber.Ctx, key, pass string) (tenancy.Tenant, error) {
+	tries := [][2]string{{key, pass}}
+	if k, p := unbase64(key), unbase64(pass); k != key || p != pass {
+		tries = append(tries, [2]string{k, p})
+	}
+	for _, t := range tries {
+		acc, err := g.accounts.AuthenticatePair(c.UserContext(), t[0], t[1])
+		switch {
+		case errors.Is(err, account.ErrUnauthorized):
+			continue
+		case errors.Is(err, account.ErrRevoked):
+			return tenancy.Tenant{}, httpapi.Unauthorized("account is revoked")
+		}
+		return acc, err
+	}
+	g.failures.Failed(c)
+	return tenancy.Tenant{}, httpapi.Unauthorized("invalid credentials")
+}
+
+// unbase64 is s decoded from base64 (padded or not) when that gives printable ASCII text,
+// else s.
+func unbase64(s string) string {
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		b, err := enc.DecodeString(s)
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		printable := true
+		for _, ch := range b {
+			if ch <= ' ' || ch > '~' {
+				printable = false
+				break
+			}
+		}
+		if printable {
+			return string(b)
+		}
+	}
+	return s
+}
+
+// rateLimited refuses a request over its account's rate, telling the client when to retry.
+func rateLimited(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderRetryAfter, "1")
+	return httpapi.RateLimited()
 }
 
 // check authenticates one credential. Callers run g.failures.Check first: a client
@@ -190,6 +263,32 @@ type bEnvelope struct {
 	Key    string `json:"key"`
 	Pass   string `json:"pass"`
 	Action string `json:"action"`
+	// PricingArray and CreatedDate route the original's getpropertyinfo examples (see
+	// route).
+	PricingArray json.RawMessage `json:"pricingArray"`
+	CreatedDate  json.RawMessage `json:"createdDate"`
+}
+
+// route is the action a body asks for. The original's examples of setprices_minnights and
+// getreservations send action getpropertyinfo: one that carries pricingArray is a price
+// push (never answered Success while the prices are dropped), one that carries createdDate
+// a reservations read.
+func (e bEnvelope) route() string {
+	if e.Action == "getpropertyinfo" {
+		switch {
+		case sent(e.PricingArray):
+			return "setprices_minnights"
+		case sent(e.CreatedDate):
+			return "getreservations"
+		}
+	}
+	return e.Action
+}
+
+// sent reports whether a member was sent with a value (not absent, null or "").
+func sent(raw json.RawMessage) bool {
+	v := string(bytes.TrimSpace(raw))
+	return v != "" && v != "null" && v != `""`
 }
 
 // interfaceB: POST /vros/external-booking, the action in the body, key/pass in the body;
@@ -202,14 +301,9 @@ func (g *Gateway) interfaceB(c *fiber.Ctx) error {
 	if len(body) == 0 {
 		return httpapi.BadRequest("request body is empty; send a JSON object with key, pass and action")
 	}
-	if strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationForm) {
-		form, err := phpform.Parse(string(body))
-		if err != nil {
-			return httpapi.BadRequest(err.Error())
-		}
-		if body, err = json.Marshal(form); err != nil {
-			return err
-		}
+	body, err := jsonBody(c, body, bodyLimitB)
+	if err != nil {
+		return err
 	}
 	var env bEnvelope
 	if err := json.Unmarshal(body, &env); err != nil {
@@ -230,12 +324,12 @@ func (g *Gateway) interfaceB(c *fiber.Ctx) error {
 		return err
 	}
 	if !g.limits.Allow(acc.AccountID) {
-		return httpapi.RateLimited()
+		return rateLimited(c)
 	}
 	if env.Action == "" {
 		return httpapi.InvalidField("action", "is required")
 	}
-	act, ok := actions[env.Action]
+	act, ok := actions[env.route()]
 	if !ok {
 		return &httpapi.Error{HTTP: fiber.StatusBadRequest, Type: "unknown_action", Status: httpapi.StatusUnknownAction,
 			Message: fmt.Sprintf("unknown action %q", env.Action)}
@@ -247,12 +341,17 @@ func (g *Gateway) interfaceB(c *fiber.Ctx) error {
 	return u.forward(c, fiber.MethodPost, "/internal/b/"+act.canonical, body, acc)
 }
 
-// read: GET /vros/api/{name}/owner_token/{token}[/property/{id}] (or ?property_id=).
+// read: GET or POST /vros/api/{name}/owner_token/{token}[/property/{id}], forwarded as
+// POST /internal/read/{name} with readParams' JSON object and X-Vros-Public-Base.
 func (g *Gateway) read(c *fiber.Ctx) error {
 	name := c.Params("name")
 	svc, ok := reads[name]
 	if !ok {
 		return httpapi.NotFound(httpapi.StatusNotFound, fmt.Sprintf("unknown endpoint %q", name))
+	}
+	body := withoutBOM(c.Body())
+	if len(body) > bodyLimitRead {
+		return httpapi.TooLarge(bodyLimitRead)
 	}
 	if err := g.failures.Check(c); err != nil {
 		return err
@@ -262,22 +361,25 @@ func (g *Gateway) read(c *fiber.Ctx) error {
 		return err
 	}
 	if !g.limits.Allow(acc.AccountID) {
-		return httpapi.RateLimited()
+		return rateLimited(c)
 	}
 	u, err := g.upstream(svc, "endpoint "+name)
 	if err != nil {
 		return err
 	}
-	path := "/internal/read/" + name
-	id := c.Params("id")
-	if id == "" {
-		id = c.Query("property_id")
+	params, err := readParams(c, body)
+	if err != nil {
+		return err
 	}
-	if id != "" {
-		path += "?property_id=" + url.QueryEscape(id)
+	base, err := g.publicBase(c)
+	if err != nil {
+		return err
 	}
-	return u.forward(c, fiber.MethodGet, path, nil, acc)
+	return u.forward(c, fiber.MethodPost, "/internal/read/"+name, params, acc, HeaderPublicBase, base)
 }
+
+// HeaderPublicBase carries, to catalog-svc, the base URL of the links in a read's answer.
+const HeaderPublicBase = "X-Vros-Public-Base"
 
 // media: GET /media/{key}/{file}, public (websites embed photos); keys are unguessable.
 func (g *Gateway) media(c *fiber.Ctx) error {

@@ -47,8 +47,11 @@ type action struct {
 	canonical string
 }
 
-// bodyLimitB bounds every interface B JSON action.
-const bodyLimitB = 1 * mib
+// bodyLimitB bounds every interface B JSON action; bodyLimitRead an owner-token read's body.
+const (
+	bodyLimitB    = 1 * mib
+	bodyLimitRead = 64 * kib
+)
 
 // actions is every interface B action of the spec.
 var actions = map[string]action{
@@ -82,8 +85,8 @@ var actions = map[string]action{
 	"getdiscounts":         {CatalogSvc, "getdiscounts"},
 }
 
-// reads is every owner-token GET endpoint: GET /vros/api/{name}/owner_token/{token}
-// [/property/{id}] → {service}/internal/read/{name}?property_id={id}.
+// reads is every owner-token read: GET or POST /vros/api/{name}/owner_token/{token}
+// [/property/{id}] → POST {service}/internal/read/{name} with the parameters as JSON.
 var reads = map[string]Upstream{
 	"default-config":             CatalogSvc,
 	"get-all-amenity":            CatalogSvc,

@@ -227,9 +227,9 @@ func TestResourcesMatchDocs(t *testing.T) {
 	}
 }
 
-// TestRoutesReads: every owner-token GET endpoint of routes.go reaches its service at
-// /internal/read/{name}, with the property id of the path (or of ?property_id=) as a
-// query, signed for the path without it.
+// TestRoutesReads: every owner-token read of routes.go, sent as GET or POST, reaches its
+// service as POST /internal/read/{name} with a JSON object holding the property id of the
+// path (or of ?property_id=) as property_id, signed for that path.
 func TestRoutesReads(t *testing.T) {
 	e, s := startRoutedEdge(t)
 	routes := gateway.ReadRoutes()
@@ -241,23 +241,27 @@ func TestRoutesReads(t *testing.T) {
 		token := acc.creds[account.OwnerToken].Secret
 		for _, name := range sortedKeys(routes) {
 			base := "/vros/api/" + name + "/owner_token/" + token
-			for _, tc := range []struct{ path, query string }{
-				{base, ""},
-				{base + "/property/" + acc.id + "_7", "property_id=" + acc.id + "_7"},
-				{base + "?property_id=" + acc.id + "_8", "property_id=" + acc.id + "_8"},
-				{base + "?property_id=a%26b%3Dc", "property_id=a%26b%3Dc"},
+			for _, tc := range []struct{ method, path, body string }{
+				{http.MethodGet, base, `{}`},
+				{http.MethodGet, base + "/property/" + acc.id + "_7", `{"property_id":"` + acc.id + `_7"}`},
+				{http.MethodGet, base + "?property_id=" + acc.id + "_8", `{"property_id":"` + acc.id + `_8"}`},
+				{http.MethodGet, base + "?property_id=a%26b%3Dc", `{"property_id":"a\u0026b=c"}`},
+				{http.MethodPost, base + "/property/" + acc.id + "_9", `{"property_id":"` + acc.id + `_9"}`},
 			} {
-				a := e.send(t, "", http.MethodGet, tc.path, map[string]string{"If-None-Match": `"v1"`}, "")
+				a := e.send(t, "", tc.method, tc.path, map[string]string{"If-None-Match": `"v1"`}, "")
 				passed(t, a, routes[name])
 				r := s.one(t)
-				if r.service != routes[name] || r.method != http.MethodGet || r.path != "/internal/read/"+name || r.query != tc.query {
-					t.Errorf("%s reached %s %s %s?%s, want GET %s /internal/read/%s?%s", name, r.service, r.method, r.path, r.query, routes[name], name, tc.query)
+				if r.service != routes[name] || r.method != http.MethodPost || r.path != "/internal/read/"+name || r.query != "" {
+					t.Errorf("%s reached %s %s %s?%s, want POST %s /internal/read/%s", name, r.service, r.method, r.path, r.query, routes[name], name)
 				}
-				if len(r.body) != 0 {
-					t.Errorf("%s: a GET forwarded a body %q", name, r.body)
+				if string(r.body) != tc.body || r.header.Get("Content-Type") != "application/json" {
+					t.Errorf("%s %s: forwarded body %s (%s), want %s", tc.method, name, r.body, r.header.Get("Content-Type"), tc.body)
 				}
 				if got := r.header.Get("If-None-Match"); got != `"v1"` {
 					t.Errorf("%s: If-None-Match %q not forwarded", name, got)
+				}
+				if got := r.header.Get(gateway.HeaderPublicBase); got != e.url {
+					t.Errorf("%s: %s %q, want the request's own base %q", name, gateway.HeaderPublicBase, got, e.url)
 				}
 				wantSigned(t, r, acc)
 			}
@@ -277,7 +281,8 @@ func TestRouteMedia(t *testing.T) {
 }
 
 // TestUnknownRoutes: an unknown resource, action or endpoint answers in its interface's
-// envelope, with valid credentials, and reaches no service.
+// envelope (interface B's on HTTP 200, as every application outcome of B), with valid
+// credentials, and reaches no service.
 func TestUnknownRoutes(t *testing.T) {
 	e, s := startRoutedEdge(t)
 	acc := e.createAccount(t, false)
@@ -306,7 +311,7 @@ func TestUnknownRoutes(t *testing.T) {
 		s.take()
 		for _, path := range []string{"/vros/external-booking", "/vros/external-booking/"} {
 			for _, action := range []string{"nosuchaction", "internal", "../a/property", "create ", " gettax"} {
-				refusedB(t, e.send(t, "", http.MethodPost, path, jsonCT, bodyB(action)), 400, httpapi.StatusUnknownAction, "unknown action")
+				refusedB(t, e.send(t, "", http.MethodPost, path, jsonCT, bodyB(action)), 200, httpapi.StatusUnknownAction, "unknown action")
 				s.none(t)
 			}
 		}
@@ -320,21 +325,21 @@ func TestUnknownRoutes(t *testing.T) {
 			if _, listed := gateway.ActionRoutes()[upper]; listed {
 				continue
 			}
-			refusedB(t, e.send(t, "", http.MethodPost, "/vros/external-booking", jsonCT, bodyB(upper)), 400, httpapi.StatusUnknownAction, "unknown action")
+			refusedB(t, e.send(t, "", http.MethodPost, "/vros/external-booking", jsonCT, bodyB(upper)), 200, httpapi.StatusUnknownAction, "unknown action")
 			s.none(t)
 		}
 	})
 	t.Run("B missing action", func(t *testing.T) {
 		s.take()
 		refusedB(t, e.send(t, "", http.MethodPost, "/vros/external-booking", jsonCT,
-			fmt.Sprintf(`{"key":%q,"pass":%q}`, key.Identifier, key.Secret)), 400, httpapi.StatusInvalid, "action")
+			fmt.Sprintf(`{"key":%q,"pass":%q}`, key.Identifier, key.Secret)), 200, httpapi.StatusInvalid, "action")
 		s.none(t)
 	})
 	t.Run("B unknown endpoint", func(t *testing.T) {
 		s.take()
 		for _, name := range []string{"no-such-endpoint", "Default-Config", "getcalendar"} {
 			for _, suffix := range []string{"", "/property/7"} {
-				refusedB(t, e.send(t, "", http.MethodGet, "/vros/api/"+name+"/owner_token/"+token+suffix, nil, ""), 404, httpapi.StatusNotFound, "unknown endpoint")
+				refusedB(t, e.send(t, "", http.MethodGet, "/vros/api/"+name+"/owner_token/"+token+suffix, nil, ""), 200, httpapi.StatusNotFound, "unknown endpoint")
 				s.none(t)
 			}
 		}
@@ -347,7 +352,7 @@ func TestUnknownRoutes(t *testing.T) {
 			if strings.Contains(path, "external-booking") {
 				method = http.MethodPost
 			}
-			refusedB(t, e.send(t, "", method, path, jsonCT, bodyB("gettax")), 404, httpapi.StatusNotFound, "")
+			refusedB(t, e.send(t, "", method, path, jsonCT, bodyB("gettax")), 200, httpapi.StatusNotFound, "")
 			s.none(t)
 		}
 	})

@@ -65,8 +65,9 @@ func newUpstream(name Upstream, rawURL string, signer *tenancy.Signer, prop prop
 }
 
 // forward sends method path with body to the service on behalf of account (signed; empty
-// account for public routes) and copies the answer back to the client.
-func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, t tenancy.Tenant) error {
+// account for public routes), with the extra headers given as name, value pairs, and copies
+// the answer back to the client.
+func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, t tenancy.Tenant, extra ...string) error {
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
@@ -80,6 +81,9 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, t ten
 		req.SetBodyRaw(body)
 	}
 	req.Header.Set(httpapi.HeaderRequestID, httpapi.RequestID(c))
+	for i := 0; i+1 < len(extra); i += 2 {
+		req.Header.Set(extra[i], extra[i+1])
+	}
 	for _, h := range forwardedHeaders {
 		if v := c.Get(h); v != "" {
 			req.Header.Set(h, v)

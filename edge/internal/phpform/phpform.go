@@ -10,15 +10,31 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxDepth bounds the nesting a key may ask for.
 const MaxDepth = 8
 
+// Pair is one field of a form: its key in bracket notation and its value.
+type Pair struct {
+	Key   string
+	Value string
+}
+
 // Parse decodes body into nested maps. Levels whose keys are all 0..n-1 become arrays, as
 // `[]` appends do.
 func Parse(body string) (map[string]any, error) {
-	root := map[string]any{}
+	pairs, err := Split(body)
+	if err != nil {
+		return nil, err
+	}
+	return Build(pairs)
+}
+
+// Split decodes a URL-encoded body (or query string) into its pairs, in order.
+func Split(body string) ([]Pair, error) {
+	var out []Pair
 	for _, pair := range strings.Split(body, "&") {
 		if pair == "" {
 			continue
@@ -32,11 +48,27 @@ func Parse(body string) (map[string]any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("form value of %q is not URL-encoded correctly", key)
 		}
-		path, err := splitKey(key)
+		out = append(out, Pair{Key: key, Value: val})
+	}
+	return out, nil
+}
+
+// Build nests pairs as PHP does with bracket notation (a later value of one key replaces
+// an earlier one, as in PHP).
+func Build(pairs []Pair) (map[string]any, error) {
+	root := map[string]any{}
+	for _, p := range pairs {
+		if !utf8.ValidString(p.Key) {
+			return nil, fmt.Errorf("form key %q is not valid UTF-8", p.Key)
+		}
+		if !utf8.ValidString(p.Value) {
+			return nil, fmt.Errorf("form value of %q is not valid UTF-8", p.Key)
+		}
+		path, err := splitKey(p.Key)
 		if err != nil {
 			return nil, err
 		}
-		if err := set(root, path, val, key); err != nil {
+		if err := set(root, path, p.Value, p.Key); err != nil {
 			return nil, err
 		}
 	}

@@ -2,6 +2,7 @@ package phpform
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -47,5 +48,33 @@ func TestParseRejects(t *testing.T) {
 		if _, err := Parse(body); err == nil {
 			t.Errorf("Parse(%q) succeeded", body)
 		}
+	}
+}
+
+// TestBuild: pairs (as a multipart body gives them) nest like a form; a later value of one
+// key replaces an earlier one, as in PHP; text that is not UTF-8 is refused naming the key.
+func TestBuild(t *testing.T) {
+	got, err := Build([]Pair{{"photo[image]", "aGk="}, {"photo[main]", "1"}, {"a", "1"}, {"a", "2"}, {"tag[]", "x"}, {"tag[]", "y"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(got)
+	if want := `{"a":"2","photo":{"image":"aGk=","main":"1"},"tag":["x","y"]}`; string(b) != want {
+		t.Errorf("got %s, want %s", b, want)
+	}
+	for _, c := range []struct {
+		pairs []Pair
+		msg   string
+	}{
+		{[]Pair{{"name", "\xff"}}, `form value of "name" is not valid UTF-8`},
+		{[]Pair{{"na\xffme", "x"}}, `is not valid UTF-8`},
+		{[]Pair{{"[x]", "1"}}, `has no name`},
+	} {
+		if _, err := Build(c.pairs); err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%q: %v, want %q", c.pairs, err, c.msg)
+		}
+	}
+	if _, err := Parse("name=%FF"); err == nil {
+		t.Error("Parse of a value escaping a byte that is not UTF-8 succeeded")
 	}
 }

@@ -1,0 +1,183 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/vros/vros/edge/internal/phpform"
+	"github.com/vros/vros/libs/httpapi"
+)
+
+// jsonBody returns a request body as the JSON the services read, whatever way a PHP
+// client encoded it (docs/interface-b.md, Bodies):
+//   - a body whose first non-space byte is `{` or `[` is JSON, whatever its content type
+//     says (PHP clients post json_encode's output with curl's default form content type);
+//   - application/x-www-form-urlencoded is read with PHP's bracket notation
+//     (`service[0][name]=…`); every value is a string;
+//   - multipart/form-data (PHP curl given an array) likewise, field names in bracket
+//     notation; a file part becomes the base64 of its bytes (photo[image]);
+//   - anything else is passed on as it is (the service answers a body that is not JSON).
+//
+// The JSON built must fit limit, the body limit of the route: it is what the service reads.
+func jsonBody(c *fiber.Ctx, body []byte, limit int) ([]byte, error) {
+	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
+		return body, nil
+	}
+	ct := c.Get(fiber.HeaderContentType)
+	if ct == "" {
+		return body, nil
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return body, nil
+	}
+	var pairs []phpform.Pair
+	switch mt {
+	case fiber.MIMEApplicationForm:
+		if pairs, err = phpform.Split(string(body)); err != nil {
+			return nil, httpapi.BadRequest(err.Error())
+		}
+	case fiber.MIMEMultipartForm:
+		if pairs, err = multipartPairs(body, params["boundary"]); err != nil {
+			return nil, err
+		}
+	default:
+		return body, nil
+	}
+	form, err := phpform.Build(pairs)
+	if err != nil {
+		return nil, httpapi.BadRequest(err.Error())
+	}
+	out, err := json.Marshal(form)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > limit {
+		return nil, &httpapi.Error{HTTP: fiber.StatusRequestEntityTooLarge, Type: "payload_too_large", Status: httpapi.StatusTooLarge,
+			Message: fmt.Sprintf("request body is larger than %d bytes once read as JSON (a file part counts as its base64)", limit)}
+	}
+	return out, nil
+}
+
+// multipartPairs reads a multipart/form-data body into its fields, in order; a file part's
+// value is the base64 of its bytes.
+func multipartPairs(body []byte, boundary string) ([]phpform.Pair, error) {
+	if boundary == "" {
+		return nil, httpapi.BadRequest("multipart/form-data body without a boundary parameter in its Content-Type")
+	}
+	r := multipart.NewReader(bytes.NewReader(body), boundary)
+	var out []phpform.Pair
+	for {
+		p, err := r.NextPart()
+		if errors.Is(err, io.EOF) {
+			// The reader ends quietly when it finds no boundary at all: a body cut short (or
+			// one that is no multipart body) lacks the closing one.
+			if len(bytes.TrimSpace(body)) > 0 && !bytes.Contains(body, []byte("--"+boundary+"--")) {
+				return nil, httpapi.BadRequest("multipart/form-data body is cut short: it has no closing boundary --" + boundary + "--")
+			}
+			return out, nil
+		}
+		if err != nil {
+			return nil, httpapi.BadRequest("multipart/form-data body is malformed: " + err.Error())
+		}
+		name := p.FormName()
+		if name == "" {
+			return nil, httpapi.BadRequest("multipart/form-data body has a part without a field name (Content-Disposition: form-data; name=…)")
+		}
+		data, err := io.ReadAll(p)
+		if err != nil {
+			return nil, httpapi.BadRequest(fmt.Sprintf("multipart/form-data part %q is malformed: %v", name, err))
+		}
+		val := string(data)
+		if p.FileName() != "" {
+			val = base64.StdEncoding.EncodeToString(data)
+		}
+		out = append(out, phpform.Pair{Key: name, Value: val})
+	}
+}
+
+// readParams is the JSON object edge sends catalog-svc for an owner-token read: the query
+// parameters (bracket notation) merged with the body's fields (the body wins), property_id
+// normalised to one string: /property/{id}, else property_id, else propertyId.
+func readParams(c *fiber.Ctx, body []byte) ([]byte, error) {
+	pairs, err := phpform.Split(string(c.Request().URI().QueryString()))
+	if err != nil {
+		return nil, httpapi.BadRequest("query: " + err.Error())
+	}
+	params, err := phpform.Build(pairs)
+	if err != nil {
+		return nil, httpapi.BadRequest("query: " + err.Error())
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		js, err := jsonBody(c, body, bodyLimitRead)
+		if err != nil {
+			return nil, err
+		}
+		var fields map[string]any
+		dec := json.NewDecoder(bytes.NewReader(js))
+		dec.UseNumber()
+		if err := dec.Decode(&fields); err != nil || dec.More() {
+			var list []any
+			if json.Unmarshal(js, &list) == nil && len(list) == 0 {
+				fields = nil // PHP's json_encode of an empty array
+			} else {
+				return nil, httpapi.InvalidField("body", "must be a JSON object, a form or a multipart form")
+			}
+		}
+		for k, v := range fields {
+			params[k] = v
+		}
+	}
+	id := c.Params("id")
+	if id == "" {
+		for _, name := range []string{"property_id", "propertyId"} {
+			v, ok := params[name]
+			if !ok {
+				continue
+			}
+			switch v := v.(type) {
+			case string:
+				id = strings.TrimSpace(v)
+			case json.Number:
+				id = v.String()
+			case nil:
+			default:
+				return nil, httpapi.InvalidField(name, "must be one property id (a number)")
+			}
+			if id != "" {
+				break
+			}
+		}
+	}
+	delete(params, "propertyId")
+	delete(params, "property_id")
+	if id != "" {
+		params["property_id"] = id
+	}
+	return json.Marshal(params)
+}
+
+// publicBase is the base URL a read's links start with: VROS_EDGE_PUBLIC_URL when
+// configured, else the scheme and host the client used (X-Forwarded-Proto and
+// X-Forwarded-Host count only from a trusted proxy: Fiber checks it).
+func (g *Gateway) publicBase(c *fiber.Ctx) (string, error) {
+	if g.publicURL != "" {
+		return g.publicURL, nil
+	}
+	host := c.Hostname()
+	if host == "" || strings.ContainsFunc(host, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(".-:[]_", r))
+	}) {
+		return "", httpapi.BadRequest("the Host header is not a valid host name")
+	}
+	return c.Protocol() + "://" + host, nil
+}
