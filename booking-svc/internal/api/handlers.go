@@ -24,12 +24,18 @@ func (a *API) quote(c *fiber.Ctx) error {
 	}
 	st := booking.Stay{PropertyID: int64(q.PropertyID), Checkin: pricing.DateOf(q.Checkin), Checkout: pricing.DateOf(q.Checkout),
 		Adults: q.Adults, Children: q.Children, Services: servicesOf(q.Services), Currency: q.Currency}
-	p, res, err := a.bookings.Quote(c.UserContext(), account(c), st)
+	p, pr, err := a.bookings.Quote(c.UserContext(), account(c), st, q.PromotionCode)
 	if err != nil {
 		return domainError(err)
 	}
-	return httpapi.B(c, priceOf(booking.QuoteOf(res), res.NightCount, p.Name, p.PropertyID,
-		st.Checkin.String()+" "+booking.CheckinTime, st.Checkout.String()+" "+booking.CheckoutTime, q.Adults, q.Children))
+	price := priceOf(pr.Quote(), pr.Result.NightCount, p.Name, p.PropertyID,
+		st.Checkin.String()+" "+booking.CheckinTime, st.Checkout.String()+" "+booking.CheckoutTime, q.Adults, q.Children)
+	return httpapi.B(c, quoteOf(price, q.Include, booking.DiscountTexts(pr.Result)))
+}
+
+// bookingOf is the booking object, its timestamps in the property's time zone.
+func (a *API) bookingOf(c *fiber.Ctx, b booking.Booking) bookingJSON {
+	return bookingOf(b, a.bookings.Location(c.UserContext(), account(c), b.PropertyID))
 }
 
 // create books a stay.
@@ -55,7 +61,7 @@ func (a *API) create(c *fiber.Ctx) error {
 	if err != nil {
 		return domainError(err)
 	}
-	return httpapi.B(c, bookingOf(rec))
+	return httpapi.B(c, a.bookingOf(c, rec))
 }
 
 // update changes a booking: the domain lays the fields sent over the stored booking and
@@ -69,7 +75,7 @@ func (a *API) update(c *fiber.Ctx) error {
 	if err != nil {
 		return domainError(err)
 	}
-	return httpapi.B(c, bookingOf(rec))
+	return httpapi.B(c, a.bookingOf(c, rec))
 }
 
 func (a *API) cancel(c *fiber.Ctx) error {
@@ -93,7 +99,7 @@ func (a *API) insertService(c *fiber.Ctx) error {
 	if err != nil {
 		return domainError(err)
 	}
-	b := bookingOf(rec)
+	b := a.bookingOf(c, rec)
 	return httpapi.B(c, fiber.Map{"bookingId": b.BookingID, "totalRent": b.TotalRent, "taxTotal": b.TaxTotal,
 		"serviceTotal": b.ServiceTotal, "discountTotal": b.DiscountTotal, "grandTotal": b.GrandTotal, "damageDeposit": b.DamageDeposit,
 		"qtyofnights": b.QtyOfNights, "numberofadults": b.NumberOfAdults, "numberofchildren": b.NumberOfChildren,
@@ -120,7 +126,7 @@ func (a *API) list(c *fiber.Ctx) error {
 	}
 	out := make([]bookingJSON, len(recs))
 	for i, r := range recs {
-		out[i] = bookingOf(r)
+		out[i] = a.bookingOf(c, r)
 	}
 	return httpapi.B(c, fiber.Map{"totalRecords": total, "listBooking": out})
 }

@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/vros/vros/booking-svc/internal/arrival"
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/guest"
+	"github.com/vros/vros/booking-svc/internal/request"
+	"github.com/vros/vros/libs/pricing"
 )
 
 // money writes a stored decimal string as a JSON number, exactly.
@@ -65,9 +68,12 @@ type priceJSON struct {
 	NumberOfChildren   int                    `json:"numberofchildren"`
 	MinimumStay        int                    `json:"minimumStay"`
 	Currency           string                 `json:"currency"`
-	Tax                []amountJSON           `json:"tax"`
-	Service            []serviceJSON          `json:"service"`
-	Discount           []discountJSON         `json:"discount"`
+	// ExchangeRate is an extension: the rate the amounts were converted at from the
+	// account's currency (units of currency per unit of it; 1 when it is the account's).
+	ExchangeRate json.Number    `json:"exchangeRate"`
+	Tax          []amountJSON   `json:"tax"`
+	Service      []serviceJSON  `json:"service"`
+	Discount     []discountJSON `json:"discount"`
 	// PaymentSchedule is an extension: what is due when, from the property's policy.
 	PaymentSchedule []installmentJSON `json:"paymentSchedule"`
 }
@@ -77,7 +83,7 @@ func priceOf(q booking.Quote, nights int, name string, pid int64, checkin, check
 		DiscountTotal: money(q.DiscountTotal), GrandTotal: money(q.GrandTotal), DamageDeposit: money(q.DamageDeposit),
 		QtyOfNights: nights, MinNightlyPrice: money(q.MinNightly), MaxNightlyPrice: money(q.MaxNightly),
 		NightlyPriceDetail: map[string]json.Number{}, PropertyName: name, PropertyID: pid, Checkin: checkin, Checkout: checkout,
-		NumberOfAdults: adults, NumberOfChildren: children, MinimumStay: q.MinimumStay, Currency: q.Currency,
+		NumberOfAdults: adults, NumberOfChildren: children, MinimumStay: q.MinimumStay, Currency: q.Currency, ExchangeRate: rateOf(q),
 		Tax: []amountJSON{}, Service: []serviceJSON{}, Discount: []discountJSON{}, PaymentSchedule: []installmentJSON{}}
 	for d, v := range q.Nightly {
 		p.NightlyPriceDetail[d] = money(v)
@@ -95,6 +101,71 @@ func priceOf(q booking.Quote, nights int, name string, pid int64, checkin, check
 		p.PaymentSchedule = append(p.PaymentSchedule, installmentJSON{Label: in.Label, DueDate: in.Due, Amount: money(in.Amount)})
 	}
 	return p
+}
+
+// rateOf is a booking's exchange rate; bookings made before conversions existed were all in
+// the account's currency.
+func rateOf(q booking.Quote) json.Number {
+	if q.ExchangeRate == "" {
+		return "1"
+	}
+	return json.Number(q.ExchangeRate)
+}
+
+// quoteJSON is the getinfo answer: B2's price fields in B2's order, with the original's
+// createdDate and cancellationDate (always null: a quote is not a booking) and the fields
+// include[] asks for, each where the original puts it.
+type quoteJSON struct {
+	TotalRent                  json.Number            `json:"totalRent"`
+	TaxTotal                   json.Number            `json:"taxTotal"`
+	ServiceTotal               json.Number            `json:"serviceTotal"`
+	DiscountTotal              json.Number            `json:"discountTotal"`
+	GrandTotal                 json.Number            `json:"grandTotal"`
+	GrandTotalBeforeDiscounted *json.Number           `json:"grandTotalBeforeDiscounted,omitempty"` // include[]
+	DamageDeposit              json.Number            `json:"damageDeposit"`
+	QtyOfNights                int                    `json:"qtyofnights"`
+	MinNightlyPrice            json.Number            `json:"minNightlyPrice"`
+	MaxNightlyPrice            json.Number            `json:"maxNightlyPrice"`
+	NightlyPriceDetail         map[string]json.Number `json:"nightlyPriceDetail"` // dates: encoding/json's sorted keys are date order
+	PropertyName               string                 `json:"propertyName"`
+	PropertyID                 int64                  `json:"propertyId"`
+	Checkin                    string                 `json:"checkin"`
+	Checkout                   string                 `json:"checkout"`
+	CreatedDate                *string                `json:"createdDate"`
+	CancellationDate           *string                `json:"cancellationDate"`
+	NumberOfAdults             int                    `json:"numberofadults"`
+	NumberOfChildren           int                    `json:"numberofchildren"`
+	MinimumStay                int                    `json:"minimumStay"`
+	Currency                   string                 `json:"currency"`
+	ExchangeRate               json.Number            `json:"exchangeRate"`
+	Tax                        []amountJSON           `json:"tax"`
+	Service                    []serviceJSON          `json:"service"`
+	Discount                   []discountJSON         `json:"discount"`
+	DiscountTexts              *[]string              `json:"discounttexts,omitempty"` // include[]
+	PaymentSchedule            []installmentJSON      `json:"paymentSchedule"`
+}
+
+// quoteOf is the getinfo answer of p, with the optional fields include asks for.
+func quoteOf(p priceJSON, include []string, texts []string) quoteJSON {
+	q := quoteJSON{TotalRent: p.TotalRent, TaxTotal: p.TaxTotal, ServiceTotal: p.ServiceTotal, DiscountTotal: p.DiscountTotal,
+		GrandTotal: p.GrandTotal, DamageDeposit: p.DamageDeposit, QtyOfNights: p.QtyOfNights, MinNightlyPrice: p.MinNightlyPrice,
+		MaxNightlyPrice: p.MaxNightlyPrice, NightlyPriceDetail: p.NightlyPriceDetail, PropertyName: p.PropertyName,
+		PropertyID: p.PropertyID, Checkin: p.Checkin, Checkout: p.Checkout, NumberOfAdults: p.NumberOfAdults,
+		NumberOfChildren: p.NumberOfChildren, MinimumStay: p.MinimumStay, Currency: p.Currency, ExchangeRate: p.ExchangeRate,
+		Tax: p.Tax, Service: p.Service, Discount: p.Discount, PaymentSchedule: p.PaymentSchedule}
+	for _, inc := range include {
+		switch inc {
+		case request.IncludeGrandTotalBeforeDisc:
+			g, _ := decimal.NewFromString(string(p.GrandTotal))
+			d, _ := decimal.NewFromString(string(p.DiscountTotal))
+			n := json.Number(g.Add(d).StringFixed(pricing.Scale(p.Currency)))
+			q.GrandTotalBeforeDiscounted = &n
+		case request.IncludeDiscountTexts:
+			t := append([]string{}, texts...)
+			q.DiscountTexts = &t
+		}
+	}
+	return q
 }
 
 type paymentJSON struct {
@@ -152,18 +223,20 @@ type bookingJSON struct {
 	ArrivalForm *arrivalJSON  `json:"arrivalForm"`
 }
 
-func bookingOf(b booking.Booking) bookingJSON {
+// bookingOf is the booking object; its timestamps are shown in loc, the property's time zone
+// (docs/booking.md, "Timestamps").
+func bookingOf(b booking.Booking, loc *time.Location) bookingJSON {
 	g := b.Guest
 	out := bookingJSON{BookingID: b.BookingID, Status: b.Status, FirstName: g.FirstName, LastName: g.LastName,
 		FullName: g.FirstName + " " + g.LastName, Email: g.Email, Birthday: g.Birthday, Birthplace: g.Birthplace, Phone1: g.Phone1,
 		Phone2: g.Phone2, Country: g.Country, PhoneCountryCode: g.PhoneCountryCode, Address: g.Address, City: g.City, State: g.State,
 		Postcode: g.Postcode, FiscalCode: g.FiscalCode, Other: g.Other, OwnerBook: b.OwnerBook, LeadSourceID: b.LeadSourceID,
-		UserID: b.UserID, BrandID: b.BrandID, CreatedDate: b.CreatedAt.UTC().Format(dateTime), CSADamage: b.CSADamage,
+		UserID: b.UserID, BrandID: b.BrandID, CreatedDate: b.CreatedAt.In(loc).Format(dateTime), CSADamage: b.CSADamage,
 		CSATravel: b.CSATravel, PromotionCode: b.PromotionCode, PaymentAuto: flag(b.PaymentAuto), Payments: []paymentJSON{},
 		priceJSON: priceOf(b.Quote, len(b.Nights), b.PropertyName, b.PropertyID, b.Checkin+" "+b.CheckinTime,
 			b.Checkout+" "+b.CheckoutTime, b.Adults, b.Children)}
 	if b.CancelledAt != nil {
-		s := b.CancelledAt.UTC().Format(dateTime)
+		s := b.CancelledAt.In(loc).Format(dateTime)
 		out.CancellationDate = &s
 	}
 	paid := decimal.Zero
@@ -175,7 +248,7 @@ func bookingOf(b booking.Booking) bookingJSON {
 	for _, id := range ids {
 		p := b.Payments[id]
 		out.Payments = append(out.Payments, paymentJSON{PaymentID: strconv.FormatInt(id, 10), Amount: money(p.Amount), Currency: p.Currency,
-			Description: p.Description, Time: p.Time.UTC().Format(dateTime), Method: p.Method})
+			Description: p.Description, Time: p.Time.In(loc).Format(dateTime), Method: p.Method})
 		amt, _ := decimal.NewFromString(p.Amount)
 		paid = paid.Add(amt)
 	}

@@ -41,7 +41,7 @@ func (a *API) resolveCreate(c *fiber.Ctx, att *idempotency.Attempt) (bool, error
 			return false, err
 		}
 		if b.Status == booking.StatusReserved || b.Status == booking.StatusCancelled {
-			return true, httpapi.B(c, bookingOf(b))
+			return true, httpapi.B(c, a.bookingOf(c, b))
 		}
 	}
 	return false, nil

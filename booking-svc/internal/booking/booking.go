@@ -118,34 +118,87 @@ type Stay struct {
 	Currency          string
 }
 
-// Quote prices a stay of account (getinfo).
-func (s *Service) Quote(ctx context.Context, account string, st Stay) (Property, pricing.Result, error) {
+// Quote prices a stay of account (getinfo), with the promotion code asked for ("" none),
+// which must have uses left.
+func (s *Service) Quote(ctx context.Context, account string, st Stay, promotionCode string) (Property, Priced, error) {
 	p, err := s.property(ctx, account, st.PropertyID)
 	if err != nil {
-		return p, pricing.Result{}, err
+		return p, Priced{}, err
 	}
-	r, err := s.price(p, st, false)
-	return p, r, err
+	pr, err := s.price(ctx, account, p, st, promotionCode, nil, false)
+	if err != nil {
+		return p, pr, err
+	}
+	return p, pr, s.checkUsesLeft(ctx, account, pr.Promotion)
 }
 
 func (s *Service) property(ctx context.Context, account string, pid int64) (Property, error) {
 	return s.view.Property(ctx, account, pid)
 }
 
-// price runs the engine; ignoreRules skips the stay rules (for repricing a booking whose
-// dates and guests do not change).
-func (s *Service) price(p Property, st Stay, ignoreRules bool) (pricing.Result, error) {
+// Priced is a stay priced for a request: the engine's result in the currency asked for,
+// converted at Rate from the account's currency, and the promotion it applied.
+type Priced struct {
+	Result    pricing.Result
+	Rate      decimal.Decimal
+	Promotion *Promotion
+}
+
+// Quote is the price as a booking keeps it.
+func (p Priced) Quote() Quote {
+	q := QuoteOf(p.Result)
+	q.ExchangeRate = p.Rate.String()
+	return q
+}
+
+// price runs the engine: the promotion of code (held: the booking's own, kept with its booked
+// terms when the code is unchanged), then the conversion into the currency asked for.
+// ignoreRules skips the stay rules (for repricing a booking whose dates and guests do not
+// change).
+func (s *Service) price(ctx context.Context, account string, p Property, st Stay, code string, held *Promotion,
+	ignoreRules bool) (Priced, error) {
+	set, err := s.view.Settings(ctx, account)
+	if err != nil {
+		return Priced{}, err
+	}
+	out := Priced{Rate: decimal.NewFromInt(1)}
 	if st.Currency != "" && st.Currency != p.Pricing.Currency {
-		return pricing.Result{}, &FieldError{Field: "currency", Message: fmt.Sprintf(
-			"must be %s, the property's currency; other currencies are not converted", p.Pricing.Currency)}
+		rate, ok := set.ExchangeRates[st.Currency]
+		if !ok {
+			return Priced{}, &FieldError{Field: "currency", Message: "no exchange rate is configured for " + st.Currency}
+		}
+		out.Rate = rate
+	}
+	if out.Promotion, err = promotionFor(set, code, held, p.PropertyID, st.Checkin, st.Checkout); err != nil {
+		return Priced{}, err
 	}
 	r, err := pricing.Quote(p.Pricing, pricing.Request{Checkin: st.Checkin, Checkout: st.Checkout, Adults: st.Adults,
-		Children: st.Children, Services: st.Services, Now: s.now(), IgnoreRules: ignoreRules})
+		Children: st.Children, Services: st.Services, Now: s.now(), IgnoreRules: ignoreRules, Promotion: out.Promotion.engine()})
 	var re *pricing.RuleError
 	if errors.As(err, &re) {
-		return r, &FieldError{Field: re.Field, Message: re.Message}
+		return Priced{}, &FieldError{Field: re.Field, Message: re.Message}
 	}
-	return r, err
+	if err != nil {
+		return Priced{}, err
+	}
+	if st.Currency != "" && st.Currency != r.Currency {
+		r = pricing.Convert(r, st.Currency, out.Rate)
+	}
+	out.Result = r
+	return out, nil
+}
+
+// Location is the time zone a booking of property pid shows its timestamps in: the
+// property's own, else the account's (also for a property that no longer exists); UTC when
+// neither is known.
+func (s *Service) Location(ctx context.Context, account string, pid int64) *time.Location {
+	if p, err := s.property(ctx, account, pid); err == nil && p.Pricing.Location != nil {
+		return p.Pricing.Location
+	}
+	if st, err := s.view.Settings(ctx, account); err == nil && st.Location != nil {
+		return st.Location
+	}
+	return time.UTC
 }
 
 // nights lists the nights of a stay as the ledger stores them.

@@ -3,6 +3,7 @@ package booking
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/vros/vros/booking-svc/internal/faults"
@@ -36,8 +37,7 @@ func (s *Service) InsertServices(ctx context.Context, account string, id int64, 
 	return s.change(ctx, account, id, func(cur Booking) (Draft, error) {
 		d := cur.Draft()
 		all := append(append([]pricing.ServiceLine{}, cur.ServiceLines...), lines...)
-		d.Services = &all
-		d.Currency = "" // priced in the property's currency, whatever it is now
+		d.Services = &all // in the booking's currency, at the account's current rate
 		return d, nil
 	})
 }
@@ -111,12 +111,12 @@ func (s *Service) update(ctx context.Context, account string, id int64, plan pla
 	if err != nil {
 		return cur, err
 	}
-	if err := s.checkParty(ctx, account, d.Party, PaymentRequest{Charge: d.Charge, Card: d.Card}); err != nil {
+	if _, err := s.checkParty(ctx, account, d.Party, PaymentRequest{Charge: d.Charge, Card: d.Card}); err != nil {
 		return cur, err
 	}
 	same := !moved && d.Checkin.String() == cur.Checkin && d.Checkout.String() == cur.Checkout &&
 		d.Adults == cur.Adults && d.Children == cur.Children
-	q, err := s.price(p, d.Stay, same)
+	q, err := s.price(ctx, account, p, d.Stay, d.PromotionCode, cur.Promotion, same)
 	if err != nil {
 		return cur, err
 	}
@@ -129,8 +129,18 @@ func (s *Service) update(ctx context.Context, account string, id int64, plan pla
 	}
 	claim := ledger.Stay{Account: account, PropertyID: next.PropertyID, Dates: add}
 	release := ledger.Stay{Account: account, PropertyID: cur.PropertyID, Dates: drop}
+	// A promotion code removed or changed moves the use: a new code's use is taken like a
+	// night (the op lists every candidate), the old one given back once the booking says so.
+	keepsUse := next.Promotion != nil && cur.Promotion != nil && next.Promotion.Slot > 0 && next.Promotion.Slot == cur.Promotion.Slot &&
+		strings.EqualFold(next.Promotion.Code, cur.Promotion.Code)
+	oldUse := useStay(account, cur.Promotion)
+	if keepsUse {
+		oldUse.Dates = nil
+	}
+	uses := candidateUses(account, next.Promotion)
 	owner := bookingOwner(cur.BookingID)
-	if err := s.begin(ctx, cur, ledger.Op{Owner: owner, Account: account, Claim: []ledger.Stay{claim}, Release: []ledger.Stay{release}}); err != nil {
+	if err := s.begin(ctx, cur, ledger.Op{Owner: owner, Account: account, Claim: []ledger.Stay{claim, uses},
+		Release: []ledger.Stay{release, oldUse}}); err != nil {
 		return cur, err
 	}
 	if err := s.ledger.Claim(ctx, claim, owner); err != nil {
@@ -143,10 +153,23 @@ func (s *Service) update(ctx context.Context, account string, id int64, plan pla
 	}
 	faults.At(ctx, "claimed")
 	undo := func(cause error) (Booking, error) {
-		if rerr := s.ledger.Release(context.WithoutCancel(ctx), claim, owner); rerr == nil {
-			_ = s.ledger.End(context.WithoutCancel(ctx), account, owner)
+		for _, st := range []ledger.Stay{claim, useStay(account, next.Promotion)} {
+			if keepsUse && st.PropertyID == usePropertyID && len(st.Dates) > 0 {
+				continue // the booking's own use: it keeps it
+			}
+			if rerr := s.ledger.Release(context.WithoutCancel(ctx), st, owner); rerr != nil {
+				return cur, cause // the op stays: the janitor finishes
+			}
 		}
+		_ = s.ledger.End(context.WithoutCancel(ctx), account, owner)
 		return cur, cause
+	}
+	if err := s.takeUse(ctx, account, next.Promotion, owner); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			return undo(err)
+		}
+		return cur, err
 	}
 	if d.Auto && d.Card == nil && cur.Card == nil {
 		return undo(&FieldError{Field: "creditCard", Message: "is required with paymentAuto: the booking has no card"})
@@ -170,7 +193,7 @@ func (s *Service) update(ctx context.Context, account string, id int64, plan pla
 		return cur, ctx.Err()
 	}
 	res, err := s.store.Update(ctx, account, cur.BookingID, Updated, func(b *Booking) error {
-		setStay(b, next)
+		setStay(b, next) // with the promotion's use taken above
 		b.PaymentAuto, b.AutopayError = d.Auto, ""
 		if sealed != nil {
 			b.Card = sealed
@@ -182,8 +205,10 @@ func (s *Service) update(ctx context.Context, account string, id int64, plan pla
 		return cur, err
 	}
 	faults.At(ctx, "updated")
-	if err := s.ledger.Release(ctx, release, owner); err != nil {
-		return res, nil // the booking changed; the janitor frees the rest
+	for _, st := range []ledger.Stay{release, oldUse} {
+		if err := s.ledger.Release(ctx, st, owner); err != nil {
+			return res, nil // the booking changed; the janitor frees the rest
+		}
 	}
 	faults.At(ctx, "released")
 	_ = s.ledger.End(ctx, account, owner)
@@ -195,6 +220,7 @@ func setStay(b *Booking, from Booking) {
 	b.PropertyID, b.PropertyName = from.PropertyID, from.PropertyName
 	b.UserID, b.BrandID, b.LeadSourceID = from.UserID, from.BrandID, from.LeadSourceID
 	b.Guest, b.CSADamage, b.CSATravel, b.PromotionCode = from.Guest, from.CSADamage, from.CSATravel, from.PromotionCode
+	b.Promotion = from.Promotion
 	b.Checkin, b.Checkout, b.Nights = from.Checkin, from.Checkout, from.Nights
 	b.Adults, b.Children = from.Adults, from.Children
 	b.Quote, b.ServiceLines = from.Quote, from.ServiceLines
@@ -223,7 +249,8 @@ func (s *Service) cancel(ctx context.Context, account string, id int64) (Booking
 	}
 	owner := bookingOwner(id)
 	release := ledger.Stay{Account: account, PropertyID: cur.PropertyID, Dates: cur.Nights}
-	if err := s.begin(ctx, cur, ledger.Op{Owner: owner, Account: account, Release: []ledger.Stay{release}}); err != nil {
+	use := useStay(account, cur.Promotion) // a cancelled booking gives its promotion's use back
+	if err := s.begin(ctx, cur, ledger.Op{Owner: owner, Account: account, Release: []ledger.Stay{release, use}}); err != nil {
 		return cur, err
 	}
 	if ctx.Err() != nil {
@@ -239,8 +266,10 @@ func (s *Service) cancel(ctx context.Context, account string, id int64) (Booking
 	}
 	faults.At(ctx, "cancelled")
 	if err := s.ledger.Release(ctx, release, owner); err == nil {
-		faults.At(ctx, "released")
-		_ = s.ledger.End(ctx, account, owner)
+		if err := s.ledger.Release(ctx, use, owner); err == nil {
+			faults.At(ctx, "released")
+			_ = s.ledger.End(ctx, account, owner)
+		}
 	}
 	return res, nil
 }
@@ -268,7 +297,7 @@ func (s *Service) Current(ctx context.Context, account, owner string) ([]ledger.
 		}
 		switch b.Status {
 		case StatusReserved:
-			return []ledger.Stay{{Account: account, PropertyID: b.PropertyID, Dates: b.Nights}}, nil
+			return []ledger.Stay{{Account: account, PropertyID: b.PropertyID, Dates: b.Nights}, useStay(account, b.Promotion)}, nil
 		case StatusPending:
 			// Its creator is past its deadline (the op is older than the lease): abandoned.
 			return nil, s.store.MarkFailed(ctx, account, id)

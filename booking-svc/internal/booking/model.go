@@ -60,6 +60,9 @@ type Booking struct {
 	CSADamage     int
 	CSATravel     int
 	PromotionCode string
+	// Promotion is the promotion applied, with the terms it was booked with and the use of
+	// its usage limit the booking holds; nil: none.
+	Promotion *Promotion
 
 	Payments    map[int64]Payment
 	PaymentAuto bool
@@ -98,7 +101,10 @@ type Guest struct {
 
 // Quote is the price of a stay as computed when it was last priced.
 type Quote struct {
-	Currency      string
+	Currency string
+	// ExchangeRate is the rate the amounts were converted at from the account's currency:
+	// units of Currency per unit of it; "1" when Currency is the account's.
+	ExchangeRate  string
 	TotalRent     string
 	TaxTotal      string
 	ServiceTotal  string

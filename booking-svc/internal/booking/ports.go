@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/vros/vros/booking-svc/internal/gateway"
 	"github.com/vros/vros/booking-svc/internal/guest"
 	"github.com/vros/vros/booking-svc/internal/ledger"
@@ -75,6 +77,8 @@ type Ledger interface {
 	End(ctx context.Context, account, owner string) error
 	Repair(ctx context.Context, lease time.Duration, current ledger.Current) (int, error)
 	RepairOwner(ctx context.Context, account, owner string, margin, lease time.Duration, current ledger.Current) (bool, error)
+	// Owner returns who holds a night ("" when free).
+	Owner(ctx context.Context, account string, pid int64, date string) (string, error)
 }
 
 // Property is what the domain knows of a property: enough to price a stay.
@@ -89,6 +93,16 @@ type Property struct {
 type Settings struct {
 	LeadSources map[int]string
 	Brands      map[int]string
+	// DefaultLeadSource is the lead source of a booking created without one.
+	DefaultLeadSource int
+	// ExchangeRates are the currencies a quote or booking may ask for: code → units of it
+	// per one unit of the account's currency (only valid, positive rates).
+	ExchangeRates map[string]decimal.Decimal
+	// Promotions are the account's promotion codes.
+	Promotions []Promotion
+	// Location is the account's time zone (UTC when unknown), the zone of its properties
+	// that have none of their own.
+	Location *time.Location
 }
 
 // PropertyView is booking-svc's copy of property-svc's data. A property that does not

@@ -12,7 +12,6 @@ import (
 	"github.com/vros/vros/booking-svc/internal/card"
 	"github.com/vros/vros/booking-svc/internal/faults"
 	"github.com/vros/vros/booking-svc/internal/ledger"
-	"github.com/vros/vros/libs/pricing"
 )
 
 // NewBooking is a create request.
@@ -43,10 +42,14 @@ func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (Bo
 	if err != nil {
 		return Booking{}, err
 	}
-	if err := s.checkParty(ctx, account, nb.Party, nb.PaymentRequest); err != nil {
+	set, err := s.checkParty(ctx, account, nb.Party, nb.PaymentRequest)
+	if err != nil {
 		return Booking{}, err
 	}
-	q, err := s.price(p, nb.Stay, false)
+	if nb.LeadSourceID == 0 {
+		nb.LeadSourceID = int64(set.DefaultLeadSource)
+	}
+	q, err := s.price(ctx, account, p, nb.Stay, nb.PromotionCode, nil, false)
 	if err != nil {
 		return Booking{}, err
 	}
@@ -68,7 +71,10 @@ func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (Bo
 
 	owner := bookingOwner(id)
 	stay := ledger.Stay{Account: account, PropertyID: p.PropertyID, Dates: b.Nights}
-	if err := s.ledger.Begin(ctx, ledger.Op{Owner: owner, Account: account, Claim: []ledger.Stay{stay}}); err != nil {
+	// The op lists every use of a limited promotion code, so that the one this create takes
+	// is given back if it stops before the booking is reserved.
+	uses := candidateUses(account, b.Promotion)
+	if err := s.ledger.Begin(ctx, ledger.Op{Owner: owner, Account: account, Claim: []ledger.Stay{stay, uses}}); err != nil {
 		return Booking{}, err
 	}
 	faults.At(ctx, "op")
@@ -83,6 +89,15 @@ func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (Bo
 		}
 		return Booking{}, cause
 	}
+	// release gives back the nights and the use taken, before fail.
+	release := func(cause error) (Booking, error) {
+		for _, st := range []ledger.Stay{stay, useStay(account, b.Promotion)} {
+			if rerr := s.ledger.Release(context.WithoutCancel(ctx), st, owner); rerr != nil {
+				return Booking{}, errors.Join(cause, rerr) // the op stays: the janitor finishes
+			}
+		}
+		return fail(cause)
+	}
 	if err := s.ledger.Claim(ctx, stay, owner); err != nil {
 		var te *ledger.TakenError
 		if errors.As(err, &te) {
@@ -91,22 +106,31 @@ func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (Bo
 		return Booking{}, err
 	}
 	faults.At(ctx, "claimed")
+	if err := s.takeUse(ctx, account, b.Promotion, owner); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			return release(err)
+		}
+		return Booking{}, err
+	}
+	if b.Promotion != nil && b.Promotion.Slot > 0 {
+		faults.At(ctx, "promotion")
+	}
 	var pay *Payment
 	if nb.Charge && nb.Card != nil {
 		pay, err = s.chargeDue(ctx, b, *nb.Card, now, nb.ChargeKey)
 		if err != nil {
-			if rerr := s.ledger.Release(context.WithoutCancel(ctx), stay, owner); rerr != nil {
-				return Booking{}, errors.Join(err, rerr)
-			}
-			return fail(err)
+			return release(err)
 		}
 		faults.At(ctx, "charged")
 	}
 	if ctx.Err() != nil {
 		return Booking{}, ctx.Err() // past the deadline: the janitor will undo it
 	}
+	promo := b.Promotion
 	out, err := s.store.Update(ctx, account, id, Reserved, func(b *Booking) error {
 		b.Status = StatusReserved
+		b.Promotion = promo // with the use it holds
 		addPayment(b, pay)
 		return nil
 	})
@@ -129,33 +153,33 @@ func addPayment(b *Booking, p *Payment) {
 	b.Payments[p.PaymentID] = *p
 }
 
-// checkParty validates what depends on the account's settings.
-func (s *Service) checkParty(ctx context.Context, account string, p Party, pay PaymentRequest) error {
+// checkParty validates what depends on the account's settings, and returns them.
+func (s *Service) checkParty(ctx context.Context, account string, p Party, pay PaymentRequest) (Settings, error) {
 	st, err := s.view.Settings(ctx, account)
 	if err != nil {
-		return err
+		return st, err
 	}
 	if p.LeadSourceID != 0 {
 		if _, ok := st.LeadSources[int(p.LeadSourceID)]; !ok {
-			return &FieldError{Field: "leadsourceId", Message: "is not a lead source of this account (see default-config's lead_source_list)"}
+			return st, &FieldError{Field: "leadsourceId", Message: "is not a lead source of this account (see default-config's lead_source_list)"}
 		}
 	}
 	if p.BrandID != 0 {
 		if _, ok := st.Brands[int(p.BrandID)]; !ok {
-			return &FieldError{Field: "brandId", Message: "is not a brand of this account"}
+			return st, &FieldError{Field: "brandId", Message: "is not a brand of this account"}
 		}
 	}
 	if p.UserID != 0 {
 		if _, err := s.users.User(ctx, account, p.UserID); errors.Is(err, ErrNotFound) {
-			return &FieldError{Field: "userId", Message: "is not a user of this account"}
+			return st, &FieldError{Field: "userId", Message: "is not a user of this account"}
 		} else if err != nil {
-			return err
+			return st, err
 		}
 	}
 	if (pay.Charge || pay.Auto) && pay.Card == nil {
-		return &FieldError{Field: "creditCard", Message: "is required with paymentCharge or paymentAuto"}
+		return st, &FieldError{Field: "creditCard", Message: "is required with paymentCharge or paymentAuto"}
 	}
-	return nil
+	return st, nil
 }
 
 // chargeDue charges what the booking's schedule makes due by today; nil when nothing is due
@@ -193,16 +217,20 @@ func (s *Service) chargeAmount(ctx context.Context, b Booking, c card.Card, amou
 }
 
 // apply fills a booking from its stay, party and price.
-func (s *Service) apply(b *Booking, p Property, st Stay, party Party, q pricing.Result) {
+func (s *Service) apply(b *Booking, p Property, st Stay, party Party, q Priced) {
 	b.PropertyID, b.PropertyName = p.PropertyID, p.Name
 	b.UserID, b.BrandID, b.LeadSourceID = party.UserID, party.BrandID, party.LeadSourceID
 	b.Guest = party.Guest
 	b.Guest.PhoneCountryCode = phoneCode(b.Guest.Country)
-	b.CSADamage, b.CSATravel, b.PromotionCode = party.CSADamage, party.CSATravel, party.PromotionCode
+	b.CSADamage, b.CSATravel = party.CSADamage, party.CSATravel
+	b.PromotionCode, b.Promotion = "", q.Promotion
+	if q.Promotion != nil {
+		b.PromotionCode = q.Promotion.Code
+	}
 	b.Checkin, b.Checkout = st.Checkin.String(), st.Checkout.String()
 	b.CheckinTime, b.CheckoutTime = CheckinTime, CheckoutTime
 	b.Nights = nights(st.Checkin, st.Checkout)
 	b.Adults, b.Children = st.Adults, st.Children
-	b.Quote = QuoteOf(q)
+	b.Quote = q.Quote()
 	b.ServiceLines = resolvedLines(p.Pricing, st.Services)
 }

@@ -6,9 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/view"
+	"github.com/vros/vros/libs/events/contract"
 )
 
 // View is the view as the domain reads it.
@@ -47,5 +51,29 @@ func (v View) Settings(ctx context.Context, account string) (booking.Settings, e
 	if err != nil {
 		return booking.Settings{}, fmt.Errorf("account settings: %w", err)
 	}
-	return booking.Settings{LeadSources: st.LeadSources, Brands: st.Brands}, nil
+	out := booking.Settings{LeadSources: st.LeadSources, Brands: st.Brands, DefaultLeadSource: st.DefaultLeadSource,
+		ExchangeRates: make(map[string]decimal.Decimal, len(st.ExchangeRates)), Location: st.Location}
+	// property-svc validates what it publishes; a value that still cannot be read is left out
+	// (no rate: the currency is refused; no promotion: the code is unknown), never guessed.
+	for code, r := range st.ExchangeRates {
+		if d, err := decimal.NewFromString(r); err == nil && d.IsPositive() {
+			out.ExchangeRates[strings.ToUpper(code)] = d
+		}
+	}
+	for _, p := range st.Promotions {
+		if pr, ok := promotionOf(p); ok {
+			out.Promotions = append(out.Promotions, pr)
+		}
+	}
+	return out, nil
+}
+
+func promotionOf(p contract.Promotion) (booking.Promotion, bool) {
+	amt, err := decimal.NewFromString(p.Amount)
+	if err != nil || amt.IsNegative() || p.Code == "" || (p.Type != "percent" && p.Type != "flat") ||
+		p.Type == "percent" && amt.GreaterThan(decimal.NewFromInt(100)) {
+		return booking.Promotion{}, false
+	}
+	return booking.Promotion{Code: p.Code, Name: p.Name, Percent: p.Type == "percent", Amount: amt, StartDate: p.StartDate,
+		EndDate: p.EndDate, MinNights: p.MinNights, UsageLimit: max(p.UsageLimit, 0), Properties: p.Properties}, true
 }

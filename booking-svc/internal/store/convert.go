@@ -36,6 +36,11 @@ func bookingOf(r BookingRec) booking.Booking {
 		c := booking.SealedCard(*r.Card)
 		b.Card = &c
 	}
+	if p := r.Promotion; p != nil {
+		amt, _ := decimal.NewFromString(p.Amount)
+		b.Promotion = &booking.Promotion{Code: p.Code, Name: p.Name, Percent: p.Percent, Amount: amt, StartDate: p.StartDate,
+			EndDate: p.EndDate, MinNights: p.MinNights, UsageLimit: p.UsageLimit, Properties: slices.Clone(p.Properties), Slot: p.Slot}
+	}
 	if r.Arrival != nil {
 		a := arrivalOf(*r.Arrival)
 		b.Arrival = &a
@@ -61,6 +66,10 @@ func recOf(b booking.Booking) BookingRec {
 		c := CardRec(*b.Card)
 		r.Card = &c
 	}
+	if p := b.Promotion; p != nil {
+		r.Promotion = &PromotionRec{Code: p.Code, Name: p.Name, Percent: p.Percent, Amount: p.Amount.String(), StartDate: p.StartDate,
+			EndDate: p.EndDate, MinNights: p.MinNights, UsageLimit: p.UsageLimit, Properties: slices.Clone(p.Properties), Slot: p.Slot}
+	}
 	if b.Arrival != nil {
 		a := arrivalRec(*b.Arrival)
 		r.Arrival = &a
@@ -69,7 +78,7 @@ func recOf(b booking.Booking) BookingRec {
 }
 
 func quoteOf(q QuoteRec) booking.Quote {
-	out := booking.Quote{Currency: q.Currency, TotalRent: q.TotalRent, TaxTotal: q.TaxTotal, ServiceTotal: q.ServiceTotal,
+	out := booking.Quote{Currency: q.Currency, ExchangeRate: q.ExchangeRate, TotalRent: q.TotalRent, TaxTotal: q.TaxTotal, ServiceTotal: q.ServiceTotal,
 		DiscountTotal: q.DiscountTotal, GrandTotal: q.GrandTotal, DamageDeposit: q.DamageDeposit, MinNightly: q.MinNightly,
 		MaxNightly: q.MaxNightly, Nightly: map[string]string{}, MinimumStay: q.MinimumStay, Taxes: []booking.Amount{},
 		Services: []booking.ServiceAmount{}, Discounts: []booking.Discount{}, Schedule: []booking.Installment{}}
@@ -92,7 +101,7 @@ func quoteOf(q QuoteRec) booking.Quote {
 }
 
 func quoteRec(q booking.Quote) QuoteRec {
-	out := QuoteRec{Currency: q.Currency, TotalRent: q.TotalRent, TaxTotal: q.TaxTotal, ServiceTotal: q.ServiceTotal,
+	out := QuoteRec{Currency: q.Currency, ExchangeRate: q.ExchangeRate, TotalRent: q.TotalRent, TaxTotal: q.TaxTotal, ServiceTotal: q.ServiceTotal,
 		DiscountTotal: q.DiscountTotal, GrandTotal: q.GrandTotal, DamageDeposit: q.DamageDeposit, MinNightly: q.MinNightly,
 		MaxNightly: q.MaxNightly, Nightly: map[string]string{}, MinimumStay: q.MinimumStay, Taxes: []AmountRec{},
 		Services: []ServiceAmtRec{}, Discounts: []DiscountRec{}, Schedule: []InstallmentRec{}}

@@ -37,6 +37,8 @@ type BookingRec struct {
 	CSADamage     int              `bson:"csa_damage_protection"`
 	CSATravel     int              `bson:"csa_travel_insurance"`
 	PromotionCode string           `bson:"promotion_code,omitempty"`
+	// Promotion is the promotion applied, as booked, and the use of its limit held.
+	Promotion *PromotionRec `bson:"promotion,omitempty"`
 
 	Payments    map[string]PaymentRec `bson:"payments"`
 	PaymentAuto bool                  `bson:"payment_auto"`
@@ -73,7 +75,10 @@ type GuestRec struct {
 
 // QuoteRec is the price of the booking as computed when it was last changed.
 type QuoteRec struct {
-	Currency      string            `bson:"currency"`
+	Currency string `bson:"currency"`
+	// ExchangeRate is the rate from the account's currency; absent on bookings made before
+	// conversions existed, which were all in the account's currency (rate 1).
+	ExchangeRate  string            `bson:"exchange_rate,omitempty"`
 	TotalRent     string            `bson:"total_rent"`
 	TaxTotal      string            `bson:"tax_total"`
 	ServiceTotal  string            `bson:"service_total"`
@@ -88,6 +93,20 @@ type QuoteRec struct {
 	Services      []ServiceAmtRec   `bson:"services"`
 	Discounts     []DiscountRec     `bson:"discounts"`
 	Schedule      []InstallmentRec  `bson:"schedule"`
+}
+
+// PromotionRec is the promotion a booking was booked with (booking.Promotion).
+type PromotionRec struct {
+	Code       string  `bson:"code"`
+	Name       string  `bson:"name,omitempty"`
+	Percent    bool    `bson:"percent"`
+	Amount     string  `bson:"amount"`
+	StartDate  string  `bson:"start_date,omitempty"`
+	EndDate    string  `bson:"end_date,omitempty"`
+	MinNights  int     `bson:"min_nights,omitempty"`
+	UsageLimit int     `bson:"usage_limit,omitempty"`
+	Properties []int64 `bson:"properties,omitempty"`
+	Slot       int     `bson:"slot,omitempty"`
 }
 
 // AmountRec is a named amount.

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/segmentio/kafka-go"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -51,6 +52,14 @@ type Settings struct {
 	WeekendNights int
 	LeadSources   map[int]string
 	Brands        map[int]string
+	// DefaultLeadSource is the lead source of a booking created without one.
+	DefaultLeadSource int
+	// ExchangeRates: currency code → units of it per unit of Currency (decimal strings).
+	ExchangeRates map[string]string
+	// Promotions are the account's promotion codes.
+	Promotions []contract.Promotion
+	// Location is Timezone loaded; nil when it is not a known zone.
+	Location *time.Location
 
 	event contract.Settings // what they came from, to price with
 }
@@ -206,7 +215,11 @@ func (s *Store) loadSettings(ctx context.Context, account string) (Settings, err
 // settingsOf is booking-svc's projection of an account's settings.
 func settingsOf(d contract.Settings) Settings {
 	out := Settings{Currency: d.Currency, Timezone: d.Timezone, WeekendNights: d.WeekendNights,
-		LeadSources: make(map[int]string, len(d.LeadSources)), Brands: make(map[int]string, len(d.Brands)), event: d}
+		LeadSources: make(map[int]string, len(d.LeadSources)), Brands: make(map[int]string, len(d.Brands)),
+		DefaultLeadSource: d.DefaultLeadSource, ExchangeRates: d.ExchangeRates, Promotions: d.Promotions, event: d}
+	if loc, err := time.LoadLocation(d.Timezone); err == nil && d.Timezone != "" && d.Timezone != "Local" {
+		out.Location = loc
+	}
 	for _, l := range d.LeadSources {
 		out.LeadSources[l.ID] = l.Name
 	}
