@@ -85,13 +85,19 @@ func life() map[string]Record {
 	return out
 }
 
-// accountSettings is an account that set everything but its lead sources.
+// accountSettings is an account that set everything but its lead sources and default lead
+// source (a tag's languages and a promotion's properties never set: published empty).
 func accountSettings() SettingsRec {
 	on := true
 	return SettingsRec{AccountID: "1001", Version: 3, UpdatedAt: time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC),
 		Currency: "EUR", Timezone: "Europe/Rome", Languages: []string{"it", "en"},
 		Brands: []BrandRec{{ID: 1, Name: "Aurora Villas", Domain: "aurora.example"}, {ID: 2, Name: "Aurora Direct"}},
-		Search: SearchRec{DefaultLimit: 20, PriceFilterEnable: &on, RateType: "weekly"}, WeekendNights: 3}.withDefaults()
+		Search: SearchRec{DefaultLimit: 20, PriceFilterEnable: &on, RateType: "weekly"}, WeekendNights: 3,
+		ExchangeRates: []RateRec{{Currency: "GBP", Rate: "0.86"}, {Currency: "USD", Rate: "1.08"}},
+		Categories:    []GroupRec{{ID: 1, Name: "Sea view", ShowSearchEngine: true, Languages: map[string]string{"it": "Vista mare"}, Properties: []int64{17, 18}}},
+		Tags:          []GroupRec{{ID: 1, Name: "Family", Properties: []int64{17}}},
+		Promotions: []PromotionRec{{Code: "SPRING10", Name: "Spring", Type: "percent", Amount: "10", StartDate: "2027-03-01", EndDate: "2027-05-31",
+			MinNights: 3, UsageLimit: 100}}}.withDefaults()
 }
 
 // TestEventsMatchTheContract: what property-svc publishes for each change is exactly the
