@@ -61,6 +61,8 @@ func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
 		"property-detail":            a.propertyDetail,
 		"get-all-property-info":      a.propertyDetail,
 		"property-category":          a.propertyCategory,
+		"search-rental":              a.searchRental,
+		"get-property-related":       a.propertyRelated,
 	} {
 		r.Post("/"+name, h)
 		r.Get("/"+name, h)

@@ -1,0 +1,130 @@
+package api
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/shopspring/decimal"
+
+	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/libs/fields"
+)
+
+// get-property-related: the live properties like the one named (docs/catalog.md, "Website
+// search"): same city or same type, maxguest within ±relatedGuests, and — when both have a
+// price — a nightly "from" price within ±30 %, best matches first.
+const (
+	relatedGuests       = 2
+	relatedDefaultLimit = 4
+	relatedMaxLimit     = 20
+)
+
+var relatedPriceBand = decimal.NewFromFloat(0.3)
+
+type relatedAnswer struct {
+	PropertyRelated relatedList      `json:"property_related"`
+	Properties      []searchProperty `json:"properties"`
+}
+
+type relatedList struct {
+	Properties []searchProperty `json:"properties"`
+}
+
+// relatedHit is a candidate with its closeness: more shared traits first, then the
+// smaller capacity and price differences.
+type relatedHit struct {
+	r         *searchRecord
+	score     int
+	guestDiff int
+	unpriced  bool // one of the two has no price: compared after those that do
+	priceDiff decimal.Decimal
+}
+
+func (a *API) propertyRelated(c *fiber.Ctx) error {
+	in := readInput(c)
+	limit := relatedDefaultLimit
+	if n, ok := in.o.Int("limit", fields.Int{Min: 1, Max: relatedMaxLimit}); ok {
+		limit = n
+	}
+	p, err := a.readProperty(c, in)
+	if err != nil {
+		return err
+	}
+	now := a.now()
+	me := a.record(p)
+	mine := me.fromPrice(now)
+	var hits []relatedHit
+	var others []*view.Property
+	a.view.Scan(account(c), func(q *view.Property, _ view.Nights) {
+		if q.Snap.PropertyID != me.pid {
+			others = append(others, q)
+		}
+	})
+	for _, q := range others {
+		r := a.record(q)
+		h := relatedHit{r: r}
+		if me.city != "" && r.city == me.city {
+			h.score += 2
+		}
+		if me.typ != "" && r.typ == me.typ {
+			h.score++
+		}
+		if h.score == 0 {
+			continue
+		}
+		if me.maxGuest > 0 && r.maxGuest > 0 {
+			h.guestDiff = abs(r.maxGuest - me.maxGuest)
+			if h.guestDiff > relatedGuests {
+				continue
+			}
+		}
+		hits = append(hits, h)
+	}
+	out := hits[:0]
+	for _, h := range hits {
+		theirs := h.r.fromPrice(now)
+		if mine.ok && theirs.ok {
+			h.priceDiff = theirs.price.Sub(mine.price).Abs()
+			if h.priceDiff.GreaterThan(mine.price.Mul(relatedPriceBand)) {
+				continue
+			}
+		} else {
+			h.unpriced = true
+		}
+		out = append(out, h)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		x, y := &out[i], &out[j]
+		switch {
+		case x.score != y.score:
+			return x.score > y.score
+		case x.guestDiff != y.guestDiff:
+			return x.guestDiff < y.guestDiff
+		case x.unpriced != y.unpriced:
+			return y.unpriced
+		case !x.priceDiff.Equal(y.priceDiff):
+			return x.priceDiff.LessThan(y.priceDiff)
+		case x.r.name != y.r.name:
+			return strings.Compare(x.r.name, y.r.name) < 0
+		}
+		return x.r.pid < y.r.pid
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	base := a.mediaBase(c)
+	q := &searchQuery{now: now}
+	list := make([]searchProperty, 0, len(out))
+	for _, h := range out {
+		list = append(list, a.summary(hit{r: h.r}, q, base))
+	}
+	return c.JSON(relatedAnswer{PropertyRelated: relatedList{Properties: list}, Properties: list})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}

@@ -1,0 +1,718 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/shopspring/decimal"
+
+	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/libs/fields"
+	"github.com/vros/vros/libs/pricing"
+)
+
+// search-rental: the website search (docs/catalog.md, "Website search"). The rules:
+//
+//   - every filter is cheap and reads a per-property record built once per published
+//     property value (records, below), under the view's read lock;
+//   - a stay's nights are checked in place (view.Nights) and its sales rules through the
+//     pricing engine's own calendar figures (pricing.NightPrice, Property.BookingWindow),
+//     which are the very rules pricing.Quote applies;
+//   - only the page returned is quoted, unless the order or a filter needs every
+//     candidate's price; a page property that the quote refuses after all sends the search
+//     back to quoting every candidate, so the count is never wrong.
+
+// Search limits.
+const (
+	maxSearchLimit = 100
+	maxFlexible    = 7
+	maxKeyterm     = 200
+	maxSearchGuest = 1000
+)
+
+// Sort keys (sortby).
+const (
+	sortDefault  = 1 // featured first, then by name
+	sortName     = 2
+	sortBedrooms = 3
+	sortPrice    = 4
+)
+
+// searchRecord is what the search reads of one property value.
+type searchRecord struct {
+	p                       *view.Property
+	name                    string // lower case, for the name order
+	city                    string // lower case, trimmed
+	typ                     string // lower case, trimmed
+	text                    string // lower case name, city, state, address and type, for keyterm
+	amenityIDs              []int
+	amenityNames            []string // lower case names and default names
+	aircon, parking, ocean  bool
+	discounted              bool // has a length-of-stay discount tier
+	mainPhoto               string
+	bookable                bool // priced without error and has rates
+	from                    atomic.Pointer[fromPrice]
+	rulesOnce               sync.Once
+	rulesFrom               pricing.Date // first day of rules[0]: a month before the first day asked
+	rules                   [ruleChunks]atomic.Pointer[ruleChunk]
+	bedrooms, maxGuest      int
+	featured, pets, smoking bool
+	pid                     int64
+	idText                  string
+}
+
+// The day rules of a property (may a stay start or end on the day, its minimum stay) are
+// read from the pricing engine's calendar (pricing.NightPrice, which reads the same plan as
+// Quote) 32 days at a time, on first use, for about four years from a month before the
+// first day asked; dates outside are read from the engine each time.
+const (
+	ruleChunkDays = 32
+	ruleChunks    = 48
+)
+
+type dayRule struct {
+	minStay     int32
+	in, out, ok bool
+}
+
+type ruleChunk [ruleChunkDays]dayRule
+
+func (r *searchRecord) dayRule(d pricing.Date) dayRule {
+	r.rulesOnce.Do(func() { r.rulesFrom = d.AddDays(-31) })
+	i := pricing.DaysBetween(r.rulesFrom, d)
+	if i < 0 || i >= ruleChunkDays*ruleChunks {
+		return r.readRule(d)
+	}
+	ch := r.rules[i/ruleChunkDays].Load()
+	if ch == nil {
+		ch = new(ruleChunk)
+		start := r.rulesFrom.AddDays(i / ruleChunkDays * ruleChunkDays)
+		for j := range ch {
+			ch[j] = r.readRule(start.AddDays(j))
+		}
+		r.rules[i/ruleChunkDays].Store(ch)
+	}
+	return ch[i%ruleChunkDays]
+}
+
+func (r *searchRecord) readRule(d pricing.Date) dayRule {
+	n, ok := pricing.NightPrice(r.p.Pricing, d, 1)
+	return dayRule{minStay: int32(n.MinimumStay), in: n.CheckinAllowed, out: n.CheckoutAllowed, ok: ok}
+}
+
+// fromPrice is the lowest nightly price (one guest) over the 365 nights from day.
+type fromPrice struct {
+	day   pricing.Date
+	price decimal.Decimal
+	ok    bool
+}
+
+// records holds the search records; see view.Memo for why it is keyed by the property.
+var records view.Memo[*searchRecord]
+
+// record returns p's search record, building it when p is new.
+func (a *API) record(p *view.Property) *searchRecord {
+	if r, ok := records.Snapshot()[p]; ok {
+		return r
+	}
+	r := newRecord(p)
+	records.Add(map[*view.Property]*searchRecord{p: r}, a.view.Live)
+	return r
+}
+
+func newRecord(p *view.Property) *searchRecord {
+	ct := p.Snap.Content
+	r := &searchRecord{p: p, name: strings.ToLower(ct.Name), city: strings.ToLower(strings.TrimSpace(ct.City)),
+		typ: strings.ToLower(strings.TrimSpace(ct.Type)), bedrooms: ct.Bedrooms, maxGuest: ct.MaxGuest, featured: ct.IsFeatured,
+		pets: ct.AllowPet != nil && *ct.AllowPet, smoking: ct.AllowSmoking != nil && *ct.AllowSmoking, pid: p.Snap.PropertyID,
+		idText: strconv.FormatInt(p.Snap.PropertyID, 10), bookable: p.PricingErr == nil && p.Snap.Rates != nil}
+	r.text = strings.ToLower(strings.Join([]string{ct.Name, ct.City, ct.State, ct.Address, ct.Type}, "\n"))
+	if am := p.Snap.Amenities; am != nil {
+		for _, x := range am.Items {
+			r.amenityIDs = append(r.amenityIDs, x.ID)
+			for _, n := range []string{x.Name, x.DefaultName} {
+				if n = strings.ToLower(strings.TrimSpace(n)); n != "" {
+					r.amenityNames = append(r.amenityNames, n)
+				}
+			}
+			words := strings.ToLower(x.Name + " " + x.DefaultName + " " + x.Class)
+			r.aircon = r.aircon || containsAny(words, "air condition", "air-condition", "aircon", "a/c")
+			r.parking = r.parking || strings.Contains(words, "parking")
+			r.ocean = r.ocean || containsAny(words, "ocean", "sea view", "seaview", "beach")
+		}
+	}
+	if r.bookable {
+		for _, l := range p.Pricing.Rates.LOS {
+			r.discounted = r.discounted || l.Days >= 1 && l.Percent.Sign() > 0
+		}
+	}
+	if ph := photos(p); len(ph) > 0 {
+		r.mainPhoto = ph[0].Key
+	}
+	return r
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// fromPrice returns the record's lowest nightly price over the year from today, computed
+// once a day.
+func (r *searchRecord) fromPrice(now time.Time) *fromPrice {
+	today := r.p.Today(now)
+	if f := r.from.Load(); f != nil && f.day == today {
+		return f
+	}
+	f := &fromPrice{day: today}
+	if r.bookable {
+		for i := 0; i < 365; i++ {
+			n, ok := pricing.NightPrice(r.p.Pricing, today.AddDays(i), 1)
+			if !ok {
+				break
+			}
+			if !f.ok || n.Price.LessThan(f.price) {
+				f.price, f.ok = n.Price, true
+			}
+		}
+	}
+	r.from.Store(f)
+	return f
+}
+
+func (r *searchRecord) hasAmenity(want string, id int) bool {
+	if id > 0 {
+		for _, x := range r.amenityIDs {
+			if x == id {
+				return true
+			}
+		}
+	}
+	for _, n := range r.amenityNames {
+		if n == want {
+			return true
+		}
+	}
+	return false
+}
+
+// searchQuery is a parsed search-rental request.
+type searchQuery struct {
+	in, out          pricing.Date // zero without dates
+	nights           int
+	flexible         int
+	adults, children int
+	guests           bool // numberadults or children sent
+	keyterm, city    string
+	bedrooms         int
+	minPrice         decimal.Decimal
+	maxPrice         decimal.Decimal
+	hasMin, hasMax   bool
+	only             map[int64]bool // category and tag members (intersection); nil: any
+	featured         bool
+	pets, smoking    bool
+	aircon, parking  bool
+	ocean            bool
+	amenities        []string // lower case
+	amenityIDs       []int    // parallel to amenities; 0 when not a number
+	propertyID       int64
+	sortBy           int
+	desc             bool
+	page, limit      int
+	discountsOnly    bool
+	shifts           []int // flexible day shifts, in order of preference
+	ins, outs        []string
+	now              time.Time
+	pricedAll        bool // every candidate must be quoted
+}
+
+func (a *API) parseSearch(c *fiber.Ctx, st view.Settings) (*searchQuery, error) {
+	in := readInput(c)
+	o := in.o
+	q := &searchQuery{now: a.now(), sortBy: sortDefault, page: 1, limit: st.Search.DefaultLimit}
+	if q.limit < 1 || q.limit > maxSearchLimit {
+		q.limit = 10
+	}
+	ci, okIn := in.date("checkin", false)
+	co, okOut := in.date("checkout", false)
+	switch {
+	case okIn && okOut:
+		switch n := pricing.DaysBetween(ci, co); {
+		case n < 1:
+			in.v.Add("checkout", "must be after checkin")
+		case n > pricing.MaxNights:
+			in.v.Addf("checkout", "a stay may last at most %d nights", pricing.MaxNights)
+		default:
+			q.in, q.out, q.nights = ci, co, n
+		}
+	case okIn && !o.Has("checkout") || okIn && o.Empty("checkout"):
+		in.v.Add("checkout", "is required with checkin")
+	case okOut && !o.Has("checkin") || okOut && o.Empty("checkin"):
+		in.v.Add("checkin", "is required with checkout")
+	}
+	if n, ok := o.Int("flexible", fields.Int{Max: maxFlexible}); ok {
+		q.flexible = n
+	}
+	if n, ok := o.Int("numberadults", fields.Int{Max: maxSearchGuest}); ok {
+		q.adults, q.guests = n, true
+	}
+	if n, ok := o.Int("children", fields.Int{Max: maxSearchGuest}); ok {
+		q.children, q.guests = n, q.guests || n > 0
+	}
+	if q.adults < 1 {
+		q.adults = 1 // a search form's "any" is one adult
+	}
+	if s, ok := o.String("keyterm", fields.Str{Max: maxKeyterm}); ok {
+		q.keyterm = strings.ToLower(strings.TrimSpace(s))
+	}
+	if s, ok := o.String("city", fields.Str{Max: maxKeyterm}); ok {
+		q.city = strings.ToLower(strings.TrimSpace(s))
+	}
+	if n, ok := o.Int("bedrooms", fields.Int{Max: 1000}); ok {
+		q.bedrooms = n
+	}
+	q.minPrice, q.hasMin = o.Decimal("minprice", fields.Dec{MaxScale: 4})
+	q.maxPrice, q.hasMax = o.Decimal("maxprice", fields.Dec{MaxScale: 4})
+	if q.hasMin && q.hasMax && q.maxPrice.LessThan(q.minPrice) {
+		in.v.Add("maxprice", "must not be below minprice")
+	}
+	q.featured, _ = o.Bool("isfeatured", false)
+	q.pets, _ = o.Bool("allowpet", false)
+	q.smoking, _ = o.Bool("allowsmoking", false)
+	q.aircon, _ = o.Bool("airconditioner", false)
+	q.parking, _ = o.Bool("parking", false)
+	q.ocean, _ = o.Bool("ocean", false)
+	q.discountsOnly, _ = o.Bool("discountsonly", false)
+	_, _ = o.Bool("includebookingprice", false) // with dates the totals are always there
+	for _, name := range []string{"amenity", "amenity[]"} {
+		var list []string
+		switch o.Kind(name) {
+		case fields.KindAbsent, fields.KindNull:
+			continue
+		case fields.KindString, fields.KindNumber:
+			if s, ok := o.String(name, fields.Str{Max: maxKeyterm}); ok && strings.TrimSpace(s) != "" {
+				list = []string{s}
+			}
+		default:
+			list, _ = o.Strings(name, fields.List{Max: 100}, fields.Str{Max: maxKeyterm})
+		}
+		for _, s := range list {
+			s = strings.ToLower(strings.TrimSpace(s))
+			id, _ := strconv.Atoi(s)
+			q.amenities, q.amenityIDs = append(q.amenities, s), append(q.amenityIDs, id)
+		}
+	}
+	if id, ok := o.Int("category_id", fields.Int{Min: 1, Max: maxID}); ok {
+		found := false
+		for _, cat := range st.Categories {
+			if cat.ID == int64(id) {
+				found = true
+				q.restrict(cat.Properties)
+			}
+		}
+		if !found {
+			in.v.Add("category_id", "no category has this id")
+		}
+	}
+	if id, ok := o.Int("tag_id", fields.Int{Min: 1, Max: maxID}); ok {
+		found := false
+		for _, t := range st.Tags {
+			if t.ID == int64(id) {
+				found = true
+				q.restrict(t.Properties)
+			}
+		}
+		if !found {
+			in.v.Add("tag_id", "no tag has this id")
+		}
+	}
+	q.propertyID = in.readPropertyID()
+	if n, ok := o.Int("sortby", fields.Int{OneOf: []int64{sortDefault, sortName, sortBedrooms, sortPrice}}); ok {
+		q.sortBy = n
+	}
+	if s, ok := o.String("sorttype", fields.Str{OneOf: []string{"asc", "desc"}, IgnoreCase: true}); ok {
+		q.desc = s == "desc"
+	}
+	if n, ok := o.Int("page", fields.Int{Min: 1, Max: maxID}); ok {
+		q.page = n
+	}
+	if n, ok := o.Int("limit", fields.Int{Min: 1, Max: maxSearchLimit}); ok {
+		q.limit = n
+	}
+	if err := in.err(); err != nil {
+		return nil, err
+	}
+	if !q.in.IsZero() {
+		q.shifts = append(q.shifts, 0)
+		for s := 1; s <= q.flexible; s++ {
+			q.shifts = append(q.shifts, -s, s)
+		}
+		for _, s := range q.shifts {
+			q.ins = append(q.ins, q.in.AddDays(s).String())
+			q.outs = append(q.outs, q.out.AddDays(s).String())
+		}
+		q.pricedAll = q.sortBy == sortPrice || q.hasMin || q.hasMax || q.discountsOnly
+	}
+	return q, nil
+}
+
+// restrict keeps only the listed properties (a category's or a tag's).
+func (q *searchQuery) restrict(ids []int64) {
+	next := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		if q.only == nil || q.only[id] {
+			next[id] = true
+		}
+	}
+	q.only = next
+}
+
+// keep applies the filters that need neither dates nor prices.
+func (q *searchQuery) keep(r *searchRecord) bool {
+	switch {
+	case q.propertyID != 0 && r.pid != q.propertyID,
+		q.only != nil && !q.only[r.pid],
+		q.bedrooms > 0 && r.bedrooms < q.bedrooms,
+		q.guests && r.maxGuest > 0 && q.adults+q.children > r.maxGuest,
+		q.featured && !r.featured,
+		q.pets && !r.pets,
+		q.smoking && !r.smoking,
+		q.aircon && !r.aircon,
+		q.parking && !r.parking,
+		q.ocean && !r.ocean,
+		q.city != "" && r.city != q.city,
+		q.keyterm != "" && !strings.Contains(r.text, q.keyterm),
+		!q.in.IsZero() && !r.bookable:
+		return false
+	}
+	for i, want := range q.amenities {
+		if !r.hasAmenity(want, q.amenityIDs[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// hit is a listed property: its record, and with dates the stay found (kept small: the
+// hits of a whole account are collected and ordered on every search).
+type hit struct {
+	r     *searchRecord
+	st    *stay  // the stay's quote, once quoted
+	free  uint16 // bit i: the nights of shift i are free
+	shift int16  // index into q.shifts of the stay listed
+}
+
+// stay is a quoted stay, or without dates a property's "from" price.
+type stay struct {
+	quote   *pricing.Result
+	nightly decimal.Decimal // the sort and filter price
+	priced  bool
+}
+
+// stayRules reports whether the stay passes the property's sales rules as pricing.Quote
+// applies them: guests, children, booking window, check-in and check-out days, minimum
+// stay. It reads the engine's own figures (the plan lookups Quote makes, through the
+// record's day rules), without pricing the stay.
+func stayRules(r *searchRecord, in, out pricing.Date, adults, children int, now time.Time) bool {
+	pp := &r.p.Pricing
+	if pp.MaxGuest > 0 && adults+children > pp.MaxGuest || children > 0 && pp.NoChildren {
+		return false
+	}
+	first, last := pp.BookingWindow(now)
+	if in.Before(first) || !last.IsZero() && in.After(last) {
+		return false
+	}
+	d := r.dayRule(in)
+	if !d.ok || !d.in || pricing.DaysBetween(in, out) < int(d.minStay) {
+		return false
+	}
+	e := r.dayRule(out)
+	return e.ok && e.out
+}
+
+// quote prices the hit's stay as getinfo does (the property's default taxes and services).
+func (q *searchQuery) quote(h *hit) bool {
+	i := h.shift
+	res, err := pricing.Quote(h.r.p.Pricing, pricing.Request{Checkin: q.in.AddDays(q.shifts[i]), Checkout: q.out.AddDays(q.shifts[i]),
+		Adults: q.adults, Children: q.children, Now: q.now})
+	if err != nil {
+		return false
+	}
+	h.st = &stay{quote: &res, priced: true, nightly: res.TotalRent.DivRound(decimal.NewFromInt(int64(res.NightCount)), res.Scale)}
+	return true
+}
+
+// errRequote: a page property was refused by its quote; the search quotes every candidate.
+var errRequote = errors.New("requote")
+
+func (a *API) searchRental(c *fiber.Ctx) error {
+	acc := account(c)
+	st := a.view.Settings(acc)
+	q, err := a.parseSearch(c, st)
+	if err != nil {
+		return err
+	}
+	if q.propertyID != 0 {
+		if _, ok := a.view.Property(acc, q.propertyID); !ok {
+			return errNoProperty()
+		}
+	}
+	hits := a.searchHits(acc, q)
+	total, page, err := q.paginate(hits)
+	if errors.Is(err, errRequote) {
+		q.pricedAll = true
+		hits = a.searchHits(acc, q)
+		total, page, _ = q.paginate(hits)
+	}
+	base := a.mediaBase(c)
+	ans := searchAnswer{PropertyCount: total, PageCount: (total + q.limit - 1) / q.limit, Page: q.page, Offset: (q.page - 1) * q.limit,
+		Limit: q.limit, ImagePath: base + "/media/", Properties: make([]searchProperty, 0, len(page))}
+	for _, h := range page {
+		ans.Properties = append(ans.Properties, a.summary(h, q, base))
+	}
+	return c.JSON(ans)
+}
+
+// searchHits finds the listed properties, in the order asked. With dates and pricedAll,
+// every hit is quoted; otherwise none is yet.
+func (a *API) searchHits(acc string, q *searchQuery) []hit {
+	var hits, misses []hit // misses: properties without a record yet
+	known := records.Snapshot()
+	a.view.Scan(acc, func(p *view.Property, n view.Nights) {
+		r, ok := known[p]
+		if ok && !q.keep(r) {
+			return
+		}
+		h := hit{r: r}
+		if !q.in.IsZero() {
+			for i := range q.shifts {
+				if n.Free(q.ins[i], q.outs[i]) {
+					h.free |= 1 << i
+				}
+			}
+			if h.free == 0 {
+				return
+			}
+		}
+		if !ok {
+			h.r = &searchRecord{p: p}
+			misses = append(misses, h)
+			return
+		}
+		hits = append(hits, h)
+	})
+	if len(misses) > 0 {
+		built := make(map[*view.Property]*searchRecord, len(misses))
+		for _, h := range misses {
+			h.r = newRecord(h.r.p)
+			built[h.r.p] = h.r
+			if q.keep(h.r) {
+				hits = append(hits, h)
+			}
+		}
+		records.Add(built, a.view.Live)
+	}
+	out := hits[:0]
+	for _, h := range hits {
+		if !q.in.IsZero() {
+			h.shift = -1
+			for i, s := range q.shifts {
+				if h.free&(1<<i) != 0 && stayRules(h.r, q.in.AddDays(s), q.out.AddDays(s), q.adults, q.children, q.now) {
+					h.shift = int16(i)
+					break
+				}
+			}
+			if h.shift < 0 || q.pricedAll && !q.quote(&h) {
+				continue
+			}
+			if q.discountsOnly && h.st.quote.DiscountTotal.Sign() == 0 {
+				continue
+			}
+		} else {
+			if q.discountsOnly && !h.r.discounted {
+				continue
+			}
+			if q.sortBy == sortPrice || q.hasMin || q.hasMax {
+				f := h.r.fromPrice(q.now)
+				h.st = &stay{nightly: f.price, priced: f.ok}
+			}
+		}
+		if (q.hasMin || q.hasMax) && (!h.st.priced || q.hasMin && h.st.nightly.LessThan(q.minPrice) ||
+			q.hasMax && h.st.nightly.GreaterThan(q.maxPrice)) {
+			continue
+		}
+		out = append(out, h)
+	}
+	q.order(out)
+	return out
+}
+
+// order sorts the hits, or only as far as the page needs: the first page*limit hits,
+// picked in one pass over the others when they are few.
+func (q *searchQuery) order(hits []hit) {
+	k := q.page * q.limit
+	if k >= len(hits) || k > 256 {
+		slices.SortFunc(hits, q.cmp)
+		return
+	}
+	top := hits[:k]
+	slices.SortFunc(top, q.cmp)
+	for i := k; i < len(hits); i++ {
+		if q.cmp(hits[i], top[k-1]) >= 0 {
+			continue
+		}
+		// hits[i] belongs in the top: insert it, moving the top's last out to i.
+		j, _ := slices.BinarySearchFunc(top, hits[i], q.cmp)
+		x := hits[i]
+		hits[i] = top[k-1]
+		copy(top[j+1:], top[j:k-1])
+		top[j] = x
+	}
+}
+
+// cmp is the search order; ties go by property id, so pages never overlap.
+func (q *searchQuery) cmp(x, y hit) int {
+	a, b := x.r, y.r
+	c := 0
+	switch q.sortBy {
+	case sortName:
+		c = strings.Compare(a.name, b.name)
+	case sortBedrooms:
+		c = a.bedrooms - b.bedrooms
+	case sortPrice:
+		xp, yp := x.st != nil && x.st.priced, y.st != nil && y.st.priced
+		if xp != yp { // unpriced last, whatever the direction
+			if xp {
+				return -1
+			}
+			return 1
+		}
+		if xp {
+			c = x.st.nightly.Cmp(y.st.nightly)
+		}
+	default:
+		if a.featured != b.featured {
+			if a.featured {
+				return -1
+			}
+			return 1
+		}
+		c = strings.Compare(a.name, b.name)
+	}
+	if q.desc {
+		c = -c
+	}
+	if c != 0 {
+		return c
+	}
+	return cmpInt64(a.pid, b.pid)
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// paginate returns the count and the page, quoting the page's stays when they are not
+// quoted yet.
+func (q *searchQuery) paginate(hits []hit) (int, []hit, error) {
+	from := (q.page - 1) * q.limit
+	if from >= len(hits) {
+		return len(hits), nil, nil
+	}
+	to := min(from+q.limit, len(hits))
+	page := hits[from:to]
+	if !q.in.IsZero() && !q.pricedAll {
+		for i := range page {
+			if !q.quote(&page[i]) {
+				return 0, nil, errRequote
+			}
+		}
+	}
+	return len(hits), page, nil
+}
+
+type searchAnswer struct {
+	PropertyCount int              `json:"property_count"`
+	PageCount     int              `json:"page_count"`
+	Page          int              `json:"page"`
+	Offset        int              `json:"offset"`
+	Limit         int              `json:"limit"`
+	ImagePath     string           `json:"image_path"`
+	Properties    []searchProperty `json:"properties"`
+}
+
+// searchProperty is a property's summary in search-rental and get-property-related. The
+// stay fields are there only when the search has dates.
+type searchProperty struct {
+	ID           string       `json:"id"`
+	Name         string       `json:"name"`
+	Type         string       `json:"type"`
+	Brief        string       `json:"brief"`
+	Address      string       `json:"address"`
+	City         string       `json:"city"`
+	Bedroom      string       `json:"bedroom"`
+	Bathroom     string       `json:"bathroom"`
+	MaxGuest     string       `json:"maxguest"`
+	IsFeatured   string       `json:"isfeatured"`
+	AllowPet     string       `json:"allowpet"`
+	AllowSmoking string       `json:"allowsmoking"`
+	Latitude     string       `json:"latitude"`
+	Longitude    string       `json:"longitude"`
+	MinPrice     json.Number  `json:"minprice"`
+	Currency     string       `json:"currency"`
+	ImagePath    string       `json:"image_path"`
+	ImageSmall   string       `json:"image_small"`
+	Image317x179 string       `json:"image_317_179"`
+	ImageH179    string       `json:"image_h_179"`
+	ImageW800    string       `json:"image_w_800"`
+	Checkin      string       `json:"checkin,omitempty"`
+	Checkout     string       `json:"checkout,omitempty"`
+	QtyOfNights  int          `json:"qtyofnights,omitempty"`
+	Nightly      *json.Number `json:"nightly,omitempty"`
+	TotalRent    *json.Number `json:"totalRent,omitempty"`
+	GrandTotal   *json.Number `json:"grandTotal,omitempty"`
+}
+
+func (a *API) summary(h hit, q *searchQuery, base string) searchProperty {
+	r := h.r
+	ct := r.p.Snap.Content
+	f := r.fromPrice(q.now)
+	cur := r.p.Pricing.Currency
+	s := searchProperty{ID: r.idText, Name: ct.Name, Type: ct.Type, Brief: ct.Brief, Address: ct.Address, City: ct.City,
+		Bedroom: strconv.Itoa(ct.Bedrooms), Bathroom: strconv.Itoa(ct.Bathrooms), MaxGuest: strconv.Itoa(ct.MaxGuest),
+		IsFeatured: strconv.Itoa(flag(r.featured)), AllowPet: yesNo(ct.AllowPet), AllowSmoking: yesNo(ct.AllowSmoking),
+		Latitude: ct.Latitude, Longitude: ct.Longitude, MinPrice: "0", Currency: cur}
+	if f.ok {
+		s.MinPrice = json.Number(f.price.StringFixed(pricing.Scale(cur)))
+	}
+	if k := r.mainPhoto; k != "" {
+		link := func(rendition string) string { return mediaLink(base, k, rendition) }
+		s.ImagePath, s.ImageSmall, s.Image317x179, s.ImageH179, s.ImageW800 = link("original"), link("small"), link("317_179"),
+			link("h_179"), link("w_800")
+	}
+	if h.st != nil && h.st.quote != nil {
+		res := h.st.quote
+		num := func(d decimal.Decimal) *json.Number { n := json.Number(d.StringFixed(res.Scale)); return &n }
+		s.Checkin, s.Checkout, s.QtyOfNights = res.Checkin.String(), res.Checkout.String(), res.NightCount
+		s.Nightly, s.TotalRent, s.GrandTotal = num(h.st.nightly), num(res.TotalRent), num(res.GrandTotal)
+		s.Currency = res.Currency
+	}
+	return s
+}

@@ -1,0 +1,112 @@
+package view
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// The website search (search-rental, get-property-related) reads every live property of an
+// account on each request, so what it needs of a property is computed once per published
+// property value and kept beside the view, keyed by the *Property pointer: a Property is
+// never changed once published (an update, and a settings change that reprices it, replace
+// the pointer), so a record can never be stale. Records of replaced properties are dropped
+// by the next sweep.
+
+// Nights answers, inside Scan only, whether a property's nights are free: the nights Held
+// reports (bookings and live blocks), read in place without building a map.
+type Nights struct {
+	a   *account
+	pid int64
+}
+
+// Free reports whether none of the nights from … to-1 is held. from and to are dates
+// written YYYY-MM-DD (compared as text, which orders such dates as the calendar does).
+func (n Nights) Free(from, to string) bool {
+	for id := range n.a.propBook[n.pid] {
+		for _, night := range n.a.bookings[id].Nights {
+			if len(night) == len(from) && night >= from && night < to {
+				return false
+			}
+		}
+	}
+	for id := range n.a.propBlocks[n.pid] {
+		b := n.a.blocks[id]
+		if b.Deleted || len(b.StartDate) != len(from) || len(b.EndDate) != len(from) {
+			continue
+		}
+		// Both dates of a block are nights of it: it overlaps when it starts before `to`
+		// and ends on or after `from`.
+		if b.StartDate < to && b.EndDate >= from {
+			return false
+		}
+	}
+	return true
+}
+
+// Scan calls fn for each live property of the account, in no particular order, under the
+// view's read lock: fn must be quick (no pricing) and must not keep n.
+func (s *Store) Scan(acc string, fn func(p *Property, n Nights)) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	a := s.accounts[acc]
+	if a == nil {
+		return
+	}
+	for pid, p := range a.props {
+		if !p.Snap.Deleted {
+			fn(p, Nights{a: a, pid: pid})
+		}
+	}
+}
+
+// Memo keeps one value per published property value. Readers take an immutable snapshot
+// (one atomic load, then plain map lookups: a search reads every property of an account);
+// new values are added by copying it, which happens only after properties change. Its zero
+// value is ready to use; it is safe for concurrent use.
+type Memo[T any] struct {
+	snap atomic.Pointer[map[*Property]T]
+	mu   sync.Mutex // serialises writers
+	kept int        // values kept by the last sweep
+}
+
+// Snapshot returns the values held; the map must not be changed.
+func (m *Memo[T]) Snapshot() map[*Property]T {
+	if p := m.snap.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Add stores new values. Once the memo holds more than twice what its last sweep kept
+// (plus slack), the values of properties live no longer reports served are dropped, so a
+// memo's size follows the view's.
+func (m *Memo[T]) Add(vals map[*Property]T, live func(*Property) bool) {
+	if len(vals) == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old := m.Snapshot()
+	next := make(map[*Property]T, len(old)+len(vals))
+	sweep := len(old)+len(vals) > 2*m.kept+64
+	for k, v := range old {
+		if !sweep || live(k) {
+			next[k] = v
+		}
+	}
+	for k, v := range vals {
+		next[k] = v
+	}
+	if sweep {
+		m.kept = len(next)
+	}
+	m.snap.Store(&next)
+}
+
+// Live reports whether p is the value the view serves now for its property.
+func (s *Store) Live(p *Property) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	a := s.accounts[p.Snap.AccountID]
+	return a != nil && a.props[p.Snap.PropertyID] == p && !p.Snap.Deleted
+}
