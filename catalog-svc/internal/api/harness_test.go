@@ -47,6 +47,14 @@ func newServer(t *testing.T, mediaBase string) *server {
 	return &server{t: t, app: app, view: v, api: a}
 }
 
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
 // load applies an event's data to the view.
 func (s *server) load(typ string, data any) {
 	s.t.Helper()
