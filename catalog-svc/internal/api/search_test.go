@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/vros/vros/libs/events/contract"
+	"github.com/vros/vros/libs/pricing"
 )
 
 // The tests' clock is 2030-01-10 12:00 UTC, a Thursday (newServer). 2030-02-04 is a
@@ -188,32 +189,7 @@ func TestSearchPaging(t *testing.T) {
 // out while the control property is listed; a stay that avoids the reason lists it.
 func TestSearchStayRules(t *testing.T) {
 	s := newServer(t, "")
-	s.load(contract.PropertyUpdated, searchProp("r1", 1, "Control", nil))
-	s.load(contract.PropertyUpdated, searchProp("r1", 2, "Booked", nil))
-	s.load(contract.BookingReserved, contract.Booking{AccountID: "r1", BookingID: 1, PropertyID: 2, Status: "reserved", Version: 1,
-		Checkin: "2030-02-06", Checkout: "2030-02-07", Nights: []string{"2030-02-06"}})
-	s.load(contract.PropertyUpdated, searchProp("r1", 3, "Blocked", nil))
-	s.load(contract.BlockCreated, contract.Block{AccountID: "r1", BlockID: 1, PropertyID: 3, StartDate: "2030-02-07",
-		EndDate: "2030-02-10", Version: 1})
-	s.load(contract.PropertyUpdated, searchProp("r1", 4, "MinStay", func(p *contract.Property) { p.Rates.MinimumStay = 5 }))
-	s.load(contract.PropertyUpdated, searchProp("r1", 5, "SeasonMinStay", func(p *contract.Property) {
-		p.Rates.Seasons = []contract.Season{{Name: "Winter", MinimumStay: 6, StartDate: "2030-02-01", EndDate: "2030-02-28",
-			Prices: contract.Prices{Daily: "90"}}}
-	}))
-	s.load(contract.PropertyUpdated, searchProp("r1", 6, "CheckinDay", func(p *contract.Property) {
-		p.Rates.Setting.DefaultAllowCheckin = "Saturday"
-	}))
-	s.load(contract.PropertyUpdated, searchProp("r1", 7, "CheckoutDay", func(p *contract.Property) {
-		p.Rates.Setting.DefaultAllowCheckout = "Saturday"
-	}))
-	notice := 30
-	s.load(contract.PropertyUpdated, searchProp("r1", 8, "Notice", func(p *contract.Property) {
-		p.Rates.Setting.AdvancedNoticeBookingFrom = &notice
-	}))
-	s.load(contract.PropertyUpdated, searchProp("r1", 9, "Horizon", func(p *contract.Property) { p.Rates.Setting.AcceptBookingUpto = 1 }))
-	s.load(contract.PropertyUpdated, searchProp("r1", 10, "Guests", func(p *contract.Property) { p.Content.MaxGuest = 2 }))
-	s.load(contract.PropertyUpdated, searchProp("r1", 11, "NoChildren", func(p *contract.Property) { p.Content.AllowChildren = bp(false) }))
-
+	stayRulesFixture(s)
 	const base = `"numberadults":"2","children":"1"`
 	for _, c := range []struct {
 		reason   string
@@ -283,6 +259,64 @@ func TestSearchStayRules(t *testing.T) {
 			t.Errorf("after cancel and unblock: %v", ids)
 		}
 	})
+}
+
+// stayRulesFixture is account r1: a control property and one that a stay of 2030-02-04 to
+// 2030-02-08 for two adults and a child breaks for each reason.
+func stayRulesFixture(s *server) {
+	s.load(contract.PropertyUpdated, searchProp("r1", 1, "Control", nil))
+	s.load(contract.PropertyUpdated, searchProp("r1", 2, "Booked", nil))
+	s.load(contract.BookingReserved, contract.Booking{AccountID: "r1", BookingID: 1, PropertyID: 2, Status: "reserved", Version: 1,
+		Checkin: "2030-02-06", Checkout: "2030-02-07", Nights: []string{"2030-02-06"}})
+	s.load(contract.PropertyUpdated, searchProp("r1", 3, "Blocked", nil))
+	s.load(contract.BlockCreated, contract.Block{AccountID: "r1", BlockID: 1, PropertyID: 3, StartDate: "2030-02-07",
+		EndDate: "2030-02-10", Version: 1})
+	s.load(contract.PropertyUpdated, searchProp("r1", 4, "MinStay", func(p *contract.Property) { p.Rates.MinimumStay = 5 }))
+	s.load(contract.PropertyUpdated, searchProp("r1", 5, "SeasonMinStay", func(p *contract.Property) {
+		p.Rates.Seasons = []contract.Season{{Name: "Winter", MinimumStay: 6, StartDate: "2030-02-01", EndDate: "2030-02-28",
+			Prices: contract.Prices{Daily: "90"}}}
+	}))
+	s.load(contract.PropertyUpdated, searchProp("r1", 6, "CheckinDay", func(p *contract.Property) {
+		p.Rates.Setting.DefaultAllowCheckin = "Saturday"
+	}))
+	s.load(contract.PropertyUpdated, searchProp("r1", 7, "CheckoutDay", func(p *contract.Property) {
+		p.Rates.Setting.DefaultAllowCheckout = "Saturday"
+	}))
+	notice := 30
+	s.load(contract.PropertyUpdated, searchProp("r1", 8, "Notice", func(p *contract.Property) {
+		p.Rates.Setting.AdvancedNoticeBookingFrom = &notice
+	}))
+	s.load(contract.PropertyUpdated, searchProp("r1", 9, "Horizon", func(p *contract.Property) { p.Rates.Setting.AcceptBookingUpto = 1 }))
+	s.load(contract.PropertyUpdated, searchProp("r1", 10, "Guests", func(p *contract.Property) { p.Content.MaxGuest = 2 }))
+	s.load(contract.PropertyUpdated, searchProp("r1", 11, "NoChildren", func(p *contract.Property) { p.Content.AllowChildren = bp(false) }))
+
+}
+
+// TestStayRulesAgreeWithQuote: the search's rule check (stayRules) accepts exactly the
+// stays pricing.Quote accepts, over every check-in from 2030-01-05 to 2030-03-20, stays of
+// 1 to 9 nights and three parties, on every property of the rules fixture.
+func TestStayRulesAgreeWithQuote(t *testing.T) {
+	s := newServer(t, "")
+	stayRulesFixture(s)
+	now := s.api.now()
+	parties := [][2]int{{2, 1}, {3, 0}, {1, 0}}
+	checked := 0
+	for _, p := range s.view.Properties("r1") {
+		r := newRecord(p)
+		for in := pricing.MustDate("2030-01-05"); in.Before(pricing.MustDate("2030-03-21")); in = in.AddDays(1) {
+			for n := 1; n <= 9; n++ {
+				for _, g := range parties {
+					out := in.AddDays(n)
+					_, err := pricing.Quote(p.Pricing, pricing.Request{Checkin: in, Checkout: out, Adults: g[0], Children: g[1], Now: now})
+					if got := stayRules(r, in, out, g[0], g[1], now); got != (err == nil) {
+						t.Fatalf("%s %s→%s %v: stayRules %v, Quote %v", p.Snap.Content.Name, in, out, g, got, err)
+					}
+					checked++
+				}
+			}
+		}
+	}
+	t.Logf("%d stays checked", checked)
 }
 
 func contains(list []string, s string) bool {

@@ -1,0 +1,114 @@
+package bench
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+const searchProperties = 1000
+
+// searchAccount is the account of BenchmarkSearchRental on one stack: its own, so that its
+// 1 000 properties are not in the other benchmarks' account.
+type searchAccount struct {
+	credentials
+	OwnerToken string `json:"owner_token"`
+}
+
+var (
+	searchMu       sync.Mutex
+	searchAccounts = map[*store]*searchAccount{}
+)
+
+// setupSearch opens, once per stack, an account with 1 000 properties created through
+// interface A (five cities, one to five bedrooms, 80–179 a night, any day in and out) and
+// waits until the catalog lists them all.
+func (s *store) setupSearch(b *testing.B) *searchAccount {
+	searchMu.Lock()
+	defer searchMu.Unlock()
+	if acc := searchAccounts[s]; acc != nil {
+		return acc
+	}
+	start := time.Now()
+	code, body := send("POST", s.st.EdgeURL+"/admin/v1/accounts", map[string]string{"Authorization": "Bearer bench-admin"}, []byte(`{}`))
+	var out struct {
+		Data searchAccount `json:"data"`
+	}
+	if code != 201 || json.Unmarshal(body, &out) != nil || out.Data.OwnerToken == "" {
+		b.Fatalf("search account: %d %s", code, body)
+	}
+	acc := &out.Data
+	headers := map[string]string{
+		"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(acc.BasicUser+":"+acc.BasicPassword)),
+		"servicekey":    acc.ServiceKey, "servicepass": acc.ServicePass, "Content-Type": "application/json",
+	}
+	cities := []string{"Miami Beach", "Lucca", "Nice", "Porto", "Split"}
+	var next atomic.Int64
+	var failed atomic.Value
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)); i <= searchProperties; i = int(next.Add(1)) {
+				code := fmt.Sprintf("SRCH%04d", i)
+				p := fmt.Sprintf(`{"action":"create","property":{"internal_code":%q,"name":"Villa %04d","type":"Villa","maxguest":%d,`+
+					`"bedrooms":%d,"bathrooms":1,"address":"%d Ocean Drive","city":%q,"country":"US"}}`,
+					code, i, 2+i%7, 1+i%5, i, cities[i%len(cities)])
+				if st, body := send("POST", s.st.EdgeURL+"/api/property", headers, []byte(p)); st != 200 {
+					failed.Store(fmt.Sprintf("property %s: %d %s", code, st, body))
+					return
+				}
+				if st, body := send("POST", s.st.EdgeURL+"/api/property-rate", headers, rates(code, 80+i%100)); st != 200 {
+					failed.Store(fmt.Sprintf("rates %s: %d %s", code, st, body))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if f := failed.Load(); f != nil {
+		b.Fatal(f)
+	}
+	// The catalog is fed by events: wait until it lists every property with its rates.
+	url := s.st.EdgeURL + "/vros/api/search-rental/owner_token/" + acc.OwnerToken
+	probe := []byte(fmt.Sprintf(`{"checkin":%q,"checkout":%q,"limit":"1"}`, day(30), day(37)))
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		code, body := send("POST", url, noHeaders(), probe)
+		var ans struct {
+			Count int `json:"property_count"`
+		}
+		if code == 200 && json.Unmarshal(body, &ans) == nil && ans.Count == searchProperties {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%s: the catalog never listed the %d search properties: %d %s", s.name, searchProperties, code, body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	b.Logf("%s: %d search properties set up in %v", s.name, searchProperties, time.Since(start).Round(100*time.Millisecond))
+	searchAccounts[s] = acc
+	return acc
+}
+
+// BenchmarkSearchRental: the website search with dates (a 7-night stay, two adults, the
+// first page of 10) over 1 000 properties, through edge on each stack, beside the bare Fiber
+// baseline answering the same request; "by-price" sorts by the stay's price, which quotes
+// every bookable property instead of the page only.
+func BenchmarkSearchRental(b *testing.B) {
+	search := func(extra string) []byte {
+		return []byte(fmt.Sprintf(`{"checkin":%q,"checkout":%q,"numberadults":"2","page":"1","limit":"10"%s}`, day(30), day(37), extra))
+	}
+	b.Run("bare-fiber", func(b *testing.B) { load(b, bareURL+"/vros/external-booking", noHeaders, search("")) })
+	eachStore(b, func(b *testing.B, s *store) {
+		acc := s.setupSearch(b)
+		url := s.st.EdgeURL + "/vros/api/search-rental/owner_token/" + acc.OwnerToken
+		b.Run("edge", func(b *testing.B) { load(b, url, noHeaders, search("")) })
+		b.Run("edge-by-price", func(b *testing.B) { load(b, url, noHeaders, search(`,"sortby":"4"`)) })
+	})
+}
