@@ -116,12 +116,21 @@ func (s *Service) update(ctx context.Context, account string, id int64, plan pla
 	}
 	same := !moved && d.Checkin.String() == cur.Checkin && d.Checkout.String() == cur.Checkout &&
 		d.Adults == cur.Adults && d.Children == cur.Children
-	q, err := s.price(ctx, account, p, d.Stay, d.PromotionCode, cur.Promotion, same)
+	// A code stored before promotions were applied (a booking with a code and no promotion)
+	// was never a discount: a change that keeps it keeps it as text, unapplied.
+	code, legacy := d.PromotionCode, cur.Promotion == nil && cur.PromotionCode != "" && strings.EqualFold(d.PromotionCode, cur.PromotionCode)
+	if legacy {
+		code = ""
+	}
+	q, err := s.price(ctx, account, p, d.Stay, code, cur.Promotion, same)
 	if err != nil {
 		return cur, err
 	}
 	next := cur
 	s.apply(&next, p, d.Stay, d.Party, q)
+	if legacy {
+		next.PromotionCode = cur.PromotionCode
+	}
 
 	add, drop := next.Nights, cur.Nights
 	if !moved {

@@ -356,3 +356,37 @@ func TestJanitorGivesBackAPromotionUse(t *testing.T) {
 	f.repair(t)
 	f.wantUses(t, account, 1)
 }
+
+// A booking made before promotions were applied kept its promotionCode as text only: a
+// change that keeps the code keeps it so, without a discount and without refusing the code.
+func TestLegacyPromotionCodeKept(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	const account, pid = "promo-legacy", 1
+	f.priceable(t, account, pid)
+	f.settings(t, promoSettings(account, 1))
+	in := pricing.DateOf(time.Now().UTC()).AddDays(30)
+	b, err := f.svc.Create(ctx, account, booking.NewBooking{Stay: booking.Stay{PropertyID: pid, Checkin: in, Checkout: in.AddDays(2),
+		Adults: 2, Services: &[]pricing.ServiceLine{}}, Party: ada})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.Update(ctx, account, b.BookingID, booking.Updated, func(b *booking.Booking) error {
+		b.PromotionCode = "OLDTEXT" // as stored before promotions existed
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	up, err := f.svc.Update(ctx, account, b.BookingID, booking.Patch{Adults: ptr(3)})
+	if err != nil || up.PromotionCode != "OLDTEXT" || up.Promotion != nil || up.Quote.DiscountTotal != "0.00" {
+		t.Fatalf("update of a legacy booking: %v %q %+v", err, up.PromotionCode, up.Promotion)
+	}
+	// Sending a code applies it (or refuses it) as for any booking.
+	if _, err := f.svc.Update(ctx, account, b.BookingID, booking.Patch{PromotionCode: ptr("NOPE")}); err == nil {
+		t.Fatal("an unknown code sent on update was accepted")
+	}
+	up, err = f.svc.Update(ctx, account, b.BookingID, booking.Patch{PromotionCode: ptr("SPRING10")})
+	if err != nil || up.Promotion == nil || up.Quote.DiscountTotal != "20.00" {
+		t.Fatalf("applying a code: %v %+v %s", err, up.Promotion, up.Quote.DiscountTotal)
+	}
+}
