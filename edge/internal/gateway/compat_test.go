@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -504,4 +505,86 @@ func TestStatusesB(t *testing.T) {
 			t.Error("429 without Retry-After")
 		}
 	})
+}
+
+// TestCredentials365villasConcurrent: 16 clients of three accounts at once, each sending its
+// own B pair as 365villaskey/365villaspass (base64 or raw), the dedicated pair, or another
+// account's B pair beside its own Basic: every accepted request reaches the service as its
+// own account, every mixed one is refused, through a shared cache.
+func TestCredentials365villasConcurrent(t *testing.T) {
+	e, s := startRoutedEdge(t)
+	accs := []tenantAccount{e.createAccount(t, false), e.createAccount(t, true), e.createAccount(t, false)}
+	const clients, each = 16, 30
+	type sent struct {
+		acc    int
+		accept bool
+	}
+	var mu sync.Mutex
+	want := map[string]sent{}
+	errs := make(chan string, clients*each)
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				own := (c + i) % len(accs)
+				pairOf, accept := own, true
+				mode := (c*each + i) % 4
+				if mode == 3 {
+					pairOf, accept = (own+1)%len(accs), false
+				}
+				a := accs[own]
+				cred := accs[pairOf].creds[account.Key]
+				if mode == 2 {
+					cred = accs[pairOf].creds[account.ServiceKey]
+				}
+				key, pass := cred.Identifier, cred.Secret
+				if mode%2 == 0 {
+					key, pass = b64(key), b64(pass)
+				}
+				marker := fmt.Sprintf("c%d-%d", c, i)
+				mu.Lock()
+				want[marker] = sent{own, accept}
+				mu.Unlock()
+				b := a.creds[account.Basic]
+				req, _ := http.NewRequest(http.MethodPost, e.url+"/api/property", strings.NewReader(`{"marker":"`+marker+`"}`))
+				req.Header.Set("Authorization", basicHeader(b.Identifier, b.Secret))
+				req.Header.Set("365villaskey", key)
+				req.Header.Set("365villaspass", pass)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					errs <- err.Error()
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if (resp.StatusCode == http.StatusOK) != accept {
+					errs <- fmt.Sprintf("%s (mode %d): HTTP %d", marker, mode, resp.StatusCode)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	forwarded := 0
+	for _, r := range s.take() {
+		var b struct{ Marker string }
+		_ = json.Unmarshal(r.body, &b)
+		w, ok := want[b.Marker]
+		if !ok || !w.accept {
+			t.Errorf("a refused request reached the service: %s", r.body)
+			continue
+		}
+		forwarded++
+		if r.header.Get(tenancy.HeaderAccount) != accs[w.acc].id {
+			t.Errorf("%s reached the service as account %s, want %s", b.Marker, r.header.Get(tenancy.HeaderAccount), accs[w.acc].id)
+		}
+	}
+	if forwarded != clients*each*3/4 {
+		t.Errorf("%d requests forwarded, want %d", forwarded, clients*each*3/4)
+	}
 }
