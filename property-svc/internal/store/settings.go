@@ -12,6 +12,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/vros/vros/libs/mongostore"
+	"github.com/vros/vros/libs/outbox"
 	"github.com/vros/vros/property-svc/internal/property"
 )
 
@@ -162,13 +163,17 @@ const settingsRetries = 50
 // (DocLocks), which FerretDB's read-then-write updates need.
 func (s *Store) ChangeSettings(ctx context.Context, account string, change func(property.Settings) (property.AccountSettings, error)) (property.Settings, error) {
 	agg := account + ":" + settingsAggregate
-	in, err := s.outbox.Begin(ctx, agg)
-	if err != nil {
-		return property.Settings{}, fmt.Errorf("record %s in the outbox: %w", SettingsUpdated, err)
-	}
-	defer s.outbox.Done(in, nil)
 	unlock := s.locks.Lock(agg)
 	defer unlock()
+	// The intent is recorded before the first write, not before a change that writes
+	// nothing (a deleted property no category lists).
+	var in outbox.Intent
+	began := false
+	defer func() {
+		if began {
+			s.outbox.Done(in, nil)
+		}
+	}()
 	for range settingsRetries {
 		cur, found, err := s.readSettings(ctx, account)
 		if err != nil {
@@ -180,6 +185,12 @@ func (s *Store) ChangeSettings(ctx context.Context, account string, change func(
 		}
 		if err != nil {
 			return property.Settings{}, err
+		}
+		if !began {
+			if in, err = s.outbox.Begin(ctx, agg); err != nil {
+				return property.Settings{}, fmt.Errorf("record %s in the outbox: %w", SettingsUpdated, err)
+			}
+			began = true
 		}
 		if !found {
 			// The first change of the account: a version 0 to write over conditionally.
