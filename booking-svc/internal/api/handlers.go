@@ -99,12 +99,7 @@ func (a *API) insertService(c *fiber.Ctx) error {
 	if err != nil {
 		return domainError(err)
 	}
-	b := a.bookingOf(c, rec)
-	return httpapi.B(c, fiber.Map{"bookingId": b.BookingID, "totalRent": b.TotalRent, "taxTotal": b.TaxTotal,
-		"serviceTotal": b.ServiceTotal, "discountTotal": b.DiscountTotal, "grandTotal": b.GrandTotal, "damageDeposit": b.DamageDeposit,
-		"qtyofnights": b.QtyOfNights, "numberofadults": b.NumberOfAdults, "numberofchildren": b.NumberOfChildren,
-		"propertyName": b.PropertyName, "propertyId": b.PropertyID, "checkin": b.Checkin, "checkout": b.Checkout,
-		"currency": b.Currency, "tax": b.Tax, "service": b.Service})
+	return httpapi.B(c, insertedOf(a.bookingOf(c, rec)))
 }
 
 func (a *API) list(c *fiber.Ctx) error {

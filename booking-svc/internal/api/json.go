@@ -168,6 +168,37 @@ func quoteOf(p priceJSON, include []string, texts []string) quoteJSON {
 	return q
 }
 
+// insertedJSON is the insertservice answer (B2: bookingId, totals, quantities, property and
+// date fields, tax and the full service list), in B2's order.
+type insertedJSON struct {
+	BookingID        int64         `json:"bookingId"`
+	TotalRent        json.Number   `json:"totalRent"`
+	TaxTotal         json.Number   `json:"taxTotal"`
+	ServiceTotal     json.Number   `json:"serviceTotal"`
+	DiscountTotal    json.Number   `json:"discountTotal"`
+	GrandTotal       json.Number   `json:"grandTotal"`
+	DamageDeposit    json.Number   `json:"damageDeposit"`
+	QtyOfNights      int           `json:"qtyofnights"`
+	PropertyName     string        `json:"propertyName"`
+	PropertyID       int64         `json:"propertyId"`
+	Checkin          string        `json:"checkin"`
+	Checkout         string        `json:"checkout"`
+	NumberOfAdults   int           `json:"numberofadults"`
+	NumberOfChildren int           `json:"numberofchildren"`
+	Currency         string        `json:"currency"`
+	ExchangeRate     json.Number   `json:"exchangeRate"`
+	Tax              []amountJSON  `json:"tax"`
+	Service          []serviceJSON `json:"service"`
+}
+
+func insertedOf(b bookingJSON) insertedJSON {
+	return insertedJSON{BookingID: b.BookingID, TotalRent: b.TotalRent, TaxTotal: b.TaxTotal, ServiceTotal: b.ServiceTotal,
+		DiscountTotal: b.DiscountTotal, GrandTotal: b.GrandTotal, DamageDeposit: b.DamageDeposit, QtyOfNights: b.QtyOfNights,
+		PropertyName: b.PropertyName, PropertyID: b.PropertyID, Checkin: b.Checkin, Checkout: b.Checkout,
+		NumberOfAdults: b.NumberOfAdults, NumberOfChildren: b.NumberOfChildren, Currency: b.Currency, ExchangeRate: b.ExchangeRate,
+		Tax: b.Tax, Service: b.Service}
+}
+
 type paymentJSON struct {
 	PaymentID   string      `json:"paymentId"`
 	Amount      json.Number `json:"amount"`

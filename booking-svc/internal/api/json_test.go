@@ -116,3 +116,16 @@ func TestBookingTimestampsInThePropertyZone(t *testing.T) {
 		t.Errorf("a booking without a stored rate shows %s", out.ExchangeRate)
 	}
 }
+
+func TestInsertServiceAnswerOrder(t *testing.T) {
+	b := bookingOf(booking.Booking{BookingID: 9, Quote: booking.Quote{Currency: "USD", ExchangeRate: "1"}}, time.UTC)
+	out, err := json.Marshal(insertedOf(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "bookingId,totalRent,taxTotal,serviceTotal,discountTotal,grandTotal,damageDeposit,qtyofnights,propertyName,propertyId," +
+		"checkin,checkout,numberofadults,numberofchildren,currency,exchangeRate,tax,service"
+	if got := strings.Join(keys(t, out), ","); got != want {
+		t.Fatalf("keys %s\nwant %s", got, want)
+	}
+}
