@@ -45,6 +45,9 @@ func startCompatEdge(t *testing.T, cfg gateway.Config, proxies []string, missing
 			_ = json.Unmarshal(body, &ask)
 			w.Header().Set("Content-Type", "application/json")
 			if ask.Code != 0 {
+				if ask.Code == http.StatusTooManyRequests || ask.Code == http.StatusServiceUnavailable {
+					w.Header().Set("Retry-After", "7")
+				}
 				w.WriteHeader(ask.Code)
 				_, _ = fmt.Fprintf(w, `{"status":16,"message":"answered %d","from":%q}`, ask.Code, name)
 				return
@@ -283,6 +286,22 @@ func TestBodiesAsPHPSendsThem(t *testing.T) {
 	}
 }
 
+// TestBodyReadAfterAuthentication: with interface A's pairs in headers, a form body is read
+// only once they authenticate (a bad one is refused 401, whatever the body); with the pair in
+// the body, the body is read first.
+func TestBodyReadAfterAuthentication(t *testing.T) {
+	e, s := startRoutedEdge(t)
+	acc := e.createAccount(t, false)
+	h := headersA(acc)
+	h["Content-Type"] = "application/x-www-form-urlencoded"
+	h["servicepass"] = "wrong"
+	refusedA(t, e.send(t, "", http.MethodPost, "/api/property", h, "a[b=1"), http.StatusUnauthorized, "unauthorized", "invalid credentials")
+	b := acc.creds[account.Basic]
+	refusedA(t, e.send(t, "", http.MethodPost, "/api/property", map[string]string{"Authorization": basicHeader(b.Identifier, b.Secret),
+		"Content-Type": "application/x-www-form-urlencoded"}, "servicekey=x&a[b=1"), http.StatusBadRequest, "bad_request", `form key "a[b"`)
+	s.none(t)
+}
+
 // TestReadsAsClientsCallThem: every read answers GET and POST (JSON, form or multipart
 // body); edge forwards it as POST /internal/read/{name} with the query parameters (bracket
 // notation) and the body's fields merged, the body winning, and property_id normalised to
@@ -468,6 +487,9 @@ func TestStatusesB(t *testing.T) {
 			a := e.send(t, "", http.MethodPost, "/vros/external-booking", jsonCT, b("gettax", code))
 			if a.code != code {
 				t.Errorf("HTTP %d %s, want %d kept", a.code, a.body, code)
+			}
+			if wantRetry := code == 429 || code == 503; (a.retry == "7") != wantRetry {
+				t.Errorf("Retry-After %q of the service's %d not passed on as it was", a.retry, code)
 			}
 		})
 	}

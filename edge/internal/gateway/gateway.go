@@ -111,16 +111,28 @@ func (g *Gateway) interfaceA(c *fiber.Ctx) error {
 	if len(body) > r.bodyLimit {
 		return httpapi.TooLarge(r.bodyLimit)
 	}
-	body, err := jsonBody(c, body, r.bodyLimit)
-	if err != nil {
-		return err
+	// A body is read (a form or multipart body turned into JSON) only past authentication,
+	// unless the second pair travels in the body itself.
+	key, pass, fromHeaders := headerPair(c)
+	read := false
+	if !fromHeaders {
+		var err error
+		if body, err = jsonBody(c, body, r.bodyLimit); err != nil {
+			return err
+		}
+		key, pass, read = bodyPair(body)
 	}
-	acc, err := g.authenticateA(c, body)
+	acc, err := g.authenticateA(c, key, pass)
 	if err != nil {
 		return err
 	}
 	if !g.limits.Allow(acc.AccountID) {
 		return rateLimited(c)
+	}
+	if !read {
+		if body, err = jsonBody(c, body, r.bodyLimit); err != nil {
+			return err
+		}
 	}
 	u, err := g.upstream(r.service, "resource "+name)
 	if err != nil {
@@ -129,7 +141,8 @@ func (g *Gateway) interfaceA(c *fiber.Ctx) error {
 	return u.forward(c, fiber.MethodPost, "/internal/a/"+name, body, acc)
 }
 
-func (g *Gateway) authenticateA(c *fiber.Ctx, body []byte) (tenancy.Tenant, error) {
+// authenticateA checks HTTP Basic and the second pair key/pass (headerPair or bodyPair).
+func (g *Gateway) authenticateA(c *fiber.Ctx, key, pass string) (tenancy.Tenant, error) {
 	if err := g.failures.Check(c); err != nil {
 		return tenancy.Tenant{}, err
 	}
@@ -137,7 +150,6 @@ func (g *Gateway) authenticateA(c *fiber.Ctx, body []byte) (tenancy.Tenant, erro
 	if !ok {
 		return tenancy.Tenant{}, httpapi.Unauthorized("HTTP Basic credentials are required")
 	}
-	key, pass := servicePair(c, body)
 	if key == "" || pass == "" {
 		return tenancy.Tenant{}, httpapi.Unauthorized("servicekey and servicepass are required (headers or body fields; or the headers 365villaskey and 365villaspass)")
 	}
@@ -156,23 +168,29 @@ func (g *Gateway) authenticateA(c *fiber.Ctx, body []byte) (tenancy.Tenant, erro
 	return a1, nil
 }
 
-// servicePair is interface A's second credential: the headers servicekey/servicepass, else
-// the headers 365villaskey/365villaspass (the original's docs), else the body fields
-// servicekey/servicepass.
-func servicePair(c *fiber.Ctx, body []byte) (key, pass string) {
+// headerPair is interface A's second credential from the headers servicekey/servicepass,
+// else 365villaskey/365villaspass (the original's docs); found is false when neither name
+// of either pair was sent (then bodyPair is asked).
+func headerPair(c *fiber.Ctx) (key, pass string, found bool) {
 	for _, h := range [][2]string{{"servicekey", "servicepass"}, {"365villaskey", "365villaspass"}} {
 		if key, pass = strings.TrimSpace(c.Get(h[0])), strings.TrimSpace(c.Get(h[1])); key != "" || pass != "" {
-			return key, pass
+			return key, pass, true
 		}
 	}
+	return "", "", false
+}
+
+// bodyPair is interface A's second credential from the body fields servicekey/servicepass
+// of body (already JSON); read is always true: the body has been read.
+func bodyPair(body []byte) (key, pass string, read bool) {
 	var f struct {
 		ServiceKey  any `json:"servicekey"`
 		ServicePass any `json:"servicepass"`
 	}
-	_ = json.Unmarshal(body, &f) // a body that is not JSON fails later, with its own message
+	_ = json.Unmarshal(body, &f) // a body that is not JSON fails at the service, with its own message
 	k, _ := f.ServiceKey.(string)
 	p, _ := f.ServicePass.(string)
-	return k, p
+	return k, p, true
 }
 
 // checkPair authenticates interface A's service pair, sent as it is or base64-encoded (the

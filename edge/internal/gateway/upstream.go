@@ -115,7 +115,8 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, t ten
 		span.SetStatus(codes.Error, "")
 	}
 	c.Status(resp.StatusCode())
-	for _, h := range []string{fiber.HeaderContentType, fiber.HeaderCacheControl, fiber.HeaderETag, fiber.HeaderLastModified, "Idempotent-Replayed"} {
+	for _, h := range []string{fiber.HeaderContentType, fiber.HeaderCacheControl, fiber.HeaderETag, fiber.HeaderLastModified, "Idempotent-Replayed",
+		fiber.HeaderRetryAfter} {
 		if v := resp.Header.Peek(h); len(v) > 0 {
 			c.Response().Header.SetBytesV(h, v)
 		}
