@@ -150,3 +150,41 @@ func TestTimestampsInPropertyZone(t *testing.T) {
 		}
 	}
 }
+
+// TestActionKeyOrder: every catalog action's objects keep their documented key order.
+func TestActionKeyOrder(t *testing.T) {
+	s := newServer(t, "")
+	fixture(s)
+	p := property("acc1", 20, "Keys", "Lucca", 1, 1, 2, "80", false)
+	p.Taxes = []contract.Tax{{Name: "City tax", Amount: "2", Type: 2, CalculationType: 3}}
+	p.Services = []contract.Service{{Name: "Cleaning", Amount: "50", Type: 1, Applicable: 1, Taxes: []contract.ServiceTax{{Name: "VAT", Perc: "22"}}}}
+	p.Rates.Seasons = []contract.Season{{Name: "High", StartDate: "2030-07-01", EndDate: "2030-08-31", Prices: contract.Prices{Daily: "120", Monthly: "3000"}}}
+	s.load(contract.PropertyUpdated, p)
+	s.load(contract.BlockCreated, contract.Block{AccountID: "acc1", BlockID: 1, PropertyID: 20, StartDate: "2030-02-01", EndDate: "2030-02-02",
+		Version: 1, CreatedAt: "2030-01-05 10:00:00"})
+	s.load(contract.BookingReserved, contract.Booking{AccountID: "acc1", BookingID: 1, PropertyID: 20, Status: "reserved", Version: 1,
+		Checkin: "2030-03-01", Checkout: "2030-03-02", Nights: []string{"2030-03-01"}, GrandTotal: "80", Currency: "EUR",
+		CreatedAt: time.Date(2030, 1, 5, 10, 0, 0, 0, time.UTC)})
+	first := func(action, body string) *node {
+		t.Helper()
+		return decodeOrdered(t, s.action(action, body))
+	}
+	wantKeys(t, "gettax", first("gettax", `{"propertyId":20}`).first(t), "name", "amount", "def", "type", "calculationType")
+	wantKeys(t, "getservice", first("getservice", `{"propertyId":20}`).first(t), "name", "amount", "def", "type", "taxes")
+	wantKeys(t, "getblockdates", first("getblockdates", `{"propertyId":20}`).first(t), "id", "property_id", "memo", "startDate", "endDate",
+		"createdDate")
+	wantKeys(t, "getnonavailabledate", first("getnonavailabledate", `{"propertyId":20}`).first(t), "startDate", "endDate", "availability")
+	rt := first("getratetable", `{"propertyId":20}`)
+	wantKeys(t, "getratetable", rt, "tableName", "limitOccupant", "extraOccupantFee", "firstNightSurcharge", "oneNightStaySurcharge", "seasons")
+	wantKeys(t, "getratetable season", rt.get(t, "seasons").items[1], "seasonName", "startDate", "endDate", "minimumStay", "nightly", "weekly",
+		"monthly", "weekend", "allowCheckins", "allowCheckouts", "def")
+	wantKeys(t, "getproperties", first("getproperties", `{}`).first(t), "id", "name")
+	wantKeys(t, "getpropertyinfo", first("getpropertyinfo", `{"propertyId":"acc1_20"}`).first(t), "id", "name", "address", "city", "postcode",
+		"state", "country", "brief", "bedroom", "bathroom")
+	wantKeys(t, "getcalendar", first("getcalendar", `{"propertyId":"acc1_20","startDate":"2030-02-01","endDate":"2030-02-01"}`).first(t),
+		"date", "availability", "currency", "price", "weekly_price", "monthly_price", "guest_price", "guest_weekly_price", "guest_monthly_price",
+		"minimumstay", "check_in_out_type")
+	res := first("getreservations", `{"propertyId":"acc1_20"}`)
+	wantKeys(t, "getreservations", res, "reservations")
+	wantKeys(t, "reservation", res.first(t).first(t), "id", "startDate", "endDate", "amount", "currency", "status", "createdAt")
+}
