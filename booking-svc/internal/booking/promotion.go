@@ -3,6 +3,7 @@ package booking
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,13 +110,30 @@ func candidateUses(account string, p *Promotion) ledger.Stay {
 	return s
 }
 
+// MaxUsageLimit is the largest usage limit booking-svc counts: a create's op lists every use
+// of the code (so that a stopped create's use is given back), and a full code is known only
+// once every use was tried. A larger limit is refused when the code is used, clearly, rather
+// than counted approximately (docs/booking.md).
+const MaxUsageLimit = 10000
+
+// uses are the use numbers of p in the order a request tries them: from a random one on,
+// so that concurrent creates spread over the free uses instead of all colliding on the first.
+func uses(p *Promotion) []int {
+	out := make([]int, p.UsageLimit)
+	start := rand.IntN(p.UsageLimit)
+	for i := range out {
+		out[i] = (start+i)%p.UsageLimit + 1
+	}
+	return out
+}
+
 // takeUse claims a free use of p for owner and records it in p.Slot; a code without a limit
 // takes none. All uses held: the code is used up.
 func (s *Service) takeUse(ctx context.Context, account string, p *Promotion, owner string) error {
 	if p == nil || p.UsageLimit == 0 || p.Slot > 0 {
 		return nil
 	}
-	for n := 1; n <= p.UsageLimit; n++ {
+	for _, n := range uses(p) {
 		err := s.ledger.Claim(ctx, ledger.Stay{Account: account, PropertyID: usePropertyID, Dates: []string{useDate(p.Code, n)}}, owner)
 		if err == nil {
 			p.Slot = n
@@ -133,7 +151,7 @@ func (s *Service) checkUsesLeft(ctx context.Context, account string, p *Promotio
 	if p == nil || p.UsageLimit == 0 || p.Slot > 0 {
 		return nil
 	}
-	for n := 1; n <= p.UsageLimit; n++ {
+	for _, n := range uses(p) {
 		o, err := s.ledger.Owner(ctx, account, usePropertyID, useDate(p.Code, n))
 		if err != nil {
 			return err
@@ -165,6 +183,10 @@ func promotionFor(st Settings, code string, held *Promotion, pid int64, checkin,
 	}
 	if err := p.check(pid, checkin, checkout); err != nil {
 		return nil, err
+	}
+	if p.UsageLimit > MaxUsageLimit && p.Slot == 0 {
+		return nil, promotionError("%s cannot be used: its usage limit of %d is above the %d bookings this service counts; "+
+			"the owner can lower it (or set none)", p.Code, p.UsageLimit, MaxUsageLimit)
 	}
 	return &p, nil
 }

@@ -47,6 +47,8 @@ func promoSettings(account string, limit int) contract.Settings {
 			{Code: "WEEK", Type: "percent", Amount: "15", MinNights: 7},
 			{Code: "OTHER", Type: "percent", Amount: "5", Properties: []int64{99}},
 			{Code: "LIMITED", Type: "percent", Amount: "20", UsageLimit: limit},
+			{Code: "HUGE", Type: "flat", Amount: "10", UsageLimit: 10001},
+			{Code: "BIG", Type: "flat", Amount: "10", UsageLimit: 10000},
 		}}
 }
 
@@ -80,6 +82,8 @@ func TestPromotionRules(t *testing.T) {
 		{"too short", "WEEK", "", 6, "promotionCode: WEEK applies to stays of at least 7 nights", "", "", ""},
 		{"long enough", "WEEK", "", 7, "", "105.00", "595.00", "1"},
 		{"another property's", "OTHER", "", 3, "promotionCode: OTHER does not apply to this property", "", "", ""},
+		{"a limit above what is counted", "HUGE", "", 3, "promotionCode: HUGE cannot be used: its usage limit of 10001 is above the 10000 bookings this service counts; the owner can lower it (or set none)", "", "", ""},
+		{"the largest limit counted", "BIG", "", 3, "", "10.00", "290.00", "1"},
 		{"in euros", "SPRING10", "EUR", 3, "", "27.60", "248.40", "0.92"},
 		{"in yen", "FLAT50", "JPY", 3, "", "7569", "37842", "151.37"},
 		{"the account's own currency", "", "USD", 3, "", "0.00", "300.00", "1"},
@@ -118,6 +122,15 @@ func TestPromotionRules(t *testing.T) {
 	if got := booking.DiscountTexts(pr.Result); len(got) != 1 || got[0] != "Promotion FLAT50: 50.00 USD off" {
 		t.Fatalf("texts %q", got)
 	}
+
+	// The largest counted limit: the create's op lists its 10 000 uses.
+	start := time.Now()
+	big, err := f.svc.Create(ctx, account, booking.NewBooking{Stay: booking.Stay{PropertyID: pid, Checkin: in.AddDays(40),
+		Checkout: in.AddDays(42), Adults: 2, Services: &[]pricing.ServiceLine{}}, Party: withCode(ada, "big")})
+	if err != nil || big.Promotion == nil || big.Promotion.Slot < 1 || big.Promotion.Slot > 10000 {
+		t.Fatalf("create with a limit of 10000: %v %+v", err, big.Promotion)
+	}
+	t.Logf("a create with a limit of 10000 took %v", time.Since(start))
 
 	// A booking keeps the promotion, its currency and its rate; no leadsourceId: the default.
 	b, err := f.svc.Create(ctx, account, booking.NewBooking{Stay: stay(3, "EUR"), Party: withCode(ada, "spring10")})
