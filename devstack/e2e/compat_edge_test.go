@@ -216,6 +216,21 @@ func TestCompatEdgeInterfaceA(t *testing.T) {
 		}
 	})
 
+	t.Run("legacy_credentials switched off and on through the admin API", func(t *testing.T) {
+		admin := map[string]string{"Authorization": "Bearer " + adminToken}
+		villas := func(key, pass string) response {
+			return do(t, http.MethodPost, "/api/property", map[string]string{"Authorization": basic, "365villaskey": b64(key), "365villaspass": b64(pass)},
+				jsonText(obj{"action": "update", "property": validProperty("CE1")}))
+		}
+		do(t, http.MethodPost, "/admin/v1/accounts/"+acc.AccountID+"/settings", admin, `{"legacy_credentials":false}`).status(t, http.StatusOK)
+		if r := villas(acc.Key, acc.Pass); r.Code != http.StatusUnauthorized || r.aError(t).ErrorMessage != "invalid credentials" {
+			t.Fatalf("B pair with legacy_credentials off: HTTP %d %s", r.Code, r.Body)
+		}
+		villas(acc.ServiceKey, acc.ServicePass).status(t, http.StatusOK)
+		do(t, http.MethodPost, "/admin/v1/accounts/"+acc.AccountID+"/settings", admin, `{"legacy_credentials":true}`).status(t, http.StatusOK)
+		villas(acc.Key, acc.Pass).status(t, http.StatusOK)
+	})
+
 	t.Run("form body", func(t *testing.T) {
 		h := acc.AHeaders()
 		h["Content-Type"] = formType
