@@ -453,6 +453,9 @@ func (q *searchQuery) quote(h *hit) bool {
 	return true
 }
 
+// hitBuffers recycles the hit lists: a search collects one entry per candidate property.
+var hitBuffers = sync.Pool{New: func() any { return new([]hit) }}
+
 // errRequote: a page property was refused by its quote; the search quotes every candidate.
 var errRequote = errors.New("requote")
 
@@ -468,11 +471,18 @@ func (a *API) searchRental(c *fiber.Ctx) error {
 			return errNoProperty()
 		}
 	}
-	hits := a.searchHits(acc, q)
+	buf := hitBuffers.Get().(*[]hit)
+	defer func() {
+		clear((*buf)[:cap(*buf)]) // drop the records' pointers until the next search
+		hitBuffers.Put(buf)
+	}()
+	hits := a.searchHits(acc, q, (*buf)[:0])
+	*buf = hits[:0]
 	total, page, err := q.paginate(hits)
 	if errors.Is(err, errRequote) {
 		q.pricedAll = true
-		hits = a.searchHits(acc, q)
+		hits = a.searchHits(acc, q, hits[:0])
+		*buf = hits[:0]
 		total, page, _ = q.paginate(hits)
 	}
 	base := a.mediaBase(c)
@@ -486,8 +496,8 @@ func (a *API) searchRental(c *fiber.Ctx) error {
 
 // searchHits finds the listed properties, in the order asked. With dates and pricedAll,
 // every hit is quoted; otherwise none is yet.
-func (a *API) searchHits(acc string, q *searchQuery) []hit {
-	var hits, misses []hit // misses: properties without a record yet
+func (a *API) searchHits(acc string, q *searchQuery, hits []hit) []hit {
+	var misses []hit // properties without a record yet
 	known := records.Snapshot()
 	a.view.Scan(acc, func(p *view.Property, n view.Nights) {
 		r, ok := known[p]
