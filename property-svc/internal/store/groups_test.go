@@ -231,3 +231,38 @@ func TestFeaturedIsPublished(t *testing.T) {
 		t.Error("a property created without isfeatured is featured")
 	}
 }
+
+// TestConcurrentSettingsChangesOfTwoProcesses: two stores (two replicas of property-svc,
+// each with its own document locks) create 15 categories each in one account at once: the
+// version-conditional, leased replace loses none, on FerretDB as on MongoDB.
+func TestConcurrentSettingsChangesOfTwoProcesses(t *testing.T) {
+	acct := newAccount()
+	h1, h2 := newHarness(t), newHarness(t)
+	const each = 15
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errs := make(chan error, 2*each)
+	for i := range 2 * each {
+		p := h1.props()
+		if i%2 == 1 {
+			p = h2.props()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			if _, err := p.ChangeGroup(ctx, acct, decodedGroup(t, fmt.Sprintf(`{"action":"create","category":{"name":"Cat %d"}}`, i))); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if pub := h1.publishedSettings(t, acct); len(pub.Categories) != 2*each || pub.Version != 2*each {
+		t.Errorf("%d categories at version %d, want %d at %d", len(pub.Categories), pub.Version, 2*each, 2*each)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -156,11 +157,13 @@ func (s *Store) Settings(ctx context.Context, account string) (SettingsRec, erro
 const settingsRetries = 50
 
 // ChangeSettings reads the account's settings, lets change compute what to change from
-// those in force, and writes it conditionally on the version read, so that of two changes
-// computed from one version only one is written and the other is computed again from the
-// new settings: none is lost (a category created while another is, a rate set while a
-// promotion is added). This process's changes of one account also wait for each other
-// (DocLocks), which FerretDB's read-then-write updates need.
+// those in force, and replaces the settings with the result only if they are still at the
+// version read (mongostore.ReplaceIf, leased, so that this holds between processes on
+// FerretDB too): of two changes computed from one version only one is written, and the
+// other is computed again on top of it. No change is lost (a category created while
+// another is, a rate set while a promotion is added), and each bumps the version by one.
+// This process's changes of one account also wait for each other (DocLocks) rather than
+// for the lease.
 func (s *Store) ChangeSettings(ctx context.Context, account string, change func(property.Settings) (property.AccountSettings, error)) (property.Settings, error) {
 	agg := account + ":" + settingsAggregate
 	unlock := s.locks.Lock(agg)
@@ -193,23 +196,21 @@ func (s *Store) ChangeSettings(ctx context.Context, account string, change func(
 			began = true
 		}
 		if !found {
-			// The first change of the account: a version 0 to write over conditionally.
-			_, err := s.settings.InsertOne(ctx, bson.D{{Key: "_id", Value: account}, {Key: "version", Value: int64(0)}})
+			// The first change of the account: a version 0 to replace conditionally.
+			_, err := s.settings.InsertOne(ctx, SettingsRec{AccountID: account})
 			if err != nil && !mongostore.IsDuplicate(err) {
 				return property.Settings{}, fmt.Errorf("settings of %s: %w", account, err)
 			}
 		}
-		var r SettingsRec
-		err = s.settings.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: account}, {Key: "version", Value: cur.Version}},
-			bson.D{{Key: "$set", Value: s.settingsSet(a)}, {Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}},
-			options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&r)
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			continue // another change landed first: compute this one again on top of it
-		}
+		next := cur.apply(a, s.now())
+		took, err := mongostore.ReplaceIf(ctx, s.settings, account, bson.D{{Key: "version", Value: cur.Version}}, next)
 		if err != nil {
 			return property.Settings{}, fmt.Errorf("settings of %s: %w", account, err)
 		}
-		return r.withDefaults().settings(), nil
+		if took {
+			return next.withDefaults().settings(), nil
+		}
+		// Another change landed first: compute this one again on top of it.
 	}
 	return property.Settings{}, fmt.Errorf("settings of %s: still changing under this change after %d attempts", account, settingsRetries)
 }
@@ -227,65 +228,61 @@ func (s *Store) readSettings(ctx context.Context, account string) (SettingsRec, 
 	return r, true, nil
 }
 
-// settingsSet is the $set of the fields a carries (the others keep their value).
-func (s *Store) settingsSet(a property.AccountSettings) bson.D {
-	set := bson.D{{Key: "updated_at", Value: s.now()}}
+// apply returns the stored settings r with the fields a carries changed (the others keep
+// their value), one version on, changed at now.
+func (r SettingsRec) apply(a property.AccountSettings, now time.Time) SettingsRec {
+	r.Version++
+	r.UpdatedAt = now
 	if a.Currency != nil {
-		set = append(set, bson.E{Key: "currency", Value: *a.Currency})
+		r.Currency = *a.Currency
 	}
 	if a.Timezone != nil {
-		set = append(set, bson.E{Key: "timezone", Value: *a.Timezone})
+		r.Timezone = *a.Timezone
 	}
 	if a.Languages != nil {
-		set = append(set, bson.E{Key: "languages", Value: *a.Languages})
+		r.Languages = slices.Clone(*a.Languages)
 	}
 	if a.LeadSources != nil {
-		ls := make([]LeadSourceRec, len(*a.LeadSources))
-		for i, l := range *a.LeadSources {
-			ls[i] = LeadSourceRec{ID: l.ID, Name: l.Name}
-		}
-		set = append(set, bson.E{Key: "lead_sources", Value: ls})
+		r.LeadSources = eachOf(*a.LeadSources, func(l property.LeadSource) LeadSourceRec { return LeadSourceRec(l) })
 	}
 	if a.Brands != nil {
-		bs := make([]BrandRec, len(*a.Brands))
-		for i, b := range *a.Brands {
-			bs[i] = BrandRec{ID: b.ID, Name: b.Name, Domain: b.Domain}
-		}
-		set = append(set, bson.E{Key: "brands", Value: bs})
+		r.Brands = eachOf(*a.Brands, func(b property.Brand) BrandRec { return BrandRec(b) })
 	}
 	if a.WeekendNights != nil {
-		set = append(set, bson.E{Key: "weekend_nights", Value: *a.WeekendNights})
+		r.WeekendNights = *a.WeekendNights
 	}
 	if a.Search != nil {
 		if a.Search.DefaultLimit != nil {
-			set = append(set, bson.E{Key: "search.default_limit", Value: *a.Search.DefaultLimit})
+			r.Search.DefaultLimit = *a.Search.DefaultLimit
 		}
 		if a.Search.PriceFilterEnable != nil {
-			set = append(set, bson.E{Key: "search.price_filter_enable", Value: *a.Search.PriceFilterEnable})
+			r.Search.PriceFilterEnable = ptrTo(*a.Search.PriceFilterEnable)
 		}
 		if a.Search.RateType != nil {
-			set = append(set, bson.E{Key: "search.rate_type", Value: string(*a.Search.RateType)})
+			r.Search.RateType = string(*a.Search.RateType)
 		}
 	}
 	if a.DefaultLeadSource != nil {
-		set = append(set, bson.E{Key: "default_lead_source", Value: *a.DefaultLeadSource})
+		r.DefaultLeadSource = *a.DefaultLeadSource
 	}
 	if a.ExchangeRates != nil {
-		set = append(set, bson.E{Key: "exchange_rates", Value: eachOf(*a.ExchangeRates, func(r property.ExchangeRate) RateRec {
-			return RateRec{Currency: r.Currency, Rate: r.Rate.String()}
-		})})
+		r.ExchangeRates = eachOf(*a.ExchangeRates, func(x property.ExchangeRate) RateRec {
+			return RateRec{Currency: x.Currency, Rate: x.Rate.String()}
+		})
 	}
 	if a.Categories != nil {
-		set = append(set, bson.E{Key: "categories", Value: eachOf(*a.Categories, groupRec)})
+		r.Categories = eachOf(*a.Categories, groupRec)
 	}
 	if a.Tags != nil {
-		set = append(set, bson.E{Key: "tags", Value: eachOf(*a.Tags, groupRec)})
+		r.Tags = eachOf(*a.Tags, groupRec)
 	}
 	if a.Promotions != nil {
-		set = append(set, bson.E{Key: "promotions", Value: eachOf(*a.Promotions, promotionRec)})
+		r.Promotions = eachOf(*a.Promotions, promotionRec)
 	}
-	return set
+	return r
 }
+
+func ptrTo[T any](v T) *T { return &v }
 
 // eachOf is each with an empty list for an empty one (never nil: $set stores [], not null).
 func eachOf[T, U any](in []T, f func(T) U) []U {

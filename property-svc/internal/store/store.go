@@ -60,7 +60,7 @@ type Store struct {
 // New prepares the collections of db and returns a store. Its Loader feeds ob.
 func New(ctx context.Context, db *mongo.Database, box *seal.Box) (*Store, error) {
 	err := mongostore.Ensure(ctx, db,
-		append(mongostore.WithLocks(collCodes), collProperties, collSettings, collCounters, outbox.Collection, mediaBucket+".files", mediaBucket+".chunks"),
+		append(mongostore.WithLocks(collCodes, collSettings), collProperties, collCounters, outbox.Collection, mediaBucket+".files", mediaBucket+".chunks"),
 		[]mongostore.Index{{Collection: mediaBucket + ".chunks", Keys: bson.D{{Key: "files_id", Value: 1}, {Key: "n", Value: 1}}, Unique: true}})
 	if err != nil {
 		return nil, err
