@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/vros/vros/booking-svc/internal/ledger"
+	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/pricing"
 )
 
@@ -112,9 +113,9 @@ func candidateUses(account string, p *Promotion) ledger.Stay {
 
 // MaxUsageLimit is the largest usage limit booking-svc counts: a create's op lists every use
 // of the code (so that a stopped create's use is given back), and a full code is known only
-// once every use was tried. A larger limit is refused when the code is used, clearly, rather
-// than counted approximately (docs/booking.md).
-const MaxUsageLimit = 10000
+// once every use was tried. property-svc refuses a larger one; a code stored before that
+// rule is refused when used, clearly, rather than counted approximately (docs/booking.md).
+const MaxUsageLimit = contract.MaxUsageLimit
 
 // uses are the use numbers of p in the order a request tries them: from a random one on,
 // so that concurrent creates spread over the free uses instead of all colliding on the first.

@@ -57,6 +57,10 @@ type Tag struct {
 	Properties []int64           `json:"properties"` // property ids
 }
 
+// MaxUsageLimit is the largest usage limit of a promotion code: booking-svc counts every use
+// exactly, one ledger entry per use, and a booking's change lists the uses it may take.
+const MaxUsageLimit = 10000
+
 // Promotion is a promotion code: a discount on the rent of stays whose check-in falls in
 // [StartDate, EndDate] and that last at least MinNights nights.
 type Promotion struct {
@@ -69,7 +73,7 @@ type Promotion struct {
 	EndDate   string `json:"end_date"`   // YYYY-MM-DD, last check-in day; "" open-ended
 	MinNights int    `json:"min_nights"` // 0: any stay
 	// UsageLimit is how many bookings may use the code (cancelled ones give their use
-	// back); 0: no limit.
+	// back); 0: no limit; at most MaxUsageLimit.
 	UsageLimit int `json:"usage_limit"`
 	// Properties limits the code to these property ids; empty: every property.
 	Properties []int64 `json:"properties"`

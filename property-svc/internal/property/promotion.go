@@ -10,6 +10,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/fields"
 )
 
@@ -80,7 +81,7 @@ func DecodePromotion(body []byte) (PromotionRequest, error) {
 			}
 		}
 		pr.MinNights, _ = p.Int("min_nights", fields.Int{Min: 0, Max: 365})
-		pr.UsageLimit, _ = p.Int("usage_limit", fields.Int{Min: 0, Max: 2147483647})
+		pr.UsageLimit, _ = p.Int("usage_limit", fields.Int{Min: 0, Max: contract.MaxUsageLimit})
 		if codes := readCodes(p, "properties"); codes != nil {
 			req.Codes = *codes
 		}
