@@ -119,11 +119,11 @@ var records view.Memo[*searchRecord]
 
 // record returns p's search record, building it when p is new.
 func (a *API) record(p *view.Property) *searchRecord {
-	if r, ok := records.Snapshot()[p]; ok {
+	if r, ok := records.Snapshot(p.Snap.AccountID)[p]; ok {
 		return r
 	}
 	r := newRecord(p)
-	records.Add(map[*view.Property]*searchRecord{p: r}, a.view.Live)
+	records.Add(p.Snap.AccountID, map[*view.Property]*searchRecord{p: r}, a.view.Live)
 	return r
 }
 
@@ -241,9 +241,7 @@ func (a *API) parseSearch(c *fiber.Ctx, st view.Settings) (*searchQuery, error) 
 	in := readInput(c)
 	o := in.o
 	q := &searchQuery{now: a.now(), sortBy: sortDefault, page: 1, limit: st.Search.DefaultLimit}
-	if q.limit < 1 || q.limit > maxSearchLimit {
-		q.limit = 10
-	}
+	q.limit = min(max(q.limit, 1), maxSearchLimit)
 	ci, okIn := in.date("checkin", false)
 	co, okOut := in.date("checkout", false)
 	switch {
@@ -498,7 +496,7 @@ func (a *API) searchRental(c *fiber.Ctx) error {
 // every hit is quoted; otherwise none is yet.
 func (a *API) searchHits(acc string, q *searchQuery, hits []hit) []hit {
 	var misses []hit // properties without a record yet
-	known := records.Snapshot()
+	known := records.Snapshot(acc)
 	a.view.Scan(acc, func(p *view.Property, n view.Nights) {
 		r, ok := known[p]
 		if ok && !q.keep(r) {
@@ -531,7 +529,7 @@ func (a *API) searchHits(acc string, q *searchQuery, hits []hit) []hit {
 				hits = append(hits, h)
 			}
 		}
-		records.Add(built, a.view.Live)
+		records.Add(acc, built, a.view.Live)
 	}
 	out := hits[:0]
 	for _, h := range hits {

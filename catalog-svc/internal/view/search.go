@@ -59,36 +59,54 @@ func (s *Store) Scan(acc string, fn func(p *Property, n Nights)) {
 	}
 }
 
-// Memo keeps one value per published property value. Readers take an immutable snapshot
-// (one atomic load, then plain map lookups: a search reads every property of an account);
-// new values are added by copying it, which happens only after properties change. Its zero
-// value is ready to use; it is safe for concurrent use.
+// Memo keeps one value per published property value, by account. Readers take an
+// account's immutable snapshot (one atomic load, then plain map lookups: a search reads
+// every property of an account); new values are added by copying that account's snapshot,
+// which happens only after its properties change. Its zero value is ready to use; it is
+// safe for concurrent use.
 type Memo[T any] struct {
+	accounts sync.Map // account id → *memoShard[T]
+}
+
+type memoShard[T any] struct {
 	snap atomic.Pointer[map[*Property]T]
 	mu   sync.Mutex // serialises writers
 	kept int        // values kept by the last sweep
 }
 
-// Snapshot returns the values held; the map must not be changed.
-func (m *Memo[T]) Snapshot() map[*Property]T {
-	if p := m.snap.Load(); p != nil {
+func (m *Memo[T]) shard(acc string) *memoShard[T] {
+	if sh, ok := m.accounts.Load(acc); ok {
+		return sh.(*memoShard[T])
+	}
+	sh, _ := m.accounts.LoadOrStore(acc, &memoShard[T]{})
+	return sh.(*memoShard[T])
+}
+
+// Snapshot returns the values held for the account's properties; the map must not be
+// changed.
+func (m *Memo[T]) Snapshot(acc string) map[*Property]T {
+	if p := m.shard(acc).snap.Load(); p != nil {
 		return *p
 	}
 	return nil
 }
 
-// Add stores new values. Once the memo holds more than twice what its last sweep kept
-// (plus slack), the values of properties live no longer reports served are dropped, so a
-// memo's size follows the view's.
-func (m *Memo[T]) Add(vals map[*Property]T, live func(*Property) bool) {
+// Add stores new values of the account's properties. Once the account's memo holds more
+// than twice what its last sweep kept (plus slack), the values of properties live no longer
+// reports served are dropped, so a memo's size follows the view's.
+func (m *Memo[T]) Add(acc string, vals map[*Property]T, live func(*Property) bool) {
 	if len(vals) == 0 {
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	old := m.Snapshot()
+	sh := m.shard(acc)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	var old map[*Property]T
+	if p := sh.snap.Load(); p != nil {
+		old = *p
+	}
 	next := make(map[*Property]T, len(old)+len(vals))
-	sweep := len(old)+len(vals) > 2*m.kept+64
+	sweep := len(old)+len(vals) > 2*sh.kept+64
 	for k, v := range old {
 		if !sweep || live(k) {
 			next[k] = v
@@ -98,9 +116,9 @@ func (m *Memo[T]) Add(vals map[*Property]T, live func(*Property) bool) {
 		next[k] = v
 	}
 	if sweep {
-		m.kept = len(next)
+		sh.kept = len(next)
 	}
-	m.snap.Store(&next)
+	sh.snap.Store(&next)
 }
 
 // Live reports whether p is the value the view serves now for its property.
