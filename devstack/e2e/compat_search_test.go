@@ -133,14 +133,15 @@ func TestCompatSearchRental(t *testing.T) {
 		t.Errorf("both free on other dates: %d %s", r.Code, r.Body)
 	}
 
-	// A bad value is an error the website can show, naming the field.
+	// A bad value is an error the website can show, naming the field, on HTTP 200 (the
+	// plugin reads only a 200's body).
 	form.Set("checkout", day(39))
 	r = srchPost(t, acc, "search-rental", form)
 	var e struct {
 		Status  int    `json:"status"`
 		Message string `json:"message"`
 	}
-	if json.Unmarshal(r.Body, &e) != nil || e.Status == 0 || !bytes.Contains([]byte(e.Message), []byte("checkout")) {
+	if r.Code != http.StatusOK || json.Unmarshal(r.Body, &e) != nil || e.Status == 0 || !bytes.Contains([]byte(e.Message), []byte("checkout")) {
 		t.Errorf("checkout before checkin: HTTP %d %s", r.Code, r.Body)
 	}
 
