@@ -59,6 +59,9 @@ type searchRecord struct {
 	mainPhoto               string
 	bookable                bool // priced without error and has rates
 	from                    atomic.Pointer[fromPrice]
+	window                  atomic.Pointer[bookingWindow]
+	maxGuestRule            int  // the pricing engine's MaxGuest
+	noChildren              bool // the pricing engine's NoChildren
 	rulesOnce               sync.Once
 	rulesFrom               pricing.Date // first day of rules[0]: a month before the first day asked
 	rules                   [ruleChunks]atomic.Pointer[ruleChunk]
@@ -107,6 +110,24 @@ func (r *searchRecord) readRule(d pricing.Date) dayRule {
 	return dayRule{minStay: int32(n.MinimumStay), in: n.CheckinAllowed, out: n.CheckoutAllowed, ok: ok}
 }
 
+// bookingWindow is the property's booking window (Property.BookingWindow) during one minute:
+// the window reads the local date and the local time to the minute, nothing finer.
+type bookingWindow struct {
+	minute      int64 // Unix time ÷ 60
+	first, last pricing.Date
+}
+
+func (r *searchRecord) bookingWindow(now time.Time) (first, last pricing.Date) {
+	minute := now.Unix() / 60
+	if w := r.window.Load(); w != nil && w.minute == minute {
+		return w.first, w.last
+	}
+	w := &bookingWindow{minute: minute}
+	w.first, w.last = r.p.Pricing.BookingWindow(now)
+	r.window.Store(w)
+	return w.first, w.last
+}
+
 // fromPrice is the lowest nightly price (one guest) over the 365 nights from day.
 type fromPrice struct {
 	day   pricing.Date
@@ -133,6 +154,7 @@ func newRecord(p *view.Property) *searchRecord {
 		typ: strings.ToLower(strings.TrimSpace(ct.Type)), bedrooms: ct.Bedrooms, maxGuest: ct.MaxGuest, featured: ct.IsFeatured,
 		pets: ct.AllowPet != nil && *ct.AllowPet, smoking: ct.AllowSmoking != nil && *ct.AllowSmoking, pid: p.Snap.PropertyID,
 		idText: strconv.FormatInt(p.Snap.PropertyID, 10), bookable: p.PricingErr == nil && p.Snap.Rates != nil}
+	r.maxGuestRule, r.noChildren = p.Pricing.MaxGuest, p.Pricing.NoChildren
 	r.text = strings.ToLower(strings.Join([]string{ct.Name, ct.City, ct.State, ct.Address, ct.Type}, "\n"))
 	if am := p.Snap.Amenities; am != nil {
 		for _, x := range am.Items {
@@ -423,11 +445,10 @@ type stay struct {
 // stay. It reads the engine's own figures (the plan lookups Quote makes, through the
 // record's day rules), without pricing the stay.
 func stayRules(r *searchRecord, in, out pricing.Date, adults, children int, now time.Time) bool {
-	pp := &r.p.Pricing
-	if pp.MaxGuest > 0 && adults+children > pp.MaxGuest || children > 0 && pp.NoChildren {
+	if r.maxGuestRule > 0 && adults+children > r.maxGuestRule || children > 0 && r.noChildren {
 		return false
 	}
-	first, last := pp.BookingWindow(now)
+	first, last := r.bookingWindow(now)
 	if in.Before(first) || !last.IsZero() && in.After(last) {
 		return false
 	}

@@ -22,14 +22,20 @@ type Nights struct {
 // Free reports whether none of the nights from … to-1 is held. from and to are dates
 // written YYYY-MM-DD (compared as text, which orders such dates as the calendar does).
 func (n Nights) Free(from, to string) bool {
-	for id := range n.a.propBook[n.pid] {
-		for _, night := range n.a.bookings[id].Nights {
-			if len(night) == len(from) && night >= from && night < to {
-				return false
+	if bk := n.a.propBook[n.pid]; len(bk) > 0 {
+		for id := range bk {
+			for _, night := range n.a.bookings[id].Nights {
+				if len(night) == len(from) && night >= from && night < to {
+					return false
+				}
 			}
 		}
 	}
-	for id := range n.a.propBlocks[n.pid] {
+	blocks := n.a.propBlocks[n.pid]
+	if len(blocks) == 0 {
+		return true
+	}
+	for id := range blocks {
 		b := n.a.blocks[id]
 		if b.Deleted || len(b.StartDate) != len(from) || len(b.EndDate) != len(from) {
 			continue
