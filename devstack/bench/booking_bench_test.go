@@ -53,7 +53,7 @@ func (s *store) createBookable(prefix string, n int) ([]int, error) {
 	// The properties are spread over the topic's partitions: wait for each.
 	deadline := time.Now().Add(30 * time.Second)
 	for _, id := range ids {
-		for code, _ := send("POST", s.st.EdgeURL+"/vros/external-booking", nil, s.quoteBody(id, 0)); code != 200; code, _ = send("POST", s.st.EdgeURL+"/vros/external-booking", nil, s.quoteBody(id, 0)) {
+		for code, body := send("POST", s.st.EdgeURL+"/vros/external-booking", nil, s.quoteBody(id, 0)); !answered(code, body); code, body = send("POST", s.st.EdgeURL+"/vros/external-booking", nil, s.quoteBody(id, 0)) {
 			if time.Now().After(deadline) {
 				return nil, fmt.Errorf("%s: booking-svc never priced the benchmark properties", s.name)
 			}

@@ -21,7 +21,7 @@ func BenchmarkGetcalendar(b *testing.B) {
 		body := calendar(s, ids[0])
 		// The catalog is fed by events: wait until it serves the property.
 		deadline := time.Now().Add(30 * time.Second)
-		for code, _ := send("POST", s.st.EdgeURL+"/vros/external-booking", noHeaders(), body); code != 200; code, _ = send("POST", s.st.EdgeURL+"/vros/external-booking", noHeaders(), body) {
+		for code, resp := send("POST", s.st.EdgeURL+"/vros/external-booking", noHeaders(), body); !answered(code, resp); code, resp = send("POST", s.st.EdgeURL+"/vros/external-booking", noHeaders(), body) {
 			if time.Now().After(deadline) {
 				b.Fatal("catalog-svc never served the benchmark property")
 			}

@@ -119,7 +119,7 @@ func BenchmarkFreshness(b *testing.B) {
 			measureFreshness(b, func() (func() bool, error) {
 				f.night++
 				pid, n := f.bookIDs[(f.night/330)%len(f.bookIDs)], 1+f.night%330
-				if status, body := send("POST", s.st.EdgeURL+"/vros/external-booking", noHeaders(), s.createBody(pid, n)); status != 200 {
+				if status, body := send("POST", s.st.EdgeURL+"/vros/external-booking", noHeaders(), s.createBody(pid, n)); !answered(status, body) {
 					return nil, fmt.Errorf("create: HTTP %d %s", status, body)
 				}
 				return func() bool { return s.booked(pid, n) }, nil
