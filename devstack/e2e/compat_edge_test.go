@@ -216,6 +216,21 @@ func TestCompatEdgeInterfaceA(t *testing.T) {
 		}
 	})
 
+	t.Run("docs example's own out-of-bounds values are named, nothing created", func(t *testing.T) {
+		// The original's example property has a 97-character brief (its own table says 400 at
+		// least) and country "UK": vros keeps its bounds and says which, in one answer.
+		p := validProperty("CE2")
+		p["brief"] = strings.Repeat("Sea view. ", 9) + "Pool, g"
+		p["country"] = "UK"
+		r := do(t, http.MethodPost, "/api/property", map[string]string{"Authorization": basic, "Content-Type": "application/json",
+			"365villaskey": b64(acc.Key), "365villaspass": b64(acc.Pass)}, jsonText(obj{"action": "create", "property": p}))
+		r.wantViolation(t, "property.brief", "must be at least 400 characters")
+		r.wantViolation(t, "property.country", "(UK is written GB)")
+		if got := acc.a(t, "property", obj{"action": "delete", "property": obj{"internal_code": "CE2"}}); got.Code != http.StatusNotFound {
+			t.Fatalf("the refused example created a property: delete answered HTTP %d %s", got.Code, got.Body)
+		}
+	})
+
 	t.Run("legacy_credentials switched off and on through the admin API", func(t *testing.T) {
 		admin := map[string]string{"Authorization": "Bearer " + adminToken}
 		villas := func(key, pass string) response {

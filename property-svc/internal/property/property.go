@@ -1,6 +1,7 @@
 package property
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -163,6 +164,10 @@ func readFloor(p *fields.Object, required bool) *string {
 	return s
 }
 
+// countryAliases are codes in common use that ISO 3166-1 does not assign (the original's
+// property example sends "UK"): the error names the code to send instead.
+var countryAliases = map[string]string{"UK": "GB", "EL": "GR"}
+
 // readCountry reads an ISO 3166-1 alpha-2 code in any case and returns it in
 // upper case.
 func readCountry(p *fields.Object, name string) string {
@@ -173,7 +178,11 @@ func readCountry(p *fields.Object, name string) string {
 	code := strings.ToUpper(s)
 	c := countries.ByName(code)
 	if code[0] < 'A' || code[0] > 'Z' || code[1] < 'A' || code[1] > 'Z' || !c.IsValid() || c.Alpha2() != code {
-		p.Add(name, "must be an ISO 3166-1 alpha-2 country code")
+		msg := "must be an ISO 3166-1 alpha-2 country code"
+		if iso, ok := countryAliases[code]; ok {
+			msg += fmt.Sprintf(" (%s is written %s)", code, iso)
+		}
+		p.Add(name, msg)
 		return ""
 	}
 	return code

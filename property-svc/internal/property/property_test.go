@@ -139,7 +139,7 @@ func TestDecodePropertyCreate(t *testing.T) {
 		tc("country missing", "property.country: is required", set("property.country", del)),
 		tc("country 3 letters", "property.country: must be exactly 2 characters", set("property.country", "ITA")),
 		tc("country unknown code", "property.country: must be an ISO 3166-1 alpha-2 country code", set("property.country", "XX")),
-		tc("country alias refused", "property.country: must be an ISO 3166-1 alpha-2 country code", set("property.country", "UK")),
+		tc("country alias refused", "property.country: must be an ISO 3166-1 alpha-2 country code (UK is written GB)", set("property.country", "UK")),
 		tc("country digits", "property.country: must be an ISO 3166-1 alpha-2 country code", set("property.country", "12")),
 
 		tc("latitude missing", "property.latitude: is required", set("property.latitude", del)),
