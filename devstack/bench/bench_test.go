@@ -232,9 +232,14 @@ func answered(code int, body []byte) bool {
 
 // loadBodies is load with a body per request.
 func loadBodies(b *testing.B, url string, headers func() map[string]string, body func() []byte) {
+	loadParallel(b, 8, url, headers, body) // 8 × GOMAXPROCS concurrent clients
+}
+
+// loadParallel is loadBodies with parallelism × GOMAXPROCS concurrent clients.
+func loadParallel(b *testing.B, parallelism int, url string, headers func() map[string]string, body func() []byte) {
 	var mu sync.Mutex
 	var all []time.Duration
-	b.SetParallelism(8) // 8 × GOMAXPROCS concurrent clients
+	b.SetParallelism(parallelism)
 	b.ResetTimer()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {

@@ -120,32 +120,5 @@ func BenchmarkSearchRental(b *testing.B) {
 
 // loadClients is load with parallelism × GOMAXPROCS clients.
 func loadClients(b *testing.B, parallelism int, url string, body []byte) {
-	var mu sync.Mutex
-	var all []time.Duration
-	b.SetParallelism(parallelism)
-	b.ResetTimer()
-	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
-		h := noHeaders()
-		var mine []time.Duration
-		for pb.Next() {
-			t0 := time.Now()
-			code, resp := send("POST", url, h, body)
-			mine = append(mine, time.Since(t0))
-			if !answered(code, resp) {
-				b.Errorf("HTTP %d: %s", code, resp)
-				return
-			}
-		}
-		mu.Lock()
-		all = append(all, mine...)
-		mu.Unlock()
-	})
-	elapsed := time.Since(start)
-	b.StopTimer()
-	if len(all) == 0 {
-		return
-	}
-	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "req/s")
-	reportPercentiles(b, all)
+	loadParallel(b, parallelism, url, noHeaders, func() []byte { return body })
 }
