@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"github.com/vros/vros/libs/phpjson"
 )
 
 // Issue #11's booking compatibility: getinfo and create as the original's docs and PHP
@@ -31,21 +31,9 @@ func (acc account) form(t *testing.T, action string, fields url.Values) response
 // read answers positionally.
 func dataKeys(t *testing.T, r response) []string {
 	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(string(r.b(t).Data)))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		t.Fatalf("data is not an object: %s", r.Body)
-	}
-	var out []string
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, k.(string))
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			t.Fatal(err)
-		}
+	out, err := phpjson.Keys(r.b(t).Data)
+	if err != nil {
+		t.Fatalf("data is not an object: %v: %s", err, r.Body)
 	}
 	return out
 }

@@ -15,100 +15,69 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/vros/vros/libs/phpjson"
 )
 
-// catNode is a JSON value with its objects' key order, as PHP's json_decode keeps it.
+// catNode is an answer decoded by phpjson (key order kept, as PHP's json_decode keeps it),
+// with its keys and list items at hand. An object that repeats a key fails the test.
 type catNode struct {
-	keys   []string
-	fields map[string]*catNode
-	items  []*catNode
-	scalar any
+	v     *phpjson.Value
+	keys  []string
+	items []*catNode // nil unless a list
 }
 
-func catDecode(t *testing.T, b []byte) *catNode {
+func catWrap(t *testing.T, v *phpjson.Value) *catNode {
 	t.Helper()
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	n, err := catDecodeNode(d)
-	if err != nil {
-		t.Fatalf("decode %s: %v", b, err)
+	if r := v.Repeated(); r != nil {
+		t.Fatalf("keys %v written more than once among %v", r, v.Keys())
+	}
+	n := &catNode{v: v, keys: v.Keys()}
+	if v.Kind() == phpjson.List {
+		n.items = []*catNode{}
+		for _, x := range v.Items() {
+			n.items = append(n.items, catWrap(t, x))
+		}
+	}
+	for _, k := range n.keys {
+		catWrap(t, v.At(k)) // checks the members for repeated keys
 	}
 	return n
 }
 
-func catDecodeNode(d *json.Decoder) (*catNode, error) {
-	tok, err := d.Token()
+func catDecode(t *testing.T, b []byte) *catNode {
+	t.Helper()
+	v, err := phpjson.Decode(b)
 	if err != nil {
-		return nil, err
+		t.Fatalf("decode %s: %v", b, err)
 	}
-	switch tok {
-	case json.Delim('{'):
-		n := &catNode{fields: map[string]*catNode{}}
-		for d.More() {
-			k, err := d.Token()
-			if err != nil {
-				return nil, err
-			}
-			v, err := catDecodeNode(d)
-			if err != nil {
-				return nil, err
-			}
-			n.keys = append(n.keys, k.(string))
-			n.fields[k.(string)] = v
-		}
-		_, err = d.Token()
-		return n, err
-	case json.Delim('['):
-		n := &catNode{items: []*catNode{}}
-		for d.More() {
-			v, err := catDecodeNode(d)
-			if err != nil {
-				return nil, err
-			}
-			n.items = append(n.items, v)
-		}
-		_, err = d.Token()
-		return n, err
-	}
-	return &catNode{scalar: tok}, nil
+	return catWrap(t, v)
 }
 
 // reset is PHP's reset(): the first value of an object or a list.
 func (n *catNode) reset(t *testing.T) *catNode {
 	t.Helper()
-	switch {
-	case len(n.keys) > 0:
-		return n.fields[n.keys[0]]
-	case len(n.items) > 0:
-		return n.items[0]
+	r := n.v.Reset()
+	if r == nil {
+		t.Fatalf("reset() of an empty or scalar value")
 	}
-	t.Fatalf("reset() of an empty or scalar value")
-	return nil
+	return catWrap(t, r)
 }
 
 func (n *catNode) at(t *testing.T, path ...string) *catNode {
 	t.Helper()
-	cur := n
+	cur := n.v
 	for _, k := range path {
-		if cur.fields[k] == nil {
-			t.Fatalf("no %q among %v (path %v)", k, cur.keys, path)
+		next := cur.At(k)
+		if next == nil {
+			t.Fatalf("no %q among %v (path %v)", k, cur.Keys(), path)
 		}
-		cur = cur.fields[k]
+		cur = next
 	}
-	return cur
+	return catWrap(t, cur)
 }
 
-func (n *catNode) text() string {
-	switch v := n.scalar.(type) {
-	case string:
-		return v
-	case json.Number:
-		return v.String()
-	case bool:
-		return strconv.FormatBool(v)
-	}
-	return "<composite>"
-}
+func (n *catNode) text() string { return n.v.Text() }
 
 func catKeys(t *testing.T, what string, n *catNode, want ...string) {
 	t.Helper()

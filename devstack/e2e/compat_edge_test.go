@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/vros/vros/libs/phpjson"
 )
 
 // applicationStatus reports whether an interface B status is an application outcome, which
@@ -142,21 +144,9 @@ func phpRead(t *testing.T, r response) (map[string]any, []string) {
 	if err := json.Unmarshal(r.Body, &m); err != nil {
 		t.Fatalf("json_decode fails on %s: %v", r.Body, err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(r.Body))
-	var keys []string
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		t.Fatalf("not a JSON object: %s", r.Body)
-	}
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			t.Fatalf("%s: %v", r.Body, err)
-		}
-		keys = append(keys, k.(string))
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			t.Fatalf("%s: %v", r.Body, err)
-		}
+	keys, err := phpjson.Keys(r.Body)
+	if err != nil {
+		t.Fatalf("not a JSON object: %v: %s", err, r.Body)
 	}
 	return m, keys
 }

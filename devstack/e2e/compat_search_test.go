@@ -12,44 +12,50 @@ import (
 	"net/url"
 	"strconv"
 	"testing"
+
+	"github.com/vros/vros/libs/phpjson"
 )
 
-// srchOrdered is a JSON object's keys in order and its values, as PHP's json_decode keeps
-// them (enough of it for positional reads).
-type srchOrdered struct {
-	keys []string
-	vals map[string]json.RawMessage
-}
-
-func srchDecode(t *testing.T, b []byte) srchOrdered {
+// srchDecode decodes an answer, which must be a JSON object, keeping its key order as PHP's
+// json_decode does (enough of it for positional reads).
+func srchDecode(t *testing.T, b []byte) *phpjson.Value {
 	t.Helper()
-	d := json.NewDecoder(bytes.NewReader(b))
-	o := srchOrdered{vals: map[string]json.RawMessage{}}
-	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
-		t.Fatalf("not an object: %s", b)
+	o, err := phpjson.Decode(b)
+	if err != nil {
+		t.Fatalf("%s: %v", b, err)
 	}
-	for d.More() {
-		k, err := d.Token()
-		if err != nil {
-			t.Fatalf("%s: %v", b, err)
-		}
-		var v json.RawMessage
-		if err := d.Decode(&v); err != nil {
-			t.Fatalf("%s: %v", b, err)
-		}
-		o.keys = append(o.keys, k.(string))
-		o.vals[k.(string)] = v
-	}
+	srchObject(t, o, b)
 	return o
 }
 
-// first is PHP's reset(): the object's first value.
-func (o srchOrdered) first(t *testing.T) json.RawMessage {
+// srchObject fails unless o is an object that writes each key once; in is what o came from.
+func srchObject(t *testing.T, o *phpjson.Value, in []byte) {
 	t.Helper()
-	if len(o.keys) == 0 {
+	if o.Kind() != phpjson.Object || o.Repeated() != nil {
+		t.Fatalf("not an object (or keys %v repeated): %s", o.Repeated(), in)
+	}
+}
+
+// srchFirst is PHP's reset(): the object's first value, as srchJSON writes it.
+func srchFirst(t *testing.T, o *phpjson.Value) string {
+	t.Helper()
+	v := o.Reset()
+	if v == nil {
 		t.Fatal("reset() of an empty object")
 	}
-	return o.vals[o.keys[0]]
+	return srchJSON(v)
+}
+
+// srchJSON is a scalar as the answer writes it: a number as written, a string quoted ("" for
+// a missing value).
+func srchJSON(v *phpjson.Value) string {
+	switch {
+	case v == nil:
+		return ""
+	case v.Kind() == phpjson.String:
+		return strconv.Quote(v.Text())
+	}
+	return v.Text()
 }
 
 // srchPost sends a search-rental read as a PHP website does: POST, form body.
@@ -73,37 +79,37 @@ func TestCompatSearchRental(t *testing.T) {
 	form := url.Values{"checkin": {checkin}, "checkout": {checkout}, "numberadults": {"2"}, "children": {"0"},
 		"page": {"1"}, "limit": {"10"}, "domain": {"https://villas.example"}, "lang": {"en"}}
 	// The catalog is fed by events: wait until it lists SR1 for the stay and no longer SR2.
-	var ans srchOrdered
+	var ans *phpjson.Value
+	var ansBody []byte
 	eventually(t, "search-rental lists SR1 only", func() bool {
 		r := srchPost(t, acc, "search-rental", form)
 		if r.Code != http.StatusOK {
 			return false
 		}
-		ans = srchDecode(t, r.Body)
-		return string(ans.first(t)) == "1"
+		ans, ansBody = srchDecode(t, r.Body), r.Body
+		return srchFirst(t, ans) == "1"
 	})
 	want := []string{"property_count", "page_count", "page", "offset", "limit", "image_path", "properties"}
-	if len(ans.keys) != len(want) {
-		t.Fatalf("answer keys %v, want %v", ans.keys, want)
+	if len(ans.Keys()) != len(want) {
+		t.Fatalf("answer keys %v, want %v", ans.Keys(), want)
 	}
 	for i := range want {
-		if ans.keys[i] != want[i] {
-			t.Fatalf("answer keys %v, want %v", ans.keys, want)
+		if ans.Keys()[i] != want[i] {
+			t.Fatalf("answer keys %v, want %v", ans.Keys(), want)
 		}
 	}
-	var props []json.RawMessage
-	if err := json.Unmarshal(ans.vals["properties"], &props); err != nil || len(props) != 1 {
-		t.Fatalf("properties: %s", ans.vals["properties"])
+	props := ans.At("properties")
+	if props == nil || len(props.Items()) != 1 {
+		t.Fatalf("properties: %s", ansBody)
 	}
-	first := srchDecode(t, props[0])
-	var id, total, grand string
-	_ = json.Unmarshal(first.first(t), &id) // reset($property): the id
-	if id != strconv.Itoa(sr1) {
-		t.Fatalf("first property %s, want SR1 (%d): %s", id, sr1, props[0])
+	first := props.Items()[0]
+	srchObject(t, first, ansBody)
+	if id := srchFirst(t, first); id != strconv.Quote(strconv.Itoa(sr1)) { // reset($property): the id
+		t.Fatalf("first property %s, want SR1 (%d): %s", id, sr1, ansBody)
 	}
-	total, grand = string(first.vals["totalRent"]), string(first.vals["grandTotal"])
-	if total != "700.00" || grand == "" || string(first.vals["qtyofnights"]) != "7" {
-		t.Errorf("stay totals: totalRent %s grandTotal %s: %s", total, grand, props[0])
+	total, grand := srchJSON(first.At("totalRent")), srchJSON(first.At("grandTotal"))
+	if total != "700.00" || grand == "" || srchJSON(first.At("qtyofnights")) != "7" {
+		t.Errorf("stay totals: totalRent %s grandTotal %s: %s", total, grand, ansBody)
 	}
 
 	// The same total as getinfo quotes for the stay.
@@ -121,15 +127,15 @@ func TestCompatSearchRental(t *testing.T) {
 	form.Set("checkout", day(42))
 	form["amenity[]"] = []string{"wifi"}
 	r := srchPost(t, acc, "search-rental", form)
-	if r.Code != http.StatusOK || string(srchDecode(t, r.Body).first(t)) != "1" {
+	if r.Code != http.StatusOK || srchFirst(t, srchDecode(t, r.Body)) != "1" {
 		t.Errorf("amenity[]=wifi: %d %s", r.Code, r.Body)
 	}
 	form["amenity[]"] = []string{"wifi", "sauna"}
-	if r := srchPost(t, acc, "search-rental", form); r.Code != http.StatusOK || string(srchDecode(t, r.Body).first(t)) != "0" {
+	if r := srchPost(t, acc, "search-rental", form); r.Code != http.StatusOK || srchFirst(t, srchDecode(t, r.Body)) != "0" {
 		t.Errorf("amenity[]=wifi&amenity[]=sauna: %d %s", r.Code, r.Body)
 	}
 	delete(form, "amenity[]")
-	if r := srchPost(t, acc, "search-rental", form); r.Code != http.StatusOK || string(srchDecode(t, r.Body).first(t)) != "2" {
+	if r := srchPost(t, acc, "search-rental", form); r.Code != http.StatusOK || srchFirst(t, srchDecode(t, r.Body)) != "2" {
 		t.Errorf("both free on other dates: %d %s", r.Code, r.Body)
 	}
 

@@ -8,26 +8,15 @@ import (
 
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/request"
+	"github.com/vros/vros/libs/phpjson"
 )
 
 // keys lists the top-level keys of a JSON object in the order they were written.
 func keys(t *testing.T, b []byte) []string {
 	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	if _, err := dec.Token(); err != nil {
+	out, err := phpjson.Keys(b)
+	if err != nil {
 		t.Fatal(err)
-	}
-	var out []string
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, k.(string))
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"github.com/vros/vros/catalog-svc/internal/view"
 	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/httpapi"
+	"github.com/vros/vros/libs/phpjson"
 	"github.com/vros/vros/libs/telemetry"
 	"github.com/vros/vros/libs/tenancy"
 )
@@ -123,104 +123,66 @@ func (s *server) actionOf(acc, name, body string) json.RawMessage {
 	return env.Data
 }
 
-// node is a JSON value decoded with its objects' key order, as PHP's json_decode keeps it.
+// node is an answer decoded by phpjson (key order kept, as PHP's json_decode keeps it), with
+// its keys and list items at hand. An object that repeats a key fails the test.
 type node struct {
-	keys   []string
-	fields map[string]*node
-	items  []*node
-	scalar any
+	v     *phpjson.Value
+	keys  []string
+	items []*node // nil unless a list
 }
 
-func decodeOrdered(t *testing.T, b []byte) *node {
+func wrap(t *testing.T, v *phpjson.Value) *node {
 	t.Helper()
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	n, err := decodeNode(d)
-	if err != nil {
-		t.Fatalf("decode %s: %v", b, err)
+	if r := v.Repeated(); r != nil {
+		t.Fatalf("keys %v written more than once among %v", r, v.Keys())
+	}
+	n := &node{v: v, keys: v.Keys()}
+	if v.Kind() == phpjson.List {
+		n.items = []*node{}
+		for _, x := range v.Items() {
+			n.items = append(n.items, wrap(t, x))
+		}
+	}
+	for _, k := range n.keys {
+		wrap(t, v.At(k)) // checks the members for repeated keys
 	}
 	return n
 }
 
-func decodeNode(d *json.Decoder) (*node, error) {
-	tok, err := d.Token()
+func decodeOrdered(t *testing.T, b []byte) *node {
+	t.Helper()
+	v, err := phpjson.Decode(b)
 	if err != nil {
-		return nil, err
+		t.Fatalf("decode %s: %v", b, err)
 	}
-	switch tok {
-	case json.Delim('{'):
-		n := &node{fields: map[string]*node{}}
-		for d.More() {
-			k, err := d.Token()
-			if err != nil {
-				return nil, err
-			}
-			v, err := decodeNode(d)
-			if err != nil {
-				return nil, err
-			}
-			n.keys = append(n.keys, k.(string))
-			n.fields[k.(string)] = v
-		}
-		_, err = d.Token()
-		return n, err
-	case json.Delim('['):
-		n := &node{items: []*node{}}
-		for d.More() {
-			v, err := decodeNode(d)
-			if err != nil {
-				return nil, err
-			}
-			n.items = append(n.items, v)
-		}
-		_, err = d.Token()
-		return n, err
-	}
-	return &node{scalar: tok}, nil
+	return wrap(t, v)
 }
 
 // first is PHP's reset(): the first value of an object, or of a list.
 func (n *node) first(t *testing.T) *node {
 	t.Helper()
-	switch {
-	case n.fields != nil && len(n.keys) > 0:
-		return n.fields[n.keys[0]]
-	case len(n.items) > 0:
-		return n.items[0]
+	r := n.v.Reset()
+	if r == nil {
+		t.Fatalf("first value of an empty or scalar value %s %v", n.v.Text(), n.keys)
 	}
-	t.Fatalf("first value of an empty or scalar value %+v", n)
-	return nil
+	return wrap(t, r)
 }
 
 // get follows object keys.
 func (n *node) get(t *testing.T, path ...string) *node {
 	t.Helper()
-	cur := n
+	cur := n.v
 	for _, k := range path {
-		if cur.fields == nil || cur.fields[k] == nil {
-			t.Fatalf("no %q in %v (path %v)", k, cur.keys, path)
+		next := cur.At(k)
+		if next == nil {
+			t.Fatalf("no %q in %v (path %v)", k, cur.Keys(), path)
 		}
-		cur = cur.fields[k]
+		cur = next
 	}
-	return cur
+	return wrap(t, cur)
 }
 
-func (n *node) str() string {
-	switch v := n.scalar.(type) {
-	case string:
-		return v
-	case json.Number:
-		return v.String()
-	case bool:
-		if v {
-			return "true"
-		}
-		return "false"
-	case nil:
-		return "null"
-	}
-	return "<composite>"
-}
+func (n *node) str() string { return n.v.Text() }
 
 // wantKeys checks an object's key sequence.
 func wantKeys(t *testing.T, what string, n *node, keys ...string) {

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -24,6 +23,7 @@ import (
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/outbox"
+	"github.com/vros/vros/libs/phpjson"
 	"github.com/vros/vros/libs/seal"
 	"github.com/vros/vros/libs/telemetry"
 	"github.com/vros/vros/libs/tenancy"
@@ -87,26 +87,9 @@ func call(t *testing.T, app *fiber.App, acc, path, body string) (int, []byte) {
 // keys lists the keys of the JSON object at path (member names) of body, in their order.
 func keys(t *testing.T, body []byte, path ...string) []string {
 	t.Helper()
-	raw := json.RawMessage(body)
-	for _, p := range path {
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &m); err != nil {
-			t.Fatalf("%s: %v", body, err)
-		}
-		raw = m[p]
-	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
-		t.Fatalf("not an object at %v: %s", path, body)
-	}
-	var out []string
-	for d.More() {
-		k, _ := d.Token()
-		out = append(out, k.(string))
-		var skip json.RawMessage
-		if err := d.Decode(&skip); err != nil {
-			t.Fatal(err)
-		}
+	out, err := phpjson.Keys(body, path...)
+	if err != nil {
+		t.Fatalf("not an object at %v: %v: %s", path, err, body)
 	}
 	return out
 }
