@@ -95,7 +95,8 @@ func newCreateAttempt(acc account, pid int, checkin, checkout, tag string) *crea
 // request that failed is sent again under the same key: booking-svc answers a key it has
 // answered with that answer again, and settles a key whose request died before the retry
 // runs (docs/booking.md, "Idempotency"), so retries cannot book twice. While a dead
-// request's lease runs (VROS_BOOKING_IDEMPOTENCY_LEASE, 1 min) the key answers 409 status 40.
+// request's lease runs (VROS_BOOKING_IDEMPOTENCY_LEASE, 1 min) the key answers status 40 (HTTP
+// 200, like every interface B application outcome through edge).
 // Status 16 is sent again too when retry16 is set: with several booking-svc replicas, one
 // may not have read a new property's event yet.
 func (at *createAttempt) resolve(api *client, pace *pacer, bound time.Duration, retry16 bool) {
@@ -119,7 +120,7 @@ func (at *createAttempt) resolve(api *client, pace *pacer, bound time.Duration, 
 			at.bookingID, at.ackedAt = data.BookingID, time.Now()
 			at.replayed = a.header.Get("Idempotent-Replayed") == "true"
 			return
-		case err == nil && a.code == http.StatusConflict && e.Status == 8:
+		case err == nil && a.code == http.StatusOK && e.Status == 8:
 			at.refused = true
 			at.replayed = a.header.Get("Idempotent-Replayed") == "true"
 			return
@@ -127,14 +128,14 @@ func (at *createAttempt) resolve(api *client, pace *pacer, bound time.Duration, 
 			last = failure(a, err)
 			at.failed++
 			at.failedAt = append(at.failedAt, time.Now())
-		case a.code == http.StatusConflict && e.Status == 40:
+		case a.code == http.StatusOK && e.Status == 40:
 			last = a.String()
 			at.failed++
 			at.failedAt = append(at.failedAt, time.Now())
 		case a.code == http.StatusTooManyRequests:
 			last = a.String()
 			at.throttled++
-		case retry16 && a.code == http.StatusNotFound && e.Status == 16:
+		case retry16 && a.code == http.StatusOK && e.Status == 16:
 			last = a.String()
 		default:
 			at.problem = "unexpected answer: " + a.String()
