@@ -93,7 +93,12 @@ func heldNights(r replica, hmacKey string, acc account, pid int, from, to string
 	}
 	held := map[string]bool{}
 	for _, rg := range ranges {
-		for _, n := range nights(rg.StartDate, rg.EndDate) {
+		// endDate is the range's last unavailable night (docs/catalog.md).
+		last, err := time.Parse(time.DateOnly, rg.EndDate)
+		if err != nil {
+			return nil, fmt.Errorf("getnonavailabledate on %s: endDate %q", r, rg.EndDate)
+		}
+		for _, n := range nights(rg.StartDate, last.AddDate(0, 0, 1).Format(time.DateOnly)) {
 			held[n] = true
 		}
 	}
