@@ -41,7 +41,7 @@ type calendarDay struct {
 	Price        json.Number `json:"price"`
 }
 
-// nonAvailable is a getnonavailabledate range: the nights [startDate, endDate).
+// nonAvailable is a getnonavailabledate range: the nights startDate … endDate, both held.
 type nonAvailable struct {
 	StartDate string `json:"startDate"`
 	EndDate   string `json:"endDate"`
