@@ -61,6 +61,19 @@ type Account struct {
 	Identifiers map[Kind]string
 	// TokenHash identifies the owner token (its hash); never shown.
 	TokenHash string
+	// Plan is the account's limits (see Plan); the zero Plan is edge's defaults throughout.
+	Plan Plan
+}
+
+// Plan is an account's limits, set by the operator (docs/accounts.md, "Plans"). Zero in a
+// field means edge's default (its environment configuration) for RateRPS, RateBurst,
+// MaxConcurrent and BodyLimit, and no limit for MaxProperties.
+type Plan struct {
+	RateRPS       float64
+	RateBurst     int
+	MaxConcurrent int
+	BodyLimit     int
+	MaxProperties int
 }
 
 // Lists reports whether c is one of a's current credentials. The account is the one record
