@@ -1,6 +1,12 @@
 package gateway
 
-import "maps"
+import (
+	"maps"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/vros/vros/libs/tenancy"
+)
 
 // The routing table, for the package's external tests: they are table-driven from
 // routes.go, so a route added there is covered without touching them.
@@ -31,3 +37,14 @@ func ActionRoutes() map[string]ActionRoute {
 
 // ReadRoutes is every owner-token GET endpoint and the service that owns it.
 func ReadRoutes() map[string]Upstream { return maps.Clone(reads) }
+
+// InFlight is how many of account's requests hold a concurrency slot in this replica.
+func (g *Gateway) InFlight(accountID string) int { return g.inFlight.InFlight(accountID) }
+
+// TrackedAccounts is how many accounts the concurrency limit keeps (in flight or waiting).
+func (g *Gateway) TrackedAccounts() int { return g.inFlight.Len() }
+
+// Admit runs forward as a forwarded request of accountID (under its concurrency limit).
+func (g *Gateway) Admit(c *fiber.Ctx, accountID string, forward func() error) error {
+	return g.admit(c, tenancy.Tenant{AccountID: accountID}, forward)
+}

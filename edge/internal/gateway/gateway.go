@@ -5,11 +5,13 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"go.opentelemetry.io/otel/propagation"
@@ -29,6 +31,11 @@ type Config struct {
 	// (RPS ≤ 0: none).
 	RateLimitRPS   float64
 	RateLimitBurst int
+	// AccountConcurrency is how many requests of one account may be in flight in this
+	// replica at once (≤ 0: no limit); one over it waits up to ConcurrencyWait for a slot
+	// (0: DefaultConcurrencyWait), then is refused 429.
+	AccountConcurrency int
+	ConcurrencyWait    time.Duration
 	// Failures throttles failed authentications by client address (nil: none).
 	Failures *throttle.Failures
 	// Tracer starts the client span of each forwarded request (nil: none).
@@ -43,6 +50,7 @@ type Gateway struct {
 	accounts  *account.Service
 	upstreams map[Upstream]*upstream
 	limits    *throttle.Buckets
+	inFlight  *throttle.Concurrency
 	failures  *throttle.Failures
 	publicURL string
 }
@@ -50,7 +58,8 @@ type Gateway struct {
 // New builds the gateway.
 func New(cfg Config, accounts *account.Service, signer *tenancy.Signer, prop propagation.TextMapPropagator) (*Gateway, error) {
 	g := &Gateway{accounts: accounts, upstreams: map[Upstream]*upstream{}, failures: cfg.Failures, publicURL: strings.TrimRight(cfg.PublicURL, "/"),
-		limits: throttle.New(cfg.RateLimitRPS, cfg.RateLimitBurst, throttle.DefaultKeys)}
+		limits:   throttle.New(cfg.RateLimitRPS, cfg.RateLimitBurst, throttle.DefaultKeys),
+		inFlight: throttle.NewConcurrency(cfg.AccountConcurrency, cmp.Or(cfg.ConcurrencyWait, DefaultConcurrencyWait))}
 	for name, raw := range cfg.ServiceURLs {
 		if raw == "" {
 			continue
@@ -138,7 +147,7 @@ func (g *Gateway) interfaceA(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return u.forward(c, fiber.MethodPost, "/internal/a/"+name, body, acc)
+	return g.admit(c, acc, func() error { return u.forward(c, fiber.MethodPost, "/internal/a/"+name, body, acc) })
 }
 
 // authenticateA checks HTTP Basic and the second pair key/pass (headerPair or bodyPair).
@@ -243,6 +252,27 @@ func unbase64(s string) string {
 func rateLimited(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderRetryAfter, "1")
 	return httpapi.RateLimited()
+}
+
+// DefaultConcurrencyWait is how long a request over its account's concurrency limit waits
+// for a slot before it is refused.
+const DefaultConcurrencyWait = 100 * time.Millisecond
+
+// admit runs forward holding one of the account's slots in this replica (its limit of
+// requests in flight), refusing the request 429 when none comes free within the queue
+// wait. The slot is given back when forward ends, however it ends: an answer, an error
+// (the service unreachable or timed out), a panic (deferred, before Fiber's recover
+// answers 500). A client that hangs up does not end forward early: its slot is held until
+// the service answers or the upstream timeout, as the service's work goes on meanwhile.
+func (g *Gateway) admit(c *fiber.Ctx, acc tenancy.Tenant, forward func() error) error {
+	release, ok := g.inFlight.Acquire(acc.AccountID, 0)
+	if !ok {
+		c.Set(fiber.HeaderRetryAfter, "1")
+		return &httpapi.Error{HTTP: fiber.StatusTooManyRequests, Type: "rate_limited", Status: httpapi.StatusRateLimited,
+			Message: "too many requests of this account in flight at once; retry after a second"}
+	}
+	defer release()
+	return forward()
 }
 
 // check authenticates one credential. Callers run g.failures.Check first: a client
@@ -356,7 +386,7 @@ func (g *Gateway) interfaceB(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return u.forward(c, fiber.MethodPost, "/internal/b/"+act.canonical, body, acc)
+	return g.admit(c, acc, func() error { return u.forward(c, fiber.MethodPost, "/internal/b/"+act.canonical, body, acc) })
 }
 
 // read: GET or POST /vros/api/{name}/owner_token/{token}[/property/{id}], forwarded as
@@ -393,7 +423,9 @@ func (g *Gateway) read(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return u.forward(c, fiber.MethodPost, "/internal/read/"+name, params, acc, HeaderPublicBase, base)
+	return g.admit(c, acc, func() error {
+		return u.forward(c, fiber.MethodPost, "/internal/read/"+name, params, acc, HeaderPublicBase, base)
+	})
 }
 
 // HeaderPublicBase carries, to catalog-svc, the base URL of the links in a read's answer.
