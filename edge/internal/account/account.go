@@ -29,16 +29,22 @@ var Kinds = []Kind{Basic, ServiceKey, Key, OwnerToken}
 // Status of an account.
 type Status string
 
-// Account statuses.
+// Account statuses. A suspended account keeps its data; every credential of it is refused
+// until it is reinstated (made Active again).
 const (
-	Active  Status = "active"
-	Revoked Status = "revoked"
+	Active    Status = "active"
+	Suspended Status = "suspended"
+	// Revoked is Suspended's former name (the admin API's /revoke is an alias of /suspend);
+	// accounts stored as "revoked" read as Suspended.
+	Revoked = Suspended
 )
 
 // Errors of the account domain.
 var (
-	ErrNotFound = errors.New("account not found")
-	ErrRevoked  = errors.New("account revoked")
+	ErrNotFound  = errors.New("account not found")
+	ErrSuspended = errors.New("account suspended")
+	// ErrRevoked is ErrSuspended's former name.
+	ErrRevoked = ErrSuspended
 )
 
 // Account is one tenant.

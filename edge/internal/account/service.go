@@ -18,15 +18,23 @@ type Repository interface {
 	NextID(ctx context.Context) (string, error)
 	Create(ctx context.Context, a Account, creds []Credential) error
 	Get(ctx context.Context, id string) (Account, error)
-	List(ctx context.Context, after string, limit int64) ([]Account, error)
+	List(ctx context.Context, q ListQuery) ([]Account, error)
 	Credential(ctx context.Context, kind Kind, identifier string) (Credential, error)
 	// Replace makes creds the account's credentials of their kinds, in one step that
 	// concurrent calls cannot interleave, and returns the account as it left it. The
 	// credentials replaced stop authenticating when it returns.
 	Replace(ctx context.Context, id string, creds []Credential) (Account, error)
-	SetStatus(ctx context.Context, id string, st Status) (Account, error)
-	// SetLegacy turns the account's legacy_credentials setting on or off.
-	SetLegacy(ctx context.Context, id string, on bool) (Account, error)
+	// SetStatus, SetLegacy (the legacy_credentials setting) and SetPlan change the account
+	// and return it as it was before and as they left it.
+	SetStatus(ctx context.Context, id string, st Status) (before, after Account, err error)
+	SetLegacy(ctx context.Context, id string, on bool) (before, after Account, err error)
+	SetPlan(ctx context.Context, id string, p Plan) (before, after Account, err error)
+	// ChangedSince lists the accounts written after since (every write stamps the account
+	// with its time and a new version), oldest first.
+	ChangedSince(ctx context.Context, since time.Time) ([]Change, error)
+	// AppendAudit adds r to the audit log; Audit reads the log, newest first.
+	AppendAudit(ctx context.Context, r AuditRecord) error
+	Audit(ctx context.Context, q AuditQuery) ([]AuditRecord, error)
 }
 
 // ErrUnauthorized is any failed authentication; callers never learn which half was wrong.
@@ -46,6 +54,11 @@ type Options struct {
 	CacheSize int
 }
 
+// ChangeOverlap is how far back of the newest change it has seen a replica asks again
+// (Watch): a write stamped before a poll but committed after it is still found, as long as
+// it commits within ChangeOverlap of its stamp. The credential cache's TTL bounds the rest.
+const ChangeOverlap = 5 * time.Second
+
 // Service creates accounts, rotates and revokes their credentials, and authenticates
 // callers.
 type Service struct {
@@ -56,14 +69,20 @@ type Service struct {
 	cache *expirable.LRU[string, cached]
 	// refused holds the credentials (kind, identifier and the secret's hash) refused within
 	// CacheTTL, so that a client repeating one wrong credential never reaches the store; an
-	// unknown identifier and a known one with a wrong secret are kept alike. nil when the
-	// cache is disabled.
-	refused *expirable.LRU[string, struct{}]
+	// unknown identifier and a known one with a wrong secret are kept alike. The value is the
+	// account of a known identifier ("" for an unknown one), so that forget drops them too.
+	// nil when the cache is disabled.
+	refused *expirable.LRU[string, string]
 	// mu orders cache insertions against forget; epoch counts forgets, so that a lookup
 	// that read the store before a rotation cannot cache what it read after the
 	// rotation's forget.
 	mu    sync.Mutex
 	epoch uint64
+
+	// cursor is the newest change Watch has seen (its stamp); seen, the version of every
+	// account changed within ChangeOverlap of it. Only Watch's goroutine uses them.
+	cursor time.Time
+	seen   map[string]int64
 }
 
 type cached struct {
@@ -71,27 +90,92 @@ type cached struct {
 	status  Status
 	sandbox bool
 	legacy  bool // the account's legacy_credentials setting
+	plan    Plan
 }
 
-func (c cached) result() (tenancy.Tenant, error) {
+// Caller is an authenticated caller: the tenant the services are told of, and its account's
+// plan, which edge applies to the request.
+type Caller struct {
+	Tenant tenancy.Tenant
+	Plan   Plan
+}
+
+func (c cached) result() (Caller, error) {
 	if c.status != Active {
-		return tenancy.Tenant{}, ErrRevoked
+		return Caller{}, ErrSuspended
 	}
-	return tenancy.Tenant{AccountID: c.cred.AccountID, Sandbox: c.sandbox}, nil
+	return Caller{Tenant: tenancy.Tenant{AccountID: c.cred.AccountID, Sandbox: c.sandbox}, Plan: c.plan}, nil
 }
 
 // NewService returns a Service over repo.
 func NewService(repo Repository, o Options) *Service {
-	s := &Service{repo: repo, now: time.Now}
+	s := &Service{repo: repo, now: time.Now, seen: map[string]int64{}}
+	s.cursor = s.now().UTC()
 	if o.CacheTTL > 0 {
 		size := o.CacheSize
 		if size <= 0 {
 			size = DefaultCacheSize
 		}
 		s.cache = expirable.NewLRU[string, cached](size, nil, o.CacheTTL)
-		s.refused = expirable.NewLRU[string, struct{}](size, nil, o.CacheTTL)
+		s.refused = expirable.NewLRU[string, string](size, nil, o.CacheTTL)
 	}
 	return s
+}
+
+// Watch makes the account changes made through other replicas (status, plan, rotation,
+// settings) take effect here within about every: each tick it asks the store for the
+// accounts written since the newest change it has seen (less ChangeOverlap), one indexed
+// query, and drops what it cached of each account changed since. A failed poll is retried
+// at the next tick from the same point; meanwhile CacheTTL still bounds what is trusted.
+// It returns when ctx ends.
+func (s *Service) Watch(ctx context.Context, every time.Duration, onError func(error)) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := s.Poll(ctx); err != nil && ctx.Err() == nil && onError != nil {
+				onError(err)
+			}
+		}
+	}
+}
+
+// Poll is one tick of Watch: it drops what this replica cached of every account changed
+// since the last poll. Not safe for concurrent use with itself.
+func (s *Service) Poll(ctx context.Context) error {
+	changes, err := s.repo.ChangedSince(ctx, s.cursor.Add(-ChangeOverlap))
+	if err != nil {
+		return fmt.Errorf("account changes: %w", err)
+	}
+	for _, ch := range changes {
+		if v, ok := s.seen[ch.ID]; ok && v >= ch.Version {
+			continue
+		}
+		s.seen[ch.ID] = ch.Version
+		s.forget(ch.ID)
+		if ch.At.After(s.cursor) {
+			s.cursor = ch.At
+		}
+	}
+	// Forget the versions of changes that the next polls no longer ask for. Their own
+	// stamps are not kept: an account whose version is gone is dropped again if it shows up.
+	if len(s.seen) > 0 {
+		keep := map[string]bool{}
+		for _, ch := range changes {
+			if !ch.At.Before(s.cursor.Add(-ChangeOverlap)) {
+				keep[ch.ID] = true
+			}
+		}
+		for id := range s.seen {
+			if !keep[id] {
+				delete(s.seen, id)
+			}
+		}
+	}
+	return nil
 }
 
 // Create makes a new active account named name, a sandbox one or a live one, with every
@@ -117,7 +201,37 @@ func (s *Service) Create(ctx context.Context, name string, sandbox bool) (Accoun
 	if err := s.repo.Create(ctx, a, creds); err != nil {
 		return Account{}, nil, err
 	}
+	err = s.audit(ctx, AuditRecord{AccountID: id, Action: ActionCreate, Credentials: Kinds, Changes: []FieldChange{
+		{Field: "name", New: a.Name}, {Field: "sandbox", New: a.Sandbox}, {Field: "status", New: string(a.Status)},
+	}})
+	if err != nil {
+		return Account{}, nil, err
+	}
 	return a, secrets, nil
+}
+
+// audit appends r, stamped now and with the actor ctx carries. The change it records is
+// already made: a failure to record it is reported to the caller (tried three times first).
+func (s *Service) audit(ctx context.Context, r AuditRecord) error {
+	r.At = s.now().UTC().Truncate(time.Millisecond)
+	r.ID = newAuditID(r.At)
+	r.Actor = ActorFrom(ctx)
+	var err error
+	for range 3 {
+		if err = s.repo.AppendAudit(ctx, r); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("the %s of account %s was made but its audit record was not written: %w", r.Action, r.AccountID, err)
+}
+
+// newAuditID is an id that sorts by time: the stamp in nanoseconds (16 hex digits), then
+// random text that keeps ids of one nanosecond apart.
+func newAuditID(at time.Time) string { return fmt.Sprintf("%016x", at.UnixNano()) + randomText(8) }
+
+// Audit reads the audit log, newest first.
+func (s *Service) Audit(ctx context.Context, q AuditQuery) ([]AuditRecord, error) {
+	return s.repo.Audit(ctx, q)
 }
 
 func issueAll(kinds []Kind, id string) ([]Secret, []Credential) {
@@ -132,9 +246,9 @@ func issueAll(kinds []Kind, id string) ([]Secret, []Credential) {
 // Get returns an account.
 func (s *Service) Get(ctx context.Context, id string) (Account, error) { return s.repo.Get(ctx, id) }
 
-// List pages through accounts.
-func (s *Service) List(ctx context.Context, after string, limit int64) ([]Account, error) {
-	return s.repo.List(ctx, after, limit)
+// List pages through the accounts q selects, in id order.
+func (s *Service) List(ctx context.Context, q ListQuery) ([]Account, error) {
+	return s.repo.List(ctx, q)
 }
 
 // Rotate replaces the credentials of kinds (all when empty) with new ones. When it returns,
@@ -153,24 +267,71 @@ func (s *Service) Rotate(ctx context.Context, id string, kinds []Kind) (Account,
 	if err != nil {
 		return Account{}, nil, err
 	}
+	if err := s.audit(ctx, AuditRecord{AccountID: id, Action: ActionRotate, Credentials: kinds}); err != nil {
+		return Account{}, nil, err
+	}
 	return a, secrets, nil
 }
 
-// SetStatus revokes (or reinstates) an account, through this replica at once and through
-// the others within their CacheTTL.
+// SetStatus suspends (or reinstates) an account, through this replica at once and through
+// the others at their next Poll (within CacheTTL at worst).
 func (s *Service) SetStatus(ctx context.Context, id string, st Status) (Account, error) {
-	a, err := s.repo.SetStatus(ctx, id, st)
+	before, after, err := s.repo.SetStatus(ctx, id, st)
 	s.forget(id)
-	return a, err
+	if err != nil {
+		return Account{}, err
+	}
+	action := ActionReinstate
+	if st != Active {
+		action = ActionSuspend
+	}
+	return after, s.audit(ctx, AuditRecord{AccountID: id, Action: action,
+		Changes: []FieldChange{{Field: "status", Old: string(before.Status), New: string(after.Status)}}})
 }
 
 // SetLegacy turns the account's legacy_credentials setting on or off, through this replica
-// at once and through the others within their CacheTTL (they cache the setting with the
+// at once and through the others at their next Poll (they cache the setting with the
 // account's credentials).
 func (s *Service) SetLegacy(ctx context.Context, id string, on bool) (Account, error) {
-	a, err := s.repo.SetLegacy(ctx, id, on)
+	before, after, err := s.repo.SetLegacy(ctx, id, on)
 	s.forget(id)
-	return a, err
+	if err != nil {
+		return Account{}, err
+	}
+	return after, s.audit(ctx, AuditRecord{AccountID: id, Action: ActionSettings,
+		Changes: []FieldChange{{Field: "legacy_credentials", Old: !before.LegacyOff, New: !after.LegacyOff}}})
+}
+
+// SetPlan makes p the account's plan, through this replica at once and through the others
+// at their next Poll. The audit record lists the fields that changed.
+func (s *Service) SetPlan(ctx context.Context, id string, p Plan) (Account, error) {
+	before, after, err := s.repo.SetPlan(ctx, id, p)
+	s.forget(id)
+	if err != nil {
+		return Account{}, err
+	}
+	return after, s.audit(ctx, AuditRecord{AccountID: id, Action: ActionPlan, Changes: PlanChanges(before.Plan, after.Plan)})
+}
+
+// PlanFields are the plan's fields as the admin API names them, with their values in p.
+func PlanFields(p Plan) []FieldChange {
+	return []FieldChange{
+		{Field: "rate_rps", New: p.RateRPS}, {Field: "rate_burst", New: p.RateBurst},
+		{Field: "max_concurrent", New: p.MaxConcurrent}, {Field: "body_limit", New: p.BodyLimit},
+		{Field: "max_properties", New: p.MaxProperties},
+	}
+}
+
+// PlanChanges lists the fields of old and new that differ, old value to new.
+func PlanChanges(old, new Plan) []FieldChange {
+	o, n := PlanFields(old), PlanFields(new)
+	var out []FieldChange
+	for i := range n {
+		if o[i].New != n[i].New {
+			out = append(out, FieldChange{Field: n[i].Field, Old: o[i].New, New: n[i].New})
+		}
+	}
+	return out
 }
 
 // AuthenticatePair authenticates the pair interface A sends beside HTTP Basic: the
@@ -179,16 +340,22 @@ func (s *Service) SetLegacy(ctx context.Context, id string, on bool) (Account, e
 // clients send them. Both kinds are always asked, so that the cost does not tell which one
 // an identifier is; each refusal is remembered as Authenticate's are.
 func (s *Service) AuthenticatePair(ctx context.Context, identifier, secret string) (tenancy.Tenant, error) {
-	t, err := s.Authenticate(ctx, ServiceKey, identifier, secret)
+	c, err := s.AuthenticatePairCaller(ctx, identifier, secret)
+	return c.Tenant, err
+}
+
+// AuthenticatePairCaller is AuthenticatePair with the account's plan.
+func (s *Service) AuthenticatePairCaller(ctx context.Context, identifier, secret string) (Caller, error) {
+	t, err := s.AuthenticateCaller(ctx, ServiceKey, identifier, secret)
 	if !errors.Is(err, ErrUnauthorized) {
 		return t, err
 	}
 	c, err := s.authenticate(ctx, Key, identifier, secret)
 	if err != nil {
-		return tenancy.Tenant{}, err
+		return Caller{}, err
 	}
 	if !c.legacy {
-		return tenancy.Tenant{}, ErrUnauthorized
+		return Caller{}, ErrUnauthorized
 	}
 	return c.result()
 }
@@ -206,10 +373,19 @@ var decoy = Credential{SecretHash: Hash("no such credential")}
 // the same credential again within CacheTTL costs none, whichever it was: timing does not
 // tell which identifiers exist, and a flood of one bad credential never reaches MongoDB. A
 // success costs two lookups, or none when cached.
+//
+// A suspended account's credentials are refused with ErrSuspended.
 func (s *Service) Authenticate(ctx context.Context, kind Kind, identifier, secret string) (tenancy.Tenant, error) {
+	c, err := s.AuthenticateCaller(ctx, kind, identifier, secret)
+	return c.Tenant, err
+}
+
+// AuthenticateCaller is Authenticate with the account's plan, for edge to apply to the
+// request.
+func (s *Service) AuthenticateCaller(ctx context.Context, kind Kind, identifier, secret string) (Caller, error) {
 	c, err := s.authenticate(ctx, kind, identifier, secret)
 	if err != nil {
-		return tenancy.Tenant{}, err
+		return Caller{}, err
 	}
 	return c.result()
 }
@@ -250,9 +426,7 @@ func (s *Service) authenticate(ctx context.Context, kind Kind, identifier, secre
 		cred = decoy
 	}
 	if !cred.matchesHash(hash) || !found {
-		if s.refused != nil {
-			s.refused.Add(refusal, struct{}{})
-		}
+		s.refuse(refusal, cred.AccountID, epoch)
 		return cached{}, ErrUnauthorized
 	}
 	a, err := s.repo.Get(ctx, cred.AccountID)
@@ -265,7 +439,7 @@ func (s *Service) authenticate(ctx context.Context, kind Kind, identifier, secre
 	if !a.Lists(cred) {
 		return cached{}, ErrUnauthorized
 	}
-	c := cached{cred: cred, status: a.Status, sandbox: a.Sandbox, legacy: !a.LegacyOff}
+	c := cached{cred: cred, status: a.Status, sandbox: a.Sandbox, legacy: !a.LegacyOff, plan: a.Plan}
 	s.remember(key, c, epoch)
 	return c, nil
 }
@@ -289,8 +463,21 @@ func (s *Service) remember(key string, c cached, epoch uint64) {
 	}
 }
 
-// forget drops every cached lookup of account id, and keeps lookups under way from
-// caching what they read.
+// refuse remembers a refused credential (of account, "" when unknown) unless a forget ran
+// since epoch was read.
+func (s *Service) refuse(key, account string, epoch uint64) {
+	if s.refused == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.epoch == epoch {
+		s.refused.Add(key, account)
+	}
+}
+
+// forget drops every cached lookup of account id, successes and refusals, and keeps
+// lookups under way from caching what they read.
 func (s *Service) forget(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -301,6 +488,11 @@ func (s *Service) forget(id string) {
 	for _, k := range s.cache.Keys() {
 		if c, ok := s.cache.Peek(k); ok && c.cred.AccountID == id {
 			s.cache.Remove(k)
+		}
+	}
+	for _, k := range s.refused.Keys() {
+		if acc, ok := s.refused.Peek(k); ok && acc == id {
+			s.refused.Remove(k)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -21,6 +22,8 @@ const (
 	collAccounts    = "accounts"
 	collCredentials = "credentials"
 	collCounters    = "counters"
+	// collAudit is the audit log: append-only (nothing in edge updates or deletes it).
+	collAudit = "audit"
 	// firstAccountID keeps account ids at four digits or more.
 	firstAccountID = 1000
 )
@@ -29,19 +32,28 @@ const (
 type Store struct {
 	accounts    *mongo.Collection
 	credentials *mongo.Collection
+	audit       *mongo.Collection
 	ids         *mongostore.Sequence
 	// locks serialize the writes to one account (see lock).
 	locks *mongostore.DocLocks
 }
 
-// New returns a store over db, creating its collections.
+// New returns a store over db, creating its collections and indexes (at start-up, never
+// lazily: the embedded FerretDB can hang when two clients create one collection at once).
 func New(ctx context.Context, db *mongo.Database) (*Store, error) {
-	if err := mongostore.Ensure(ctx, db, []string{collAccounts, collCredentials, collCounters}, nil); err != nil {
+	err := mongostore.Ensure(ctx, db, []string{collAccounts, collCredentials, collCounters, collAudit}, []mongostore.Index{
+		// Every replica's poll for changes (ChangedSince).
+		{Collection: collAccounts, Keys: bson.D{{Key: "changed_at", Value: 1}}},
+		// One account's audit records, newest first.
+		{Collection: collAudit, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "_id", Value: 1}}},
+	})
+	if err != nil {
 		return nil, err
 	}
 	return &Store{
 		accounts:    db.Collection(collAccounts),
 		credentials: db.Collection(collCredentials),
+		audit:       db.Collection(collAudit),
 		ids:         mongostore.NewSequence(db.Collection(collCounters), "account", 1),
 		locks:       mongostore.NewDocLocks(),
 	}, nil
@@ -59,6 +71,28 @@ type accountDoc struct {
 	Identifiers map[string]string `bson:"identifiers"`
 	// TokenHash is the owner token's hash, so that rotation can delete its credential.
 	TokenHash string `bson:"token_hash,omitempty"`
+	// Plan: absent is the zero plan (edge's defaults).
+	Plan *planDoc `bson:"plan,omitempty"`
+	// ChangedAt and Version are stamped by every write: replicas poll for changes by
+	// changed_at (ChangedSince) and tell one write from the next by version.
+	ChangedAt time.Time `bson:"changed_at"`
+	Version   int64     `bson:"version"`
+}
+
+type planDoc struct {
+	RateRPS       float64 `bson:"rate_rps"`
+	RateBurst     int     `bson:"rate_burst"`
+	MaxConcurrent int     `bson:"max_concurrent"`
+	BodyLimit     int     `bson:"body_limit"`
+	MaxProperties int     `bson:"max_properties"`
+}
+
+func toPlanDoc(p account.Plan) *planDoc {
+	if p == (account.Plan{}) {
+		return nil
+	}
+	d := planDoc(p)
+	return &d
 }
 
 type credentialDoc struct {
@@ -105,7 +139,7 @@ func (s *Store) putCredentials(ctx context.Context, creds []account.Credential) 
 
 func toDoc(a account.Account, creds []account.Credential) accountDoc {
 	doc := accountDoc{ID: a.ID, Name: a.Name, Status: string(a.Status), Sandbox: a.Sandbox, LegacyOff: a.LegacyOff, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
-		Identifiers: map[string]string{}}
+		Identifiers: map[string]string{}, Plan: toPlanDoc(a.Plan), ChangedAt: time.Now().UTC().Truncate(time.Millisecond), Version: 1}
 	for k, v := range a.Identifiers {
 		doc.Identifiers[string(k)] = v
 	}
@@ -140,19 +174,38 @@ func (s *Store) get(ctx context.Context, id string) (accountDoc, error) {
 func fromDoc(d accountDoc) account.Account {
 	a := account.Account{ID: d.ID, Name: d.Name, Status: account.Status(d.Status), Sandbox: d.Sandbox, LegacyOff: d.LegacyOff, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
 		Identifiers: map[account.Kind]string{}, TokenHash: d.TokenHash}
+	if d.Status == "revoked" { // stored before suspension had its name
+		a.Status = account.Suspended
+	}
+	if d.Plan != nil {
+		a.Plan = account.Plan(*d.Plan)
+	}
 	for k, v := range d.Identifiers {
 		a.Identifiers[account.Kind(k)] = v
 	}
 	return a
 }
 
-// List returns accounts in id order, at most limit after the id after.
-func (s *Store) List(ctx context.Context, after string, limit int64) ([]account.Account, error) {
+// List returns the accounts q selects in id order, at most q.Limit after the id q.After.
+func (s *Store) List(ctx context.Context, q account.ListQuery) ([]account.Account, error) {
 	filter := bson.D{}
-	if after != "" {
-		filter = bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: after}}}}
+	if q.After != "" {
+		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$gt", Value: q.After}}})
 	}
-	cur, err := s.accounts.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(limit))
+	switch q.Status {
+	case "":
+	case account.Suspended:
+		filter = append(filter, bson.E{Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{string(account.Suspended), "revoked"}}}})
+	default:
+		filter = append(filter, bson.E{Key: "status", Value: string(q.Status)})
+	}
+	if q.Q != "" {
+		filter = append(filter, bson.E{Key: "$or", Value: bson.A{
+			bson.D{{Key: "_id", Value: q.Q}},
+			bson.D{{Key: "name", Value: bson.D{{Key: "$regex", Value: regexp.QuoteMeta(q.Q)}, {Key: "$options", Value: "i"}}}},
+		}})
+	}
+	cur, err := s.accounts.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(q.Limit))
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +246,7 @@ func (s *Store) Replace(ctx context.Context, id string, creds []account.Credenti
 		return account.Account{}, err
 	}
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	set := bson.D{{Key: "updated_at", Value: now}}
+	set := bson.D{{Key: "updated_at", Value: now}, {Key: "changed_at", Value: now}}
 	for _, c := range creds {
 		if c.Kind == account.OwnerToken {
 			set = append(set, bson.E{Key: "token_hash", Value: c.Identifier})
@@ -202,7 +255,7 @@ func (s *Store) Replace(ctx context.Context, id string, creds []account.Credenti
 		}
 	}
 	var d accountDoc
-	err := s.accounts.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$set", Value: set}},
+	err := s.accounts.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "version", Value: 1}}}},
 		options.FindOneAndUpdate().SetReturnDocument(options.Before)).Decode(&d)
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		s.deleteCredentials(ctx, creds)
@@ -245,28 +298,135 @@ func (s *Store) deleteCredentials(ctx context.Context, creds []account.Credentia
 func (s *Store) lock(id string) (unlock func()) { return s.locks.Lock(id) }
 
 // SetStatus changes an account's status.
-func (s *Store) SetStatus(ctx context.Context, id string, st account.Status) (account.Account, error) {
-	return s.set(ctx, id, bson.E{Key: "status", Value: string(st)})
+func (s *Store) SetStatus(ctx context.Context, id string, st account.Status) (before, after account.Account, err error) {
+	return s.set(ctx, id, bson.E{Key: "status", Value: string(st)}, func(d *accountDoc) { d.Status = string(st) })
 }
 
 // SetLegacy turns the account's legacy_credentials setting on or off.
-func (s *Store) SetLegacy(ctx context.Context, id string, on bool) (account.Account, error) {
-	return s.set(ctx, id, bson.E{Key: "legacy_credentials_off", Value: !on})
+func (s *Store) SetLegacy(ctx context.Context, id string, on bool) (before, after account.Account, err error) {
+	return s.set(ctx, id, bson.E{Key: "legacy_credentials_off", Value: !on}, func(d *accountDoc) { d.LegacyOff = !on })
 }
 
-// set changes one field of an account and its updated_at.
-func (s *Store) set(ctx context.Context, id string, field bson.E) (account.Account, error) {
+// SetPlan makes p the account's plan.
+func (s *Store) SetPlan(ctx context.Context, id string, p account.Plan) (before, after account.Account, err error) {
+	d := planDoc(p)
+	return s.set(ctx, id, bson.E{Key: "plan", Value: d}, func(doc *accountDoc) { doc.Plan = toPlanDoc(p) })
+}
+
+// set changes one field of an account (apply does the same to the document in memory),
+// stamps updated_at, changed_at and a new version, and returns the account before and
+// after.
+func (s *Store) set(ctx context.Context, id string, field bson.E, apply func(*accountDoc)) (before, after account.Account, err error) {
 	unlock := s.lock(id)
 	defer unlock()
+	now := time.Now().UTC().Truncate(time.Millisecond)
 	var d accountDoc
-	err := s.accounts.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: id}},
-		bson.D{{Key: "$set", Value: bson.D{field, {Key: "updated_at", Value: time.Now().UTC().Truncate(time.Millisecond)}}}},
-		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&d)
+	err = s.accounts.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: id}},
+		bson.D{
+			{Key: "$set", Value: bson.D{field, {Key: "updated_at", Value: now}, {Key: "changed_at", Value: now}}},
+			{Key: "$inc", Value: bson.D{{Key: "version", Value: 1}}},
+		},
+		options.FindOneAndUpdate().SetReturnDocument(options.Before)).Decode(&d)
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return account.Account{}, account.ErrNotFound
+		return account.Account{}, account.Account{}, account.ErrNotFound
 	}
 	if err != nil {
-		return account.Account{}, err
+		return account.Account{}, account.Account{}, err
 	}
-	return fromDoc(d), nil
+	before = fromDoc(d)
+	apply(&d)
+	d.UpdatedAt, d.ChangedAt = now, now
+	d.Version++
+	return before, fromDoc(d), nil
+}
+
+type changeDoc struct {
+	ID        string    `bson:"_id"`
+	ChangedAt time.Time `bson:"changed_at"`
+	Version   int64     `bson:"version"`
+}
+
+// ChangedSince lists the accounts written after since, oldest first: one query on the
+// changed_at index, reading only ids, stamps and versions.
+func (s *Store) ChangedSince(ctx context.Context, since time.Time) ([]account.Change, error) {
+	cur, err := s.accounts.Find(ctx, bson.D{{Key: "changed_at", Value: bson.D{{Key: "$gt", Value: since}}}},
+		options.Find().SetSort(bson.D{{Key: "changed_at", Value: 1}}).
+			SetProjection(bson.D{{Key: "changed_at", Value: 1}, {Key: "version", Value: 1}}))
+	if err != nil {
+		return nil, err
+	}
+	var docs []changeDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, err
+	}
+	out := make([]account.Change, len(docs))
+	for i, d := range docs {
+		out[i] = account.Change{ID: d.ID, At: d.ChangedAt, Version: d.Version}
+	}
+	return out, nil
+}
+
+type auditDoc struct {
+	ID          string        `bson:"_id"`
+	At          time.Time     `bson:"at"`
+	AccountID   string        `bson:"account_id"`
+	Action      string        `bson:"action"`
+	Changes     []changeField `bson:"changes,omitempty"`
+	Credentials []string      `bson:"credentials,omitempty"`
+	Actor       string        `bson:"actor"`
+	Address     string        `bson:"address"`
+	RequestID   string        `bson:"request_id"`
+}
+
+type changeField struct {
+	Field string `bson:"field"`
+	Old   any    `bson:"old"`
+	New   any    `bson:"new"`
+}
+
+// AppendAudit adds r to the audit log.
+func (s *Store) AppendAudit(ctx context.Context, r account.AuditRecord) error {
+	d := auditDoc{ID: r.ID, At: r.At, AccountID: r.AccountID, Action: r.Action, Actor: r.Fingerprint, Address: r.Address, RequestID: r.RequestID}
+	for _, c := range r.Changes {
+		d.Changes = append(d.Changes, changeField(c))
+	}
+	for _, k := range r.Credentials {
+		d.Credentials = append(d.Credentials, string(k))
+	}
+	if _, err := s.audit.InsertOne(ctx, d); err != nil {
+		return fmt.Errorf("insert audit record: %w", err)
+	}
+	return nil
+}
+
+// Audit reads the audit log newest first.
+func (s *Store) Audit(ctx context.Context, q account.AuditQuery) ([]account.AuditRecord, error) {
+	filter := bson.D{}
+	if q.AccountID != "" {
+		filter = append(filter, bson.E{Key: "account_id", Value: q.AccountID})
+	}
+	if q.After != "" {
+		filter = append(filter, bson.E{Key: "_id", Value: bson.D{{Key: "$lt", Value: q.After}}})
+	}
+	cur, err := s.audit.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: -1}}).SetLimit(q.Limit))
+	if err != nil {
+		return nil, err
+	}
+	var docs []auditDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, err
+	}
+	out := make([]account.AuditRecord, len(docs))
+	for i, d := range docs {
+		r := account.AuditRecord{ID: d.ID, At: d.At, AccountID: d.AccountID, Action: d.Action,
+			Actor: account.Actor{Fingerprint: d.Actor, Address: d.Address, RequestID: d.RequestID}}
+		for _, c := range d.Changes {
+			r.Changes = append(r.Changes, account.FieldChange(c))
+		}
+		for _, k := range d.Credentials {
+			r.Credentials = append(r.Credentials, account.Kind(k))
+		}
+		out[i] = r
+	}
+	return out, nil
 }

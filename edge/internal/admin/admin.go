@@ -1,18 +1,24 @@
-// Package admin is the operator's API on edge: create accounts, read them, rotate their
-// credentials and revoke them. It is guarded by a bearer token from the environment.
+// Package admin is the operator's API on edge: create accounts, list and search them, read
+// them, rotate their credentials, suspend and reinstate them, set their settings and plans,
+// and read the audit log of those changes. It is guarded by a bearer token from the
+// environment.
 package admin
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/shopspring/decimal"
 
 	"github.com/vros/vros/edge/internal/account"
 	"github.com/vros/vros/edge/internal/throttle"
@@ -33,17 +39,26 @@ type Config struct {
 
 // API serves /admin/v1.
 type API struct {
-	accounts  *account.Service
-	token     string
-	failures  *throttle.Failures
-	publicURL atomic.Pointer[string]
+	accounts *account.Service
+	token    string
+	// fingerprint names the token's holder in the audit log (never the token itself).
+	fingerprint string
+	failures    *throttle.Failures
+	publicURL   atomic.Pointer[string]
 }
 
 // New returns the admin API.
 func New(accounts *account.Service, cfg Config) *API {
-	a := &API{accounts: accounts, token: cfg.Token, failures: cfg.Failures}
+	a := &API{accounts: accounts, token: cfg.Token, failures: cfg.Failures, fingerprint: Fingerprint(cfg.Token)}
 	a.SetPublicURL(cfg.PublicURL)
 	return a
+}
+
+// Fingerprint is what the audit log records of an admin token: the first 8 hex digits of
+// its SHA-256, enough to tell tokens apart, useless to recover one.
+func Fingerprint(token string) string {
+	h := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(h[:])[:8]
 }
 
 // SetPublicURL sets edge_url. The development stack, which picks its port when it starts,
@@ -67,9 +82,14 @@ func (a *API) Register(app *fiber.App) {
 	g.Get("/accounts", a.list)
 	g.Get("/accounts/:id", a.get)
 	g.Post("/accounts/:id/rotate", a.rotate)
-	g.Post("/accounts/:id/revoke", a.status(account.Revoked))
+	g.Post("/accounts/:id/suspend", a.status(account.Suspended))
+	// /revoke is /suspend's former name, kept for the callers that use it.
+	g.Post("/accounts/:id/revoke", a.status(account.Suspended))
 	g.Post("/accounts/:id/reinstate", a.status(account.Active))
 	g.Post("/accounts/:id/settings", a.settings)
+	g.Get("/accounts/:id/plan", a.getPlan)
+	g.Post("/accounts/:id/plan", a.setPlan)
+	g.Get("/audit", a.audit)
 }
 
 func (a *API) auth(c *fiber.Ctx) error {
@@ -87,6 +107,14 @@ func (a *API) auth(c *fiber.Ctx) error {
 	if len(c.Body()) > 64<<10 {
 		return httpapi.TooLarge(64 << 10)
 	}
+	// Every change made by this call is recorded as this caller's, from the client address
+	// edge sees (trusted proxies honored, as the failure throttle does). Copies: the
+	// context outlives fasthttp's buffers.
+	c.SetUserContext(account.WithActor(c.UserContext(), account.Actor{
+		Fingerprint: a.fingerprint,
+		Address:     strings.Clone(httpapi.ClientIP(c)),
+		RequestID:   strings.Clone(httpapi.RequestID(c)),
+	}))
 	return c.Next()
 }
 
@@ -112,6 +140,7 @@ type accountView struct {
 	Status            string            `json:"status"`
 	Sandbox           bool              `json:"sandbox"`
 	LegacyCredentials bool              `json:"legacy_credentials"`
+	Plan              planView          `json:"plan"`
 	CreatedAt         time.Time         `json:"created_at"`
 	UpdatedAt         time.Time         `json:"updated_at"`
 	Identifiers       map[string]string `json:"identifiers"`
@@ -119,7 +148,7 @@ type accountView struct {
 
 func view(acc account.Account) accountView {
 	v := accountView{AccountID: acc.ID, Name: acc.Name, Status: string(acc.Status), Sandbox: acc.Sandbox,
-		LegacyCredentials: !acc.LegacyOff, CreatedAt: acc.CreatedAt,
+		LegacyCredentials: !acc.LegacyOff, Plan: planView(acc.Plan), CreatedAt: acc.CreatedAt,
 		UpdatedAt: acc.UpdatedAt, Identifiers: map[string]string{}}
 	for k, id := range acc.Identifiers {
 		v.Identifiers[string(k)] = id
@@ -168,12 +197,27 @@ func (a *API) create(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"code": fiber.StatusCreated, "data": credentials(edgeURL, acc, secrets)})
 }
 
+// list: GET /admin/v1/accounts?q=&status=&after=&limit= → the accounts in id order; q is an
+// exact account id or part of the name (any case), status active or suspended.
 func (a *API) list(c *fiber.Ctx) error {
-	limit := c.QueryInt("limit", 50)
-	if limit < 1 || limit > 500 {
-		return httpapi.InvalidField("limit", "must be between 1 and 500")
+	limit, err := queryLimit(c, 50)
+	if err != nil {
+		return err
 	}
-	accs, err := a.accounts.List(c.UserContext(), c.Query("after"), int64(limit))
+	q := account.ListQuery{Q: strings.Clone(c.Query("q")), After: strings.Clone(c.Query("after")), Limit: limit}
+	if len(q.Q) > 100 {
+		return httpapi.InvalidField("q", "must be at most 100 characters")
+	}
+	switch st := account.Status(c.Query("status")); st {
+	case "":
+	case account.Active, account.Suspended:
+		q.Status = st
+	case "revoked":
+		q.Status = account.Suspended
+	default:
+		return httpapi.InvalidField("status", "must be active or suspended")
+	}
+	accs, err := a.accounts.List(c.UserContext(), q)
 	if err != nil {
 		return err
 	}
@@ -252,6 +296,161 @@ func (a *API) settings(c *fiber.Ctx) error {
 		return notFound(err, c.Params("id"))
 	}
 	return httpapi.A(c, view(acc))
+}
+
+// queryLimit reads the limit query parameter: a whole number 1–500, def when absent.
+func queryLimit(c *fiber.Ctx, def int) (int64, error) {
+	raw := c.Query("limit")
+	if raw == "" {
+		return int64(def), nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 || n > 500 {
+		return 0, httpapi.InvalidField("limit", "must be a whole number between 1 and 500")
+	}
+	return int64(n), nil
+}
+
+// planView is a plan as the admin API shows and takes it.
+type planView struct {
+	RateRPS       float64 `json:"rate_rps"`
+	RateBurst     int     `json:"rate_burst"`
+	MaxConcurrent int     `json:"max_concurrent"`
+	BodyLimit     int     `json:"body_limit"`
+	MaxProperties int     `json:"max_properties"`
+}
+
+// Bounds of a plan's fields (docs/accounts.md, "Plans").
+const (
+	maxRateRPS       = 100000
+	maxRateBurst     = 1000000
+	maxConcurrent    = 10000
+	minBodyLimit     = 1 << 10
+	maxBodyLimit     = 25 << 20
+	maxMaxProperties = 1000000
+)
+
+func (a *API) getPlan(c *fiber.Ctx) error {
+	acc, err := a.accounts.Get(c.UserContext(), c.Params("id"))
+	if err != nil {
+		return notFound(err, c.Params("id"))
+	}
+	return httpapi.A(c, planView(acc.Plan))
+}
+
+// setPlan: POST /admin/v1/accounts/{id}/plan {"rate_rps": 50, …} → the plan. Every field is
+// optional and keeps its value when absent; 0 is edge's default (no limit for
+// max_properties). A bad value is refused naming the field, and nothing changes.
+func (a *API) setPlan(c *fiber.Ctx) error {
+	id := c.Params("id")
+	acc, err := a.accounts.Get(c.UserContext(), id)
+	if err != nil {
+		return notFound(err, id)
+	}
+	p, err := parsePlan(c.Body(), acc.Plan)
+	if err != nil {
+		return err
+	}
+	acc, err = a.accounts.SetPlan(c.UserContext(), id, p)
+	if err != nil {
+		return notFound(err, id)
+	}
+	return httpapi.A(c, planView(acc.Plan))
+}
+
+// parsePlan reads a plan change over p: each field present replaces p's.
+func parsePlan(body []byte, p account.Plan) (account.Plan, error) {
+	var v fields.Violations
+	obj := fields.Parse(body, "", &v)
+	if obj != nil && obj.Has("rate_rps") {
+		if d, ok := obj.Decimal("rate_rps", fields.Dec{Max: decimal.NewFromInt(maxRateRPS)}); ok {
+			p.RateRPS = d.InexactFloat64()
+		}
+	}
+	ints := []struct {
+		name string
+		r    fields.Int
+		dst  *int
+	}{
+		{"rate_burst", fields.Int{Max: maxRateBurst}, &p.RateBurst},
+		{"max_concurrent", fields.Int{Max: maxConcurrent}, &p.MaxConcurrent},
+		{"body_limit", fields.Int{Max: maxBodyLimit}, &p.BodyLimit},
+		{"max_properties", fields.Int{Max: maxMaxProperties}, &p.MaxProperties},
+	}
+	for _, f := range ints {
+		if obj == nil || !obj.Has(f.name) {
+			continue
+		}
+		n, ok := obj.Int(f.name, f.r)
+		if !ok {
+			continue
+		}
+		if f.name == "body_limit" && n != 0 && n < minBodyLimit {
+			v.Add("body_limit", fmt.Sprintf("must be 0 (edge's default) or between %d and %d bytes", minBodyLimit, maxBodyLimit))
+			continue
+		}
+		*f.dst = n
+	}
+	if obj != nil {
+		for _, k := range obj.Keys() {
+			switch k {
+			case "rate_rps", "rate_burst", "max_concurrent", "body_limit", "max_properties":
+			default:
+				v.Add(k, "is not a plan field (rate_rps, rate_burst, max_concurrent, body_limit, max_properties)")
+			}
+		}
+	}
+	if err := v.Err(); err != nil {
+		return account.Plan{}, err
+	}
+	return p, nil
+}
+
+// auditView is one audit record as the admin API shows it.
+type auditView struct {
+	ID          string         `json:"id"`
+	At          time.Time      `json:"at"`
+	AccountID   string         `json:"account_id"`
+	Action      string         `json:"action"`
+	Changes     []changeView   `json:"changes,omitempty"`
+	Credentials []account.Kind `json:"credentials,omitempty"`
+	Actor       string         `json:"actor"`
+	Address     string         `json:"address"`
+	RequestID   string         `json:"request_id"`
+}
+
+type changeView struct {
+	Field string `json:"field"`
+	Old   any    `json:"old"`
+	New   any    `json:"new"`
+}
+
+// audit: GET /admin/v1/audit?account=&after=&limit= → records newest first, and next (the
+// cursor of the following page, empty on the last).
+func (a *API) audit(c *fiber.Ctx) error {
+	limit, err := queryLimit(c, 100)
+	if err != nil {
+		return err
+	}
+	q := account.AuditQuery{AccountID: strings.Clone(c.Query("account")), After: strings.Clone(c.Query("after")), Limit: limit}
+	recs, err := a.accounts.Audit(c.UserContext(), q)
+	if err != nil {
+		return err
+	}
+	out := make([]auditView, len(recs))
+	for i, r := range recs {
+		v := auditView{ID: r.ID, At: r.At, AccountID: r.AccountID, Action: r.Action, Credentials: r.Credentials,
+			Actor: r.Fingerprint, Address: r.Address, RequestID: r.RequestID}
+		for _, ch := range r.Changes {
+			v.Changes = append(v.Changes, changeView(ch))
+		}
+		out[i] = v
+	}
+	next := ""
+	if int64(len(recs)) == limit {
+		next = recs[len(recs)-1].ID
+	}
+	return httpapi.A(c, fiber.Map{"records": out, "next": next})
 }
 
 func notFound(err error, id string) error {
