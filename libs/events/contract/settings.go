@@ -85,11 +85,35 @@ type LeadSource struct {
 	Name string `json:"name"`
 }
 
-// Brand is one website of the account.
+// Brand is one website of the account (docs/brands.md).
 type Brand struct {
-	ID     int    `json:"id"`
-	Name   string `json:"name"`
+	ID   int    `json:"id"`
+	Name string `json:"name"`
+	// Domain is the first of Domains, kept for consumers of events written before a brand
+	// had several domains (and written by them: a consumer reads Domains, else Domain).
 	Domain string `json:"domain,omitempty"`
+	// Domains are the brand's websites' host names, lower case, unique across the account.
+	Domains []string `json:"domains,omitempty"`
+	// DefaultLanguage, DefaultCurrency: the brand's website defaults; "" the account's.
+	DefaultLanguage string `json:"default_language,omitempty"`
+	DefaultCurrency string `json:"default_currency,omitempty"`
+	// LeadSource is the lead source (an id of the account's) of a booking made through the
+	// brand without a leadsourceId; 0: the account's default.
+	LeadSource int `json:"lead_source,omitempty"`
+	// Search overrides the account's search settings; its zero fields (nil, 0, "") take the
+	// account's. Nil: the account's.
+	Search *Search `json:"search,omitempty"`
+	// Properties are the ids of the brand's properties; empty: the brand lists none, and
+	// its websites show every property of the account.
+	Properties []int64 `json:"properties,omitempty"`
+}
+
+// HostNames are the brand's domains: Domains, else Domain of an older event.
+func (b Brand) HostNames() []string {
+	if len(b.Domains) > 0 || b.Domain == "" {
+		return b.Domains
+	}
+	return []string{b.Domain}
 }
 
 // Search are the website search settings.

@@ -52,6 +52,7 @@ func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
 	in.Post("/account-settings", a.settings)
 	in.Post("/property-category", a.group)
 	in.Post("/property-promotion", a.promotion)
+	in.Post("/account-brand", a.brand)
 
 	a.registerB(app, signer)
 }

@@ -65,3 +65,24 @@ func (a *API) promotion(c *fiber.Ctx) error {
 	}
 	return httpapi.A(c, promotionAnswer{code})
 }
+
+// brandAnswer is the data of /api/account-brand: the id, as a string like category_id.
+type brandAnswer struct {
+	BrandID string `json:"brand_id"`
+}
+
+// brand: create, update or delete a brand (one website of the account; docs/brands.md).
+func (a *API) brand(c *fiber.Ctx) error {
+	req, err := property.DecodeBrand(c.Body())
+	if err != nil {
+		return err
+	}
+	id, err := a.props.ChangeBrand(c.UserContext(), tenancy.From(c).AccountID, req)
+	switch {
+	case errors.Is(err, property.ErrBrandNotFound):
+		return httpapi.NotFound(httpapi.StatusNotFound, fmt.Sprintf("brand %d does not exist", req.ID))
+	case err != nil:
+		return err
+	}
+	return httpapi.A(c, brandAnswer{strconv.Itoa(id)})
+}

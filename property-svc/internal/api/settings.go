@@ -83,7 +83,7 @@ func settingsAnswer(s property.Settings) settingsDTO {
 		out.LeadSources[i] = leadSourceDTO{ID: l.ID, Name: l.Name}
 	}
 	for i, b := range s.Brands {
-		out.Brands[i] = brandDTO{ID: b.ID, Name: b.Name, Domain: b.Domain}
+		out.Brands[i] = brandDTO{ID: b.ID, Name: b.Name, Domain: b.Domain()}
 	}
 	out.DefaultLeadSource = s.DefaultLeadSource
 	out.ExchangeRates = make(map[string]string, len(s.ExchangeRates))

@@ -205,7 +205,13 @@ func (s *Properties) Gateways(ctx context.Context, account string, pid int) ([]G
 
 // PutSettings changes the account settings a carries and returns those in force.
 func (s *Properties) PutSettings(ctx context.Context, account string, a AccountSettings) (Settings, error) {
-	st, err := s.repo.ChangeSettings(ctx, account, func(cur Settings) (AccountSettings, error) { return a, a.check(cur) })
+	st, err := s.repo.ChangeSettings(ctx, account, func(cur Settings) (AccountSettings, error) {
+		a := a
+		if a.Brands != nil {
+			a.Brands = ptr(mergeSettingsBrands(cur.Brands, *a.Brands))
+		}
+		return a, a.check(cur)
+	})
 	if err != nil {
 		return Settings{}, fmt.Errorf("account settings: %w", err)
 	}

@@ -18,13 +18,6 @@ type LeadSource struct {
 	Name string
 }
 
-// Brand is a brand the account sells under, optionally on its own domain.
-type Brand struct {
-	ID     int
-	Name   string
-	Domain string // lower-case host name; "" for none
-}
-
 // RateType is the price period the search shows.
 type RateType string
 
@@ -125,7 +118,10 @@ func DecodeAccountSettings(body []byte) (AccountSettings, error) {
 			var b Brand
 			b.ID = ids.read(it)
 			b.Name, _ = it.String("name", fields.Str{Required: true, Min: 1, Max: 100})
-			b.Domain = readHostname(it, "domain")
+			b.Domains = []string{}
+			if d := readHostname(it, "domain"); d != "" {
+				b.Domains = []string{d}
+			}
 			list = append(list, b)
 		}
 		s.Brands = &list
@@ -232,7 +228,14 @@ func (a AccountSettings) check(cur Settings) error {
 			v.Addf("lead_sources", "must keep the default lead source %d, or come with a new default_lead_source", def)
 		}
 	}
-	return v.Err()
+	if err := v.Err(); err != nil {
+		return err
+	}
+	brands := cur.Brands
+	if a.Brands != nil {
+		brands = *a.Brands
+	}
+	return checkBrands(a.inForce(cur), brands, "brands.")
 }
 
 // DefaultLeadSourceOf is the default lead source in force: the one set, else 1 when the
@@ -290,17 +293,24 @@ func readHostname(o *fields.Object, name string) string {
 	if !ok || s == "" {
 		return ""
 	}
-	host := strings.ToLower(s)
-	labels := strings.Split(host, ".")
-	valid := len(labels) >= 2
-	for _, l := range labels {
-		valid = valid && hostLabel.MatchString(l)
-	}
+	host, valid := hostName(s)
 	if !valid {
 		o.Add(name, "must be a host name such as example.com")
 		return ""
 	}
 	return host
+}
+
+// hostName is s lower case, and whether it is a host name of at most 253 characters made
+// of at least two DNS labels (IDNs in their xn-- form).
+func hostName(s string) (string, bool) {
+	host := strings.ToLower(s)
+	labels := strings.Split(host, ".")
+	valid := len(labels) >= 2 && len(host) <= 253
+	for _, l := range labels {
+		valid = valid && hostLabel.MatchString(l)
+	}
+	return host, valid
 }
 
 // uniqueIDs reads the "id" member of list items and refuses repeats.

@@ -28,7 +28,7 @@ type memRepo struct {
 }
 
 func newMemRepo() *memRepo {
-	return &memRepo{st: property.Settings{Account: "1001", Currency: "USD", LeadSources: property.DefaultLeadSources,
+	return &memRepo{st: property.Settings{Account: "1001", Currency: "USD", Languages: []string{"en"}, LeadSources: property.DefaultLeadSources,
 		DefaultLeadSource: 1, ExchangeRates: []property.ExchangeRate{}, Categories: []property.Group{}, Tags: []property.Group{},
 		Promotions: []property.Promotion{}}, codes: map[string]int64{"V1": 11, "V2": 12, "V3": 13}}
 }
@@ -73,6 +73,12 @@ func (m *memRepo) ChangeSettings(_ context.Context, _ string, change func(proper
 	}
 	if a.Promotions != nil {
 		st.Promotions = *a.Promotions
+	}
+	if a.Languages != nil {
+		st.Languages = *a.Languages
+	}
+	if a.Brands != nil {
+		st.Brands = *a.Brands
 	}
 	m.st = st
 	return st, nil

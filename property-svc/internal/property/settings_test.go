@@ -1,6 +1,7 @@
 package property_test
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
@@ -103,7 +104,7 @@ func TestDecodeAccountSettingsValues(t *testing.T) {
 		t.Errorf("languages: %v", *s.Languages)
 	case !slices.Equal(*s.LeadSources, []property.LeadSource{{ID: 1, Name: "Website"}, {ID: 2, Name: "Phone"}}):
 		t.Errorf("lead sources: %v", *s.LeadSources)
-	case !slices.Equal(*s.Brands, []property.Brand{{ID: 1, Name: "Sea Homes", Domain: "sea-homes.example.com"}, {ID: 2, Name: "Mountain Homes"}}):
+	case !reflect.DeepEqual(*s.Brands, []property.Brand{{ID: 1, Name: "Sea Homes", Domains: []string{"sea-homes.example.com"}}, {ID: 2, Name: "Mountain Homes", Domains: []string{}}}):
 		t.Errorf("brands: %v", *s.Brands)
 	case *s.Search.DefaultLimit != 10 || !*s.Search.PriceFilterEnable || *s.Search.RateType != property.RateWeekly:
 		t.Errorf("search: %+v", s.Search)

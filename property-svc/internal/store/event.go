@@ -119,7 +119,7 @@ func settingsPayload(s SettingsRec) contract.Settings {
 	return contract.Settings{AccountID: s.AccountID, Version: s.Version, UpdatedAt: s.UpdatedAt, Currency: s.Currency,
 		Timezone: s.Timezone, Languages: s.Languages,
 		LeadSources:   each(s.LeadSources, func(l LeadSourceRec) contract.LeadSource { return contract.LeadSource(l) }),
-		Brands:        each(s.Brands, func(b BrandRec) contract.Brand { return contract.Brand(b) }),
+		Brands:        each(s.Brands, brandPayload),
 		Search:        contract.Search(s.Search),
 		WeekendNights: s.WeekendNights, DefaultLeadSource: s.defaultLeadSource(),
 		ExchangeRates: exchangeRates(s.ExchangeRates),
@@ -172,6 +172,22 @@ func mapValues[T, U any](in map[string]T, f func(T) U) map[string]U {
 	out := make(map[string]U, len(in))
 	for k, x := range in {
 		out[k] = f(x)
+	}
+	return out
+}
+
+// brandPayload is the contract's brand: Domain the first domain, for consumers of older
+// events.
+func brandPayload(b BrandRec) contract.Brand {
+	hosts := b.hostNames()
+	out := contract.Brand{ID: b.ID, Name: b.Name, Domains: hosts, DefaultLanguage: b.DefaultLanguage, DefaultCurrency: b.DefaultCurrency,
+		LeadSource: b.LeadSource, Properties: b.Properties}
+	if len(hosts) > 0 {
+		out.Domain = hosts[0]
+	}
+	if b.Search != nil {
+		sc := contract.Search(*b.Search)
+		out.Search = &sc
 	}
 	return out
 }

@@ -91,7 +91,8 @@ func accountSettings() SettingsRec {
 	on := true
 	return SettingsRec{AccountID: "1001", Version: 3, UpdatedAt: time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC),
 		Currency: "EUR", Timezone: "Europe/Rome", Languages: []string{"it", "en"},
-		Brands: []BrandRec{{ID: 1, Name: "Aurora Villas", Domain: "aurora.example"}, {ID: 2, Name: "Aurora Direct"}},
+		Brands: []BrandRec{{ID: 1, Name: "Aurora Villas", Domains: []string{"aurora.example", "aurora-villas.example"},
+			DefaultLanguage: "en", DefaultCurrency: "GBP", LeadSource: 5, Search: &SearchRec{DefaultLimit: 12}, Properties: []int64{17}}, {ID: 2, Name: "Aurora Direct"}},
 		Search: SearchRec{DefaultLimit: 20, PriceFilterEnable: &on, RateType: "weekly"}, WeekendNights: 3,
 		ExchangeRates: []RateRec{{Currency: "GBP", Rate: "0.86"}, {Currency: "USD", Rate: "1.08"}},
 		Categories:    []GroupRec{{ID: 1, Name: "Sea view", ShowSearchEngine: true, Languages: map[string]string{"it": "Vista mare"}, Properties: []int64{17, 18}}},

@@ -73,11 +73,44 @@ type LeadSourceRec struct {
 	Name string `bson:"name" json:"name"`
 }
 
-// BrandRec is one website of the account.
+// BrandRec is one website of the account (docs/brands.md). Domain is the first of Domains
+// (a brand stored before brands had several domains has Domain only).
 type BrandRec struct {
-	ID     int    `bson:"id" json:"id"`
-	Name   string `bson:"name" json:"name"`
-	Domain string `bson:"domain,omitempty" json:"domain,omitempty"`
+	ID              int        `bson:"id" json:"id"`
+	Name            string     `bson:"name" json:"name"`
+	Domain          string     `bson:"domain,omitempty" json:"domain,omitempty"`
+	Domains         []string   `bson:"domains,omitempty" json:"domains,omitempty"`
+	DefaultLanguage string     `bson:"default_language,omitempty" json:"default_language,omitempty"`
+	DefaultCurrency string     `bson:"default_currency,omitempty" json:"default_currency,omitempty"`
+	LeadSource      int        `bson:"lead_source,omitempty" json:"lead_source,omitempty"`
+	Search          *SearchRec `bson:"search,omitempty" json:"search,omitempty"`
+	Properties      []int64    `bson:"properties,omitempty" json:"properties,omitempty"`
+}
+
+// hostNames are the brand's domains, those of a brand stored with Domain only included.
+func (b BrandRec) hostNames() []string {
+	if len(b.Domains) > 0 || b.Domain == "" {
+		return nonNil(b.Domains)
+	}
+	return []string{b.Domain}
+}
+
+func brandRec(b property.Brand) BrandRec {
+	r := BrandRec{ID: b.ID, Name: b.Name, Domain: b.Domain(), Domains: slices.Clone(b.Domains), DefaultLanguage: b.DefaultLanguage,
+		DefaultCurrency: b.DefaultCurrency, LeadSource: b.LeadSource, Properties: slices.Clone(b.Properties)}
+	if b.Search != nil {
+		r.Search = &SearchRec{DefaultLimit: b.Search.DefaultLimit, PriceFilterEnable: b.Search.PriceFilterEnable, RateType: string(b.Search.RateType)}
+	}
+	return r
+}
+
+func brand(r BrandRec) property.Brand {
+	b := property.Brand{ID: r.ID, Name: r.Name, Domains: r.hostNames(), DefaultLanguage: r.DefaultLanguage,
+		DefaultCurrency: r.DefaultCurrency, LeadSource: r.LeadSource, Properties: nonNil(r.Properties)}
+	if r.Search != nil {
+		b.Search = &property.BrandSearch{DefaultLimit: r.Search.DefaultLimit, PriceFilterEnable: r.Search.PriceFilterEnable, RateType: property.RateType(r.Search.RateType)}
+	}
+	return b
 }
 
 // SearchRec are the website search settings.
@@ -246,7 +279,7 @@ func (r SettingsRec) apply(a property.AccountSettings, now time.Time) SettingsRe
 		r.LeadSources = eachOf(*a.LeadSources, func(l property.LeadSource) LeadSourceRec { return LeadSourceRec(l) })
 	}
 	if a.Brands != nil {
-		r.Brands = eachOf(*a.Brands, func(b property.Brand) BrandRec { return BrandRec(b) })
+		r.Brands = eachOf(*a.Brands, brandRec)
 	}
 	if a.WeekendNights != nil {
 		r.WeekendNights = *a.WeekendNights
@@ -376,7 +409,7 @@ func (r SettingsRec) settings() property.Settings {
 		out.LeadSources[i] = property.LeadSource{ID: l.ID, Name: l.Name}
 	}
 	for i, b := range r.Brands {
-		out.Brands[i] = property.Brand{ID: b.ID, Name: b.Name, Domain: b.Domain}
+		out.Brands[i] = brand(b)
 	}
 	if r.Search.PriceFilterEnable != nil {
 		out.Search.PriceFilterEnable = *r.Search.PriceFilterEnable

@@ -1,0 +1,102 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// TestBrandAnswers: /api/account-brand's answers, and what account-settings then shows.
+func TestBrandAnswers(t *testing.T) {
+	app, acc := newServer(t)
+	createProperty(t, app, acc, "V1")
+	for _, r := range []struct {
+		name, body string
+		status     int
+		want       string
+	}{
+		{"create", `{"action":"create","brand":{"name":"Aurora","domains":["Aurora.example"],"lead_source":2,"properties":["V1"]}}`, 200,
+			`{"code":200,"data":{"brand_id":"1"}}`},
+		{"another", `{"action":"create","brand":{"name":"Borea","domains":["borea.example"]}}`, 200, `{"code":200,"data":{"brand_id":"2"}}`},
+		{"a domain of another brand", `{"action":"update","brand":{"id":2,"domains":["aurora.example"]}}`, 400,
+			`{"code":400,"error_type":"validation_error","error_message":"request has 1 invalid field: brand.domains aurora.example is already a domain of brand 1: a domain belongs to one brand","errors":[{"field":"brand.domains","message":"aurora.example is already a domain of brand 1: a domain belongs to one brand"}]}`},
+		{"an unknown code", `{"action":"update","brand":{"id":2,"properties":["NOPE"]}}`, 400,
+			`{"code":400,"error_type":"validation_error","error_message":"request has 1 invalid field: brand.properties no property of this account has internal_code \"NOPE\"","errors":[{"field":"brand.properties","message":"no property of this account has internal_code \"NOPE\""}]}`},
+		{"an unknown brand", `{"action":"delete","brand":{"id":99}}`, 404, `{"code":404,"error_type":"not_found","error_message":"brand 99 does not exist"}`},
+		{"delete", `{"action":"delete","brand":{"id":2}}`, 200, `{"code":200,"data":{"brand_id":"2"}}`},
+	} {
+		t.Run(r.name, func(t *testing.T) {
+			status, out := call(t, app, acc, "/internal/a/account-brand", r.body)
+			if status != r.status || string(out) != r.want {
+				t.Errorf("%d %s\nwant %d %s", status, out, r.status, r.want)
+			}
+		})
+	}
+	_, out := call(t, app, acc, "/internal/a/account-settings", `{}`)
+	var a struct {
+		Data struct {
+			Brands []map[string]any `json:"brands"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(out, &a)
+	if len(a.Data.Brands) != 1 || a.Data.Brands[0]["domain"] != "aurora.example" || a.Data.Brands[0]["name"] != "Aurora" {
+		t.Errorf("account-settings brands: %s", out)
+	}
+}
+
+// TestConcurrentBrandCreates: 30 clients create brands of one account at once, 10 of them
+// with one domain: every other brand lands with its own id, and the shared domain once.
+func TestConcurrentBrandCreates(t *testing.T) {
+	app, acc := newServer(t)
+	const n = 30
+	status := make([]int, n)
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			domain := fmt.Sprintf("b%d.example", i)
+			if i < 10 {
+				domain = "same.example"
+			}
+			var out []byte
+			status[i], out = call(t, app, acc, "/internal/a/account-brand", `{"action":"create","brand":{"name":"B","domains":["`+domain+`"]}}`)
+			var a struct {
+				Data struct {
+					BrandID string `json:"brand_id"`
+				} `json:"data"`
+			}
+			_ = json.Unmarshal(out, &a)
+			ids[i] = a.Data.BrandID
+		}()
+	}
+	close(start)
+	wg.Wait()
+	seen := map[string]bool{}
+	ok := 0
+	for i, s := range status {
+		switch {
+		case s == 200 && !seen[ids[i]]:
+			ok++
+			seen[ids[i]] = true
+		case s == 200:
+			t.Errorf("request %d: id %s given twice", i, ids[i])
+		case s != 400 || i >= 10:
+			t.Errorf("request %d: HTTP %d", i, s)
+		}
+	}
+	_, out := call(t, app, acc, "/internal/a/account-settings", `{}`)
+	var a struct {
+		Data struct {
+			Brands []struct{ ID int } `json:"brands"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(out, &a)
+	if ok != 21 || len(a.Data.Brands) != 21 {
+		t.Errorf("%d creates succeeded, %d brands stored; want 21", ok, len(a.Data.Brands))
+	}
+}

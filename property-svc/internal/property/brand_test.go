@@ -1,0 +1,212 @@
+package property_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/vros/vros/property-svc/internal/property"
+)
+
+const brandCreate = `{"action":"create","brand":{"name":"Aurora Villas","domains":["Aurora.example","www.aurora.example"],
+	"default_language":"en","default_currency":"usd","lead_source":2,
+	"search":{"default_limit":12,"rate_type":"weekly","price_filter_enable":true},"properties":["V1","V2"]}}`
+
+func decodeBrand(body []byte) error {
+	_, err := property.DecodeBrand(body)
+	return err
+}
+
+func TestDecodeBrand(t *testing.T) {
+	rows := []row{
+		tc("valid create", ""),
+		tc("action missing", "action: is required", set("action", del)),
+		tc("action unknown", "action: must be one of create, update, delete", set("action", "rename")),
+		tc("brand missing", "brand: is required", set("brand", del)),
+		tc("brand not an object", "brand: must be an object", set("brand", "Aurora")),
+		tc("name missing on create", "brand.name: is required", set("brand.name", del)),
+		tc("name 100 chars", "", set("brand.name", chars(100))),
+		tc("name 101 chars", "brand.name: must be at most 100 characters", set("brand.name", chars(101))),
+		tc("domains absent", "", set("brand.domains", del)),
+		tc("domains empty", "", set("brand.domains", []any{})),
+		tc("domains not a list", "brand.domains: must be an array", set("brand.domains", "aurora.example")),
+		tc("domain without a dot", `brand.domains: must contain host names such as example.com ("aurora" is not)`, set("brand.domains[0]", "aurora")),
+		tc("domain with a scheme", `brand.domains: must contain host names such as example.com ("https://aurora.example" is not)`, set("brand.domains[0]", "https://aurora.example")),
+		tc("domain twice, in another case", "brand.domains: lists www.aurora.example twice", set("brand.domains[0]", "WWW.aurora.example")),
+		tc("domains 21", "brand.domains: must have at most 20 items", set("brand.domains", many(21, `"a.example"`))),
+		tc("default_language absent", "", set("brand.default_language", del)),
+		tc("default_language blank clears", "", set("brand.default_language", "")),
+		tc("default_language not a tag", `brand.default_language: must be a BCP 47 language tag ("english!" is not)`, set("brand.default_language", "english!")),
+		tc("default_currency blank clears", "", set("brand.default_currency", "")),
+		tc("default_currency unknown", "brand.default_currency: must be an ISO 4217 currency code", set("brand.default_currency", "ABC")),
+		tc("default_currency 4 letters", "brand.default_currency: must be at most 3 characters", set("brand.default_currency", "EURO")),
+		tc("lead_source 0 clears", "", set("brand.lead_source", 0)),
+		tc("lead_source negative", "brand.lead_source: must be between 0 and 2147483647", set("brand.lead_source", -1)),
+		tc("lead_source not a number", "brand.lead_source: must be a number", set("brand.lead_source", "phone")),
+		tc("search default_limit 0", "brand.search.default_limit: must be between 1 and 100", set("brand.search.default_limit", 0)),
+		tc("search rate_type unknown", "brand.search.rate_type: must be one of daily, weekly, monthly", set("brand.search.rate_type", "hourly")),
+		tc("search price_filter_enable not a boolean", "brand.search.price_filter_enable: must be a boolean", set("brand.search.price_filter_enable", "maybe")),
+		tc("search {} clears", "", set("brand.search", obj(`{}`))),
+		tc("properties code twice", `brand.properties: lists "V1" twice`, set("brand.properties[1]", "V1")),
+		tc("properties code 11 chars", "brand.properties[0]: must be at most 10 characters", set("brand.properties[0]", chars(11))),
+		tc("update needs id", "brand.id: is required", set("action", "update")),
+		tc("update id 0", "brand.id: must be between 1 and 2147483647", set("action", "update"), set("brand.id", 0)),
+		tc("update name may be absent", "", set("action", "update"), set("brand.id", 3), set("brand.name", del)),
+		tc("update name blank", "brand.name: must not be blank", set("action", "update"), set("brand.id", 3), set("brand.name", "")),
+		tc("delete reads only the id", "", set("action", "delete"), set("brand", obj(`{"id":3,"name":""}`))),
+		tc("delete without id", "brand.id: is required", set("action", "delete"), set("brand", obj(`{}`))),
+	}
+	check(t, brandCreate, rows, decodeBrand)
+}
+
+func TestDecodeBrandValues(t *testing.T) {
+	req, err := property.DecodeBrand([]byte(brandCreate))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *req.Name != "Aurora Villas" || !slices.Equal(*req.Domains, []string{"aurora.example", "www.aurora.example"}) ||
+		*req.DefaultLanguage != "en" || *req.DefaultCurrency != "USD" || *req.LeadSource != 2 ||
+		req.Search.DefaultLimit != 12 || req.Search.RateType != property.RateWeekly || !*req.Search.PriceFilterEnable ||
+		!slices.Equal(*req.Properties, []string{"V1", "V2"}) {
+		t.Fatalf("decoded: %+v", req)
+	}
+}
+
+func changeBrand(t *testing.T, props *property.Properties, body string) (int, error) {
+	t.Helper()
+	req, err := property.DecodeBrand([]byte(body))
+	if err != nil {
+		t.Fatalf("decode %s: %v", body, err)
+	}
+	return props.ChangeBrand(context.Background(), "1001", req)
+}
+
+// TestBrandRules: the rules between a brand and the account's settings, and between brands.
+func TestBrandRules(t *testing.T) {
+	for _, r := range []struct {
+		name, settings, body, want string
+	}{
+		{"valid", "", `{"action":"create","brand":{"name":"B","domains":["b.example"],"default_language":"en","lead_source":2,"properties":["V1"]}}`, ""},
+		{"a language the account lacks", "", `{"action":"create","brand":{"name":"B","default_language":"it"}}`,
+			"brand.default_language: must be one of the account's languages (en)"},
+		{"a language the account has", `{"languages":["en","it"]}`, `{"action":"create","brand":{"name":"B","default_language":"it"}}`, ""},
+		{"the account's currency", "", `{"action":"create","brand":{"name":"B","default_currency":"USD"}}`, ""},
+		{"a currency without a rate", "", `{"action":"create","brand":{"name":"B","default_currency":"EUR"}}`,
+			"brand.default_currency: must be the account's currency (USD) or one it has an exchange rate for"},
+		{"a currency with a rate", `{"exchange_rates":{"EUR":"0.92"}}`, `{"action":"create","brand":{"name":"B","default_currency":"EUR"}}`, ""},
+		{"an unknown lead source", "", `{"action":"create","brand":{"name":"B","lead_source":9}}`,
+			"brand.lead_source: must be the id of one of the account's lead sources (1, 2, 3, 4, 5, 6)"},
+		{"an unknown property", "", `{"action":"create","brand":{"name":"B","properties":["V9"]}}`,
+			`brand.properties: no property of this account has internal_code "V9"`},
+		{"a domain of another brand", `{"brands":[{"id":4,"name":"A","domain":"a.example"}]}`,
+			`{"action":"create","brand":{"name":"B","domains":["a.example"]}}`, "brand.domains: a.example is already a domain of brand 4: a domain belongs to one brand"},
+		{"update keeps its own domain", `{"brands":[{"id":4,"name":"A","domain":"a.example"}]}`,
+			`{"action":"update","brand":{"id":4,"domains":["a.example","www.a.example"]}}`, ""},
+		{"update of an unknown brand", "", `{"action":"update","brand":{"id":4,"name":"A"}}`, "brand not found"},
+		{"delete of an unknown brand", "", `{"action":"delete","brand":{"id":4}}`, "brand not found"},
+	} {
+		t.Run(r.name, func(t *testing.T) {
+			props, _ := newMemProperties()
+			if r.settings != "" {
+				if _, err := putBody(t, props, r.settings); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := changeBrand(t, props, r.body)
+			if got := errString(err); !containsWant(got, r.want) {
+				t.Fatalf("got %q, want %q", got, r.want)
+			}
+		})
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func containsWant(got, want string) bool {
+	if want == "" {
+		return got == ""
+	}
+	return strings.Contains(got, want)
+}
+
+// TestBrandLife: create, update and delete; ids are allocated one past the largest; an
+// update keeps what it does not send; account-settings' brands list keeps what only
+// account-brand sets.
+func TestBrandLife(t *testing.T) {
+	props, repo := newMemProperties()
+	id, err := changeBrand(t, props, `{"action":"create","brand":{"name":"A","domains":["a.example"],"lead_source":2,"properties":["V1","V2"]}}`)
+	if err != nil || id != 1 {
+		t.Fatalf("create: %d %v", id, err)
+	}
+	id2, err := changeBrand(t, props, `{"action":"create","brand":{"name":"B","domains":["b.example"],"search":{"default_limit":5},"properties":["V3"]}}`)
+	if err != nil || id2 != 2 {
+		t.Fatalf("create: %d %v", id2, err)
+	}
+	if _, err := changeBrand(t, props, `{"action":"update","brand":{"id":1,"name":"A2"}}`); err != nil {
+		t.Fatal(err)
+	}
+	a := repo.st.Brands[0]
+	if a.Name != "A2" || a.LeadSource != 2 || !slices.Equal(a.Domains, []string{"a.example"}) || !slices.Equal(a.Properties, []int64{11, 12}) {
+		t.Fatalf("updated: %+v", a)
+	}
+	// account-settings sends the list as it shows it: {id, name, domain}.
+	if _, err := putBody(t, props, `{"brands":[{"id":1,"name":"A3","domain":"a.example"},{"id":2,"name":"B","domain":"c.example"},{"id":7,"name":"New"}]}`); err != nil {
+		t.Fatal(err)
+	}
+	st := repo.st.Brands
+	if len(st) != 3 || st[0].Name != "A3" || st[0].LeadSource != 2 || !slices.Equal(st[0].Properties, []int64{11, 12}) ||
+		!slices.Equal(st[1].Domains, []string{"c.example"}) || st[1].Search.DefaultLimit != 5 || st[2].ID != 7 {
+		t.Fatalf("after account-settings: %+v", st)
+	}
+	// A settings change that would orphan a brand's lead source is refused.
+	_, err = putBody(t, props, `{"lead_sources":[{"id":1,"name":"Website"}]}`)
+	if got := errString(err); !strings.Contains(got, "brands.1.lead_source: must be the id of one of the account's lead sources (1)") {
+		t.Fatalf("orphaned lead source: %v", err)
+	}
+	id8, err := changeBrand(t, props, `{"action":"create","brand":{"name":"C"}}`)
+	if err != nil || id8 != 8 {
+		t.Fatalf("create after id 7: %d %v", id8, err)
+	}
+	if _, err := changeBrand(t, props, `{"action":"delete","brand":{"id":1}}`); err != nil {
+		t.Fatal(err)
+	}
+	if len(repo.st.Brands) != 3 || repo.st.Brands[0].ID != 2 {
+		t.Fatalf("after delete: %+v", repo.st.Brands)
+	}
+	if _, err := changeBrand(t, props, `{"action":"delete","brand":{"id":1}}`); !errors.Is(err, property.ErrBrandNotFound) {
+		t.Fatalf("delete twice: %v", err)
+	}
+}
+
+// TestConcurrentBrandCreates: brands created at once each get their own id, none lost.
+func TestConcurrentBrandCreates(t *testing.T) {
+	props, repo := newMemProperties()
+	const n = 40
+	ids := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := property.DecodeBrand([]byte(`{"action":"create","brand":{"name":"B"}}`))
+			id, err := props.ChangeBrand(context.Background(), "1001", req)
+			if err != nil {
+				t.Error(err)
+			}
+			ids[i] = id
+		}()
+	}
+	wg.Wait()
+	slices.Sort(ids)
+	if len(slices.Compact(ids)) != n || len(repo.st.Brands) != n {
+		t.Fatalf("ids %v, %d brands", ids, len(repo.st.Brands))
+	}
+}
