@@ -35,6 +35,7 @@ var resources = map[string]resource{
 	"property-service":   {PropertySvc, 256 * kib},
 	"property-amenity":   {PropertySvc, 1 * mib},
 	"account-settings":   {PropertySvc, 256 * kib},
+	"account-brand":      {PropertySvc, 256 * kib},
 	"property-category":  {PropertySvc, 1 * mib},
 	"property-promotion": {PropertySvc, 256 * kib},
 	"property-blockdate": {BookingSvc, 256 * kib},
