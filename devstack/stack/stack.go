@@ -51,6 +51,8 @@ type Options struct {
 	// RateLimitRPS and RateLimitBurst set edge's per-account limit (0: none).
 	RateLimitRPS   float64
 	RateLimitBurst int
+	// AccountConcurrency is edge's limit of requests in flight per account (0: none).
+	AccountConcurrency int
 	// AuthFailureRPS and AuthFailureBurst throttle failed authentications per client
 	// address (0: none; the tests send many wrong credentials from one address).
 	AuthFailureRPS   float64
@@ -160,7 +162,8 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		func(ctx context.Context, addr string, ready func(string)) error {
 			return edge.Run(ctx, edge.Config{Common: common, Addr: addr, AdminToken: config.Secret(o.AdminToken),
 				PropertyURL: s.PropertyURL, BookingURL: s.BookingURL, CatalogURL: s.CatalogURL, RateLimitRPS: o.RateLimitRPS, RateLimitBurst: o.RateLimitBurst,
-				AuthFailureRPS: o.AuthFailureRPS, AuthFailureBurst: o.AuthFailureBurst,
+				AccountConcurrency: o.AccountConcurrency,
+				AuthFailureRPS:     o.AuthFailureRPS, AuthFailureBurst: o.AuthFailureBurst,
 				CacheTTL: 30 * time.Second, PublicURL: o.PublicURL, Development: true}, ready)
 		})
 	if err != nil {
