@@ -30,20 +30,22 @@ type Config struct {
 	Addr string `env:"VROS_EDGE_ADDR" envDefault:":8080"`
 	// PublicURL is given out as edge_url with new credentials; without it the admin API
 	// issues none, unless Development.
-	PublicURL      string        `env:"VROS_EDGE_PUBLIC_URL"`
-	AdminToken     config.Secret `env:"VROS_EDGE_ADMIN_TOKEN"`
-	PropertyURL    string        `env:"VROS_EDGE_PROPERTY_URL" envDefault:"http://127.0.0.1:8081"`
-	BookingURL     string        `env:"VROS_EDGE_BOOKING_URL"`
-	CatalogURL     string        `env:"VROS_EDGE_CATALOG_URL"`
-	RateLimitRPS   float64       `env:"VROS_EDGE_RATE_LIMIT_RPS" envDefault:"200"`
-	RateLimitBurst int           `env:"VROS_EDGE_RATE_LIMIT_BURST" envDefault:"400"`
-	// AccountConcurrency is each account's limit of requests in flight per replica (0: none).
-	AccountConcurrency int           `env:"VROS_EDGE_ACCOUNT_CONCURRENCY" envDefault:"32"`
-	CacheTTL           time.Duration `env:"VROS_EDGE_CREDENTIAL_CACHE_TTL" envDefault:"30s"`
-	AuthFailureRPS     float64       `env:"VROS_EDGE_AUTH_FAILURE_RPS" envDefault:"0.2"`
-	AuthFailureBurst   int           `env:"VROS_EDGE_AUTH_FAILURE_BURST" envDefault:"20"`
+	PublicURL        string        `env:"VROS_EDGE_PUBLIC_URL"`
+	AdminToken       config.Secret `env:"VROS_EDGE_ADMIN_TOKEN"`
+	PropertyURL      string        `env:"VROS_EDGE_PROPERTY_URL" envDefault:"http://127.0.0.1:8081"`
+	BookingURL       string        `env:"VROS_EDGE_BOOKING_URL"`
+	CatalogURL       string        `env:"VROS_EDGE_CATALOG_URL"`
+	RateLimitRPS     float64       `env:"VROS_EDGE_RATE_LIMIT_RPS" envDefault:"200"`
+	RateLimitBurst   int           `env:"VROS_EDGE_RATE_LIMIT_BURST" envDefault:"400"`
+	CacheTTL         time.Duration `env:"VROS_EDGE_CREDENTIAL_CACHE_TTL" envDefault:"30s"`
+	AuthFailureRPS   float64       `env:"VROS_EDGE_AUTH_FAILURE_RPS" envDefault:"0.2"`
+	AuthFailureBurst int           `env:"VROS_EDGE_AUTH_FAILURE_BURST" envDefault:"20"`
 	// TrustedProxies (IPs or CIDR ranges) may tell the client's address in X-Forwarded-For.
 	TrustedProxies []string `env:"VROS_EDGE_TRUSTED_PROXIES" envSeparator:","`
+	// AccountPoll is how often this replica asks the account store for the accounts
+	// changed through other replicas (account.Service.Watch); zero: never (CacheTTL alone
+	// bounds how long they are trusted).
+	AccountPoll time.Duration `env:"VROS_EDGE_ACCOUNT_POLL_INTERVAL" envDefault:"1s"`
 	// Development lets PublicURL be empty: edge_url is then http://<listen address>. The
 	// dev launcher and the test stacks set it; it is never read from the environment.
 	Development bool
@@ -99,13 +101,18 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 		return err
 	}
 	accounts := account.NewService(store, account.Options{CacheTTL: cfg.CacheTTL})
+	if cfg.AccountPoll > 0 && cfg.CacheTTL > 0 {
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		go accounts.Watch(watchCtx, cfg.AccountPoll, func(err error) { log.Warn("account changes not read", "err", err) })
+	}
 	failures := throttle.NewFailures(cfg.AuthFailureRPS, cfg.AuthFailureBurst)
 
 	gw, err := gateway.New(gateway.Config{
 		ServiceURLs: map[gateway.Upstream]string{
 			gateway.PropertySvc: cfg.PropertyURL, gateway.BookingSvc: cfg.BookingURL, gateway.CatalogSvc: cfg.CatalogURL,
 		},
-		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst, AccountConcurrency: cfg.AccountConcurrency,
+		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst,
 		Failures: failures, Tracer: tel.Tracer, PublicURL: cfg.PublicURL,
 	}, accounts, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()), tel.Propagator)
 	if err != nil {
