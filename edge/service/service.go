@@ -30,16 +30,18 @@ type Config struct {
 	Addr string `env:"VROS_EDGE_ADDR" envDefault:":8080"`
 	// PublicURL is given out as edge_url with new credentials; without it the admin API
 	// issues none, unless Development.
-	PublicURL        string        `env:"VROS_EDGE_PUBLIC_URL"`
-	AdminToken       config.Secret `env:"VROS_EDGE_ADMIN_TOKEN"`
-	PropertyURL      string        `env:"VROS_EDGE_PROPERTY_URL" envDefault:"http://127.0.0.1:8081"`
-	BookingURL       string        `env:"VROS_EDGE_BOOKING_URL"`
-	CatalogURL       string        `env:"VROS_EDGE_CATALOG_URL"`
-	RateLimitRPS     float64       `env:"VROS_EDGE_RATE_LIMIT_RPS" envDefault:"200"`
-	RateLimitBurst   int           `env:"VROS_EDGE_RATE_LIMIT_BURST" envDefault:"400"`
-	CacheTTL         time.Duration `env:"VROS_EDGE_CREDENTIAL_CACHE_TTL" envDefault:"30s"`
-	AuthFailureRPS   float64       `env:"VROS_EDGE_AUTH_FAILURE_RPS" envDefault:"0.2"`
-	AuthFailureBurst int           `env:"VROS_EDGE_AUTH_FAILURE_BURST" envDefault:"20"`
+	PublicURL      string        `env:"VROS_EDGE_PUBLIC_URL"`
+	AdminToken     config.Secret `env:"VROS_EDGE_ADMIN_TOKEN"`
+	PropertyURL    string        `env:"VROS_EDGE_PROPERTY_URL" envDefault:"http://127.0.0.1:8081"`
+	BookingURL     string        `env:"VROS_EDGE_BOOKING_URL"`
+	CatalogURL     string        `env:"VROS_EDGE_CATALOG_URL"`
+	RateLimitRPS   float64       `env:"VROS_EDGE_RATE_LIMIT_RPS" envDefault:"200"`
+	RateLimitBurst int           `env:"VROS_EDGE_RATE_LIMIT_BURST" envDefault:"400"`
+	// AccountConcurrency is each account's limit of requests in flight per replica (0: none).
+	AccountConcurrency int           `env:"VROS_EDGE_ACCOUNT_CONCURRENCY" envDefault:"32"`
+	CacheTTL           time.Duration `env:"VROS_EDGE_CREDENTIAL_CACHE_TTL" envDefault:"30s"`
+	AuthFailureRPS     float64       `env:"VROS_EDGE_AUTH_FAILURE_RPS" envDefault:"0.2"`
+	AuthFailureBurst   int           `env:"VROS_EDGE_AUTH_FAILURE_BURST" envDefault:"20"`
 	// TrustedProxies (IPs or CIDR ranges) may tell the client's address in X-Forwarded-For.
 	TrustedProxies []string `env:"VROS_EDGE_TRUSTED_PROXIES" envSeparator:","`
 	// AccountPoll is how often this replica asks the account store for the accounts
@@ -112,7 +114,7 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 		ServiceURLs: map[gateway.Upstream]string{
 			gateway.PropertySvc: cfg.PropertyURL, gateway.BookingSvc: cfg.BookingURL, gateway.CatalogSvc: cfg.CatalogURL,
 		},
-		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst,
+		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst, AccountConcurrency: cfg.AccountConcurrency,
 		Failures: failures, Tracer: tel.Tracer, PublicURL: cfg.PublicURL,
 	}, accounts, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()), tel.Propagator)
 	if err != nil {
