@@ -111,8 +111,16 @@ func (s *Service) update(ctx context.Context, account string, id int64, plan pla
 	if err != nil {
 		return cur, err
 	}
-	if _, err := s.checkParty(ctx, account, d.Party, PaymentRequest{Charge: d.Charge, Card: d.Card}); err != nil {
+	set, err := s.checkParty(ctx, account, d.Party, PaymentRequest{Charge: d.Charge, Card: d.Card})
+	if err != nil {
 		return cur, err
+	}
+	// A booking keeps its brand and property when the brand's properties change later:
+	// only a change of either is checked.
+	if moved || d.BrandID != cur.BrandID {
+		if err := checkBrand(set, d.BrandID, d.PropertyID); err != nil {
+			return cur, err
+		}
 	}
 	same := !moved && d.Checkin.String() == cur.Checkin && d.Checkout.String() == cur.Checkout &&
 		d.Adults == cur.Adults && d.Children == cur.Children

@@ -92,7 +92,7 @@ type Property struct {
 // Settings is what the domain knows of an account's settings.
 type Settings struct {
 	LeadSources map[int]string
-	Brands      map[int]string
+	Brands      map[int]Brand
 	// DefaultLeadSource is the lead source of a booking created without one.
 	DefaultLeadSource int
 	// ExchangeRates are the currencies a quote or booking may ask for: code → units of it
@@ -104,6 +104,20 @@ type Settings struct {
 	// that have none of their own.
 	Location *time.Location
 }
+
+// Brand is what the domain knows of a brand (docs/brands.md).
+type Brand struct {
+	Name string
+	// LeadSource is the lead source of a booking made through the brand without a
+	// leadsourceId; 0: the account's default.
+	LeadSource int
+	// Properties are the brand's property ids; nil: the brand lists none and sells every
+	// property of the account.
+	Properties map[int64]bool
+}
+
+// Sells tells whether the brand sells property pid.
+func (b Brand) Sells(pid int64) bool { return b.Properties == nil || b.Properties[pid] }
 
 // PropertyView is booking-svc's copy of property-svc's data. A property that does not
 // exist (or was deleted) answers ErrNoProperty.

@@ -46,8 +46,15 @@ func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (Bo
 	if err != nil {
 		return Booking{}, err
 	}
+	if err := checkBrand(set, nb.BrandID, p.PropertyID); err != nil {
+		return Booking{}, err
+	}
 	if nb.LeadSourceID == 0 {
+		// The brand's lead source first, then the account's default (docs/brands.md).
 		nb.LeadSourceID = int64(set.DefaultLeadSource)
+		if b := set.Brands[int(nb.BrandID)]; nb.BrandID != 0 && b.LeadSource != 0 {
+			nb.LeadSourceID = int64(b.LeadSource)
+		}
 	}
 	q, err := s.price(ctx, account, p, nb.Stay, nb.PromotionCode, nil, false)
 	if err != nil {
@@ -180,6 +187,18 @@ func (s *Service) checkParty(ctx context.Context, account string, p Party, pay P
 		return st, &FieldError{Field: "creditCard", Message: "is required with paymentCharge or paymentAuto"}
 	}
 	return st, nil
+}
+
+// checkBrand refuses a booking through brand of a property the brand does not sell (when
+// the brand lists its properties). The brand itself was checked by checkParty.
+func checkBrand(st Settings, brand, pid int64) error {
+	if brand == 0 {
+		return nil
+	}
+	if b, ok := st.Brands[int(brand)]; ok && !b.Sells(pid) {
+		return &FieldError{Field: "brandId", Message: fmt.Sprintf("brand %d does not sell property %d (it is not among the brand's properties)", brand, pid)}
+	}
+	return nil
 }
 
 // chargeDue charges what the booking's schedule makes due by today; nil when nothing is due

@@ -51,7 +51,7 @@ func (v View) Settings(ctx context.Context, account string) (booking.Settings, e
 	if err != nil {
 		return booking.Settings{}, fmt.Errorf("account settings: %w", err)
 	}
-	out := booking.Settings{LeadSources: st.LeadSources, Brands: st.Brands, DefaultLeadSource: st.DefaultLeadSource,
+	out := booking.Settings{LeadSources: st.LeadSources, Brands: make(map[int]booking.Brand, len(st.Brands)), DefaultLeadSource: st.DefaultLeadSource,
 		ExchangeRates: make(map[string]decimal.Decimal, len(st.ExchangeRates)), Location: st.Location}
 	// property-svc validates what it publishes; a value that still cannot be read is left out
 	// (no rate: the currency is refused; no promotion: the code is unknown), never guessed.
@@ -59,6 +59,16 @@ func (v View) Settings(ctx context.Context, account string) (booking.Settings, e
 		if d, err := decimal.NewFromString(r); err == nil && d.IsPositive() {
 			out.ExchangeRates[strings.ToUpper(code)] = d
 		}
+	}
+	for id, b := range st.Brands {
+		br := booking.Brand{Name: b.Name, LeadSource: b.LeadSource}
+		if len(b.Properties) > 0 {
+			br.Properties = make(map[int64]bool, len(b.Properties))
+			for _, pid := range b.Properties {
+				br.Properties[pid] = true
+			}
+		}
+		out.Brands[id] = br
 	}
 	for _, p := range st.Promotions {
 		if pr, ok := promotionOf(p); ok {

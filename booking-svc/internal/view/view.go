@@ -51,7 +51,7 @@ type Settings struct {
 	// WeekendNights is 2 (Friday and Saturday nights get the weekend price) or 3 (and Sunday).
 	WeekendNights int
 	LeadSources   map[int]string
-	Brands        map[int]string
+	Brands        map[int]contract.Brand
 	// DefaultLeadSource is the lead source of a booking created without one.
 	DefaultLeadSource int
 	// ExchangeRates: currency code → units of it per unit of Currency (decimal strings).
@@ -215,7 +215,7 @@ func (s *Store) loadSettings(ctx context.Context, account string) (Settings, err
 // settingsOf is booking-svc's projection of an account's settings.
 func settingsOf(d contract.Settings) Settings {
 	out := Settings{Currency: d.Currency, Timezone: d.Timezone, WeekendNights: d.WeekendNights,
-		LeadSources: make(map[int]string, len(d.LeadSources)), Brands: make(map[int]string, len(d.Brands)),
+		LeadSources: make(map[int]string, len(d.LeadSources)), Brands: make(map[int]contract.Brand, len(d.Brands)),
 		DefaultLeadSource: d.DefaultLeadSource, ExchangeRates: d.ExchangeRates, Promotions: d.Promotions, event: d}
 	if loc, err := time.LoadLocation(d.Timezone); err == nil && d.Timezone != "" && d.Timezone != "Local" {
 		out.Location = loc
@@ -224,7 +224,7 @@ func settingsOf(d contract.Settings) Settings {
 		out.LeadSources[l.ID] = l.Name
 	}
 	for _, b := range d.Brands {
-		out.Brands[b.ID] = b.Name
+		out.Brands[b.ID] = b
 	}
 	return out
 }

@@ -165,7 +165,7 @@ func TestGoldenEvents(t *testing.T) {
 		t.Errorf("property: %+v", p)
 	}
 	st, err := s.Settings(ctx, "1001")
-	if err != nil || st.LeadSources[6] != "Channel" || st.Brands[2] != "Aurora Direct" || st.WeekendNights != 3 {
+	if err != nil || st.LeadSources[6] != "Channel" || st.Brands[2].Name != "Aurora Direct" || st.Brands[1].LeadSource != 5 || st.WeekendNights != 3 {
 		t.Errorf("settings: %v %+v", err, st)
 	}
 	if st, _ := s.Settings(ctx, "no-settings"); st.Currency != "USD" || st.Timezone != "UTC" || st.LeadSources[1] != "Website" {
