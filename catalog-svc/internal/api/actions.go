@@ -301,17 +301,17 @@ type propertyEntryJSON struct {
 	Name string `json:"name"`
 }
 
-// getProperties lists the account's live properties. Properties carry no brand yet, so a
-// brandId is checked (a number) but filters nothing.
+// getProperties lists the account's live properties, or those of the brand brandId names
+// (docs/brands.md).
 func (a *API) getProperties(c *fiber.Ctx) error {
 	in := parse(c)
-	in.o.Int("brandId", fields.Int{Min: 1, Max: maxID})
+	sc := a.readScope(c, in)
 	if err := in.err(); err != nil {
 		return err
 	}
 	acc := account(c)
 	out := []propertyEntryJSON{}
-	for _, p := range a.view.Properties(acc) {
+	for _, p := range sc.filter(a.view.Properties(acc)) {
 		out = append(out, propertyEntryJSON{ID: compositeOf(acc, p.Snap.PropertyID), Name: p.Snap.Content.Name})
 	}
 	return httpapi.B(c, out)
@@ -430,6 +430,8 @@ type reservationJSON struct {
 	Currency  string      `json:"currency"`
 	Status    string      `json:"status"`
 	CreatedAt string      `json:"createdAt"`
+	// BrandID is the brand the booking was made through; left out without one.
+	BrandID int64 `json:"brandId,omitempty"`
 }
 
 // getReservations lists a property's bookings (every status) created on or after
@@ -474,7 +476,8 @@ func (a *API) getReservations(c *fiber.Ctx) error {
 			continue
 		}
 		list = append(list, reservationJSON{ID: compositeOf(acc, b.BookingID), StartDate: b.Checkin, EndDate: b.Checkout,
-			Amount: money(b.GrandTotal), Currency: b.Currency, Status: b.Status, CreatedAt: b.CreatedAt.In(loc).Format(timestampLayout)})
+			Amount: money(b.GrandTotal), Currency: b.Currency, Status: b.Status, CreatedAt: b.CreatedAt.In(loc).Format(timestampLayout),
+			BrandID: b.BrandID})
 	}
 	return httpapi.B(c, fiber.Map{"reservations": list})
 }

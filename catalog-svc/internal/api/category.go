@@ -65,11 +65,12 @@ func entry(base, id, name string, show bool, props []*view.Property, langs order
 func (a *API) propertyCategory(c *fiber.Ctx) error {
 	in := readInput(c)
 	include, _ := in.o.Bool("property_include", false)
+	sc := a.readScope(c, in)
 	if err := in.err(); err != nil {
 		return err
 	}
 	acc := account(c)
-	st := a.view.Settings(acc)
+	st := sc.st
 	base := a.mediaBase(c)
 	out := []categoryJSON{}
 	inSome := map[int64]bool{}
@@ -78,7 +79,7 @@ func (a *API) propertyCategory(c *fiber.Ctx) error {
 		seen := map[int64]bool{}
 		for _, pid := range cat.Properties {
 			inSome[pid] = true
-			if p, ok := a.view.Property(acc, pid); ok && !seen[pid] {
+			if p, ok := a.view.Property(acc, pid); ok && !seen[pid] && sc.has(pid) {
 				seen[pid] = true
 				props = append(props, p)
 			}
@@ -87,7 +88,7 @@ func (a *API) propertyCategory(c *fiber.Ctx) error {
 			byLanguage(cat.Languages, st.Languages, cat.Name)))
 	}
 	if include {
-		for _, p := range a.view.Properties(acc) {
+		for _, p := range sc.filter(a.view.Properties(acc)) {
 			if inSome[p.Snap.PropertyID] {
 				continue
 			}

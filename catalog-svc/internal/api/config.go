@@ -115,8 +115,13 @@ func languageName(code string) string {
 
 func (a *API) defaultConfig(c *fiber.Ctx) error {
 	acc := account(c)
-	st := a.view.Settings(acc)
-	props := a.view.Properties(acc)
+	in := readInput(c)
+	sc := a.readScope(c, in)
+	if err := in.err(); err != nil {
+		return err
+	}
+	st := sc.st
+	props := sc.filter(a.view.Properties(acc))
 
 	out := defaultConfigJSON{DefaultLimit: st.Search.DefaultLimit, CurrencyCode: st.Currency, CurrencySymbol: currencySymbol(st.Currency),
 		RateType: st.Search.RateType, UseEnquire: 0, AvailabilityTabCalendar: 1, LeadSourceList: []idNameJSON{}, CityList: []string{},
@@ -141,6 +146,9 @@ func (a *API) defaultConfig(c *fiber.Ctx) error {
 	out.SearchPlugin = searchPluginJSON{ShowCheckin: 1, ShowCheckout: 1, ShowGuests: 1, ShowBedrooms: 1, ShowCity: 1, ShowPrice: flag(enable),
 		BackgroundColor: "#ffffff", ButtonColor: "#1a73e8", TextColor: "#202124"}
 	lo, hi, _ := a.priceSpan(props)
+	if cur := a.view.Settings(acc).Currency; cur != st.Currency {
+		lo, hi = sc.convert(cur, lo), sc.convert(cur, hi)
+	}
 	out.PriceFilter = priceFilterJSON{Enable: flag(enable), RateType: st.Search.RateType, MinPrice: dec(lo), MaxPrice: dec(hi),
 		Languages: out.GlobalSearchLanguage}
 	for _, l := range st.LeadSources {

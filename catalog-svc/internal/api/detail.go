@@ -122,12 +122,14 @@ type detailJSON struct {
 // live property by id when none is. include[] and language_data are accepted and ignored:
 // every field is always answered and the languages block holds every account language.
 func (a *API) propertyDetail(c *fiber.Ctx) error {
-	props, pid, err := a.readProperties(c, readInput(c))
+	in := readInput(c)
+	sc := a.readScope(c, in)
+	props, pid, err := a.readProperties(c, in, sc)
 	if err != nil {
 		return err
 	}
 	base := a.mediaBase(c)
-	langs := a.view.Settings(account(c)).Languages
+	langs := sc.st.Languages
 	if pid != 0 {
 		return c.JSON(struct {
 			Properties detailJSON `json:"properties"`

@@ -73,8 +73,9 @@ func mediaLink(base, key, rendition string) string {
 	return base + "/media/" + key + "/" + rendition + ".jpg"
 }
 
-// readProperty returns the live property a read names (property_id is required).
-func (a *API) readProperty(c *fiber.Ctx, in *input) (*view.Property, error) {
+// readProperty returns the live property a read names (property_id is required); a
+// property the scope does not show is status 16, as an unknown one.
+func (a *API) readProperty(c *fiber.Ctx, in *input, sc *scope) (*view.Property, error) {
 	pid := in.readPropertyID()
 	if err := in.err(); err != nil {
 		return nil, err
@@ -84,24 +85,24 @@ func (a *API) readProperty(c *fiber.Ctx, in *input) (*view.Property, error) {
 		return nil, in.err()
 	}
 	p, ok := a.view.Property(account(c), pid)
-	if !ok {
+	if !ok || !sc.has(pid) {
 		return nil, errNoProperty()
 	}
 	return p, nil
 }
 
-// readProperties is the property a read names, or every live property (by id) when it
-// names none.
-func (a *API) readProperties(c *fiber.Ctx, in *input) ([]*view.Property, int64, error) {
+// readProperties is the property a read names, or every live property (by id) the scope
+// shows when it names none.
+func (a *API) readProperties(c *fiber.Ctx, in *input, sc *scope) ([]*view.Property, int64, error) {
 	pid := in.readPropertyID()
 	if err := in.err(); err != nil {
 		return nil, 0, err
 	}
 	if pid == 0 {
-		return a.view.Properties(account(c)), 0, nil
+		return sc.filter(a.view.Properties(account(c))), 0, nil
 	}
 	p, ok := a.view.Property(account(c), pid)
-	if !ok {
+	if !ok || !sc.has(pid) {
 		return nil, 0, errNoProperty()
 	}
 	return []*view.Property{p}, pid, nil

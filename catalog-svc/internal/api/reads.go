@@ -50,12 +50,15 @@ type minMaxJSON struct {
 // minMaxPrice is the property's range, or the account's over every live property when no
 // id is sent (the WordPress plugin's call).
 func (a *API) minMaxPrice(c *fiber.Ctx) error {
-	props, _, err := a.readProperties(c, readInput(c))
+	in := readInput(c)
+	sc := a.readScope(c, in)
+	props, _, err := a.readProperties(c, in, sc)
 	if err != nil {
 		return err
 	}
 	lo, hi, _ := a.priceSpan(props)
-	return c.JSON(minMaxJSON{MinPrice: dec(lo), MaxPrice: dec(hi)})
+	cur := a.view.Settings(sc.acc).Currency
+	return c.JSON(minMaxJSON{MinPrice: dec(sc.convert(cur, lo)), MaxPrice: dec(sc.convert(cur, hi))})
 }
 
 // currencySymbol is the currency's narrow symbol ($ for USD, € for EUR), else its code.
@@ -106,11 +109,16 @@ type amenityGroupJSON struct {
 // extra amenities (type 2).
 func (a *API) allAmenity(c *fiber.Ctx) error {
 	acc := account(c)
-	langs := a.view.Settings(acc).Languages
+	in := readInput(c)
+	sc := a.readScope(c, in)
+	if err := in.err(); err != nil {
+		return err
+	}
+	langs := sc.st.Languages
 	groups := map[string][]amenityJSON{}
 	extra := []amenityJSON{}
 	seen := map[string]bool{}
-	for _, p := range a.view.Properties(acc) {
+	for _, p := range sc.filter(a.view.Properties(acc)) {
 		if p.Snap.Amenities == nil {
 			continue
 		}
@@ -157,9 +165,14 @@ func photos(p *view.Property) []view.Photo {
 
 // bannerGallery lists the banner rendition of each live property's main photo.
 func (a *API) bannerGallery(c *fiber.Ctx) error {
+	in := readInput(c)
+	sc := a.readScope(c, in)
+	if err := in.err(); err != nil {
+		return err
+	}
 	base := a.mediaBase(c)
 	out := []string{}
-	for _, p := range a.view.Properties(account(c)) {
+	for _, p := range sc.filter(a.view.Properties(account(c))) {
 		if ph := photos(p); len(ph) > 0 {
 			out = append(out, mediaLink(base, ph[0].Key, "banner"))
 		}
@@ -196,7 +209,8 @@ func photoOf(base string, p *view.Property, i int, ph view.Photo) photoJSON {
 // propertyGallery answers {"property_gallery_<id>": [photos]}: the property asked for, or
 // every live property by id (the first key is what PHP clients read with reset()).
 func (a *API) propertyGallery(c *fiber.Ctx) error {
-	props, _, err := a.readProperties(c, readInput(c))
+	in := readInput(c)
+	props, _, err := a.readProperties(c, in, a.readScope(c, in))
 	if err != nil {
 		return err
 	}
@@ -244,11 +258,13 @@ func amenityBlock(p *view.Property, langs []string) amenityBlockJSON {
 
 // propertyAmenity answers {"property_amenity_<id>": {…}} like propertyGallery.
 func (a *API) propertyAmenity(c *fiber.Ctx) error {
-	props, _, err := a.readProperties(c, readInput(c))
+	in := readInput(c)
+	sc := a.readScope(c, in)
+	props, _, err := a.readProperties(c, in, sc)
 	if err != nil {
 		return err
 	}
-	langs := a.view.Settings(account(c)).Languages
+	langs := sc.st.Languages
 	var out ordered[amenityBlockJSON]
 	for _, p := range props {
 		out.add("property_amenity_"+strconv.FormatInt(p.Snap.PropertyID, 10), amenityBlock(p, langs))

@@ -47,7 +47,8 @@ func (a *API) propertyRelated(c *fiber.Ctx) error {
 	if n, ok := in.o.Int("limit", fields.Int{Min: 1, Max: relatedMaxLimit}); ok {
 		limit = n
 	}
-	p, err := a.readProperty(c, in)
+	sc := a.readScope(c, in)
+	p, err := a.readProperty(c, in, sc)
 	if err != nil {
 		return err
 	}
@@ -56,11 +57,16 @@ func (a *API) propertyRelated(c *fiber.Ctx) error {
 	mine := me.fromPrice(now)
 	var hits []relatedHit
 	var others []*view.Property
-	a.view.Scan(account(c), func(q *view.Property, _ view.Nights) {
+	collect := func(q *view.Property, _ view.Nights) {
 		if q.Snap.PropertyID != me.pid {
 			others = append(others, q)
 		}
-	})
+	}
+	if sc.ids != nil {
+		a.view.ScanIDs(account(c), sc.list, collect)
+	} else {
+		a.view.Scan(account(c), collect)
+	}
 	for _, q := range others {
 		r := a.record(q)
 		h := relatedHit{r: r}

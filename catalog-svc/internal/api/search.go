@@ -257,10 +257,11 @@ type searchQuery struct {
 	ins, outs        []string
 	now              time.Time
 	pricedAll        bool // every candidate must be quoted
+	// brand lists the properties of the brand searched, each once; nil: every property.
+	brand []int64
 }
 
-func (a *API) parseSearch(c *fiber.Ctx, st view.Settings) (*searchQuery, error) {
-	in := readInput(c)
+func (a *API) parseSearch(in *input, st view.Settings) (*searchQuery, error) {
 	o := in.o
 	q := &searchQuery{now: a.now(), sortBy: sortDefault, page: 1, limit: st.Search.DefaultLimit}
 	q.limit = min(max(q.limit, 1), maxSearchLimit)
@@ -480,13 +481,15 @@ var errRequote = errors.New("requote")
 
 func (a *API) searchRental(c *fiber.Ctx) error {
 	acc := account(c)
-	st := a.view.Settings(acc)
-	q, err := a.parseSearch(c, st)
+	in := readInput(c)
+	sc := a.readScope(c, in)
+	q, err := a.parseSearch(in, sc.st)
 	if err != nil {
 		return err
 	}
+	q.brand = sc.list
 	if q.propertyID != 0 {
-		if _, ok := a.view.Property(acc, q.propertyID); !ok {
+		if _, ok := a.view.Property(acc, q.propertyID); !ok || !sc.has(q.propertyID) {
 			return errNoProperty()
 		}
 	}
@@ -518,7 +521,12 @@ func (a *API) searchRental(c *fiber.Ctx) error {
 func (a *API) searchHits(acc string, q *searchQuery, hits []hit) []hit {
 	var misses []hit // properties without a record yet
 	known := records.Snapshot(acc)
-	a.view.Scan(acc, func(p *view.Property, n view.Nights) {
+	// A brand's search visits the brand's properties only; without one, every property.
+	scan := a.view.Scan
+	if q.brand != nil {
+		scan = func(acc string, fn func(*view.Property, view.Nights)) { a.view.ScanIDs(acc, q.brand, fn) }
+	}
+	scan(acc, func(p *view.Property, n view.Nights) {
 		r, ok := known[p]
 		if ok && !q.keep(r) {
 			return

@@ -10,13 +10,15 @@ import (
 // The catalog holds the event payloads as the contract defines them (libs/events/contract):
 // what it reads of a property, an account's settings, a booking and a block.
 type (
-	Snapshot = contract.Property
-	Settings = contract.Settings // defaults filled in (contract.Settings.WithDefaults)
-	Booking  = contract.Booking
-	Block    = contract.Block // both dates are nights of the block
-	Prices   = contract.Prices
-	Photo    = contract.Photo
-	Amenity  = contract.Amenity // one amenity (B6)
+	Snapshot   = contract.Property
+	Settings   = contract.Settings // defaults filled in (contract.Settings.WithDefaults)
+	Booking    = contract.Booking
+	Block      = contract.Block // both dates are nights of the block
+	Prices     = contract.Prices
+	Photo      = contract.Photo
+	Amenity    = contract.Amenity // one amenity (B6)
+	Brand      = contract.Brand   // one website of the account (docs/brands.md)
+	LeadSource = contract.LeadSource
 )
 
 // Property is a live property as the catalog serves it. Values are never changed once

@@ -65,6 +65,23 @@ func (s *Store) Scan(acc string, fn func(p *Property, n Nights)) {
 	}
 }
 
+// ScanIDs is Scan over the live properties among ids only (a brand's): a brand's website
+// reads its own properties, not every property of the account. Each id is visited once per
+// time it is listed: the caller lists each once.
+func (s *Store) ScanIDs(acc string, ids []int64, fn func(p *Property, n Nights)) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	a := s.accounts[acc]
+	if a == nil {
+		return
+	}
+	for _, pid := range ids {
+		if p := a.props[pid]; p != nil && !p.Snap.Deleted {
+			fn(p, Nights{a: a, pid: pid})
+		}
+	}
+}
+
 // Memo keeps one value per published property value, by account. Readers take an
 // account's immutable snapshot (one atomic load, then plain map lookups: a search reads
 // every property of an account); new values are added by copying that account's snapshot,
