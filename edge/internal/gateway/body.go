@@ -62,10 +62,15 @@ func jsonBody(c *fiber.Ctx, body []byte, limit int) ([]byte, error) {
 		return nil, err
 	}
 	if len(out) > limit {
-		return nil, &httpapi.Error{HTTP: fiber.StatusRequestEntityTooLarge, Type: "payload_too_large", Status: httpapi.StatusTooLarge,
-			Message: fmt.Sprintf("request body is larger than %d bytes once read as JSON (a file part counts as its base64)", limit)}
+		return nil, tooLargeAsJSON(limit)
 	}
 	return out, nil
+}
+
+// tooLargeAsJSON refuses a form or multipart body whose JSON is over limit.
+func tooLargeAsJSON(limit int) *httpapi.Error {
+	return &httpapi.Error{HTTP: fiber.StatusRequestEntityTooLarge, Type: "payload_too_large", Status: httpapi.StatusTooLarge,
+		Message: fmt.Sprintf("request body is larger than %d bytes once read as JSON (a file part counts as its base64)", limit)}
 }
 
 // multipartPairs reads a multipart/form-data body into its fields, in order; a file part's
@@ -108,7 +113,7 @@ func multipartPairs(body []byte, boundary string) ([]phpform.Pair, error) {
 // readParams is the JSON object edge sends catalog-svc for an owner-token read: the query
 // parameters (bracket notation) merged with the body's fields (the body wins), property_id
 // normalised to one string: /property/{id}, else property_id, else propertyId.
-func readParams(c *fiber.Ctx, body []byte) ([]byte, error) {
+func readParams(c *fiber.Ctx, body []byte, limit int) ([]byte, error) {
 	pairs, err := phpform.Split(string(c.Request().URI().QueryString()))
 	if err != nil {
 		return nil, httpapi.BadRequest("query: " + err.Error())
@@ -118,7 +123,7 @@ func readParams(c *fiber.Ctx, body []byte) ([]byte, error) {
 		return nil, httpapi.BadRequest("query: " + err.Error())
 	}
 	if len(bytes.TrimSpace(body)) > 0 {
-		js, err := jsonBody(c, body, bodyLimitRead)
+		js, err := jsonBody(c, body, limit)
 		if err != nil {
 			return nil, err
 		}

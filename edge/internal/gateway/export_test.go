@@ -5,6 +5,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/vros/vros/edge/internal/account"
+
 	"github.com/vros/vros/libs/tenancy"
 )
 
@@ -46,5 +48,8 @@ func (g *Gateway) TrackedAccounts() int { return g.inFlight.Len() }
 
 // Admit runs forward as a forwarded request of accountID (under its concurrency limit).
 func (g *Gateway) Admit(c *fiber.Ctx, accountID string, forward func() error) error {
-	return g.admit(c, tenancy.Tenant{AccountID: accountID}, forward)
+	return g.admit(c, account.Caller{Tenant: tenancy.Tenant{AccountID: accountID}}, forward)
 }
+
+// BodyLimit is a route's body limit for an account with plan p.
+func BodyLimit(route int, p account.Plan) int { return bodyLimit(route, p) }

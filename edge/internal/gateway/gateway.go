@@ -117,29 +117,31 @@ func (g *Gateway) interfaceA(c *fiber.Ctx) error {
 		return httpapi.NotFound(httpapi.StatusNotFound, fmt.Sprintf("unknown resource %q", name))
 	}
 	body := withoutBOM(c.Body())
-	if len(body) > r.bodyLimit {
-		return httpapi.TooLarge(r.bodyLimit)
-	}
+	raw, over := len(body), len(body) > r.bodyLimit
 	// A body is read (a form or multipart body turned into JSON) only past authentication,
 	// unless the second pair travels in the body itself.
 	key, pass, fromHeaders := headerPair(c)
 	read := false
 	if !fromHeaders {
 		var err error
-		if body, err = jsonBody(c, body, r.bodyLimit); err != nil {
-			return err
+		if body, err = jsonBody(c, body, preAuthLimit(r.bodyLimit, over)); err != nil {
+			return overOrErr(over, r.bodyLimit, err)
 		}
 		key, pass, read = bodyPair(body)
 	}
-	acc, err := g.authenticateA(c, key, pass)
+	caller, err := g.authenticateA(c, key, pass)
 	if err != nil {
+		return overOrErr(over, r.bodyLimit, err)
+	}
+	if err := g.rateLimit(c, caller); err != nil {
 		return err
 	}
-	if !g.limits.Allow(acc.AccountID) {
-		return rateLimited(c)
+	limit := bodyLimit(r.bodyLimit, caller.Plan)
+	if err := checkBody(raw, body, read, limit); err != nil {
+		return err
 	}
 	if !read {
-		if body, err = jsonBody(c, body, r.bodyLimit); err != nil {
+		if body, err = jsonBody(c, body, limit); err != nil {
 			return err
 		}
 	}
@@ -147,32 +149,83 @@ func (g *Gateway) interfaceA(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return g.admit(c, acc, func() error { return u.forward(c, fiber.MethodPost, "/internal/a/"+name, body, acc) })
+	acc := caller.Tenant
+	return g.admit(c, caller, func() error { return u.forward(c, fiber.MethodPost, "/internal/a/"+name, body, acc) })
+}
+
+// bodyLimit is a route's body limit for a caller: its plan's BodyLimit when set (smaller or
+// larger than the route's), never above MaxBody, which edge reads at most.
+func bodyLimit(route int, p account.Plan) int {
+	if p.BodyLimit > 0 {
+		return min(p.BodyLimit, MaxBody)
+	}
+	return route
+}
+
+// preAuthLimit is the limit a body is read within before its credentials are known (they
+// travel in it): the route's own, or MaxBody for a body over it, which only an account whose
+// plan allows it may send (overOrErr, checkBody).
+func preAuthLimit(route int, over bool) int {
+	if over {
+		return MaxBody
+	}
+	return route
+}
+
+// overOrErr is a failed authentication's answer: a body over the route's own limit is
+// refused 413 with that limit, as it would be without credentials (only a plan raises it);
+// any other request gets err.
+func overOrErr(over bool, route int, err error) error {
+	if over {
+		return httpapi.TooLarge(route)
+	}
+	return err
+}
+
+// checkBody refuses (413) a body of raw bytes over limit, the caller's; read says body is
+// already the JSON the service reads, which must fit too.
+func checkBody(raw int, body []byte, read bool, limit int) error {
+	if raw > limit {
+		return httpapi.TooLarge(limit)
+	}
+	if read && len(body) > limit {
+		return tooLargeAsJSON(limit)
+	}
+	return nil
+}
+
+// rateLimit takes a token from the caller's account's bucket, at its plan's rate and burst
+// (edge's defaults where the plan says 0), refusing 429 when it is empty.
+func (g *Gateway) rateLimit(c *fiber.Ctx, caller account.Caller) error {
+	if !g.limits.AllowPlan(caller.Tenant.AccountID, caller.Plan.RateRPS, caller.Plan.RateBurst) {
+		return rateLimited(c)
+	}
+	return nil
 }
 
 // authenticateA checks HTTP Basic and the second pair key/pass (headerPair or bodyPair).
-func (g *Gateway) authenticateA(c *fiber.Ctx, key, pass string) (tenancy.Tenant, error) {
+func (g *Gateway) authenticateA(c *fiber.Ctx, key, pass string) (account.Caller, error) {
 	if err := g.failures.Check(c); err != nil {
-		return tenancy.Tenant{}, err
+		return account.Caller{}, err
 	}
 	user, password, ok := basicAuth(c.Get(fiber.HeaderAuthorization))
 	if !ok {
-		return tenancy.Tenant{}, httpapi.Unauthorized("HTTP Basic credentials are required")
+		return account.Caller{}, httpapi.Unauthorized("HTTP Basic credentials are required")
 	}
 	if key == "" || pass == "" {
-		return tenancy.Tenant{}, httpapi.Unauthorized("servicekey and servicepass are required (headers or body fields; or the headers 365villaskey and 365villaspass)")
+		return account.Caller{}, httpapi.Unauthorized("servicekey and servicepass are required (headers or body fields; or the headers 365villaskey and 365villaspass)")
 	}
 	a1, err := g.check(c, account.Basic, user, password)
 	if err != nil {
-		return tenancy.Tenant{}, err
+		return account.Caller{}, err
 	}
 	a2, err := g.checkPair(c, key, pass)
 	if err != nil {
-		return tenancy.Tenant{}, err
+		return account.Caller{}, err
 	}
-	if a1 != a2 {
+	if a1.Tenant != a2.Tenant {
 		g.failures.Failed(c)
-		return tenancy.Tenant{}, httpapi.Unauthorized("invalid credentials")
+		return account.Caller{}, httpapi.Unauthorized("invalid credentials")
 	}
 	return a1, nil
 }
@@ -207,23 +260,23 @@ func bodyPair(body []byte) (key, pass string, read bool) {
 // Either may be the dedicated service pair or, when the account's legacy_credentials setting
 // is on, its interface B key/pass (account.Service.AuthenticatePair). A refusal counts as
 // one failed authentication, however many forms were tried.
-func (g *Gateway) checkPair(c *fiber.Ctx, key, pass string) (tenancy.Tenant, error) {
+func (g *Gateway) checkPair(c *fiber.Ctx, key, pass string) (account.Caller, error) {
 	tries := [][2]string{{key, pass}}
 	if k, p := unbase64(key), unbase64(pass); k != key || p != pass {
 		tries = append(tries, [2]string{k, p})
 	}
 	for _, t := range tries {
-		acc, err := g.accounts.AuthenticatePair(c.UserContext(), t[0], t[1])
+		acc, err := g.accounts.AuthenticatePairCaller(c.UserContext(), t[0], t[1])
 		switch {
 		case errors.Is(err, account.ErrUnauthorized):
 			continue
 		case errors.Is(err, account.ErrRevoked):
-			return tenancy.Tenant{}, httpapi.Unauthorized("account is revoked")
+			return account.Caller{}, httpapi.Unauthorized("account is revoked")
 		}
 		return acc, err
 	}
 	g.failures.Failed(c)
-	return tenancy.Tenant{}, httpapi.Unauthorized("invalid credentials")
+	return account.Caller{}, httpapi.Unauthorized("invalid credentials")
 }
 
 // unbase64 is s decoded from base64 (padded or not) when that gives printable ASCII text,
@@ -264,8 +317,10 @@ const DefaultConcurrencyWait = 100 * time.Millisecond
 // (the service unreachable or timed out), a panic (deferred, before Fiber's recover
 // answers 500). A client that hangs up does not end forward early: its slot is held until
 // the service answers or the upstream timeout, as the service's work goes on meanwhile.
-func (g *Gateway) admit(c *fiber.Ctx, acc tenancy.Tenant, forward func() error) error {
-	release, ok := g.inFlight.Acquire(acc.AccountID, 0)
+//
+// The limit is the account's plan's MaxConcurrent, else edge's AccountConcurrency.
+func (g *Gateway) admit(c *fiber.Ctx, caller account.Caller, forward func() error) error {
+	release, ok := g.inFlight.Acquire(caller.Tenant.AccountID, caller.Plan.MaxConcurrent)
 	if !ok {
 		c.Set(fiber.HeaderRetryAfter, "1")
 		return &httpapi.Error{HTTP: fiber.StatusTooManyRequests, Type: "rate_limited", Status: httpapi.StatusRateLimited,
@@ -277,14 +332,14 @@ func (g *Gateway) admit(c *fiber.Ctx, acc tenancy.Tenant, forward func() error) 
 
 // check authenticates one credential. Callers run g.failures.Check first: a client
 // address whose failures are spent is refused before any lookup.
-func (g *Gateway) check(c *fiber.Ctx, kind account.Kind, id, secret string) (tenancy.Tenant, error) {
-	acc, err := g.accounts.Authenticate(c.UserContext(), kind, id, secret)
+func (g *Gateway) check(c *fiber.Ctx, kind account.Kind, id, secret string) (account.Caller, error) {
+	acc, err := g.accounts.AuthenticateCaller(c.UserContext(), kind, id, secret)
 	switch {
 	case errors.Is(err, account.ErrUnauthorized):
 		g.failures.Failed(c)
-		return tenancy.Tenant{}, httpapi.Unauthorized("invalid credentials")
+		return account.Caller{}, httpapi.Unauthorized("invalid credentials")
 	case errors.Is(err, account.ErrRevoked):
-		return tenancy.Tenant{}, httpapi.Unauthorized("account is revoked")
+		return account.Caller{}, httpapi.Unauthorized("account is revoked")
 	}
 	return acc, err
 }
@@ -343,36 +398,37 @@ func sent(raw json.RawMessage) bool {
 // JSON or PHP-style form encoding. The services receive JSON only.
 func (g *Gateway) interfaceB(c *fiber.Ctx) error {
 	body := withoutBOM(c.Body())
-	if len(body) > bodyLimitB {
-		return httpapi.TooLarge(bodyLimitB)
-	}
+	raw, over := len(body), len(body) > bodyLimitB
 	if len(body) == 0 {
 		return httpapi.BadRequest("request body is empty; send a JSON object with key, pass and action")
 	}
-	body, err := jsonBody(c, body, bodyLimitB)
+	body, err := jsonBody(c, body, preAuthLimit(bodyLimitB, over))
 	if err != nil {
-		return err
+		return overOrErr(over, bodyLimitB, err)
 	}
 	var env bEnvelope
 	if err := json.Unmarshal(body, &env); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return httpapi.InvalidField(te.Field, "must be a string")
+			return overOrErr(over, bodyLimitB, httpapi.InvalidField(te.Field, "must be a string"))
 		}
-		return httpapi.BadRequest("request body is not a JSON object")
+		return overOrErr(over, bodyLimitB, httpapi.BadRequest("request body is not a JSON object"))
 	}
 	if env.Key == "" || env.Pass == "" {
-		return httpapi.Unauthorized("key and pass are required")
+		return overOrErr(over, bodyLimitB, httpapi.Unauthorized("key and pass are required"))
 	}
 	if err := g.failures.Check(c); err != nil {
-		return err
+		return overOrErr(over, bodyLimitB, err)
 	}
-	acc, err := g.check(c, account.Key, env.Key, env.Pass)
+	caller, err := g.check(c, account.Key, env.Key, env.Pass)
 	if err != nil {
+		return overOrErr(over, bodyLimitB, err)
+	}
+	if err := g.rateLimit(c, caller); err != nil {
 		return err
 	}
-	if !g.limits.Allow(acc.AccountID) {
-		return rateLimited(c)
+	if err := checkBody(raw, body, true, bodyLimit(bodyLimitB, caller.Plan)); err != nil {
+		return err
 	}
 	if env.Action == "" {
 		return httpapi.InvalidField("action", "is required")
@@ -386,7 +442,8 @@ func (g *Gateway) interfaceB(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return g.admit(c, acc, func() error { return u.forward(c, fiber.MethodPost, "/internal/b/"+act.canonical, body, acc) })
+	acc := caller.Tenant
+	return g.admit(c, caller, func() error { return u.forward(c, fiber.MethodPost, "/internal/b/"+act.canonical, body, acc) })
 }
 
 // read: GET or POST /vros/api/{name}/owner_token/{token}[/property/{id}], forwarded as
@@ -398,24 +455,26 @@ func (g *Gateway) read(c *fiber.Ctx) error {
 		return httpapi.NotFound(httpapi.StatusNotFound, fmt.Sprintf("unknown endpoint %q", name))
 	}
 	body := withoutBOM(c.Body())
-	if len(body) > bodyLimitRead {
-		return httpapi.TooLarge(bodyLimitRead)
-	}
+	over := len(body) > bodyLimitRead
 	if err := g.failures.Check(c); err != nil {
-		return err
+		return overOrErr(over, bodyLimitRead, err)
 	}
-	acc, err := g.check(c, account.OwnerToken, "", c.Params("token"))
+	caller, err := g.check(c, account.OwnerToken, "", c.Params("token"))
 	if err != nil {
+		return overOrErr(over, bodyLimitRead, err)
+	}
+	if err := g.rateLimit(c, caller); err != nil {
 		return err
 	}
-	if !g.limits.Allow(acc.AccountID) {
-		return rateLimited(c)
+	limit := bodyLimit(bodyLimitRead, caller.Plan)
+	if len(body) > limit {
+		return httpapi.TooLarge(limit)
 	}
 	u, err := g.upstream(svc, "endpoint "+name)
 	if err != nil {
 		return err
 	}
-	params, err := readParams(c, body)
+	params, err := readParams(c, body, limit)
 	if err != nil {
 		return err
 	}
@@ -423,7 +482,8 @@ func (g *Gateway) read(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return g.admit(c, acc, func() error {
+	acc := caller.Tenant
+	return g.admit(c, caller, func() error {
 		return u.forward(c, fiber.MethodPost, "/internal/read/"+name, params, acc, HeaderPublicBase, base)
 	})
 }
