@@ -120,13 +120,18 @@ func TestBrandRefusals(t *testing.T) {
 			t.Errorf("%s %s: %d %s, want %d %s", r.path, r.body, code, out, r.code, r.want)
 		}
 	}
-	// An account with no brands: a brandId is refused too (no brand has it), a domain ignored.
-	code, out := s.call("acc2", http.MethodPost, "/internal/b/getproperties", `{"brandId":1}`, nil)
-	if code != 400 || !strings.Contains(string(out), "brandId is not a brand of this account") {
-		t.Errorf("acc2 brandId 1: %d %s", code, out)
+	// An account with no brands behaves as before brands: brandId is checked to be an id and
+	// filters nothing, a domain is ignored.
+	for _, body := range []string{`{"brandId":1}`, `{"domain":"aurora.example"}`} {
+		if out := string(s.actionOf("acc2", "getproperties", body)); !strings.Contains(out, "acc2_9") {
+			t.Errorf("acc2 %s: %s", body, out)
+		}
+		if out := s.call2xx("acc2", "/internal/read/get-all-property-info", body); !strings.Contains(out, "Other") {
+			t.Errorf("acc2 read %s: %s", body, out)
+		}
 	}
-	if out := string(s.actionOf("acc2", "getproperties", `{"domain":"aurora.example"}`)); !strings.Contains(out, "acc2_9") {
-		t.Errorf("acc2 with a domain: %s", out)
+	if code, out := s.call("acc2", http.MethodPost, "/internal/b/getproperties", `{"brandId":0}`, nil); code != 400 || !strings.Contains(string(out), "brandId must be between 1 and 2147483647") {
+		t.Errorf("acc2 brandId 0: %d %s", code, out)
 	}
 }
 
@@ -229,4 +234,14 @@ func TestBrandReadsUnderConcurrency(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
+}
+
+// call2xx POSTs body to path as acc and answers the body, "" unless HTTP 200.
+func (s *server) call2xx(acc, path, body string) string {
+	s.t.Helper()
+	code, out := s.call(acc, http.MethodPost, path, body, nil)
+	if code != http.StatusOK {
+		return ""
+	}
+	return string(out)
 }
