@@ -72,13 +72,18 @@ func TestBrands(t *testing.T) {
 		{"north by domain", url.Values{"domain": {"https://www.North.example/en/"}}, nil, north, south},
 		{"south by its second domain", url.Values{"domain": {"south-villas.example:443"}}, nil, south, north},
 	}
-	// The catalog is fed by events: wait until it knows both brands' properties.
-	eventually(t, "getproperties of the north brand lists NORTH only", func() bool {
-		var list []struct {
-			ID string `json:"id"`
+	// The catalog is fed by events: wait until it knows both brands (the settings of the
+	// second one's create) and their properties.
+	eventually(t, "getproperties of each brand lists its property only", func() bool {
+		for b, pid := range map[int]int{nb: north, sb: south} {
+			var list []struct {
+				ID string `json:"id"`
+			}
+			if !acc.try(t, "getproperties", obj{"brandId": b}, &list) || len(list) != 1 || list[0].ID != acc.AccountID+"_"+strconv.Itoa(pid) {
+				return false
+			}
 		}
-		return acc.try(t, "getproperties", obj{"brandId": nb}, &list) && len(list) == 1 &&
-			list[0].ID == acc.AccountID+"_"+strconv.Itoa(north)
+		return true
 	})
 	has := func(body string, pid int) bool {
 		return strings.Contains(body, `"property_gallery_`+strconv.Itoa(pid)+`"`) ||
@@ -124,7 +129,12 @@ func TestBrands(t *testing.T) {
 	g := guest(south, day(30), day(32))
 	delete(g, "leadsourceId")
 	g["brandId"] = sb
-	d := create(t, acc, g)
+	// booking-svc's view of the settings is fed by events too: until it knows the brand, the
+	// create is refused and leaves nothing behind.
+	var d bookingData
+	eventually(t, "booking-svc knows the south brand", func() bool {
+		return acc.try(t, "create", g, &d) && d.BookingID != 0
+	})
 	var info struct {
 		List []struct {
 			BrandID      int `json:"brandId"`
