@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -193,6 +194,23 @@ func TestAdminPlan(t *testing.T) {
 	}
 	if err := json.Unmarshal(e.admin(t, http.MethodGet, "/accounts/"+acc.AccountID, "").body, &view); err != nil || mustJSONText(view.Data.Plan) != want {
 		t.Fatalf("GET /accounts/{id} plan %v, want %s", view.Data.Plan, want)
+	}
+	// Concurrent changes of different fields all hold: five clients each set their own field
+	// 20 times; at the end every field has its client's last value.
+	var wg sync.WaitGroup
+	for _, f := range []string{"rate_rps", "rate_burst", "max_concurrent", "body_limit", "max_properties"} {
+		wg.Go(func() {
+			for i := 1; i <= 20; i++ {
+				if a := e.admin(t, http.MethodPost, path, fmt.Sprintf(`{%q:%d}`, f, 1024+i)); a.code != http.StatusOK {
+					t.Errorf("%s: HTTP %d %s", f, a.code, a.body)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	all := `{"rate_rps":1044,"rate_burst":1044,"max_concurrent":1044,"body_limit":1044,"max_properties":1044}`
+	if got := mustJSONText(plan(e.admin(t, http.MethodGet, path, ""))); got != all {
+		t.Errorf("after concurrent changes of different fields: %s, want %s", got, all)
 	}
 	for _, m := range []string{http.MethodGet, http.MethodPost} {
 		if a := e.admin(t, m, "/accounts/999999999/plan", `{"rate_rps":1}`); a.code != http.StatusNotFound {

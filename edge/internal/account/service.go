@@ -28,7 +28,9 @@ type Repository interface {
 	// and return it as it was before and as they left it.
 	SetStatus(ctx context.Context, id string, st Status) (before, after Account, err error)
 	SetLegacy(ctx context.Context, id string, on bool) (before, after Account, err error)
-	SetPlan(ctx context.Context, id string, p Plan) (before, after Account, err error)
+	// SetPlan writes the fields of p that only names (PlanFields' names; all when nil), each
+	// on its own, so that concurrent changes of different fields all hold.
+	SetPlan(ctx context.Context, id string, p Plan, only []string) (before, after Account, err error)
 	// ChangedSince lists the accounts written after since (every write stamps the account
 	// with its time and a new version), oldest first.
 	ChangedSince(ctx context.Context, since time.Time) ([]Change, error)
@@ -305,7 +307,14 @@ func (s *Service) SetLegacy(ctx context.Context, id string, on bool) (Account, e
 // SetPlan makes p the account's plan, through this replica at once and through the others
 // at their next Poll. The audit record lists the fields that changed.
 func (s *Service) SetPlan(ctx context.Context, id string, p Plan) (Account, error) {
-	before, after, err := s.repo.SetPlan(ctx, id, p)
+	return s.UpdatePlan(ctx, id, p, nil)
+}
+
+// UpdatePlan sets the fields of the account's plan that only names (PlanFields' names; all
+// when nil) to their values in p, each on its own so that concurrent changes of different
+// fields all hold; otherwise as SetPlan.
+func (s *Service) UpdatePlan(ctx context.Context, id string, p Plan, only []string) (Account, error) {
+	before, after, err := s.repo.SetPlan(ctx, id, p, only)
 	s.forget(id)
 	if err != nil {
 		return Account{}, err
@@ -320,6 +329,28 @@ func PlanFields(p Plan) []FieldChange {
 		{Field: "max_concurrent", New: p.MaxConcurrent}, {Field: "body_limit", New: p.BodyLimit},
 		{Field: "max_properties", New: p.MaxProperties},
 	}
+}
+
+// MergePlan is cur with the fields that only names (all when nil) taken from p.
+func MergePlan(cur, p Plan, only []string) Plan {
+	if only == nil {
+		return p
+	}
+	for _, f := range only {
+		switch f {
+		case "rate_rps":
+			cur.RateRPS = p.RateRPS
+		case "rate_burst":
+			cur.RateBurst = p.RateBurst
+		case "max_concurrent":
+			cur.MaxConcurrent = p.MaxConcurrent
+		case "body_limit":
+			cur.BodyLimit = p.BodyLimit
+		case "max_properties":
+			cur.MaxProperties = p.MaxProperties
+		}
+	}
+	return cur
 }
 
 // PlanChanges lists the fields of old and new that differ, old value to new.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
 
@@ -299,31 +300,43 @@ func (s *Store) lock(id string) (unlock func()) { return s.locks.Lock(id) }
 
 // SetStatus changes an account's status.
 func (s *Store) SetStatus(ctx context.Context, id string, st account.Status) (before, after account.Account, err error) {
-	return s.set(ctx, id, bson.E{Key: "status", Value: string(st)}, func(d *accountDoc) { d.Status = string(st) })
+	return s.set(ctx, id, bson.D{{Key: "status", Value: string(st)}}, func(d *accountDoc) { d.Status = string(st) })
 }
 
 // SetLegacy turns the account's legacy_credentials setting on or off.
 func (s *Store) SetLegacy(ctx context.Context, id string, on bool) (before, after account.Account, err error) {
-	return s.set(ctx, id, bson.E{Key: "legacy_credentials_off", Value: !on}, func(d *accountDoc) { d.LegacyOff = !on })
+	return s.set(ctx, id, bson.D{{Key: "legacy_credentials_off", Value: !on}}, func(d *accountDoc) { d.LegacyOff = !on })
 }
 
-// SetPlan makes p the account's plan.
-func (s *Store) SetPlan(ctx context.Context, id string, p account.Plan) (before, after account.Account, err error) {
-	d := planDoc(p)
-	return s.set(ctx, id, bson.E{Key: "plan", Value: d}, func(doc *accountDoc) { doc.Plan = toPlanDoc(p) })
+// SetPlan writes the fields of p that only names (all when nil), each as its own field of
+// the stored plan: concurrent changes of different fields all hold.
+func (s *Store) SetPlan(ctx context.Context, id string, p account.Plan, only []string) (before, after account.Account, err error) {
+	var fields bson.D
+	for _, f := range account.PlanFields(p) {
+		if only == nil || slices.Contains(only, f.Field) {
+			fields = append(fields, bson.E{Key: "plan." + f.Field, Value: f.New})
+		}
+	}
+	return s.set(ctx, id, fields, func(doc *accountDoc) {
+		cur := account.Plan{}
+		if doc.Plan != nil {
+			cur = account.Plan(*doc.Plan)
+		}
+		doc.Plan = toPlanDoc(account.MergePlan(cur, p, only))
+	})
 }
 
-// set changes one field of an account (apply does the same to the document in memory),
+// set changes fields of an account (apply does the same to the document in memory),
 // stamps updated_at, changed_at and a new version, and returns the account before and
 // after.
-func (s *Store) set(ctx context.Context, id string, field bson.E, apply func(*accountDoc)) (before, after account.Account, err error) {
+func (s *Store) set(ctx context.Context, id string, fields bson.D, apply func(*accountDoc)) (before, after account.Account, err error) {
 	unlock := s.lock(id)
 	defer unlock()
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	var d accountDoc
 	err = s.accounts.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: id}},
 		bson.D{
-			{Key: "$set", Value: bson.D{field, {Key: "updated_at", Value: now}, {Key: "changed_at", Value: now}}},
+			{Key: "$set", Value: append(fields, bson.E{Key: "updated_at", Value: now}, bson.E{Key: "changed_at", Value: now})},
 			{Key: "$inc", Value: bson.D{{Key: "version", Value: 1}}},
 		},
 		options.FindOneAndUpdate().SetReturnDocument(options.Before)).Decode(&d)

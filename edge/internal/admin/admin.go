@@ -339,32 +339,32 @@ func (a *API) getPlan(c *fiber.Ctx) error {
 }
 
 // setPlan: POST /admin/v1/accounts/{id}/plan {"rate_rps": 50, …} → the plan. Every field is
-// optional and keeps its value when absent; 0 is edge's default (no limit for
+// optional and keeps its value when absent (each field sent is written on its own, so
+// concurrent changes of different fields all hold); 0 is edge's default (no limit for
 // max_properties). A bad value is refused naming the field, and nothing changes.
 func (a *API) setPlan(c *fiber.Ctx) error {
 	id := c.Params("id")
-	acc, err := a.accounts.Get(c.UserContext(), id)
-	if err != nil {
-		return notFound(err, id)
-	}
-	p, err := parsePlan(c.Body(), acc.Plan)
+	p, only, err := parsePlan(c.Body())
 	if err != nil {
 		return err
 	}
-	acc, err = a.accounts.SetPlan(c.UserContext(), id, p)
+	acc, err := a.accounts.UpdatePlan(c.UserContext(), id, p, only)
 	if err != nil {
 		return notFound(err, id)
 	}
 	return httpapi.A(c, planView(acc.Plan))
 }
 
-// parsePlan reads a plan change over p: each field present replaces p's.
-func parsePlan(body []byte, p account.Plan) (account.Plan, error) {
+// parsePlan reads a plan change: the values sent, and the names of the fields sent (never
+// nil: an empty change changes nothing).
+func parsePlan(body []byte) (p account.Plan, only []string, err error) {
+	only = []string{}
 	var v fields.Violations
 	obj := fields.Parse(body, "", &v)
 	if obj != nil && obj.Has("rate_rps") {
 		if d, ok := obj.Decimal("rate_rps", fields.Dec{Max: decimal.NewFromInt(maxRateRPS)}); ok {
 			p.RateRPS = d.InexactFloat64()
+			only = append(only, "rate_rps")
 		}
 	}
 	ints := []struct {
@@ -390,6 +390,7 @@ func parsePlan(body []byte, p account.Plan) (account.Plan, error) {
 			continue
 		}
 		*f.dst = n
+		only = append(only, f.name)
 	}
 	if obj != nil {
 		for _, k := range obj.Keys() {
@@ -401,9 +402,9 @@ func parsePlan(body []byte, p account.Plan) (account.Plan, error) {
 		}
 	}
 	if err := v.Err(); err != nil {
-		return account.Plan{}, err
+		return account.Plan{}, nil, err
 	}
-	return p, nil
+	return p, only, nil
 }
 
 // auditView is one audit record as the admin API shows it.

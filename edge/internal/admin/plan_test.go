@@ -47,7 +47,8 @@ func TestParsePlan(t *testing.T) {
 		{`[1]`, stored, "body"},
 		{`not json`, stored, "body"},
 	} {
-		got, err := parsePlan([]byte(c.body), stored)
+		p, only, err := parsePlan([]byte(c.body))
+		got := account.MergePlan(stored, p, only)
 		if c.field == "" {
 			if err != nil || got != c.want {
 				t.Errorf("%s: %+v, %v; want %+v", c.body, got, err, c.want)
