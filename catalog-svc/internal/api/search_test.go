@@ -469,14 +469,31 @@ func BenchmarkSearch1000(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for _, c := range []struct{ name, body string }{
-		{"dates", `{"checkin":"2030-02-04","checkout":"2030-02-11","numberadults":"2"}`},
-		{"dates-by-price", `{"checkin":"2030-02-04","checkout":"2030-02-11","numberadults":"2","sortby":"4"}`},
-		{"no-dates", `{"bedrooms":"2"}`},
+	// b2: the same 1 000 properties, and a brand of 50 of them (its website's search).
+	st := contract.DefaultSettings("b2")
+	st.Version = 1
+	st.Brands = []contract.Brand{{ID: 1, Name: "Fifty", Domains: []string{"fifty.example"}}}
+	for i := int64(1); i <= 1000; i++ {
+		data, _ := json.Marshal(searchProp("b2", i, fmt.Sprintf("Villa %04d", i), nil))
+		if err := s.view.Load(contract.PropertyUpdated, data); err != nil {
+			b.Fatal(err)
+		}
+		if i%20 == 0 {
+			st.Brands[0].Properties = append(st.Brands[0].Properties, i)
+		}
+	}
+	if err := s.view.Load(contract.SettingsUpdated, mustJSON(st)); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, acc, body string }{
+		{"dates", "b1", `{"checkin":"2030-02-04","checkout":"2030-02-11","numberadults":"2"}`},
+		{"dates-by-price", "b1", `{"checkin":"2030-02-04","checkout":"2030-02-11","numberadults":"2","sortby":"4"}`},
+		{"no-dates", "b1", `{"bedrooms":"2"}`},
+		{"dates-brand-of-50", "b2", `{"checkin":"2030-02-04","checkout":"2030-02-11","numberadults":"2","domain":"https://www.fifty.example/"}`},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				if code, out := s.call("b1", http.MethodPost, "/internal/read/search-rental", c.body, nil); code != 200 {
+				if code, out := s.call(c.acc, http.MethodPost, "/internal/read/search-rental", c.body, nil); code != 200 {
 					b.Fatalf("%d %s", code, out)
 				}
 			}
