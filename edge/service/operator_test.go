@@ -441,3 +441,36 @@ func TestAuditHasNoSecret(t *testing.T) {
 		t.Errorf("audit without the token: HTTP %d", a.code)
 	}
 }
+
+// TestAuditAddress: the audit log records the client's address as edge sees it: behind a
+// trusted proxy the X-Forwarded-For address, else the peer's whatever the header says.
+func TestAuditAddress(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		proxies []string
+		want    string
+	}{
+		{"behind a trusted proxy", []string{"127.0.0.1"}, "203.0.113.9"},
+		{"no trusted proxy", nil, "127.0.0.1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := start(t, Config{PublicURL: "https://api.example.com", TrustedProxies: c.proxies})
+			created := e.admin(t, http.MethodPost, "/accounts", `{}`, "X-Forwarded-For", "203.0.113.9")
+			id := decodeIssued(t, created).AccountID
+			var out struct {
+				Data struct {
+					Records []struct {
+						Address   string `json:"address"`
+						RequestID string `json:"request_id"`
+					} `json:"records"`
+				} `json:"data"`
+			}
+			if err := json.Unmarshal(e.admin(t, http.MethodGet, "/audit?account="+id, "").body, &out); err != nil || len(out.Data.Records) != 1 {
+				t.Fatalf("audit: %+v, %v", out, err)
+			}
+			if r := out.Data.Records[0]; r.Address != c.want || r.RequestID != created.requestID {
+				t.Errorf("recorded %+v, want address %s and request %s", r, c.want, created.requestID)
+			}
+		})
+	}
+}
