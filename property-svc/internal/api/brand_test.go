@@ -25,6 +25,8 @@ func TestBrandAnswers(t *testing.T) {
 			`{"code":400,"error_type":"validation_error","error_message":"request has 1 invalid field: brand.properties no property of this account has internal_code \"NOPE\"","errors":[{"field":"brand.properties","message":"no property of this account has internal_code \"NOPE\""}]}`},
 		{"an unknown brand", `{"action":"delete","brand":{"id":99}}`, 404, `{"code":404,"error_type":"not_found","error_message":"brand 99 does not exist"}`},
 		{"delete", `{"action":"delete","brand":{"id":2}}`, 200, `{"code":200,"data":{"brand_id":"2"}}`},
+		{"a deleted brand's id is not given again", `{"action":"create","brand":{"name":"Cirrus"}}`, 200, `{"code":200,"data":{"brand_id":"3"}}`},
+		{"delete it", `{"action":"delete","brand":{"id":3}}`, 200, `{"code":200,"data":{"brand_id":"3"}}`},
 	} {
 		t.Run(r.name, func(t *testing.T) {
 			status, out := call(t, app, acc, "/internal/a/account-brand", r.body)

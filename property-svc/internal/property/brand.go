@@ -142,8 +142,9 @@ func readDomains(o *fields.Object, name string) *[]string {
 }
 
 // ChangeBrand applies an /api/account-brand request and returns the brand's id. A new
-// brand's id is one more than the largest of the account's brands, allocated inside the
-// settings' conditional write, so that brands created at once get different ids.
+// brand's id is one more than the largest the account has had (a deleted brand's id, which
+// its bookings keep, is never given again), allocated inside the settings' conditional
+// write, so that brands created at once get different ids.
 func (s *Properties) ChangeBrand(ctx context.Context, account string, req BrandRequest) (int, error) {
 	var ids []int64
 	if req.Properties != nil {
@@ -156,7 +157,7 @@ func (s *Properties) ChangeBrand(ctx context.Context, account string, req BrandR
 	_, err := s.repo.ChangeSettings(ctx, account, func(cur Settings) (AccountSettings, error) {
 		list := slices.Clone(cur.Brands)
 		if req.Action == Create {
-			id = 1
+			id = cur.LastBrandID + 1
 			for _, b := range list {
 				id = max(id, b.ID+1)
 			}
@@ -181,6 +182,9 @@ func (s *Properties) ChangeBrand(ctx context.Context, account string, req BrandR
 		}
 		if err := checkBrands(cur, list, "brand."); err != nil {
 			return AccountSettings{}, err
+		}
+		if req.Action == Create {
+			return AccountSettings{Brands: &list, LastBrandID: &id}, nil
 		}
 		return AccountSettings{Brands: &list}, nil
 	})

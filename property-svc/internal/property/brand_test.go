@@ -184,6 +184,13 @@ func TestBrandLife(t *testing.T) {
 	if _, err := changeBrand(t, props, `{"action":"delete","brand":{"id":1}}`); !errors.Is(err, property.ErrBrandNotFound) {
 		t.Fatalf("delete twice: %v", err)
 	}
+	// The largest brand deleted: its id is not given again (its bookings keep it).
+	if _, err := changeBrand(t, props, `{"action":"delete","brand":{"id":8}}`); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := changeBrand(t, props, `{"action":"create","brand":{"name":"D"}}`); err != nil || id != 9 {
+		t.Fatalf("create after deleting 8: %d %v", id, err)
+	}
 }
 
 // TestConcurrentBrandCreates: brands created at once each get their own id, none lost.

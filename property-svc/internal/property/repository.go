@@ -118,6 +118,9 @@ type Settings struct {
 	Categories           []Group
 	Tags                 []Group
 	Promotions           []Promotion
+	// LastBrandID is the largest brand id the account has had: a new brand's id is above
+	// it, so that a deleted brand's id (which bookings may carry) is never given again.
+	LastBrandID int
 }
 
 // SearchSettings are the website search settings in force.

@@ -59,6 +59,8 @@ type AccountSettings struct {
 	Categories *[]Group
 	Tags       *[]Group
 	Promotions *[]Promotion
+	// LastBrandID is set by /api/account-brand's create (Settings.LastBrandID).
+	LastBrandID *int
 }
 
 // ExchangeRate says how many units of Currency one unit of the account's currency buys.

@@ -80,6 +80,9 @@ func (m *memRepo) ChangeSettings(_ context.Context, _ string, change func(proper
 	if a.Brands != nil {
 		st.Brands = *a.Brands
 	}
+	if a.LastBrandID != nil {
+		st.LastBrandID = *a.LastBrandID
+	}
 	m.st = st
 	return st, nil
 }

@@ -37,6 +37,8 @@ type SettingsRec struct {
 	Categories        []GroupRec     `bson:"categories,omitempty" json:"categories"`
 	Tags              []GroupRec     `bson:"tags,omitempty" json:"tags"`
 	Promotions        []PromotionRec `bson:"promotions,omitempty" json:"promotions"`
+	// LastBrandID is the largest brand id /api/account-brand gave (not published).
+	LastBrandID int `bson:"last_brand_id,omitempty" json:"-"`
 }
 
 // RateRec is one exchange rate: units of Currency for one unit of the account's currency.
@@ -312,6 +314,9 @@ func (r SettingsRec) apply(a property.AccountSettings, now time.Time) SettingsRe
 	if a.Promotions != nil {
 		r.Promotions = eachOf(*a.Promotions, promotionRec)
 	}
+	if a.LastBrandID != nil {
+		r.LastBrandID = *a.LastBrandID
+	}
 	return r
 }
 
@@ -419,6 +424,7 @@ func (r SettingsRec) settings() property.Settings {
 		return property.ExchangeRate{Currency: x.Currency, Rate: decimal.RequireFromString(x.Rate)}
 	})
 	out.Categories, out.Tags = eachOf(r.Categories, group), eachOf(r.Tags, group)
+	out.LastBrandID = r.LastBrandID
 	out.Promotions = eachOf(r.Promotions, func(p PromotionRec) property.Promotion {
 		x := property.Promotion{Code: p.Code, Name: p.Name, Type: property.PromotionType(p.Type), Amount: decimal.RequireFromString(p.Amount),
 			MinNights: p.MinNights, UsageLimit: p.UsageLimit, Properties: nonNil(p.Properties)}
