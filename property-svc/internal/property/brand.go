@@ -183,10 +183,7 @@ func (s *Properties) ChangeBrand(ctx context.Context, account string, req BrandR
 		if err := checkBrands(cur, list, "brand."); err != nil {
 			return AccountSettings{}, err
 		}
-		if req.Action == Create {
-			return AccountSettings{Brands: &list, LastBrandID: &id}, nil
-		}
-		return AccountSettings{Brands: &list}, nil
+		return AccountSettings{Brands: &list, LastBrandID: ptr(lastBrandID(cur, list))}, nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("brand of account %s: %w", account, err)
@@ -284,6 +281,15 @@ func mergeSettingsBrands(cur, sent []Brand) []Brand {
 		out[i] = old
 	}
 	return out
+}
+
+// lastBrandID is the largest brand id the account has had once its brands are next.
+func lastBrandID(cur Settings, next []Brand) int {
+	last := cur.LastBrandID
+	for _, b := range append(slices.Clip(cur.Brands), next...) {
+		last = max(last, b.ID)
+	}
+	return last
 }
 
 // inForce is st with the languages, lead sources, currency and exchange rates a sets.

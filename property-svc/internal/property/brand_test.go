@@ -191,6 +191,16 @@ func TestBrandLife(t *testing.T) {
 	if id, err := changeBrand(t, props, `{"action":"create","brand":{"name":"D"}}`); err != nil || id != 9 {
 		t.Fatalf("create after deleting 8: %d %v", id, err)
 	}
+	// Nor the id of a brand account-settings made and dropped.
+	if _, err := putBody(t, props, `{"brands":[{"id":2,"name":"B"},{"id":30,"name":"Thirty"}]}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := putBody(t, props, `{"brands":[{"id":2,"name":"B"}]}`); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := changeBrand(t, props, `{"action":"create","brand":{"name":"E"}}`); err != nil || id != 31 {
+		t.Fatalf("create after account-settings dropped 30: %d %v", id, err)
+	}
 }
 
 // TestConcurrentBrandCreates: brands created at once each get their own id, none lost.

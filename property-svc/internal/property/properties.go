@@ -209,6 +209,7 @@ func (s *Properties) PutSettings(ctx context.Context, account string, a AccountS
 		a := a
 		if a.Brands != nil {
 			a.Brands = ptr(mergeSettingsBrands(cur.Brands, *a.Brands))
+			a.LastBrandID = ptr(lastBrandID(cur, *a.Brands))
 		}
 		return a, a.check(cur)
 	})
