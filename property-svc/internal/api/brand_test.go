@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -44,6 +45,10 @@ func TestBrandAnswers(t *testing.T) {
 	_ = json.Unmarshal(out, &a)
 	if len(a.Data.Brands) != 1 || a.Data.Brands[0]["domain"] != "aurora.example" || a.Data.Brands[0]["name"] != "Aurora" {
 		t.Errorf("account-settings brands: %s", out)
+	}
+	// account-settings shows every field of the brand, as the settings event carries it.
+	if !strings.Contains(string(out), `"brands":[{"id":1,"name":"Aurora","domain":"aurora.example","domains":["aurora.example"],"lead_source":2,"properties":[`) {
+		t.Errorf("account-settings brand fields: %s", out)
 	}
 }
 

@@ -61,10 +61,25 @@ type leadSourceDTO struct {
 	Name string `json:"name"`
 }
 
+// brandDTO is a brand as the settings event carries it: id, name and domain (the first
+// domain) as before brands had more, then what /api/account-brand sets, left out when unset.
 type brandDTO struct {
-	ID     int    `json:"id"`
-	Name   string `json:"name"`
-	Domain string `json:"domain,omitempty"`
+	ID              int             `json:"id"`
+	Name            string          `json:"name"`
+	Domain          string          `json:"domain,omitempty"`
+	Domains         []string        `json:"domains,omitempty"`
+	DefaultLanguage string          `json:"default_language,omitempty"`
+	DefaultCurrency string          `json:"default_currency,omitempty"`
+	LeadSource      int             `json:"lead_source,omitempty"`
+	Search          *brandSearchDTO `json:"search,omitempty"`
+	Properties      []int64         `json:"properties,omitempty"`
+}
+
+// brandSearchDTO holds what a brand overrides of the account's search settings.
+type brandSearchDTO struct {
+	DefaultLimit      int    `json:"default_limit"`
+	PriceFilterEnable *bool  `json:"price_filter_enable"`
+	RateType          string `json:"rate_type"`
 }
 
 type searchDTO struct {
@@ -83,7 +98,11 @@ func settingsAnswer(s property.Settings) settingsDTO {
 		out.LeadSources[i] = leadSourceDTO{ID: l.ID, Name: l.Name}
 	}
 	for i, b := range s.Brands {
-		out.Brands[i] = brandDTO{ID: b.ID, Name: b.Name, Domain: b.Domain()}
+		out.Brands[i] = brandDTO{ID: b.ID, Name: b.Name, Domain: b.Domain(), Domains: b.Domains, DefaultLanguage: b.DefaultLanguage,
+			DefaultCurrency: b.DefaultCurrency, LeadSource: b.LeadSource, Properties: b.Properties}
+		if s := b.Search; s != nil {
+			out.Brands[i].Search = &brandSearchDTO{DefaultLimit: s.DefaultLimit, PriceFilterEnable: s.PriceFilterEnable, RateType: string(s.RateType)}
+		}
 	}
 	out.DefaultLeadSource = s.DefaultLeadSource
 	out.ExchangeRates = make(map[string]string, len(s.ExchangeRates))
