@@ -21,7 +21,7 @@ func TestBrandAnswers(t *testing.T) {
 			`{"code":200,"data":{"brand_id":"1"}}`},
 		{"another", `{"action":"create","brand":{"name":"Borea","domains":["borea.example"]}}`, 200, `{"code":200,"data":{"brand_id":"2"}}`},
 		{"a domain of another brand", `{"action":"update","brand":{"id":2,"domains":["aurora.example"]}}`, 400,
-			`{"code":400,"error_type":"validation_error","error_message":"request has 1 invalid field: brand.domains aurora.example is already a domain of brand 1: a domain belongs to one brand","errors":[{"field":"brand.domains","message":"aurora.example is already a domain of brand 1: a domain belongs to one brand"}]}`},
+			`{"code":400,"error_type":"validation_error","error_message":"request has 1 invalid field: brand.domains aurora.example is already a domain of brand 1: a domain belongs to one brand (with or without www.)","errors":[{"field":"brand.domains","message":"aurora.example is already a domain of brand 1: a domain belongs to one brand (with or without www.)"}]}`},
 		{"an unknown code", `{"action":"update","brand":{"id":2,"properties":["NOPE"]}}`, 400,
 			`{"code":400,"error_type":"validation_error","error_message":"request has 1 invalid field: brand.properties no property of this account has internal_code \"NOPE\"","errors":[{"field":"brand.properties","message":"no property of this account has internal_code \"NOPE\""}]}`},
 		{"an unknown brand", `{"action":"delete","brand":{"id":99}}`, 404, `{"code":404,"error_type":"not_found","error_message":"brand 99 does not exist"}`},

@@ -238,10 +238,13 @@ func checkBrands(st Settings, brands []Brand, prefix string) error {
 	}
 	for _, b := range brands {
 		for _, d := range b.Domains {
-			if other, dup := domains[d]; dup {
-				v.Addf(field(b, "domains"), "%s is already a domain of brand %d: a domain belongs to one brand", d, other)
+			// Websites' reads find the brand by host ignoring a "www." prefix (catalog-svc),
+			// so www.a.example and a.example are one domain.
+			key := strings.TrimPrefix(d, "www.")
+			if other, dup := domains[key]; dup && other != b.ID {
+				v.Addf(field(b, "domains"), "%s is already a domain of brand %d: a domain belongs to one brand (with or without www.)", d, other)
 			} else {
-				domains[d] = b.ID
+				domains[key] = b.ID
 			}
 		}
 		if b.DefaultLanguage != "" && !slices.Contains(st.Languages, b.DefaultLanguage) {
