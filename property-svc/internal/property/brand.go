@@ -180,7 +180,7 @@ func (s *Properties) ChangeBrand(ctx context.Context, account string, req BrandR
 		default: // Delete
 			list = slices.Delete(list, i, i+1)
 		}
-		if err := checkBrands(cur, list, "brand."); err != nil {
+		if err := checkBrands(cur, list, "brand.", true); err != nil {
 			return AccountSettings{}, err
 		}
 		return AccountSettings{Brands: &list, LastBrandID: ptr(lastBrandID(cur, list))}, nil
@@ -227,9 +227,12 @@ func mergeBrand(b Brand, req BrandRequest, ids []int64) Brand {
 // st's languages, each default currency st's currency or one with an exchange rate, each
 // lead source one of st's. prefix names the fields: "brand." for /api/account-brand,
 // "brands." for account-settings (with the brand's id).
-func checkBrands(st Settings, brands []Brand, prefix string) error {
+//
+// domains false skips the domain rule: a settings change that leaves the brands alone is not
+// refused for domains stored before the rule existed.
+func checkBrands(st Settings, brands []Brand, prefix string, domains bool) error {
 	var v fields.Violations
-	domains := map[string]int{}
+	seen := map[string]int{}
 	field := func(b Brand, name string) string {
 		if prefix == "brand." {
 			return prefix + name
@@ -238,13 +241,16 @@ func checkBrands(st Settings, brands []Brand, prefix string) error {
 	}
 	for _, b := range brands {
 		for _, d := range b.Domains {
+			if !domains {
+				break
+			}
 			// Websites' reads find the brand by host ignoring a "www." prefix (catalog-svc),
 			// so www.a.example and a.example are one domain.
 			key := strings.TrimPrefix(d, "www.")
-			if other, dup := domains[key]; dup && other != b.ID {
+			if other, dup := seen[key]; dup && other != b.ID {
 				v.Addf(field(b, "domains"), "%s is already a domain of brand %d: a domain belongs to one brand (with or without www.)", d, other)
 			} else {
-				domains[key] = b.ID
+				seen[key] = b.ID
 			}
 		}
 		if b.DefaultLanguage != "" && !slices.Contains(st.Languages, b.DefaultLanguage) {

@@ -169,6 +169,11 @@ func TestBrandLife(t *testing.T) {
 		!slices.Equal(st[1].Domains, []string{"c.example"}) || st[1].Search.DefaultLimit != 5 || st[2].ID != 7 {
 		t.Fatalf("after account-settings: %+v", st)
 	}
+	// account-settings' list: one domain in two brands is refused.
+	_, err = putBody(t, props, `{"brands":[{"id":1,"name":"A3","domain":"a.example"},{"id":2,"name":"B","domain":"www.a.example"}]}`)
+	if got := errString(err); !strings.Contains(got, "brands.2.domains: www.a.example is already a domain of brand 1") {
+		t.Fatalf("one domain in two brands through account-settings: %v", err)
+	}
 	// A settings change that would orphan a brand's lead source is refused.
 	_, err = putBody(t, props, `{"lead_sources":[{"id":1,"name":"Website"}]}`)
 	if got := errString(err); !strings.Contains(got, "brands.1.lead_source: must be the id of one of the account's lead sources (1)") {
@@ -228,5 +233,15 @@ func TestConcurrentBrandCreates(t *testing.T) {
 	slices.Sort(ids)
 	if len(slices.Compact(ids)) != n || len(repo.st.Brands) != n {
 		t.Fatalf("ids %v, %d brands", ids, len(repo.st.Brands))
+	}
+}
+
+// TestOlderBrandsKeepWorking: brands stored before the domain rule (one domain in two
+// brands) do not make a settings change that leaves the brands alone fail.
+func TestOlderBrandsKeepWorking(t *testing.T) {
+	props, repo := newMemProperties()
+	repo.st.Brands = []property.Brand{{ID: 1, Name: "A", Domains: []string{"a.example"}}, {ID: 2, Name: "B", Domains: []string{"a.example"}}}
+	if _, err := putBody(t, props, `{"timezone":"Europe/Rome","lead_sources":[{"id":1,"name":"Web"}]}`); err != nil {
+		t.Fatalf("a settings change beside older brands: %v", err)
 	}
 }

@@ -237,7 +237,7 @@ func (a AccountSettings) check(cur Settings) error {
 	if a.Brands != nil {
 		brands = *a.Brands
 	}
-	return checkBrands(a.inForce(cur), brands, "brands.")
+	return checkBrands(a.inForce(cur), brands, "brands.", a.Brands != nil)
 }
 
 // DefaultLeadSourceOf is the default lead source in force: the one set, else 1 when the
