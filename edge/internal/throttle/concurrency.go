@@ -30,9 +30,11 @@ type shard struct {
 	_    [40]byte // keep shards on separate cache lines
 }
 
-// inFlight is one key's requests: n hold a slot, waiters queue for one (FIFO).
+// inFlight is one key's requests: n hold a slot, waiters queue for one (FIFO); limit is the
+// key's limit as its latest request gave it (a plan may change between requests).
 type inFlight struct {
 	n       int
+	limit   int
 	waiters []chan struct{}
 }
 
@@ -72,10 +74,16 @@ func (c *Concurrency) Acquire(key string, limit int) (release Release, ok bool) 
 		e = &inFlight{}
 		s.keys[key] = e
 	}
-	if e.n < limit && len(e.waiters) == 0 {
+	e.limit = limit
+	// A raised limit first serves those already waiting, in order.
+	for e.n < limit && len(e.waiters) > 0 {
+		e.n++
+		e.pop()
+	}
+	if e.n < limit {
 		e.n++
 		s.mu.Unlock()
-		return c.release(s, key, e, limit), true
+		return c.release(s, key, e), true
 	}
 	if c.wait <= 0 || len(e.waiters) >= limit {
 		s.mu.Unlock()
@@ -89,7 +97,7 @@ func (c *Concurrency) Acquire(key string, limit int) (release Release, ok bool) 
 	defer timer.Stop()
 	select {
 	case <-ready:
-		return c.release(s, key, e, limit), true
+		return c.release(s, key, e), true
 	case <-timer.C:
 	}
 	s.mu.Lock()
@@ -103,12 +111,20 @@ func (c *Concurrency) Acquire(key string, limit int) (release Release, ok bool) 
 	s.mu.Unlock()
 	// A releaser handed this request its slot just as the wait ended: use it.
 	<-ready
-	return c.release(s, key, e, limit), true
+	return c.release(s, key, e), true
+}
+
+// pop hands the first waiter its slot (already counted in n). The shard's mutex is held.
+func (e *inFlight) pop() {
+	w := e.waiters[0]
+	e.waiters[0] = nil
+	e.waiters = e.waiters[1:]
+	close(w)
 }
 
 // release returns the Release of one slot of key (entry e, which stays in the map while
 // it holds a slot).
-func (c *Concurrency) release(s *shard, key string, e *inFlight, limit int) Release {
+func (c *Concurrency) release(s *shard, key string, e *inFlight) Release {
 	var done atomic.Bool
 	return func() {
 		if done.Swap(true) {
@@ -118,11 +134,8 @@ func (c *Concurrency) release(s *shard, key string, e *inFlight, limit int) Rele
 		defer s.mu.Unlock()
 		// Hand the slot to the first waiter, unless the key is over its limit (a plan
 		// lowered meanwhile): then the slot goes and the waiter waits on.
-		if len(e.waiters) > 0 && e.n <= limit {
-			w := e.waiters[0]
-			e.waiters[0] = nil
-			e.waiters = e.waiters[1:]
-			close(w)
+		if len(e.waiters) > 0 && e.n <= e.limit {
+			e.pop()
 			return
 		}
 		e.n--

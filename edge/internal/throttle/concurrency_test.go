@@ -1,6 +1,7 @@
 package throttle
 
 import (
+	"hash/maphash"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -225,4 +226,58 @@ func TestConcurrencyManyClients(t *testing.T) {
 	if c.Len() != 0 {
 		t.Errorf("%d keys kept after every request ended (a slot leaked)", c.Len())
 	}
+}
+
+// TestConcurrencyPlanChanged: a key's limit is its latest request's: a lowered one holds
+// back waiters until the key is under it, a raised one serves waiters at once.
+func TestConcurrencyPlanChanged(t *testing.T) {
+	c := NewConcurrency(0, 5*time.Second)
+	r1, _ := c.Acquire("a", 3)
+	r2, _ := c.Acquire("a", 3)
+	r3, _ := c.Acquire("a", 3)
+	admitted := make(chan Release, 2)
+	for range 2 {
+		go func() {
+			if r, ok := c.Acquire("a", 2); ok { // the plan went down to 2
+				admitted <- r
+			}
+		}()
+	}
+	for waiting(c, "a") < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	r1() // 3 in flight, limit 2: the slot goes, nobody is served
+	select {
+	case <-admitted:
+		t.Fatal("a waiter was served while the key was at its lowered limit")
+	case <-time.After(20 * time.Millisecond):
+	}
+	r2() // 2 in flight, limit 2: the first waiter gets the slot
+	first := <-admitted
+	// Raised to 4: the next request serves the remaining waiter, then itself.
+	r4, ok := c.Acquire("a", 4)
+	if !ok {
+		t.Fatal("refused under a raised limit")
+	}
+	second := <-admitted
+	if n := c.InFlight("a"); n != 4 {
+		t.Errorf("%d in flight, want 4 (r3, both waiters, r4)", n)
+	}
+	for _, r := range []Release{first, second, r3, r4} {
+		r()
+	}
+	if c.Len() != 0 {
+		t.Errorf("%d keys kept", c.Len())
+	}
+}
+
+// waiting is how many requests of key wait for a slot.
+func waiting(c *Concurrency, key string) int {
+	s := &c.shards[maphash.String(c.seed, key)%shards]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.keys[key]; e != nil {
+		return len(e.waiters)
+	}
+	return 0
 }
