@@ -306,6 +306,9 @@ type propertyEntryJSON struct {
 func (a *API) getProperties(c *fiber.Ctx) error {
 	in := parse(c)
 	sc := a.readScope(c, in)
+	if len(sc.st.Brands) == 0 {
+		in.o.Int("brandId", fields.Int{Min: 1, Max: maxID}) // checked, as before brands
+	}
 	if err := in.err(); err != nil {
 		return err
 	}

@@ -47,18 +47,18 @@ func (s *scope) filter(props []*view.Property) []*view.Property {
 // readScope is the brand of a read: brandId (an id the account's brands lack is a violation
 // naming it, status 4), else the brand one of whose domains is the host of `domain` (the URL
 // or host name websites send; case, a "www." prefix and a port do not matter). No brandId
-// and no matching domain: the account as a whole. An account with no brands behaves as
-// before brands: brandId is checked to be an id and filters nothing, domain is not read.
+// and no matching domain: the account as a whole. An account with no brands reads as before
+// brands: neither is read (getproperties still checks that brandId is an id).
 func (a *API) readScope(c *fiber.Ctx, in *input) *scope {
 	acc := account(c)
 	sc := &scope{acc: acc, st: a.view.Settings(acc)}
-	if in.o.Empty("brandId") && len(sc.st.Brands) == 0 {
+	if len(sc.st.Brands) == 0 {
 		return sc
 	}
 	var b *view.Brand
 	if !in.o.Empty("brandId") {
 		id, ok := in.o.Int("brandId", fields.Int{Min: 1, Max: maxID})
-		if !ok || len(sc.st.Brands) == 0 {
+		if !ok {
 			return sc
 		}
 		i := slices.IndexFunc(sc.st.Brands, func(b view.Brand) bool { return b.ID == id })

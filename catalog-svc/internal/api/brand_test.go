@@ -120,8 +120,8 @@ func TestBrandRefusals(t *testing.T) {
 			t.Errorf("%s %s: %d %s, want %d %s", r.path, r.body, code, out, r.code, r.want)
 		}
 	}
-	// An account with no brands behaves as before brands: brandId is checked to be an id and
-	// filters nothing, a domain is ignored.
+	// An account with no brands behaves as before brands: getproperties checks that brandId is
+	// an id and filters nothing; reads ignore brandId and domain.
 	for _, body := range []string{`{"brandId":1}`, `{"domain":"aurora.example"}`} {
 		if out := string(s.actionOf("acc2", "getproperties", body)); !strings.Contains(out, "acc2_9") {
 			t.Errorf("acc2 %s: %s", body, out)
@@ -132,6 +132,9 @@ func TestBrandRefusals(t *testing.T) {
 	}
 	if code, out := s.call("acc2", http.MethodPost, "/internal/b/getproperties", `{"brandId":0}`, nil); code != 400 || !strings.Contains(string(out), "brandId must be between 1 and 2147483647") {
 		t.Errorf("acc2 brandId 0: %d %s", code, out)
+	}
+	if out := s.call2xx("acc2", "/internal/read/default-config", `{"brandId":"x"}`); out == "" {
+		t.Error("acc2 read with brandId x: refused")
 	}
 }
 
