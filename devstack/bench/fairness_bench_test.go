@@ -21,18 +21,30 @@ const floodClients = 64
 // on an edge of its own in front of the same services (0: the stack's edge, no limit).
 var fairnessLimits = []int{0, 32, 8}
 
+// floods are the ways account A floods in BenchmarkFairness: the same cheap read as B's
+// (30 days), a heavier one (a year's calendar, about 60 KB of prices), and the cheap one
+// from clients that honour Retry-After (a refused client waits as told before it sends
+// again, as a well-behaved integration does).
+var floods = []struct {
+	name   string
+	days   int
+	polite bool
+}{{"A-flooding", 30, false}, {"A-flooding-365d", 365, false}, {"A-flooding-polite", 30, true}}
+
 // BenchmarkFairness: account B's steady light load (2 clients of a 30-day getcalendar, a
 // cheap but real read through catalog-svc and the pricing engine) with account A idle and
-// with A flooding the same read from 64 clients, through edge with the per-account
-// concurrency limit off, at the default 32 and at 8; beside the bare Fiber handler under the
-// same two loads. B's req/s, p50 and p99 are the benchmark's; A's served and refused
-// requests per second while B was measured are reported as A-req/s and A-429/s.
+// with A flooding from 64 clients (floods), through edge with the per-account concurrency
+// limit off, at the default 32 and at 8; beside the bare Fiber handler under the same loads.
+// B's req/s, p50 and p99 are the benchmark's; A's served and refused requests per second
+// while B was measured are reported as A-req/s and A-429/s.
 func BenchmarkFairness(b *testing.B) {
-	bare := []byte(fmt.Sprintf(`{"key":"k","pass":"p","action":"getcalendar","propertyId":"a_1","startDate":%q,"endDate":%q}`, day(1), day(30)))
-	b.Run("bare-fiber/A-idle", func(b *testing.B) { lightLoad(b, bareURL, bare) })
+	bare := func(days int) []byte {
+		return []byte(fmt.Sprintf(`{"key":"k","pass":"p","action":"getcalendar","propertyId":"a_1","startDate":%q,"endDate":%q}`, day(1), day(days)))
+	}
+	b.Run("bare-fiber/A-idle", func(b *testing.B) { lightLoad(b, bareURL, bare(30)) })
 	b.Run("bare-fiber/A-flooding", func(b *testing.B) {
-		defer flood(b, bareURL, bare)()
-		lightLoad(b, bareURL, bare)
+		defer flood(b, bareURL, bare(30), false)()
+		lightLoad(b, bareURL, bare(30))
 	})
 	eachStore(b, func(b *testing.B, s *store) {
 		flooder, light := s.setupFairness(b)
@@ -44,10 +56,12 @@ func BenchmarkFairness(b *testing.B) {
 				name = fmt.Sprintf("limit-%d", limit)
 			}
 			b.Run(name+"/A-idle", func(b *testing.B) { lightLoad(b, url, light) })
-			b.Run(name+"/A-flooding", func(b *testing.B) {
-				defer flood(b, url, flooder)()
-				lightLoad(b, url, light)
-			})
+			for _, f := range floods {
+				b.Run(name+"/"+f.name, func(b *testing.B) {
+					defer flood(b, url, flooder(f.days), f.polite)()
+					lightLoad(b, url, light)
+				})
+			}
 		}
 	})
 }
@@ -59,8 +73,9 @@ func lightLoad(b *testing.B, url string, body []byte) {
 }
 
 // flood sends body from floodClients clients until the returned stop is called, which
-// reports A's served and refused (429) requests per second.
-func flood(b *testing.B, url string, body []byte) (stop func()) {
+// reports A's served and refused (429) requests per second. A polite client refused 429
+// waits its Retry-After (edge sends 1 s) before it sends again.
+func flood(b *testing.B, url string, body []byte, polite bool) (stop func()) {
 	var served, refused, failed atomic.Int64
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -81,6 +96,12 @@ func flood(b *testing.B, url string, body []byte) (stop func()) {
 					served.Add(1)
 				case code == 429:
 					refused.Add(1)
+					if polite {
+						select {
+						case <-done:
+						case <-time.After(time.Second):
+						}
+					}
 				default:
 					failed.Add(1)
 				}
@@ -105,11 +126,12 @@ func flood(b *testing.B, url string, body []byte) (stop func()) {
 }
 
 // setupFairness opens account B on s and gives A (the stack's account) and B a property
-// each, returning A's and B's getcalendar bodies once catalog-svc serves both.
-func (s *store) setupFairness(b *testing.B) (flooder, light []byte) {
-	calendar := func(c credentials, pid int) []byte {
+// each, returning A's getcalendar body of a number of days and B's of 30 days, once
+// catalog-svc serves both.
+func (s *store) setupFairness(b *testing.B) (flooder func(days int) []byte, light []byte) {
+	calendar := func(c credentials, pid, days int) []byte {
 		return []byte(fmt.Sprintf(`{"key":%q,"pass":%q,"action":"getcalendar","propertyId":"%s_%d","startDate":%q,"endDate":%q}`,
-			c.Key, c.Pass, c.AccountID, pid, day(1), day(30)))
+			c.Key, c.Pass, c.AccountID, pid, day(1), day(days)))
 	}
 	code, resp := send("POST", s.st.EdgeURL+"/admin/v1/accounts", map[string]string{"Authorization": "Bearer bench-admin"}, []byte(`{}`))
 	var out struct {
@@ -123,9 +145,10 @@ func (s *store) setupFairness(b *testing.B) (flooder, light []byte) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	flooder, light = calendar(s.creds, s.setupBookable(b)[0]), calendar(other.creds, ids[0])
+	pa := s.setupBookable(b)[0]
+	flooder, light = func(days int) []byte { return calendar(s.creds, pa, days) }, calendar(other.creds, ids[0], 30)
 	deadline := time.Now().Add(30 * time.Second)
-	for _, body := range [][]byte{flooder, light} {
+	for _, body := range [][]byte{flooder(365), light} {
 		for code, resp := send("POST", s.st.EdgeURL+"/vros/external-booking", noHeaders(), body); !answered(code, resp); code, resp = send("POST", s.st.EdgeURL+"/vros/external-booking", noHeaders(), body) {
 			if time.Now().After(deadline) {
 				b.Fatalf("catalog-svc never served the fairness properties: %d %s", code, resp)
