@@ -51,7 +51,7 @@ func TestAdminAccounts(t *testing.T) {
 	do(t, http.MethodPost, "/admin/v1/accounts/"+acc.AccountID+"/revoke", admin, "").status(t, http.StatusOK)
 	r = fresh.a(t, "property", obj{"action": "update", "property": validProperty("ADM1")})
 	r.status(t, http.StatusUnauthorized)
-	if e := r.aError(t); e.ErrorMessage != "account is revoked" {
+	if e := r.aError(t); e.ErrorMessage != "account suspended" {
 		t.Fatalf("revoked: %s", r.Body)
 	}
 	do(t, http.MethodPost, "/vros/external-booking", nil, `{"key":"`+acc.Key+`","pass":"`+acc.Pass+`","action":"listcountry"}`).wantStatus(t, 2)

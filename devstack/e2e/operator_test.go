@@ -49,7 +49,7 @@ func suspendedRefusal(t *testing.T, kind string, r response) {
 	} else {
 		msg = r.wantStatus(t, 2).Message
 	}
-	if !strings.Contains(msg, "suspended") && !strings.Contains(msg, "revoked") {
+	if msg != "account suspended" {
 		t.Errorf("%s: refused with %q, want a message saying the account is suspended", kind, msg)
 	}
 }

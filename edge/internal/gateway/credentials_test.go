@@ -148,7 +148,7 @@ func TestCredentialsInterfaceA(t *testing.T) {
 		{name: "servicepass without servicekey", header: h(basic(live[account.Basic]), account.Secret{Secret: live[account.ServiceKey].Secret}), body: body, refusal: "servicekey and servicepass " + required},
 		{name: "no credentials", header: h("", account.Secret{}), body: body, refusal: "HTTP Basic credentials are required"},
 
-		{name: "revoked account", header: h(basic(c.revoked.creds[account.Basic]), c.revoked.creds[account.ServiceKey]), body: body, refusal: "account is revoked"},
+		{name: "suspended account", header: h(basic(c.revoked.creds[account.Basic]), c.revoked.creds[account.ServiceKey]), body: body, refusal: "account suspended"},
 		{name: "rotated: old Basic, new service pair", header: h(basic(c.old[account.Basic]), c.rotated.creds[account.ServiceKey]), body: body, refusal: invalid},
 		{name: "rotated: new Basic, old service pair", header: h(basic(c.rotated.creds[account.Basic]), c.old[account.ServiceKey]), body: body, refusal: invalid},
 		{name: "rotated: both old", header: h(basic(c.old[account.Basic]), c.old[account.ServiceKey]), body: body, refusal: invalid},
@@ -223,8 +223,8 @@ func TestCredentialsInterfaceB(t *testing.T) {
 		{name: "empty key and pass", header: jsonCT, body: pair("", ""), refusal: required},
 		{name: "no pass, form", header: formCT, body: form(live[account.Key].Identifier, ""), refusal: required},
 
-		{name: "revoked account", header: jsonCT, body: bodyB(c.revoked.creds[account.Key], "gettax"), refusal: "account is revoked"},
-		{name: "revoked account, form", header: formCT, body: form(sec(c.revoked.creds[account.Key])), refusal: "account is revoked"},
+		{name: "suspended account", header: jsonCT, body: bodyB(c.revoked.creds[account.Key], "gettax"), refusal: "account suspended"},
+		{name: "suspended account, form", header: formCT, body: form(sec(c.revoked.creds[account.Key])), refusal: "account suspended"},
 		{name: "rotated: old key", header: jsonCT, body: bodyB(c.old[account.Key], "gettax"), refusal: invalid},
 		{name: "rotated: old key id, new pass", header: jsonCT, body: pair(c.old[account.Key].Identifier, c.rotated.creds[account.Key].Secret), refusal: invalid},
 	} {
@@ -272,7 +272,7 @@ func TestCredentialsOwnerToken(t *testing.T) {
 		{name: "token over 256 characters", path: at(live[account.OwnerToken].Secret + strings.Repeat("0", 260)), refusal: invalid},
 		{name: "B's key/pass in headers, a made-up token", path: at("ot_" + live[account.Key].Secret), header: map[string]string{"key": live[account.Key].Identifier, "pass": live[account.Key].Secret}, refusal: invalid},
 
-		{name: "revoked account", path: at(c.revoked.creds[account.OwnerToken].Secret), refusal: "account is revoked"},
+		{name: "suspended account", path: at(c.revoked.creds[account.OwnerToken].Secret), refusal: "account suspended"},
 		{name: "rotated: old token", path: at(c.old[account.OwnerToken].Secret), refusal: invalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

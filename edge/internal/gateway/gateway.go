@@ -270,8 +270,8 @@ func (g *Gateway) checkPair(c *fiber.Ctx, key, pass string) (account.Caller, err
 		switch {
 		case errors.Is(err, account.ErrUnauthorized):
 			continue
-		case errors.Is(err, account.ErrRevoked):
-			return account.Caller{}, httpapi.Unauthorized("account is revoked")
+		case errors.Is(err, account.ErrSuspended):
+			return account.Caller{}, httpapi.Unauthorized("account suspended")
 		}
 		return acc, err
 	}
@@ -338,8 +338,8 @@ func (g *Gateway) check(c *fiber.Ctx, kind account.Kind, id, secret string) (acc
 	case errors.Is(err, account.ErrUnauthorized):
 		g.failures.Failed(c)
 		return account.Caller{}, httpapi.Unauthorized("invalid credentials")
-	case errors.Is(err, account.ErrRevoked):
-		return account.Caller{}, httpapi.Unauthorized("account is revoked")
+	case errors.Is(err, account.ErrSuspended):
+		return account.Caller{}, httpapi.Unauthorized("account suspended")
 	}
 	return acc, err
 }
