@@ -13,6 +13,7 @@ import (
 
 	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/mongostore"
+	"github.com/vros/vros/libs/together"
 )
 
 var db *mongo.Database
@@ -73,18 +74,13 @@ func TestReplicasApplyingConcurrentlyKeepTheNewest(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for _, v := range []int64{2, 1} {
-			wg.Go(func() {
-				<-start
-				if _, _, err := mongostore.KeepNewer(ctx, coll, id, v, fmt.Sprintf("v%d", v)); err != nil {
-					t.Error(err)
-				}
-			})
-		}
-		close(start)
-		wg.Wait()
+		versions := []int64{2, 1}
+		together.Run(len(versions), func(i int) {
+			v := versions[i]
+			if _, _, err := mongostore.KeepNewer(ctx, coll, id, v, fmt.Sprintf("v%d", v)); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 	wrong := 0
 	for i := range snapshots {

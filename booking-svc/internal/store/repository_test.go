@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/arrival"
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/libs/pricing"
+	"github.com/vros/vros/libs/together"
 )
 
 // The contract of booking.Repository, on the store the package's TestMain runs.
@@ -245,30 +245,21 @@ func TestConcurrentUpdatesAllLand(t *testing.T) {
 	}
 	const n = 10
 	versions := make([]int64, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			out, err := s.Update(ctx, acc, b.BookingID, booking.Updated, func(b *booking.Booking) error {
-				if i < len(fields) {
-					fields[i](b)
-					return nil
-				}
-				id := int64(100 + i)
-				b.Payments[id] = booking.Payment{PaymentID: id, Amount: fmt.Sprintf("%d.00", i), Currency: "EUR", Method: booking.MethodManual}
+	together.Run(n, func(i int) {
+		out, err := s.Update(ctx, acc, b.BookingID, booking.Updated, func(b *booking.Booking) error {
+			if i < len(fields) {
+				fields[i](b)
 				return nil
-			})
-			if err != nil {
-				t.Error(err)
 			}
-			versions[i] = out.Version
-		}()
-	}
-	close(start)
-	wg.Wait()
+			id := int64(100 + i)
+			b.Payments[id] = booking.Payment{PaymentID: id, Amount: fmt.Sprintf("%d.00", i), Currency: "EUR", Method: booking.MethodManual}
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		versions[i] = out.Version
+	})
 	got := read(t, s, acc, b.BookingID)
 	g := got.Guest
 	if g.Phone1 != "changed" || g.Phone2 != "changed" || g.City != "changed" || g.Other != "changed" || got.AutopayError != "changed" {
@@ -477,25 +468,16 @@ func uniqueIDs(t *testing.T, next func() (int64, error)) map[int64]bool {
 	t.Helper()
 	const goroutines, each = 20, 50
 	got := make([][]int64, goroutines)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for g := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			for range each {
-				id, err := next()
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				got[g] = append(got[g], id)
+	together.Run(goroutines, func(g int) {
+		for range each {
+			id, err := next()
+			if err != nil {
+				t.Error(err)
+				return
 			}
-		}()
-	}
-	close(start)
-	wg.Wait()
+			got[g] = append(got[g], id)
+		}
+	})
 	seen := map[int64]bool{}
 	for _, ids := range got {
 		for _, id := range ids {

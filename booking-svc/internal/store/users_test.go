@@ -14,6 +14,7 @@ import (
 
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/guest"
+	"github.com/vros/vros/libs/together"
 )
 
 // The contract of booking.UserRepository, on the store the package's TestMain runs.
@@ -223,19 +224,10 @@ func TestUserEmailRace(t *testing.T) {
 	for round := range 10 {
 		account := fresh(fmt.Sprintf("uer%d", round))
 		const n = 20
-		var wg sync.WaitGroup
-		start := make(chan struct{})
 		errs := make([]error, n)
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				_, errs[i] = s.AddUser(ctx, account, guest.User{Email: cases[i%len(cases)], Name: fmt.Sprint("racer ", i)}, i%2 == 0)
-			}()
-		}
-		close(start)
-		wg.Wait()
+		together.Run(n, func(i int) {
+			_, errs[i] = s.AddUser(ctx, account, guest.User{Email: cases[i%len(cases)], Name: fmt.Sprint("racer ", i)}, i%2 == 0)
+		})
 		ok, taken := 0, 0
 		for _, err := range errs {
 			switch {
@@ -269,8 +261,6 @@ func TestUserUpdateRacesAdd(t *testing.T) {
 		for i := range 5 {
 			movers = append(movers, addUser(t, s, account, fmt.Sprintf("mover%d@example.com", i)))
 		}
-		var wg sync.WaitGroup
-		start := make(chan struct{})
 		var mu sync.Mutex
 		ok := 0
 		try := func(err error) {
@@ -283,24 +273,17 @@ func TestUserUpdateRacesAdd(t *testing.T) {
 				t.Errorf("round %d: unexpected error %v", round, err)
 			}
 		}
-		for i, m := range movers {
-			wg.Add(2)
-			go func() {
-				defer wg.Done()
-				<-start
+		// Each mover takes the email while a new user registers it: 2 changes per mover.
+		together.Run(2*len(movers), func(i int) {
+			if m := movers[i/2]; i%2 == 0 {
 				m.Email = strings.ToUpper(email)
 				_, err := s.UpdateUser(ctx, account, m)
 				try(err)
-			}()
-			go func() {
-				defer wg.Done()
-				<-start
-				_, err := s.AddUser(ctx, account, guest.User{Email: email, Name: fmt.Sprint("new ", i)}, false)
+			} else {
+				_, err := s.AddUser(ctx, account, guest.User{Email: email, Name: fmt.Sprint("new ", i/2)}, false)
 				try(err)
-			}()
-		}
-		close(start)
-		wg.Wait()
+			}
+		})
 		holders := usersWithEmail(t, account, email)
 		if ok != 1 || len(holders) != 1 {
 			t.Fatalf("round %d: %d changes succeeded, %d users hold the email; want 1 and 1", round, ok, len(holders))

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,6 +26,7 @@ import (
 	"github.com/vros/vros/libs/seal"
 	"github.com/vros/vros/libs/telemetry"
 	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/libs/together"
 	"github.com/vros/vros/property-svc/internal/photo"
 	"github.com/vros/vros/property-svc/internal/property"
 	"github.com/vros/vros/property-svc/internal/store"
@@ -214,23 +214,14 @@ func TestConcurrentGroupRequests(t *testing.T) {
 	createProperty(t, app, acc, "V1")
 	const n = 30
 	status := make([]int, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			name := fmt.Sprintf("Group %d", i)
-			if i < 10 {
-				name = "Same"
-			}
-			kind := []string{"category", "tag"}[i%2]
-			status[i], _ = call(t, app, acc, "/internal/a/property-category", `{"action":"create","`+kind+`":{"name":"`+name+`","properties":["V1"]}}`)
-		}()
-	}
-	close(start)
-	wg.Wait()
+	together.Run(n, func(i int) {
+		name := fmt.Sprintf("Group %d", i)
+		if i < 10 {
+			name = "Same"
+		}
+		kind := []string{"category", "tag"}[i%2]
+		status[i], _ = call(t, app, acc, "/internal/a/property-category", `{"action":"create","`+kind+`":{"name":"`+name+`","properties":["V1"]}}`)
+	})
 	ok := 0
 	for i, s := range status {
 		switch {

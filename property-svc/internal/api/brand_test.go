@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/vros/vros/libs/together"
 )
 
 // TestBrandAnswers: /api/account-brand's answers, and what account-settings then shows.
@@ -59,30 +60,21 @@ func TestConcurrentBrandCreates(t *testing.T) {
 	const n = 30
 	status := make([]int, n)
 	ids := make([]string, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			domain := fmt.Sprintf("b%d.example", i)
-			if i < 10 {
-				domain = "same.example"
-			}
-			var out []byte
-			status[i], out = call(t, app, acc, "/internal/a/account-brand", `{"action":"create","brand":{"name":"B","domains":["`+domain+`"]}}`)
-			var a struct {
-				Data struct {
-					BrandID string `json:"brand_id"`
-				} `json:"data"`
-			}
-			_ = json.Unmarshal(out, &a)
-			ids[i] = a.Data.BrandID
-		}()
-	}
-	close(start)
-	wg.Wait()
+	together.Run(n, func(i int) {
+		domain := fmt.Sprintf("b%d.example", i)
+		if i < 10 {
+			domain = "same.example"
+		}
+		var out []byte
+		status[i], out = call(t, app, acc, "/internal/a/account-brand", `{"action":"create","brand":{"name":"B","domains":["`+domain+`"]}}`)
+		var a struct {
+			Data struct {
+				BrandID string `json:"brand_id"`
+			} `json:"data"`
+		}
+		_ = json.Unmarshal(out, &a)
+		ids[i] = a.Data.BrandID
+	})
 	seen := map[string]bool{}
 	ok := 0
 	for i, s := range status {

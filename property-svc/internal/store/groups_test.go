@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
+	"github.com/vros/vros/libs/together"
 	"github.com/vros/vros/property-svc/internal/photo"
 	"github.com/vros/vros/property-svc/internal/property"
 )
@@ -110,19 +110,8 @@ func TestConcurrentSettingsChanges(t *testing.T) {
 	h.create(t, acct, "V1")
 	p := h.props()
 	const cats, tags, promos, rates = 40, 20, 20, 20
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	errs := make(chan error, cats+tags+promos+rates)
-	run := func(f func() error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			if err := f(); err != nil {
-				errs <- err
-			}
-		}()
-	}
+	var changes []func() error
+	run := func(f func() error) { changes = append(changes, f) }
 	for i := range cats {
 		run(func() error {
 			_, err := p.ChangeGroup(ctx, acct, decodedGroup(t, fmt.Sprintf(`{"action":"create","category":{"name":"Cat %d","properties":["V1"]}}`, i)))
@@ -150,12 +139,11 @@ func TestConcurrentSettingsChanges(t *testing.T) {
 			return err
 		})
 	}
-	close(start)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	together.Run(len(changes), func(i int) {
+		if err := changes[i](); err != nil {
+			t.Error(err)
+		}
+	})
 	pub := h.publishedSettings(t, acct)
 	if len(pub.Categories) != cats || len(pub.Tags) != tags || len(pub.Promotions) != promos || len(pub.ExchangeRates) != 1 {
 		t.Errorf("%d categories, %d tags, %d promotions, %d rates; want %d, %d, %d, 1", len(pub.Categories), len(pub.Tags), len(pub.Promotions), len(pub.ExchangeRates), cats, tags, promos)
@@ -179,19 +167,10 @@ func TestConcurrentCreatesWithOneName(t *testing.T) {
 	p := h.props()
 	const n = 20
 	errs := make([]error, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			name := []string{"Beach", "BEACH", "beach"}[i%3]
-			_, errs[i] = p.ChangeGroup(ctx, acct, decodedGroup(t, `{"action":"create","category":{"name":"`+name+`"}}`))
-		}()
-	}
-	close(start)
-	wg.Wait()
+	together.Run(n, func(i int) {
+		name := []string{"Beach", "BEACH", "beach"}[i%3]
+		_, errs[i] = p.ChangeGroup(ctx, acct, decodedGroup(t, `{"action":"create","category":{"name":"`+name+`"}}`))
+	})
 	won := 0
 	for _, err := range errs {
 		switch {
@@ -239,29 +218,15 @@ func TestConcurrentSettingsChangesOfTwoProcesses(t *testing.T) {
 	acct := newAccount()
 	h1, h2 := newHarness(t), newHarness(t)
 	const each = 15
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	errs := make(chan error, 2*each)
-	for i := range 2 * each {
+	together.Run(2*each, func(i int) {
 		p := h1.props()
 		if i%2 == 1 {
 			p = h2.props()
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			if _, err := p.ChangeGroup(ctx, acct, decodedGroup(t, fmt.Sprintf(`{"action":"create","category":{"name":"Cat %d"}}`, i))); err != nil {
-				errs <- err
-			}
-		}()
-	}
-	close(start)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+		if _, err := p.ChangeGroup(ctx, acct, decodedGroup(t, fmt.Sprintf(`{"action":"create","category":{"name":"Cat %d"}}`, i))); err != nil {
+			t.Error(err)
+		}
+	})
 	if pub := h1.publishedSettings(t, acct); len(pub.Categories) != 2*each || pub.Version != 2*each {
 		t.Errorf("%d categories at version %d, want %d at %d", len(pub.Categories), pub.Version, 2*each, 2*each)
 	}

@@ -3,7 +3,6 @@ package store
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/eventually"
+	"github.com/vros/vros/libs/together"
 	"github.com/vros/vros/property-svc/internal/property"
 )
 
@@ -24,20 +24,11 @@ func TestConcurrentCreatesWithOneCode(t *testing.T) {
 	for round := range 3 {
 		acct := newAccount()
 		h := newHarness(t)
-		var wg sync.WaitGroup
-		start := make(chan struct{})
 		pids := make([]int64, n)
 		errs := make([]error, n)
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				pids[i], errs[i] = h.repo.Create(ctx, acct, villa("RACE"))
-			}()
-		}
-		close(start)
-		wg.Wait()
+		together.Run(n, func(i int) {
+			pids[i], errs[i] = h.repo.Create(ctx, acct, villa("RACE"))
+		})
 
 		var won []int64
 		for i, err := range errs {
@@ -80,20 +71,11 @@ func TestConcurrentSectionWrites(t *testing.T) {
 					FullPayment: &property.Deadline{Due: property.DueXDayPriorArrival, XDay: r}})
 			},
 		}
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for _, w := range writes {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				if err := w(); err != nil {
-					t.Errorf("round %d: %v", r, err)
-				}
-			}()
-		}
-		close(start)
-		wg.Wait()
+		together.Run(len(writes), func(i int) {
+			if err := writes[i](); err != nil {
+				t.Errorf("round %d: %v", r, err)
+			}
+		})
 
 		p := h.state(t, acct, pid)
 		if p.Rates == nil || p.Rates.Rate.Daily != tag {
