@@ -485,6 +485,7 @@ func checkDeployment(t *testing.T, c renderCase, r rendered, comp component, d *
 		plain["VROS_EDGE_RATE_LIMIT_BURST"] = ""
 		plain["VROS_EDGE_AUTH_FAILURE_RPS"] = ""
 		plain["VROS_EDGE_AUTH_FAILURE_BURST"] = ""
+		plain["VROS_EDGE_ACCOUNT_CONCURRENCY"] = ""
 		// Behind the Ingress every request comes from the controller: the throttle must
 		// read the client from X-Forwarded-For, so some proxy is always trusted.
 		plain["VROS_EDGE_TRUSTED_PROXIES"] = ""
