@@ -49,7 +49,7 @@ func run() error {
 		return err
 	}
 	// edge's own configuration, for the settings a developer should meet as deployed: the
-	// per-account rate limit and the failed-authentication throttle, with their documented
+	// per-account rate and in-flight limits and the failed-authentication throttle, with their documented
 	// defaults.
 	ec, err := env.ParseAs[edge.Config]()
 	if err != nil {
@@ -71,7 +71,7 @@ func run() error {
 		Ports:   [4]int{o.EdgePort, o.PropertyPort, o.BookingPort, o.CatalogPort},
 		HMACKey: secrets.HMACKey, EncryptionKey: secrets.EncryptionKey, AdminToken: secrets.AdminToken,
 		LogLevel: o.LogLevel, RateLimitRPS: ec.RateLimitRPS, RateLimitBurst: ec.RateLimitBurst,
-		AuthFailureRPS: ec.AuthFailureRPS, AuthFailureBurst: ec.AuthFailureBurst,
+		AuthFailureRPS: ec.AuthFailureRPS, AuthFailureBurst: ec.AuthFailureBurst, AccountConcurrency: ec.AccountConcurrency,
 		PublicURL: fmt.Sprintf("http://%s", net.JoinHostPort(o.Host, strconv.Itoa(o.EdgePort))),
 		Log:       slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
