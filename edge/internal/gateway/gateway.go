@@ -121,13 +121,13 @@ func (g *Gateway) interfaceA(c *fiber.Ctx) error {
 	// A body is read (a form or multipart body turned into JSON) only past authentication,
 	// unless the second pair travels in the body itself.
 	key, pass, fromHeaders := headerPair(c)
-	read := false
-	if !fromHeaders {
+	read := !fromHeaders // body is already the JSON the service reads
+	if read {
 		var err error
 		if body, err = jsonBody(c, body, preAuthLimit(r.bodyLimit, over)); err != nil {
 			return overOrErr(over, r.bodyLimit, err)
 		}
-		key, pass, read = bodyPair(body)
+		key, pass = bodyPair(body)
 	}
 	caller, err := g.authenticateA(c, key, pass)
 	if err != nil {
@@ -243,8 +243,8 @@ func headerPair(c *fiber.Ctx) (key, pass string, found bool) {
 }
 
 // bodyPair is interface A's second credential from the body fields servicekey/servicepass
-// of body (already JSON); read is always true: the body has been read.
-func bodyPair(body []byte) (key, pass string, read bool) {
+// of body (already JSON).
+func bodyPair(body []byte) (key, pass string) {
 	var f struct {
 		ServiceKey  any `json:"servicekey"`
 		ServicePass any `json:"servicepass"`
@@ -252,7 +252,7 @@ func bodyPair(body []byte) (key, pass string, read bool) {
 	_ = json.Unmarshal(body, &f) // a body that is not JSON fails at the service, with its own message
 	k, _ := f.ServiceKey.(string)
 	p, _ := f.ServicePass.(string)
-	return k, p, true
+	return k, p
 }
 
 // checkPair authenticates interface A's service pair, sent as it is or base64-encoded (the
