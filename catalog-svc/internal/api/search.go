@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -653,17 +654,7 @@ func (q *searchQuery) cmp(x, y hit) int {
 	if c != 0 {
 		return c
 	}
-	return cmpInt64(a.pid, b.pid)
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return cmp.Compare(a.pid, b.pid)
 }
 
 // paginate returns the count and the page, quoting the page's stays when they are not
