@@ -125,7 +125,11 @@ func (s *Service) Quote(ctx context.Context, account string, st Stay, promotionC
 	if err != nil {
 		return p, Priced{}, err
 	}
-	pr, err := s.price(ctx, account, p, st, promotionCode, nil, false)
+	set, err := s.view.Settings(ctx, account)
+	if err != nil {
+		return p, Priced{}, err
+	}
+	pr, err := s.price(set, p, st, promotionCode, nil, false)
 	if err != nil {
 		return p, pr, err
 	}
@@ -151,16 +155,12 @@ func (p Priced) Quote() Quote {
 	return q
 }
 
-// price runs the engine: the promotion of code (held: the booking's own, kept with its booked
-// terms when the code is unchanged), then the conversion into the currency asked for.
-// ignoreRules skips the stay rules (for repricing a booking whose dates and guests do not
-// change).
-func (s *Service) price(ctx context.Context, account string, p Property, st Stay, code string, held *Promotion,
-	ignoreRules bool) (Priced, error) {
-	set, err := s.view.Settings(ctx, account)
-	if err != nil {
-		return Priced{}, err
-	}
+// price runs the engine with the account's settings set (read once by the caller): the
+// promotion of code (held: the booking's own, kept with its booked terms when the code is
+// unchanged), then the conversion into the currency asked for. ignoreRules skips the stay
+// rules (for repricing a booking whose dates and guests do not change).
+func (s *Service) price(set Settings, p Property, st Stay, code string, held *Promotion, ignoreRules bool) (Priced, error) {
+	var err error
 	out := Priced{Rate: decimal.NewFromInt(1)}
 	if st.Currency != "" && st.Currency != p.Pricing.Currency {
 		rate, ok := set.ExchangeRates[st.Currency]

@@ -130,7 +130,7 @@ func (s *Service) update(ctx context.Context, account string, id int64, plan pla
 	if legacy {
 		code = ""
 	}
-	q, err := s.price(ctx, account, p, d.Stay, code, cur.Promotion, same)
+	q, err := s.price(set, p, d.Stay, code, cur.Promotion, same)
 	if err != nil {
 		return cur, err
 	}

@@ -56,7 +56,7 @@ func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (Bo
 			nb.LeadSourceID = int64(b.LeadSource)
 		}
 	}
-	q, err := s.price(ctx, account, p, nb.Stay, nb.PromotionCode, nil, false)
+	q, err := s.price(set, p, nb.Stay, nb.PromotionCode, nil, false)
 	if err != nil {
 		return Booking{}, err
 	}
