@@ -69,8 +69,9 @@ func jsonBody(c *fiber.Ctx, body []byte, limit int) ([]byte, error) {
 
 // tooLargeAsJSON refuses a form or multipart body whose JSON is over limit.
 func tooLargeAsJSON(limit int) *httpapi.Error {
-	return &httpapi.Error{HTTP: fiber.StatusRequestEntityTooLarge, Type: "payload_too_large", Status: httpapi.StatusTooLarge,
-		Message: fmt.Sprintf("request body is larger than %d bytes once read as JSON (a file part counts as its base64)", limit)}
+	e := httpapi.TooLarge(limit)
+	e.Message = fmt.Sprintf("request body is larger than %d bytes once read as JSON (a file part counts as its base64)", limit)
+	return e
 }
 
 // multipartPairs reads a multipart/form-data body into its fields, in order; a file part's

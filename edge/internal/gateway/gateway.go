@@ -323,8 +323,9 @@ func (g *Gateway) admit(c *fiber.Ctx, caller account.Caller, forward func() erro
 	release, ok := g.inFlight.Acquire(caller.Tenant.AccountID, caller.Plan.MaxConcurrent)
 	if !ok {
 		c.Set(fiber.HeaderRetryAfter, "1")
-		return &httpapi.Error{HTTP: fiber.StatusTooManyRequests, Type: "rate_limited", Status: httpapi.StatusRateLimited,
-			Message: "too many requests of this account in flight at once; retry after a second"}
+		e := httpapi.RateLimited()
+		e.Message = "too many requests of this account in flight at once; retry after a second"
+		return e
 	}
 	defer release()
 	return forward()
