@@ -48,9 +48,6 @@ func NewConcurrency(limit int, wait time.Duration) *Concurrency {
 	return c
 }
 
-// Limit is the default limit per key (0: none).
-func (c *Concurrency) Limit() int { return c.limit }
-
 // Release gives a slot back. It may be called any number of times: only the first counts,
 // so a deferred release and an explicit one never free two slots.
 type Release func()
