@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vros/vros/libs/mongostore"
+	"github.com/vros/vros/libs/together"
 )
 
 // TestSequencesOfManyProcessesNeverRepeat: twenty processes (a Sequence each) share one
@@ -15,23 +16,19 @@ func TestSequencesOfManyProcessesNeverRepeat(t *testing.T) {
 		coll := fresh("counters")
 		var mu sync.Mutex
 		seen := map[int64]int{}
-		var wg sync.WaitGroup
-		for range 20 {
+		together.Run(20, func(int) {
 			seq := mongostore.NewSequence(coll, "booking", block)
-			wg.Go(func() {
-				for range 15 {
-					id, err := seq.Next(context.Background())
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					mu.Lock()
-					seen[id]++
-					mu.Unlock()
+			for range 15 {
+				id, err := seq.Next(context.Background())
+				if err != nil {
+					t.Error(err)
+					return
 				}
-			})
-		}
-		wg.Wait()
+				mu.Lock()
+				seen[id]++
+				mu.Unlock()
+			}
+		})
 		for id, n := range seen {
 			if n > 1 {
 				t.Errorf("block %d: id %d handed out %d times", block, id, n)

@@ -3,7 +3,6 @@ package mongostore_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -128,20 +127,16 @@ func TestReplaceIfHasOneWinner(t *testing.T) {
 			t.Fatal(err)
 		}
 		var wins atomic.Int64
-		var wg sync.WaitGroup
-		for w := range 20 {
-			wg.Go(func() {
-				took, err := mongostore.ReplaceIf(ctx, coll, id, bson.D{{Key: "owner", Value: -1}},
-					bson.D{{Key: "_id", Value: id}, {Key: "owner", Value: w}})
-				if err != nil {
-					t.Error(err)
-				}
-				if took {
-					wins.Add(1)
-				}
-			})
-		}
-		wg.Wait()
+		together.Run(20, func(w int) {
+			took, err := mongostore.ReplaceIf(ctx, coll, id, bson.D{{Key: "owner", Value: -1}},
+				bson.D{{Key: "_id", Value: id}, {Key: "owner", Value: w}})
+			if err != nil {
+				t.Error(err)
+			}
+			if took {
+				wins.Add(1)
+			}
+		})
 		if n := wins.Load(); n != 1 {
 			t.Fatalf("round %d: %d writers took the claim over, want 1", round, n)
 		}
