@@ -120,8 +120,14 @@ func (a *API) list(c *fiber.Ctx) error {
 		return err
 	}
 	out := make([]bookingJSON, len(recs))
+	locs := map[int64]*time.Location{} // a page's bookings share few properties: one look-up each
 	for i, r := range recs {
-		out[i] = a.bookingOf(c, r)
+		loc, ok := locs[r.PropertyID]
+		if !ok {
+			loc = a.bookings.Location(c.UserContext(), account(c), r.PropertyID)
+			locs[r.PropertyID] = loc
+		}
+		out[i] = bookingOf(r, loc)
 	}
 	return httpapi.B(c, fiber.Map{"totalRecords": total, "listBooking": out})
 }
