@@ -53,13 +53,11 @@ func (a *API) propertyRelated(c *fiber.Ctx) error {
 		return err
 	}
 	now := a.now()
-	me := a.record(p)
-	mine := me.fromPrice(now)
-	var hits []relatedHit
-	var others []*view.Property
+	// p first, then the others: their records are built in one go.
+	props := []*view.Property{p}
 	collect := func(q *view.Property, _ view.Nights) {
-		if q.Snap.PropertyID != me.pid {
-			others = append(others, q)
+		if q.Snap.PropertyID != p.Snap.PropertyID {
+			props = append(props, q)
 		}
 	}
 	if sc.ids != nil {
@@ -67,8 +65,11 @@ func (a *API) propertyRelated(c *fiber.Ctx) error {
 	} else {
 		a.view.Scan(account(c), collect)
 	}
-	for _, q := range others {
-		r := a.record(q)
+	recs := a.recordsOf(account(c), props)
+	me := recs[0]
+	mine := me.fromPrice(now)
+	var hits []relatedHit
+	for _, r := range recs[1:] {
 		h := relatedHit{r: r}
 		if me.city != "" && r.city == me.city {
 			h.score += 2

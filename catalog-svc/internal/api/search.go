@@ -139,14 +139,26 @@ type fromPrice struct {
 // records holds the search records; see view.Memo for why it is keyed by the property.
 var records view.Memo[*searchRecord]
 
-// record returns p's search record, building it when p is new.
-func (a *API) record(p *view.Property) *searchRecord {
-	if r, ok := records.Snapshot(p.Snap.AccountID)[p]; ok {
-		return r
+// recordsOf returns the search records of the account's properties props, in their order,
+// building those of new properties and adding them to records at once (each Add copies the
+// account's memo).
+func (a *API) recordsOf(acc string, props []*view.Property) []*searchRecord {
+	known := records.Snapshot(acc)
+	out := make([]*searchRecord, len(props))
+	var built map[*view.Property]*searchRecord
+	for i, p := range props {
+		r, ok := known[p]
+		if !ok {
+			r = newRecord(p)
+			if built == nil {
+				built = map[*view.Property]*searchRecord{}
+			}
+			built[p] = r
+		}
+		out[i] = r
 	}
-	r := newRecord(p)
-	records.Add(p.Snap.AccountID, map[*view.Property]*searchRecord{p: r}, a.view.Live)
-	return r
+	records.Add(acc, built, a.view.Live)
+	return out
 }
 
 func newRecord(p *view.Property) *searchRecord {
