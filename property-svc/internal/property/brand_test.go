@@ -5,9 +5,9 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/vros/vros/libs/together"
 	"github.com/vros/vros/property-svc/internal/property"
 )
 
@@ -216,20 +216,18 @@ func TestConcurrentBrandCreates(t *testing.T) {
 	props, repo := newMemProperties()
 	const n = 40
 	ids := make([]int, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, _ := property.DecodeBrand([]byte(`{"action":"create","brand":{"name":"B"}}`))
-			id, err := props.ChangeBrand(context.Background(), "1001", req)
-			if err != nil {
-				t.Error(err)
-			}
-			ids[i] = id
-		}()
-	}
-	wg.Wait()
+	together.Run(n, func(i int) {
+		req, err := property.DecodeBrand([]byte(`{"action":"create","brand":{"name":"B"}}`))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		id, err := props.ChangeBrand(context.Background(), "1001", req)
+		if err != nil {
+			t.Error(err)
+		}
+		ids[i] = id
+	})
 	slices.Sort(ids)
 	if len(slices.Compact(ids)) != n || len(repo.st.Brands) != n {
 		t.Fatalf("ids %v, %d brands", ids, len(repo.st.Brands))
