@@ -16,6 +16,7 @@ import (
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/pricing"
+	"github.com/vros/vros/libs/together"
 )
 
 // settings publishes account settings to the view, as property-svc does.
@@ -176,29 +177,23 @@ func TestPromotionUsageLimit(t *testing.T) {
 		return booking.Stay{PropertyID: pid, Checkin: first.AddDays(2 * i), Checkout: first.AddDays(2*i + 1), Adults: 2,
 			Services: &[]pricing.ServiceLine{}}
 	}
-	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var won []booking.Booking
 	var usedUp int
-	for i := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			b, err := f.svc.Create(ctx, account, booking.NewBooking{Stay: stay(i), Party: withCode(ada, "LIMITED")})
-			mu.Lock()
-			defer mu.Unlock()
-			var fe *booking.FieldError
-			switch {
-			case err == nil:
-				won = append(won, b)
-			case errors.As(err, &fe) && fe.Error() == "promotionCode: LIMITED has been used up: its limit of 3 bookings is reached":
-				usedUp++
-			default:
-				t.Errorf("create %d: %v", i, err)
-			}
-		}()
-	}
-	wg.Wait()
+	together.Run(clients, func(i int) {
+		b, err := f.svc.Create(ctx, account, booking.NewBooking{Stay: stay(i), Party: withCode(ada, "LIMITED")})
+		mu.Lock()
+		defer mu.Unlock()
+		var fe *booking.FieldError
+		switch {
+		case err == nil:
+			won = append(won, b)
+		case errors.As(err, &fe) && fe.Error() == "promotionCode: LIMITED has been used up: its limit of 3 bookings is reached":
+			usedUp++
+		default:
+			t.Errorf("create %d: %v", i, err)
+		}
+	})
 	if len(won) != limit || usedUp != clients-limit {
 		t.Fatalf("%d bookings, %d used up; want %d and %d", len(won), usedUp, limit, clients-limit)
 	}
