@@ -60,11 +60,7 @@ func (a *API) propertyRelated(c *fiber.Ctx) error {
 			props = append(props, q)
 		}
 	}
-	if sc.ids != nil {
-		a.view.ScanIDs(account(c), sc.list, collect)
-	} else {
-		a.view.Scan(account(c), collect)
-	}
+	a.scan(account(c), sc.list, collect)
 	recs := a.recordsOf(account(c), props)
 	me := recs[0]
 	mine := me.fromPrice(now)

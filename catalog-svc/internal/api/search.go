@@ -529,17 +529,22 @@ func (a *API) searchRental(c *fiber.Ctx) error {
 	return c.JSON(ans)
 }
 
+// scan is view.Scan over the properties ids lists (a brand's, scope.list), or over every
+// property of the account when ids is nil: a brand's website reads its own properties only.
+func (a *API) scan(acc string, ids []int64, fn func(*view.Property, view.Nights)) {
+	if ids != nil {
+		a.view.ScanIDs(acc, ids, fn)
+		return
+	}
+	a.view.Scan(acc, fn)
+}
+
 // searchHits finds the listed properties, in the order asked. With dates and pricedAll,
 // every hit is quoted; otherwise none is yet.
 func (a *API) searchHits(acc string, q *searchQuery, hits []hit) []hit {
 	var misses []hit // properties without a record yet
 	known := records.Snapshot(acc)
-	// A brand's search visits the brand's properties only; without one, every property.
-	scan := a.view.Scan
-	if q.brand != nil {
-		scan = func(acc string, fn func(*view.Property, view.Nights)) { a.view.ScanIDs(acc, q.brand, fn) }
-	}
-	scan(acc, func(p *view.Property, n view.Nights) {
+	a.scan(acc, q.brand, func(p *view.Property, n view.Nights) {
 		r, ok := known[p]
 		if ok && !q.keep(r) {
 			return
