@@ -322,7 +322,8 @@ func (r SettingsRec) apply(a property.AccountSettings, now time.Time) SettingsRe
 
 func ptrTo[T any](v T) *T { return &v }
 
-// eachOf is each with an empty list for an empty one (never nil: $set stores [], not null).
+// eachOf is each with an empty list for an empty one (never nil: the stored document has [],
+// not null).
 func eachOf[T, U any](in []T, f func(T) U) []U {
 	out := make([]U, len(in))
 	for i, x := range in {
@@ -332,15 +333,7 @@ func eachOf[T, U any](in []T, f func(T) U) []U {
 }
 
 func groupRec(g property.Group) GroupRec {
-	langs := g.Languages
-	if langs == nil {
-		langs = map[string]string{}
-	}
-	ids := g.Properties
-	if ids == nil {
-		ids = []int64{}
-	}
-	return GroupRec{ID: g.ID, Name: g.Name, ShowSearchEngine: g.ShowSearchEngine, Languages: langs, Properties: ids}
+	return GroupRec{ID: g.ID, Name: g.Name, ShowSearchEngine: g.ShowSearchEngine, Languages: nonNilMap(g.Languages), Properties: nonNil(g.Properties)}
 }
 
 func promotionRec(p property.Promotion) PromotionRec {
@@ -348,12 +341,8 @@ func promotionRec(p property.Promotion) PromotionRec {
 	if !p.End.IsZero() {
 		end = p.End.Format(time.DateOnly)
 	}
-	ids := p.Properties
-	if ids == nil {
-		ids = []int64{}
-	}
 	return PromotionRec{Code: p.Code, Name: p.Name, Type: string(p.Type), Amount: p.Amount.String(),
-		StartDate: p.Start.Format(time.DateOnly), EndDate: end, MinNights: p.MinNights, UsageLimit: p.UsageLimit, Properties: ids}
+		StartDate: p.Start.Format(time.DateOnly), EndDate: end, MinNights: p.MinNights, UsageLimit: p.UsageLimit, Properties: nonNil(p.Properties)}
 }
 
 // NextGroupID allocates the id of a new category or tag.
@@ -438,11 +427,7 @@ func (r SettingsRec) settings() property.Settings {
 }
 
 func group(g GroupRec) property.Group {
-	langs := g.Languages
-	if langs == nil {
-		langs = map[string]string{}
-	}
-	return property.Group{ID: g.ID, Name: g.Name, ShowSearchEngine: g.ShowSearchEngine, Languages: langs, Properties: nonNil(g.Properties)}
+	return property.Group{ID: g.ID, Name: g.Name, ShowSearchEngine: g.ShowSearchEngine, Languages: nonNilMap(g.Languages), Properties: nonNil(g.Properties)}
 }
 
 func nonNil[T any](s []T) []T {
