@@ -19,8 +19,11 @@ type scope struct {
 	acc string
 	// st are the account's settings as the brand shows them: its default language first,
 	// its currency, its search settings over the account's, its lead source first.
-	st    view.Settings
-	brand *view.Brand // nil: the account as a whole
+	st view.Settings
+	// currency is the account's own currency, the one prices are stored in (st.Currency
+	// is the brand's).
+	currency string
+	brand    *view.Brand // nil: the account as a whole
 	// ids are the brand's properties; nil: every property of the account (no brand, or a
 	// brand that lists none). list holds them in the brand's order, each once.
 	ids  map[int64]bool
@@ -52,6 +55,7 @@ func (s *scope) filter(props []*view.Property) []*view.Property {
 func (a *API) readScope(c *fiber.Ctx, in *input) *scope {
 	acc := account(c)
 	sc := &scope{acc: acc, st: a.view.Settings(acc)}
+	sc.currency = sc.st.Currency
 	if len(sc.st.Brands) == 0 {
 		return sc
 	}
@@ -116,8 +120,8 @@ func (s *scope) useBrand(b *view.Brand) {
 
 // convert is an amount in the account's currency in the scope's currency, at the account's
 // exchange rate, to cents; unchanged when they are the same or no rate is known.
-func (s *scope) convert(account string, d decimal.Decimal) decimal.Decimal {
-	if s.st.Currency == account {
+func (s *scope) convert(d decimal.Decimal) decimal.Decimal {
+	if s.st.Currency == s.currency {
 		return d
 	}
 	r, err := decimal.NewFromString(s.st.ExchangeRates[s.st.Currency])

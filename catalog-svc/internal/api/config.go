@@ -146,9 +146,7 @@ func (a *API) defaultConfig(c *fiber.Ctx) error {
 	out.SearchPlugin = searchPluginJSON{ShowCheckin: 1, ShowCheckout: 1, ShowGuests: 1, ShowBedrooms: 1, ShowCity: 1, ShowPrice: flag(enable),
 		BackgroundColor: "#ffffff", ButtonColor: "#1a73e8", TextColor: "#202124"}
 	lo, hi, _ := a.priceSpan(props)
-	if cur := a.view.Settings(acc).Currency; cur != st.Currency {
-		lo, hi = sc.convert(cur, lo), sc.convert(cur, hi)
-	}
+	lo, hi = sc.convert(lo), sc.convert(hi)
 	out.PriceFilter = priceFilterJSON{Enable: flag(enable), RateType: st.Search.RateType, MinPrice: dec(lo), MaxPrice: dec(hi),
 		Languages: out.GlobalSearchLanguage}
 	for _, l := range st.LeadSources {

@@ -57,8 +57,7 @@ func (a *API) minMaxPrice(c *fiber.Ctx) error {
 		return err
 	}
 	lo, hi, _ := a.priceSpan(props)
-	cur := a.view.Settings(sc.acc).Currency
-	return c.JSON(minMaxJSON{MinPrice: dec(sc.convert(cur, lo)), MaxPrice: dec(sc.convert(cur, hi))})
+	return c.JSON(minMaxJSON{MinPrice: dec(sc.convert(lo)), MaxPrice: dec(sc.convert(hi))})
 }
 
 // currencySymbol is the currency's narrow symbol ($ for USD, € for EUR), else its code.
