@@ -42,10 +42,19 @@ const outcomesOKKey = "vros.outcomes-ok"
 func ApplicationOutcomesOK(c *fiber.Ctx) error {
 	c.Locals(outcomesOKKey, true)
 	err := c.Next()
-	if err == nil && !Transport(c.Response().StatusCode()) && c.Response().StatusCode() >= 400 {
-		c.Status(fiber.StatusOK)
+	if err == nil {
+		c.Status(outcomeStatus(c, c.Response().StatusCode()))
 	}
 	return err
+}
+
+// outcomeStatus is the HTTP status an answer of code goes out with: 200 for an
+// application outcome (4xx, not Transport) behind ApplicationOutcomesOK, else code.
+func outcomeStatus(c *fiber.Ctx, code int) int {
+	if ok, _ := c.Locals(outcomesOKKey).(bool); ok && code >= 400 && !Transport(code) {
+		return fiber.StatusOK
+	}
+	return code
 }
 
 // Transport reports whether an HTTP status is a transport failure rather than an
@@ -117,11 +126,7 @@ func errorHandler(log *slog.Logger, envelopeFor func(path string) Envelope, read
 				slog.Int("status", e.HTTP), slog.String("error_type", e.Type), slog.String("request_id", RequestID(c)))
 		}
 		if env == EnvelopeB {
-			code := e.HTTP
-			if ok, _ := c.Locals(outcomesOKKey).(bool); ok && !Transport(code) && code >= 400 {
-				code = fiber.StatusOK
-			}
-			return c.Status(code).JSON(bResponse{Status: e.Status, Message: e.Message, Errors: e.Violations})
+			return c.Status(outcomeStatus(c, e.HTTP)).JSON(bResponse{Status: e.Status, Message: e.Message, Errors: e.Violations})
 		}
 		return c.Status(e.HTTP).JSON(aError{Code: e.HTTP, ErrorType: e.Type, ErrorMessage: e.Message, Errors: e.Violations})
 	}
