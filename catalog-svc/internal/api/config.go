@@ -126,12 +126,12 @@ func (a *API) defaultConfig(c *fiber.Ctx) error {
 	out := defaultConfigJSON{DefaultLimit: st.Search.DefaultLimit, CurrencyCode: st.Currency, CurrencySymbol: currencySymbol(st.Currency),
 		RateType: st.Search.RateType, UseEnquire: 0, AvailabilityTabCalendar: 1, LeadSourceList: []idNameJSON{}, CityList: []string{},
 		TagsList: []tagJSON{}, AmenityList: accountAmenities(props, st.Languages)}
+	var labels ordered[string] // the same labels in every language
+	for _, o := range searchOptions {
+		labels.add(o.key, o.label)
+	}
 	for _, l := range st.Languages {
 		out.SupportLanguage.add(l, languageName(l))
-		var labels ordered[string]
-		for _, o := range searchOptions {
-			labels.add(o.key, o.label)
-		}
 		out.GlobalSearchLanguage.add(l, labels)
 	}
 	for _, o := range searchOptions {
