@@ -260,11 +260,7 @@ func checkBrands(st Settings, brands []Brand, prefix string, domains bool) error
 			v.Addf(field(b, "default_currency"), "must be the account's currency (%s) or one it has an exchange rate for", st.Currency)
 		}
 		if b.LeadSource != 0 && !slices.ContainsFunc(st.LeadSources, func(l LeadSource) bool { return l.ID == b.LeadSource }) {
-			ids := make([]string, len(st.LeadSources))
-			for i, l := range st.LeadSources {
-				ids[i] = strconv.Itoa(l.ID)
-			}
-			v.Addf(field(b, "lead_source"), "must be the id of one of the account's lead sources (%s)", strings.Join(ids, ", "))
+			v.Addf(field(b, "lead_source"), "must be the id of one of the account's lead sources (%s)", leadSourceIDs(st.LeadSources))
 		}
 	}
 	return v.Err()

@@ -220,12 +220,8 @@ func (a AccountSettings) check(cur Settings) error {
 		def = *a.DefaultLeadSource
 	}
 	if def != 0 && !slices.ContainsFunc(sources, func(l LeadSource) bool { return l.ID == def }) {
-		ids := make([]string, len(sources))
-		for i, l := range sources {
-			ids[i] = strconv.Itoa(l.ID)
-		}
 		if a.DefaultLeadSource != nil {
-			v.Addf("default_lead_source", "must be the id of one of the account's lead sources (%s)", strings.Join(ids, ", "))
+			v.Addf("default_lead_source", "must be the id of one of the account's lead sources (%s)", leadSourceIDs(sources))
 		} else {
 			v.Addf("lead_sources", "must keep the default lead source %d, or come with a new default_lead_source", def)
 		}
@@ -238,6 +234,15 @@ func (a AccountSettings) check(cur Settings) error {
 		brands = *a.Brands
 	}
 	return checkBrands(a.inForce(cur), brands, "brands.", a.Brands != nil)
+}
+
+// leadSourceIDs lists the ids of sources for a violation's message: "1, 2, 5".
+func leadSourceIDs(sources []LeadSource) string {
+	ids := make([]string, len(sources))
+	for i, l := range sources {
+		ids[i] = strconv.Itoa(l.ID)
+	}
+	return strings.Join(ids, ", ")
 }
 
 // DefaultLeadSourceOf is the default lead source in force: the one set, else 1 when the
