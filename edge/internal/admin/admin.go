@@ -355,6 +355,15 @@ func (a *API) setPlan(c *fiber.Ctx) error {
 	return httpapi.A(c, planView(acc.Plan))
 }
 
+// planFieldNames are the plan's fields as the admin API names them (account.PlanFields).
+var planFieldNames = func() []string {
+	var out []string
+	for _, f := range account.PlanFields(account.Plan{}) {
+		out = append(out, f.Field)
+	}
+	return out
+}()
+
 // parsePlan reads a plan change: the values sent, and the names of the fields sent (never
 // nil: an empty change changes nothing).
 func parsePlan(body []byte) (p account.Plan, only []string, err error) {
@@ -394,10 +403,8 @@ func parsePlan(body []byte) (p account.Plan, only []string, err error) {
 	}
 	if obj != nil {
 		for _, k := range obj.Keys() {
-			switch k {
-			case "rate_rps", "rate_burst", "max_concurrent", "body_limit", "max_properties":
-			default:
-				v.Add(k, "is not a plan field (rate_rps, rate_burst, max_concurrent, body_limit, max_properties)")
+			if !slices.Contains(planFieldNames, k) {
+				v.Add(k, "is not a plan field ("+strings.Join(planFieldNames, ", ")+")")
 			}
 		}
 	}
