@@ -39,8 +39,8 @@ func categorySummary(base string, p *view.Property) categorySummaryJSON {
 	out := categorySummaryJSON{ID: strconv.FormatInt(p.Snap.PropertyID, 10), Name: ct.Name, Type: ct.Type, City: ct.City,
 		Country: ct.Country, Brief: ct.Brief, MaxGuest: strconv.Itoa(ct.MaxGuest), Bedroom: strconv.Itoa(ct.Bedrooms),
 		Bathroom: strconv.Itoa(ct.Bathrooms), IsFeatured: strconv.Itoa(flag(ct.IsFeatured))}
-	if ph := photos(p); len(ph) > 0 {
-		out.ImagePath = mediaLink(base, ph[0].Key, "original")
+	if ph, ok := mainPhoto(p); ok {
+		out.ImagePath = mediaLink(base, ph.Key, "original")
 	}
 	return out
 }
@@ -51,8 +51,8 @@ func entry(base, id, name string, show bool, props []*view.Property, langs order
 		Gallery: []photoJSON{}, Languages: langs}
 	for _, p := range props {
 		out.Properties = append(out.Properties, categorySummary(base, p))
-		if ph := photos(p); len(ph) > 0 {
-			out.Gallery = append(out.Gallery, photoOf(base, p, 0, ph[0]))
+		if ph, ok := mainPhoto(p); ok {
+			out.Gallery = append(out.Gallery, photoOf(base, p, 0, ph))
 		}
 	}
 	return out

@@ -169,8 +169,8 @@ func (a *API) detail(base string, langs []string, p *view.Property) detailJSON {
 	}
 	lo, hi, _ := a.priceSpan([]*view.Property{p})
 	out.RangeRates = rangeRatesJSON{Day: minMaxDecJSON{dec(lo), dec(hi)}, Week: spanTimes(lo, hi, 7), Month: spanTimes(lo, hi, 28)}
-	if ph := photos(p); len(ph) > 0 {
-		k := ph[0].Key
+	if ph, ok := mainPhoto(p); ok {
+		k := ph.Key
 		out.ImagePath, out.ImageSmall = mediaLink(base, k, "original"), mediaLink(base, k, "small")
 		out.Image317179, out.ImageH179, out.ImageW800 = mediaLink(base, k, "317_179"), mediaLink(base, k, "h_179"), mediaLink(base, k, "w_800")
 	}

@@ -152,6 +152,19 @@ func (a *API) allAmenity(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
+// mainPhoto is a property's main photo, the one with the lowest id (photos' first), found
+// without copying and sorting them all.
+func mainPhoto(p *view.Property) (view.Photo, bool) {
+	var main view.Photo
+	found := false
+	for _, ph := range p.Snap.Photos {
+		if !found || ph.PhotoID < main.PhotoID {
+			main, found = ph, true
+		}
+	}
+	return main, found
+}
+
 // photos are a property's photos in id order; the first is the main photo.
 func photos(p *view.Property) []view.Photo {
 	out := make([]view.Photo, 0, len(p.Snap.Photos))
@@ -172,8 +185,8 @@ func (a *API) bannerGallery(c *fiber.Ctx) error {
 	base := a.mediaBase(c)
 	out := []string{}
 	for _, p := range sc.filter(a.view.Properties(account(c))) {
-		if ph := photos(p); len(ph) > 0 {
-			out = append(out, mediaLink(base, ph[0].Key, "banner"))
+		if ph, ok := mainPhoto(p); ok {
+			out = append(out, mediaLink(base, ph.Key, "banner"))
 		}
 	}
 	return c.JSON(out)

@@ -2,8 +2,10 @@ package api
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 
+	"github.com/vros/vros/catalog-svc/internal/view"
 	"github.com/vros/vros/libs/events/contract"
 )
 
@@ -260,4 +262,22 @@ func cut(path string) (string, string, bool) {
 		}
 	}
 	return path, "", false
+}
+
+// TestMainPhotoIsTheFirstPhoto: mainPhoto is photos' first (the lowest id), and none
+// without photos.
+func TestMainPhotoIsTheFirstPhoto(t *testing.T) {
+	p := &view.Property{}
+	if _, ok := mainPhoto(p); ok {
+		t.Fatal("a main photo without photos")
+	}
+	p.Snap.Photos = map[string]view.Photo{}
+	for _, id := range []int64{12, 3, 40, 7, 25} {
+		p.Snap.Photos[strconv.FormatInt(id, 10)] = view.Photo{PhotoID: id, Key: "k" + strconv.FormatInt(id, 10)}
+	}
+	for range 20 { // map order varies from run to run
+		if ph, ok := mainPhoto(p); !ok || ph != photos(p)[0] || ph.PhotoID != 3 {
+			t.Fatalf("main photo %+v, photos' first %+v", ph, photos(p)[0])
+		}
+	}
 }

@@ -188,8 +188,8 @@ func newRecord(p *view.Property) *searchRecord {
 			r.discounted = r.discounted || l.Days >= 1 && l.Percent.Sign() > 0
 		}
 	}
-	if ph := photos(p); len(ph) > 0 {
-		r.mainPhoto = ph[0].Key
+	if ph, ok := mainPhoto(p); ok {
+		r.mainPhoto = ph.Key
 	}
 	return r
 }
