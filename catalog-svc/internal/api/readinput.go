@@ -84,6 +84,11 @@ func (a *API) readProperty(c *fiber.Ctx, in *input, sc *scope) (*view.Property, 
 		in.v.Add("property_id", "is required")
 		return nil, in.err()
 	}
+	return a.scopedProperty(c, sc, pid)
+}
+
+// scopedProperty is live property pid when the scope shows it, else status 16.
+func (a *API) scopedProperty(c *fiber.Ctx, sc *scope, pid int64) (*view.Property, error) {
 	p, ok := a.view.Property(account(c), pid)
 	if !ok || !sc.has(pid) {
 		return nil, errNoProperty()
@@ -101,9 +106,9 @@ func (a *API) readProperties(c *fiber.Ctx, in *input, sc *scope) ([]*view.Proper
 	if pid == 0 {
 		return sc.filter(a.view.Properties(account(c))), 0, nil
 	}
-	p, ok := a.view.Property(account(c), pid)
-	if !ok || !sc.has(pid) {
-		return nil, 0, errNoProperty()
+	p, err := a.scopedProperty(c, sc, pid)
+	if err != nil {
+		return nil, 0, err
 	}
 	return []*view.Property{p}, pid, nil
 }

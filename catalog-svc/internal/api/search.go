@@ -502,8 +502,8 @@ func (a *API) searchRental(c *fiber.Ctx) error {
 	}
 	q.brand = sc.list
 	if q.propertyID != 0 {
-		if _, ok := a.view.Property(acc, q.propertyID); !ok || !sc.has(q.propertyID) {
-			return errNoProperty()
+		if _, err := a.scopedProperty(c, sc, q.propertyID); err != nil {
+			return err
 		}
 	}
 	buf := hitBuffers.Get().(*[]hit)
