@@ -119,12 +119,8 @@ func settingsAnswer(s property.Settings) settingsDTO {
 	}
 	out.Promotions = make([]promotionDTO, len(s.Promotions))
 	for i, p := range s.Promotions {
-		end := ""
-		if !p.End.IsZero() {
-			end = p.End.Format(time.DateOnly)
-		}
 		out.Promotions[i] = promotionDTO{Code: p.Code, Name: p.Name, Type: string(p.Type), Amount: p.Amount.String(),
-			StartDate: p.Start.Format(time.DateOnly), EndDate: end, MinNights: p.MinNights, UsageLimit: p.UsageLimit, Properties: p.Properties}
+			StartDate: p.Start.Format(time.DateOnly), EndDate: p.EndDate(), MinNights: p.MinNights, UsageLimit: p.UsageLimit, Properties: p.Properties}
 	}
 	return out
 }

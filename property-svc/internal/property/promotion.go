@@ -38,6 +38,14 @@ type Promotion struct {
 	Properties []int64   // property ids; empty: every property
 }
 
+// EndDate is End as YYYY-MM-DD, "" when open-ended (as stored and published).
+func (p Promotion) EndDate() string {
+	if p.End.IsZero() {
+		return ""
+	}
+	return p.End.Format(time.DateOnly)
+}
+
 // PromotionRequest is a decoded /api/property-promotion body. On delete only Code is set;
 // create and update carry the whole promotion (an update replaces it, its uses counted so
 // far kept by booking-svc).

@@ -337,12 +337,8 @@ func groupRec(g property.Group) GroupRec {
 }
 
 func promotionRec(p property.Promotion) PromotionRec {
-	end := ""
-	if !p.End.IsZero() {
-		end = p.End.Format(time.DateOnly)
-	}
 	return PromotionRec{Code: p.Code, Name: p.Name, Type: string(p.Type), Amount: p.Amount.String(),
-		StartDate: p.Start.Format(time.DateOnly), EndDate: end, MinNights: p.MinNights, UsageLimit: p.UsageLimit, Properties: nonNil(p.Properties)}
+		StartDate: p.Start.Format(time.DateOnly), EndDate: p.EndDate(), MinNights: p.MinNights, UsageLimit: p.UsageLimit, Properties: nonNil(p.Properties)}
 }
 
 // NextGroupID allocates the id of a new category or tag.
