@@ -254,6 +254,71 @@ func TestPromotionUsageLimit(t *testing.T) {
 	f.wantUses(t, account, limit, won[2], got)
 }
 
+// TestPromotionUsageLimitConcurrentUpdates: updates that add a limited code to bookings
+// without one, racing creates that ask for it, never hold more uses than the limit: exactly
+// limit of them win, the rest are told the code is used up, and the losing updates keep
+// their bookings as they were.
+func TestPromotionUsageLimitConcurrentUpdates(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	const account, pid, limit, updates, creates = "promo-limit-upd", 1, 2, 8, 4
+	f.priceable(t, account, pid)
+	f.settings(t, promoSettings(account, limit))
+	first := pricing.DateOf(time.Now().UTC()).AddDays(20)
+	stay := func(i int) booking.Stay {
+		return booking.Stay{PropertyID: pid, Checkin: first.AddDays(2 * i), Checkout: first.AddDays(2*i + 1), Adults: 2,
+			Services: &[]pricing.ServiceLine{}}
+	}
+	plain := make([]booking.Booking, updates)
+	for i := range plain {
+		b, err := f.svc.Create(ctx, account, booking.NewBooking{Stay: stay(i), Party: ada})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain[i] = b
+	}
+	var mu sync.Mutex
+	var won []booking.Booking
+	var usedUp int
+	together.Run(updates+creates, func(i int) {
+		var b booking.Booking
+		var err error
+		if i < updates {
+			b, err = f.svc.Update(ctx, account, plain[i].BookingID, booking.Patch{PromotionCode: ptr("LIMITED")})
+		} else {
+			b, err = f.svc.Create(ctx, account, booking.NewBooking{Stay: stay(i), Party: withCode(ada, "LIMITED")})
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		var fe *booking.FieldError
+		switch {
+		case err == nil:
+			won = append(won, b)
+		case errors.As(err, &fe) && strings.Contains(fe.Error(), "has been used up"):
+			usedUp++
+		default:
+			t.Errorf("client %d: %v", i, err)
+		}
+	})
+	if len(won) != limit || usedUp != updates+creates-limit {
+		t.Fatalf("%d won, %d used up; want %d and %d", len(won), usedUp, limit, updates+creates-limit)
+	}
+	for _, b := range won {
+		if b.Promotion == nil || b.Promotion.Slot == 0 || b.Quote.DiscountTotal != "20.00" {
+			t.Fatalf("booking %d: discount %s promotion %+v", b.BookingID, b.Quote.DiscountTotal, b.Promotion)
+		}
+	}
+	f.wantUses(t, account, limit, won...)
+	for _, p := range plain {
+		if heldBy(bookingOwner(p.BookingID), won) {
+			continue
+		}
+		if b, _ := f.st.Booking(ctx, account, p.BookingID); b.Promotion != nil || b.PromotionCode != "" {
+			t.Fatalf("refused update of booking %d stored %q %+v", p.BookingID, b.PromotionCode, b.Promotion)
+		}
+	}
+}
+
 func heldBy(owner string, bs []booking.Booking) bool {
 	for _, b := range bs {
 		if owner == bookingOwner(b.BookingID) {
