@@ -43,10 +43,12 @@ func TestConcurrencyRules(t *testing.T) {
 				}
 				held = append(held, r)
 			}
+			// start before the timer: the wait measured is then never shorter than freeAfter
+			// (a goroutine paused between the two made it look so under load).
+			start := time.Now()
 			if tt.freeAfter > 0 {
 				time.AfterFunc(tt.freeAfter, held[0])
 			}
-			start := time.Now()
 			r, ok := c.Acquire("a", tt.plan)
 			took := time.Since(start)
 			if ok != tt.wantOK {
