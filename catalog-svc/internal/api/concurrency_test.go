@@ -43,8 +43,15 @@ func TestReadsIsolatedUnderConcurrency(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for r := 0; r < rounds; r++ {
-				for _, name := range []string{"property-gallery", "get-all-property-info", "property-category", "default-config"} {
-					code, out := s.call(acc, "POST", "/internal/read/"+name, `{"property_include":"1"}`, nil)
+				// search-rental and get-property-related also share the search records memo
+				// and the pooled hit lists between accounts.
+				for _, name := range []string{"property-gallery", "get-all-property-info", "property-category", "default-config",
+					"search-rental", "get-property-related"} {
+					req := `{"property_include":"1"}`
+					if name == "get-property-related" {
+						req = map[string]string{"acc1": `{"property_id":"7"}`, "acc2": `{"property_id":"9"}`}[acc]
+					}
+					code, out := s.call(acc, "POST", "/internal/read/"+name, req, nil)
 					body := string(out)
 					switch {
 					case code != 200:
