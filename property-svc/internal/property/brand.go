@@ -106,9 +106,8 @@ func DecodeBrand(body []byte) (BrandRequest, error) {
 				s.DefaultLimit = n
 			}
 			s.PriceFilterEnable = optional(so.Bool("price_filter_enable", false))
-			if rt, ok := so.String("rate_type", fields.Str{IgnoreCase: true,
-				OneOf: []string{string(RateDaily), string(RateWeekly), string(RateMonthly)}}); ok {
-				s.RateType = RateType(strings.ToLower(rt))
+			if rt, ok := so.String("rate_type", rateTypeRule); ok {
+				s.RateType = RateType(rt)
 			}
 			req.Search = &s
 		}

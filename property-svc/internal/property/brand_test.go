@@ -75,6 +75,17 @@ func TestDecodeBrandValues(t *testing.T) {
 	}
 }
 
+// TestDecodeBrandRateTypeAnyCase: a brand's rate_type is read in any case, as the account's is.
+func TestDecodeBrandRateTypeAnyCase(t *testing.T) {
+	req, err := property.DecodeBrand([]byte(`{"action":"create","brand":{"name":"B","search":{"rate_type":"MONTHLY"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.Search == nil || req.Search.RateType != property.RateMonthly {
+		t.Fatalf("search: %+v", req.Search)
+	}
+}
+
 func changeBrand(t *testing.T, props *property.Properties, body string) (int, error) {
 	t.Helper()
 	req, err := property.DecodeBrand([]byte(body))

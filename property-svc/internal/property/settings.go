@@ -83,6 +83,9 @@ const (
 // weakest currencies need rates in the tens of thousands).
 var rateRule = fields.Dec{Required: true, Positive: true, Max: decimal.NewFromInt(1_000_000_000), MaxScale: 10}
 
+// rateTypeRule reads a search's rate_type in any case, as the RateType spells it.
+var rateTypeRule = fields.Str{IgnoreCase: true, OneOf: []string{string(RateDaily), string(RateWeekly), string(RateMonthly)}}
+
 var hostLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // DecodeAccountSettings reads an /api/account-settings body.
@@ -135,8 +138,7 @@ func DecodeAccountSettings(body []byte) (AccountSettings, error) {
 			DefaultLimit:      optional(so.Int("default_limit", fields.Int{Min: 1, Max: 100})),
 			PriceFilterEnable: optional(so.Bool("price_filter_enable", false)),
 		}
-		rt, ok := so.String("rate_type", fields.Str{IgnoreCase: true,
-			OneOf: []string{string(RateDaily), string(RateWeekly), string(RateMonthly)}})
+		rt, ok := so.String("rate_type", rateTypeRule)
 		if ok && rt != "" {
 			s.Search.RateType = ptr(RateType(rt))
 		}
