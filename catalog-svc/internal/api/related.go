@@ -64,7 +64,8 @@ func (a *API) propertyRelated(c *fiber.Ctx) error {
 	recs := a.recordsOf(account(c), props)
 	me := recs[0]
 	mine := me.fromPrice(now)
-	var hits []relatedHit
+	band := mine.price.Mul(relatedPriceBand) // the price difference allowed
+	var out []relatedHit
 	for _, r := range recs[1:] {
 		h := relatedHit{r: r}
 		if me.city != "" && r.city == me.city {
@@ -82,14 +83,10 @@ func (a *API) propertyRelated(c *fiber.Ctx) error {
 				continue
 			}
 		}
-		hits = append(hits, h)
-	}
-	out := hits[:0]
-	for _, h := range hits {
-		theirs := h.r.fromPrice(now)
+		theirs := r.fromPrice(now)
 		if mine.ok && theirs.ok {
 			h.priceDiff = theirs.price.Sub(mine.price).Abs()
-			if h.priceDiff.GreaterThan(mine.price.Mul(relatedPriceBand)) {
+			if h.priceDiff.GreaterThan(band) {
 				continue
 			}
 		} else {
