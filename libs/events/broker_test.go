@@ -478,3 +478,33 @@ func TestConsumerOutlivesBrokerRestart(t *testing.T) {
 		t.Fatal(bad)
 	}
 }
+
+// TestTombstones: a Message with Tombstone reaches Kafka as a null value, which IsTombstone
+// tells from a snapshot; an empty value without Tombstone is not what the publisher sends.
+func TestTombstones(t *testing.T) {
+	topic := newTopic(t, 1)
+	pub := events.NewPublisher(brokers)
+	defer pub.Close()
+	ctx := context.Background()
+	if err := pub.Publish(ctx, snapshotMsg(topic, "acc:1", 1), events.Message{Topic: topic, Key: "acc:1", Tombstone: true}); err != nil {
+		t.Fatal(err)
+	}
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: 0, MaxWait: 50 * time.Millisecond})
+	defer r.Close()
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var got []bool
+	for len(got) < 2 {
+		m, err := r.ReadMessage(rctx)
+		if err != nil {
+			t.Fatalf("read %s: %v", topic, err)
+		}
+		if m.Value != nil && len(m.Value) == 0 {
+			t.Errorf("the tombstone arrived as an empty value, not a null one")
+		}
+		got = append(got, events.IsTombstone(m))
+	}
+	if got[0] || !got[1] {
+		t.Fatalf("IsTombstone of a snapshot then a tombstone: %v", got)
+	}
+}

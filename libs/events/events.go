@@ -29,12 +29,22 @@ type Message struct {
 	Topic string
 	Key   string
 	Value []byte
+	// Tombstone publishes the key with a null value (Value must be nil): on a compacted topic
+	// it erases the key's earlier values. Consumers read it with IsTombstone.
+	Tombstone bool
 	// Trace is the W3C trace context of the write that caused the event.
 	Trace map[string]string
 }
 
 // Key is the message key of everything that belongs to one property of one account.
 func Key(accountID, propertyID string) string { return accountID + ":" + propertyID }
+
+// AccountKey is the message key of an account's erasure event (contract.AccountErased).
+func AccountKey(accountID string) string { return accountID + ":account" }
+
+// IsTombstone reports whether m is a tombstone: the key's earlier values are to be forgotten.
+// Every consumer handles it as such, never as a malformed event.
+func IsTombstone(m kafka.Message) bool { return len(m.Value) == 0 }
 
 // Encode builds a CloudEvent of type typ from source about subject with data as its JSON
 // payload.

@@ -425,10 +425,11 @@ func (o *Outbox) trace(m []events.Message, p *pendingAgg) {
 	}
 }
 
-// validate refuses messages that no Kafka would accept.
+// validate refuses messages that no Kafka would accept, and a value that was meant to be a
+// tombstone (or a tombstone by mistake: a nil value without Tombstone).
 func validate(msgs []events.Message) error {
 	for _, m := range msgs {
-		if m.Topic == "" || m.Value == nil {
+		if m.Topic == "" || (m.Value == nil) != m.Tombstone {
 			return fmt.Errorf("%w: topic %q, key %q, %d bytes", errUnpublishable, m.Topic, m.Key, len(m.Value))
 		}
 	}

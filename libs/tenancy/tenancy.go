@@ -24,6 +24,9 @@ const (
 	// HeaderMode is "sandbox" for a sandbox account (docs/accounts.md), absent for a live
 	// one. The signature covers it, so it cannot be added or dropped on the way.
 	HeaderMode = "X-Vros-Mode"
+	// HeaderMaxProperties is the account plan's most properties, absent when the plan sets
+	// none. The signature covers it when present.
+	HeaderMaxProperties = "X-Vros-Max-Properties"
 )
 
 // modeSandbox is HeaderMode's value for a sandbox account.
@@ -37,6 +40,8 @@ type Tenant struct {
 	AccountID string
 	// Sandbox accounts try vros out: their card payments only ever reach the test gateway.
 	Sandbox bool
+	// MaxProperties is the most properties the account's plan allows; 0 is no limit.
+	MaxProperties int
 }
 
 // Signer signs and verifies tenant headers with the internal HMAC key.
@@ -68,6 +73,9 @@ func (s *Signer) SetHeaders(set func(key, value string), t Tenant, method, path 
 	if t.Sandbox {
 		set(HeaderMode, modeSandbox)
 	}
+	if t.MaxProperties > 0 {
+		set(HeaderMaxProperties, strconv.Itoa(t.MaxProperties))
+	}
 }
 
 // mac signs the tenant, the time and the request line. A live account's signature is the
@@ -83,6 +91,9 @@ func (s *Signer) mac(t Tenant, ts, method, path string) string {
 	m.Write([]byte(path))
 	if t.Sandbox {
 		m.Write([]byte("\n" + modeSandbox))
+	}
+	if t.MaxProperties > 0 {
+		m.Write([]byte("\nmax_properties=" + strconv.Itoa(t.MaxProperties)))
 	}
 	return hex.EncodeToString(m.Sum(nil))
 }
@@ -118,6 +129,13 @@ func (s *Signer) Require() fiber.Handler {
 		// A copy of its own: services key caches by account (booking-svc's settings view),
 		// so the id must never be a view of the pooled header buffer.
 		t := Tenant{AccountID: strings.Clone(c.Get(HeaderAccount)), Sandbox: c.Get(HeaderMode) == modeSandbox}
+		if v := c.Get(HeaderMaxProperties); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 || strconv.Itoa(n) != v {
+				return httpapi.Unauthorized("missing or invalid internal signature")
+			}
+			t.MaxProperties = n
+		}
 		if !s.VerifyTenant(t, c.Get(HeaderTime), c.Method(), c.Path(), c.Get(HeaderSignature), time.Now()) {
 			return httpapi.Unauthorized("missing or invalid internal signature")
 		}

@@ -57,3 +57,23 @@ func TestModeIsSigned(t *testing.T) {
 		t.Error("Sign and VerifyTenant disagree on a live account")
 	}
 }
+
+// TestMaxPropertiesIsSigned: the plan's limit travels only under the signature: it cannot be
+// added, dropped or changed on the way, and an account without one signs as before.
+func TestMaxPropertiesIsSigned(t *testing.T) {
+	s := NewSigner("0123456789abcdef0123")
+	now := time.Unix(1_800_000_000, 0)
+	for _, signed := range []int{0, 5} {
+		h := map[string]string{}
+		s.SetHeaders(func(k, v string) { h[k] = v }, Tenant{AccountID: "acc1", MaxProperties: signed}, "POST", "/internal/a/property", now)
+		if _, has := h[HeaderMaxProperties]; has != (signed > 0) {
+			t.Errorf("signed max_properties=%d: headers %v", signed, h)
+		}
+		for _, claimed := range []int{0, 5, 6} {
+			got := s.VerifyTenant(Tenant{AccountID: "acc1", MaxProperties: claimed}, h[HeaderTime], "POST", "/internal/a/property", h[HeaderSignature], now)
+			if got != (claimed == signed) {
+				t.Errorf("signed max_properties=%d, presented %d: verified %v", signed, claimed, got)
+			}
+		}
+	}
+}

@@ -14,7 +14,7 @@ import (
 )
 
 // Types are all the event types of the contract, each with its payload: a *contract.Property,
-// *contract.Settings, *contract.Booking or *contract.Block to decode into.
+// *contract.Settings, *contract.Booking, *contract.Block or *contract.AccountErasure to decode into.
 func Types() map[string]func() any {
 	property := func() any { return new(contract.Property) }
 	booking := func() any { return new(contract.Booking) }
@@ -26,6 +26,7 @@ func Types() map[string]func() any {
 		contract.SettingsUpdated: func() any { return new(contract.Settings) },
 		contract.BookingReserved: booking, contract.BookingUpdated: booking, contract.BookingCancelled: booking,
 		contract.BlockCreated: block, contract.BlockDeleted: block,
+		contract.AccountErased: func() any { return new(contract.AccountErasure) },
 	}
 }
 
