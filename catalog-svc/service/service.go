@@ -54,6 +54,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err != nil {
 		return err
 	}
+	vw.OnErase(func(acc string) { log.Info("account erased: the view forgot it", "account", acc) })
 
 	app := httpapi.New(httpapi.Options{
 		Telemetry: tel,

@@ -26,11 +26,15 @@ type API struct {
 	// MediaBase prefixes photo links; "" uses edge's X-Vros-Public-Base (mediaBase).
 	MediaBase string
 	now       func() time.Time
+	// records holds the search records; see view.Memo for why it is keyed by the property.
+	records view.Memo[*searchRecord]
 }
 
-// New returns the API.
+// New returns the API. An erased account's search records are dropped with it.
 func New(v *view.Store, mediaBase string) *API {
-	return &API{view: v, MediaBase: strings.TrimRight(mediaBase, "/"), now: time.Now}
+	a := &API{view: v, MediaBase: strings.TrimRight(mediaBase, "/"), now: time.Now}
+	v.OnErase(a.records.Forget)
+	return a
 }
 
 // Register mounts the routes behind the signature check.

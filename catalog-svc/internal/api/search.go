@@ -136,14 +136,11 @@ type fromPrice struct {
 	ok    bool
 }
 
-// records holds the search records; see view.Memo for why it is keyed by the property.
-var records view.Memo[*searchRecord]
-
 // recordsOf returns the search records of the account's properties props, in their order,
 // building those of new properties and adding them to records at once (each Add copies the
 // account's memo).
 func (a *API) recordsOf(acc string, props []*view.Property) []*searchRecord {
-	known := records.Snapshot(acc)
+	known := a.records.Snapshot(acc)
 	out := make([]*searchRecord, len(props))
 	var built map[*view.Property]*searchRecord
 	for i, p := range props {
@@ -157,7 +154,7 @@ func (a *API) recordsOf(acc string, props []*view.Property) []*searchRecord {
 		}
 		out[i] = r
 	}
-	records.Add(acc, built, a.view.Live)
+	a.records.Add(acc, built, a.view.Live)
 	return out
 }
 
@@ -543,7 +540,7 @@ func (a *API) scan(acc string, ids []int64, fn func(*view.Property, view.Nights)
 // every hit is quoted; otherwise none is yet.
 func (a *API) searchHits(acc string, q *searchQuery, hits []hit) []hit {
 	var misses []hit // properties without a record yet
-	known := records.Snapshot(acc)
+	known := a.records.Snapshot(acc)
 	a.scan(acc, q.brand, func(p *view.Property, n view.Nights) {
 		r, ok := known[p]
 		if ok && !q.keep(r) {
@@ -576,7 +573,7 @@ func (a *API) searchHits(acc string, q *searchQuery, hits []hit) []hit {
 				hits = append(hits, h)
 			}
 		}
-		records.Add(acc, built, a.view.Live)
+		a.records.Add(acc, built, a.view.Live)
 	}
 	out := hits[:0]
 	for _, h := range hits {

@@ -1,6 +1,8 @@
 package view
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -9,12 +11,25 @@ import (
 
 // NewMemory returns a view held in memory only, without MongoDB: what the API's handler
 // tests serve from.
-func NewMemory() *Store { return &Store{accounts: map[string]*account{}} }
+func NewMemory() *Store {
+	return &Store{accounts: map[string]*account{}, erased: map[string]struct{}{}}
+}
 
-// Load applies the data of an event of type typ to memory only, with Apply's version rule.
+// Load applies the data of an event of type typ to memory only, with Apply's version rule;
+// an account's erasure forgets it, and its later events are ignored, as Apply does.
 func (s *Store) Load(typ string, data []byte) error {
 	var coll string
 	switch {
+	case typ == contract.AccountErased:
+		var er contract.AccountErasure
+		if err := json.Unmarshal(data, &er); err != nil {
+			return err
+		}
+		if er.AccountID == "" {
+			return errors.New("view: erasure without account")
+		}
+		s.forgetAccount(er.AccountID)
+		return nil
 	case typ == contract.SettingsUpdated:
 		coll = collSettings
 	case strings.HasPrefix(typ, contract.PropertyTypePrefix):
@@ -29,5 +44,8 @@ func (s *Store) Load(typ string, data []byte) error {
 	if err := s.check(coll, data); err != nil {
 		return err
 	}
-	return s.put(coll, data)
+	if err := s.put(coll, data); !errors.As(err, new(erasedError)) {
+		return err
+	}
+	return nil
 }

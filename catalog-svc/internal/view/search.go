@@ -95,35 +95,37 @@ type memoShard[T any] struct {
 	snap atomic.Pointer[map[*Property]T]
 	mu   sync.Mutex // serialises writers
 	kept int        // values kept by the last sweep
-}
-
-func (m *Memo[T]) shard(acc string) *memoShard[T] {
-	if sh, ok := m.accounts.Load(acc); ok {
-		return sh.(*memoShard[T])
-	}
-	sh, _ := m.accounts.LoadOrStore(acc, &memoShard[T]{})
-	return sh.(*memoShard[T])
+	gone bool       // forgotten (Forget): nothing is added any more
 }
 
 // Snapshot returns the values held for the account's properties; the map must not be
 // changed.
 func (m *Memo[T]) Snapshot(acc string) map[*Property]T {
-	if p := m.shard(acc).snap.Load(); p != nil {
+	sh, ok := m.accounts.Load(acc)
+	if !ok {
+		return nil
+	}
+	if p := sh.(*memoShard[T]).snap.Load(); p != nil {
 		return *p
 	}
 	return nil
 }
 
-// Add stores new values of the account's properties. Once the account's memo holds more
-// than twice what its last sweep kept (plus slack), the values of properties live no longer
-// reports served are dropped, so a memo's size follows the view's.
+// Add stores new values of the account's properties, those live still reports served (a
+// value of a property replaced or erased meanwhile is not kept). Once the account's memo
+// holds more than twice what its last sweep kept (plus slack), the values of properties
+// live no longer reports served are dropped, so a memo's size follows the view's.
 func (m *Memo[T]) Add(acc string, vals map[*Property]T, live func(*Property) bool) {
 	if len(vals) == 0 {
 		return
 	}
-	sh := m.shard(acc)
+	v, _ := m.accounts.LoadOrStore(acc, &memoShard[T]{})
+	sh := v.(*memoShard[T])
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if sh.gone {
+		return
+	}
 	var old map[*Property]T
 	if p := sh.snap.Load(); p != nil {
 		old = *p
@@ -136,12 +138,35 @@ func (m *Memo[T]) Add(acc string, vals map[*Property]T, live func(*Property) boo
 		}
 	}
 	for k, v := range vals {
-		next[k] = v
+		if live(k) {
+			next[k] = v
+		}
+	}
+	if len(next) == 0 {
+		// Nothing of the account is served (it was erased while its values were built):
+		// keep no entry for it.
+		sh.gone = true
+		m.accounts.CompareAndDelete(acc, sh)
+		return
 	}
 	if sweep {
 		sh.kept = len(next)
 	}
 	sh.snap.Store(&next)
+}
+
+// Forget drops every value of the account (it was erased); an Add already under way keeps
+// nothing either, because the view no longer serves its properties.
+func (m *Memo[T]) Forget(acc string) {
+	v, ok := m.accounts.LoadAndDelete(acc)
+	if !ok {
+		return
+	}
+	sh := v.(*memoShard[T])
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.gone = true
+	sh.snap.Store(nil)
 }
 
 // Live reports whether p is the value the view serves now for its property.

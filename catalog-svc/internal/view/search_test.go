@@ -103,3 +103,31 @@ func TestMemoFollowsTheView(t *testing.T) {
 		t.Fatal("Live")
 	}
 }
+
+// TestMemoForgetsAnErasedAccount: Forget drops the account's values, and values built from
+// the account's properties before its erasure are not kept by a later Add, which keeps no
+// entry for the account at all.
+func TestMemoForgetsAnErasedAccount(t *testing.T) {
+	s := NewMemory()
+	var m Memo[int]
+	for _, d := range []string{`{"account_id":"a","property_id":1,"version":1}`, `{"account_id":"b","property_id":1,"version":1}`} {
+		if err := s.Load("vros.property.updated", []byte(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pa, _ := s.Property("a", 1)
+	pb, _ := s.Property("b", 1)
+	m.Add("a", map[*Property]int{pa: 1}, s.Live)
+	m.Add("b", map[*Property]int{pb: 2}, s.Live)
+	if err := s.Load("vros.account.erased", []byte(`{"account_id":"a"}`)); err != nil {
+		t.Fatal(err)
+	}
+	m.Forget("a")
+	if len(m.Snapshot("a")) != 0 || m.Snapshot("b")[pb] != 2 {
+		t.Fatalf("after Forget: %v %v", m.Snapshot("a"), m.Snapshot("b"))
+	}
+	m.Add("a", map[*Property]int{pa: 1}, s.Live) // a search that read the account before its erasure
+	if _, ok := m.accounts.Load("a"); ok {
+		t.Fatal("the memo keeps an entry for the erased account")
+	}
+}

@@ -6,6 +6,10 @@
 // `_id` a string holding the account) and in memory. Requests read memory only; MongoDB is
 // read whole once at start (the only scans), so a restart does not need Kafka's history
 // although the consumer group's offsets have moved on.
+//
+// An erased account (contract.AccountErased) is forgotten everywhere and remembered only by
+// its id in erased_accounts, so that its events arriving later, in any partition order, are
+// ignored; a tombstone forgets its key's snapshot (erase.go).
 package view
 
 import (
@@ -13,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,11 +35,15 @@ import (
 
 // Collections of the view.
 const (
-	collProperties = "properties" // _id "<account>:<propertyId>"
-	collSettings   = "settings"   // _id "<account>:settings"
-	collBookings   = "bookings"   // _id "<account>:booking:<bookingId>"
-	collBlocks     = "blocks"     // _id "<account>:block:<blockId>"
+	collProperties = "properties"      // _id "<account>:<propertyId>"
+	collSettings   = "settings"        // _id "<account>:settings"
+	collBookings   = "bookings"        // _id "<account>:booking:<bookingId>"
+	collBlocks     = "blocks"          // _id "<account>:block:<blockId>"
+	collErased     = "erased_accounts" // _id "<account>", at: the erasure's time; nothing else
 )
+
+// snapshotColls are the collections holding the accounts' snapshots.
+var snapshotColls = []string{collProperties, collSettings, collBookings, collBlocks}
 
 // account is everything the view holds of one account.
 type account struct {
@@ -53,23 +62,32 @@ func newAccount(id string) *account {
 
 // Store is the view.
 type Store struct {
-	colls map[string]*mongo.Collection
+	colls  map[string]*mongo.Collection
+	parked *mongo.Collection // the consumer's parked events (events.ParkedCollection)
 
 	mu       sync.RWMutex
 	accounts map[string]*account
+	erased   map[string]struct{} // accounts erased: their events are ignored
+	onErase  []func(acc string)  // what else forgets an erased account (OnErase)
 }
 
-// New returns the view in db, loaded from it.
+// New returns the view in db, loaded from it. Snapshots an erasure interrupted before it
+// removed them are not loaded, and are removed now.
 func New(ctx context.Context, db *mongo.Database) (*Store, error) {
-	names := []string{collProperties, collSettings, collBookings, collBlocks}
-	if err := mongostore.Ensure(ctx, db, mongostore.WithLocks(names...), nil); err != nil {
+	names := append(mongostore.WithLocks(snapshotColls...), collErased, events.ParkedCollection)
+	if err := mongostore.Ensure(ctx, db, names, nil); err != nil {
 		return nil, err
 	}
-	s := &Store{colls: map[string]*mongo.Collection{}, accounts: map[string]*account{}}
-	for _, n := range names {
+	s := &Store{colls: map[string]*mongo.Collection{}, parked: db.Collection(events.ParkedCollection),
+		accounts: map[string]*account{}, erased: map[string]struct{}{}}
+	for _, n := range append(slices.Clone(snapshotColls), collErased) {
 		s.colls[n] = db.Collection(n)
 	}
-	for _, n := range names {
+	if err := s.loadErased(ctx); err != nil {
+		return nil, err
+	}
+	leftovers := map[string]bool{}
+	for _, n := range snapshotColls {
 		cur, err := s.colls[n].Find(ctx, bson.D{})
 		if err != nil {
 			return nil, err
@@ -79,9 +97,19 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 			return nil, err
 		}
 		for _, d := range docs {
-			if err := s.put(n, []byte(d.Data)); err != nil {
+			err := s.put(n, []byte(d.Data))
+			var gone erasedError
+			switch {
+			case errors.As(err, &gone):
+				leftovers[gone.account] = true
+			case err != nil:
 				return nil, fmt.Errorf("view: stored %s %s: %w", n, d.ID, err)
 			}
+		}
+	}
+	for acc := range leftovers {
+		if err := s.purge(ctx, acc); err != nil {
+			return nil, err
 		}
 	}
 	return s, nil
@@ -89,10 +117,23 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 
 // Apply is the consumer handler of vros.property.v1 and vros.booking.v1.
 func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
+	if events.IsTombstone(m) {
+		return s.forgetKey(ctx, string(m.Key))
+	}
 	var data json.RawMessage
 	e, err := events.Decode(m.Value, &data)
 	if err != nil {
 		return events.Permanent(err)
+	}
+	if e.Type() == contract.AccountErased {
+		var er contract.AccountErasure
+		if err := json.Unmarshal(data, &er); err != nil {
+			return events.Permanent(fmt.Errorf("event %s: %w", e.Type(), err))
+		}
+		if er.AccountID == "" {
+			return events.Permanent(fmt.Errorf("event %s without account", e.Type()))
+		}
+		return s.eraseAccount(ctx, er.AccountID, er.ErasedAt)
 	}
 	var head struct {
 		AccountID  string `json:"account_id"`
@@ -106,6 +147,9 @@ func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
 	}
 	if head.AccountID == "" {
 		return events.Permanent(fmt.Errorf("event %s without account", e.Type()))
+	}
+	if s.Erased(head.AccountID) {
+		return nil // a late event of an erased account
 	}
 	var coll, id string
 	switch t := e.Type(); {
@@ -131,8 +175,21 @@ func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
 	if err != nil {
 		return err
 	}
-	winner := []byte(stored.Data)
-	return s.put(coll, winner)
+	switch {
+	case stored.Data != "":
+		if err := s.put(coll, []byte(stored.Data)); !errors.As(err, new(erasedError)) {
+			return err
+		}
+	case !s.Erased(head.AccountID):
+		// A newer one was stored, then removed (a tombstone) before it could be read: the
+		// event is applied again, from the start.
+		return fmt.Errorf("view: %s removed while it was stored", id)
+	}
+	// The account was erased while this event was being stored: take back what it wrote.
+	if _, err := s.colls[coll].DeleteOne(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
+		return fmt.Errorf("view: remove %s of an erased account: %w", id, err)
+	}
+	return nil
 }
 
 // check refuses what put could not hold, before it is stored.
@@ -186,7 +243,8 @@ func (s *Store) version(coll, acc string, pid, bid, blk int64) int64 {
 	return 0
 }
 
-// put applies a snapshot to memory when it is newer than what memory holds.
+// put applies a snapshot to memory when it is newer than what memory holds. It returns an
+// erasedError, and changes nothing, when the snapshot's account is erased.
 func (s *Store) put(coll string, data []byte) error {
 	switch coll {
 	case collSettings:
@@ -196,7 +254,10 @@ func (s *Store) put(coll string, data []byte) error {
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		a := s.account(st.AccountID)
+		a, err := s.live(st.AccountID)
+		if err != nil {
+			return err
+		}
 		if a.settings.Version >= st.Version && a.settings.Version > 0 {
 			return nil
 		}
@@ -211,7 +272,10 @@ func (s *Store) put(coll string, data []byte) error {
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		a := s.account(snap.AccountID)
+		a, err := s.live(snap.AccountID)
+		if err != nil {
+			return err
+		}
 		if cur := a.props[snap.PropertyID]; cur != nil && cur.Snap.Version >= snap.Version {
 			return nil
 		}
@@ -223,7 +287,10 @@ func (s *Store) put(coll string, data []byte) error {
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		a := s.account(b.AccountID)
+		a, err := s.live(b.AccountID)
+		if err != nil {
+			return err
+		}
 		if cur := a.bookings[b.BookingID]; cur != nil {
 			if cur.Version >= b.Version {
 				return nil
@@ -239,7 +306,10 @@ func (s *Store) put(coll string, data []byte) error {
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		a := s.account(b.AccountID)
+		a, err := s.live(b.AccountID)
+		if err != nil {
+			return err
+		}
 		if cur := a.blocks[b.BlockID]; cur != nil {
 			if cur.Version >= b.Version {
 				return nil
@@ -259,14 +329,18 @@ func index(m map[int64]map[int64]struct{}, pid, id int64) {
 	m[pid][id] = struct{}{}
 }
 
-// account returns the account's entry, creating it; s.mu must be held for writing.
-func (s *Store) account(id string) *account {
+// live returns the account's entry, creating it, or an erasedError when the account is
+// erased; s.mu must be held for writing.
+func (s *Store) live(id string) (*account, error) {
+	if _, gone := s.erased[id]; gone {
+		return nil, erasedError{account: id}
+	}
 	a := s.accounts[id]
 	if a == nil {
 		a = newAccount(id)
 		s.accounts[id] = a
 	}
-	return a
+	return a, nil
 }
 
 // priced builds the served property: the snapshot's pricing with the account's settings.

@@ -1,0 +1,182 @@
+package view
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/vros/vros/libs/events/contract"
+	"github.com/vros/vros/libs/mongostore"
+)
+
+// erasedError is what put answers for a snapshot of an erased account.
+type erasedError struct{ account string }
+
+func (e erasedError) Error() string { return "account " + e.account + " is erased" }
+
+// Erased reports whether the account has been erased.
+func (s *Store) Erased(acc string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, gone := s.erased[acc]
+	return gone
+}
+
+// OnErase registers fn to be called, once the view has forgotten an erased account, for what
+// else holds of it (the API's search records). fn must be quick and idempotent: a redelivered
+// erasure calls it again.
+func (s *Store) OnErase(fn func(acc string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onErase = append(s.onErase, fn)
+}
+
+// eraseAccount applies contract.AccountErased. The marker is written first, so that an
+// erasure stopped half-way (the process killed, a write failing) is finished by the event's
+// redelivery (the consumer commits only after Apply succeeded) or, for the snapshots, by the
+// next start (New); every step after it is idempotent.
+func (s *Store) eraseAccount(ctx context.Context, acc string, at time.Time) error {
+	if at.IsZero() {
+		at = time.Now()
+	}
+	_, err := s.colls[collErased].UpdateOne(ctx, bson.D{{Key: "_id", Value: acc}},
+		bson.D{{Key: "$setOnInsert", Value: bson.D{{Key: "at", Value: at.UTC()}}}}, options.UpdateOne().SetUpsert(true))
+	if err != nil && !mongostore.IsDuplicate(err) { // a duplicate: another replica's upsert won
+		return fmt.Errorf("view: mark account erased: %w", err)
+	}
+	s.forgetAccount(acc)
+	return s.purge(ctx, acc)
+}
+
+// forgetAccount drops the account from memory, remembers that it is erased, and tells the
+// OnErase functions.
+func (s *Store) forgetAccount(acc string) {
+	s.mu.Lock()
+	delete(s.accounts, acc)
+	s.erased[acc] = struct{}{}
+	hooks := s.onErase
+	s.mu.Unlock()
+	for _, fn := range hooks {
+		fn(acc)
+	}
+}
+
+// purge deletes every stored document of the account: its snapshots, their leases and the
+// events of the account the consumer parked (which hold whole snapshots).
+func (s *Store) purge(ctx context.Context, acc string) error {
+	own := bson.D{{Key: "$regex", Value: "^" + regexp.QuoteMeta(acc) + ":"}}
+	for _, n := range snapshotColls {
+		coll := s.colls[n]
+		for _, c := range []string{n, n + "_locks"} {
+			if _, err := coll.Database().Collection(c).DeleteMany(ctx, bson.D{{Key: "_id", Value: own}}); err != nil {
+				return fmt.Errorf("view: erase account from %s: %w", c, err)
+			}
+		}
+	}
+	if _, err := s.parked.DeleteMany(ctx, bson.D{{Key: "key", Value: own}}); err != nil {
+		return fmt.Errorf("view: erase account's parked events: %w", err)
+	}
+	return nil
+}
+
+// loadErased reads the erased accounts' markers into memory.
+func (s *Store) loadErased(ctx context.Context) error {
+	cur, err := s.colls[collErased].Find(ctx, bson.D{}, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return fmt.Errorf("view: read erased accounts: %w", err)
+	}
+	var docs []struct {
+		ID string `bson:"_id"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return fmt.Errorf("view: read erased accounts: %w", err)
+	}
+	for _, d := range docs {
+		s.erased[d.ID] = struct{}{}
+	}
+	return nil
+}
+
+// aggregateKey is what a message key names in the view: the collection and, for a property,
+// booking or block, its id.
+type aggregateKey struct {
+	account, coll string
+	id            int64
+}
+
+// parseKey reads a message key (docs/events.md, "Topics and keys"); ok is false for a key
+// that names nothing the view holds (the erasure event's own key among them).
+func parseKey(key string) (k aggregateKey, ok bool) {
+	acc, rest, found := strings.Cut(key, ":")
+	if !found || acc == "" {
+		return k, false
+	}
+	k.account = acc
+	num := rest
+	switch {
+	case rest == "settings":
+		k.coll = collSettings
+		return k, true
+	case strings.HasPrefix(rest, "booking:"):
+		k.coll, num = collBookings, strings.TrimPrefix(rest, "booking:")
+	case strings.HasPrefix(rest, "block:"):
+		k.coll, num = collBlocks, strings.TrimPrefix(rest, "block:")
+	default:
+		k.coll = collProperties
+	}
+	id, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || id <= 0 {
+		return k, false
+	}
+	k.id = id
+	return k, true
+}
+
+// forgetKey applies a tombstone: the key's snapshot is forgotten, stored and in memory. A key
+// naming nothing the view holds changes nothing (a tombstone is never a malformed event).
+func (s *Store) forgetKey(ctx context.Context, key string) error {
+	k, ok := parseKey(key)
+	if !ok {
+		return nil
+	}
+	if _, err := s.colls[k.coll].DeleteOne(ctx, bson.D{{Key: "_id", Value: key}}); err != nil {
+		return fmt.Errorf("view: forget %s: %w", key, err)
+	}
+	s.drop(k)
+	return nil
+}
+
+// drop forgets one aggregate in memory.
+func (s *Store) drop(k aggregateKey) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.accounts[k.account]
+	if a == nil {
+		return
+	}
+	switch k.coll {
+	case collSettings:
+		a.settings = contract.DefaultSettings(k.account)
+		for id, p := range a.props {
+			a.props[id] = priced(p.Snap, a.settings)
+		}
+	case collProperties:
+		delete(a.props, k.id)
+	case collBookings:
+		if b := a.bookings[k.id]; b != nil {
+			delete(a.propBook[b.PropertyID], k.id)
+			delete(a.bookings, k.id)
+		}
+	case collBlocks:
+		if b := a.blocks[k.id]; b != nil {
+			delete(a.propBlocks[b.PropertyID], k.id)
+			delete(a.blocks, k.id)
+		}
+	}
+}
