@@ -7,12 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/vros/vros/booking-svc/internal/api"
 	"github.com/vros/vros/booking-svc/internal/booking"
+	"github.com/vros/vros/booking-svc/internal/erased"
+	"github.com/vros/vros/booking-svc/internal/erasure"
 	"github.com/vros/vros/booking-svc/internal/gateway"
 	"github.com/vros/vros/booking-svc/internal/gateway/route"
 	"github.com/vros/vros/booking-svc/internal/idempotency"
@@ -125,6 +129,12 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err != nil {
 		return err
 	}
+	marks, err := erased.New(ctx, db)
+	if err != nil {
+		return err
+	}
+	st.WatchErasures(marks)
+	vw.IgnoreErased(marks.Is)
 	keys.Deadline, keys.Lease = cfg.RequestDeadline, cfg.IdempotencyLease
 	if err := mongostore.Ensure(ctx, db, []string{events.ParkedCollection}, nil); err != nil {
 		return err
@@ -134,11 +144,23 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	ob := outbox.New(db, pub, st.Snapshot, outbox.Options{Lease: cfg.OutboxLease, Meter: tel.Meter, Log: log, Propagator: tel.Propagator})
 	st.Attach(ob)
 
-	bookings := booking.New(booking.Deps{Properties: properties.New(vw), Bookings: st, Blocks: st, Users: st, Ledger: led,
+	bookings := booking.New(booking.Deps{Properties: properties.New(vw), Bookings: st, Blocks: st, Users: st, Accounts: st, Ledger: led,
 		Gateway: cardGateway(cfg), Box: box})
 	bookings.Deadline, bookings.Lease, bookings.Crash = cfg.RequestDeadline, cfg.JanitorLease, cfg.Crash
+	parked := db.Collection(events.ParkedCollection)
+	eraser := &erasure.Eraser{Marks: marks, View: erasure.Part{Name: "property view", Erase: vw.EraseAccount},
+		Parts: []erasure.Part{
+			{Name: "bookings", Erase: st.EraseAccount},
+			{Name: "ledger", Erase: nights.EraseAccount},
+			{Name: "idempotency keys", Erase: keys.EraseAccount},
+			{Name: "parked events", Erase: func(ctx context.Context, account string) error {
+				_, err := parked.DeleteMany(ctx, bson.D{{Key: "key", Value: bson.Regex{Pattern: "^" + regexp.QuoteMeta(account+":")}}})
+				return err
+			}},
+		},
+		Settle: cfg.JanitorLease, Next: vw.Apply, Log: log}
 	janitor := booking.Janitor{Bookings: bookings, Lease: cfg.JanitorLease, Retention: cfg.FailedRetention,
-		Sweeps: map[string]func(context.Context) error{"idempotency expiry": keys.Expire}, Log: log}
+		Sweeps: map[string]func(context.Context) error{"idempotency expiry": keys.Expire, "account erasure": eraser.Sweep}, Log: log}
 	autopay := booking.Autopay{Bookings: bookings, Interval: cfg.AutopayInterval, Log: log}
 	app := httpapi.New(httpapi.Options{
 		Telemetry: tel,
@@ -154,7 +176,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 			Brokers: cfg.KafkaBrokers, GroupID: group, Topics: []string{events.TopicProperty},
 			Park: events.ParkIn(db.Collection(events.ParkedCollection)), Log: log, Tracer: tel.Tracer, Meter: tel.Meter,
 			Propagator: tel.Propagator,
-		}, vw.Apply)
+		}, eraser.Apply)
 	})
 	g.Go(func() error { return janitor.Run(gctx) })
 	g.Go(func() error { return autopay.Run(gctx) })

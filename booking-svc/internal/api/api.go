@@ -58,6 +58,12 @@ func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
 
 	a1 := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), signer.Require())
 	a1.Post("/property-blockdate", a.blockDate)
+
+	// The account as a whole, for edge's admin API (docs/booking.md, "Export and erasure").
+	acct := app.Group("/internal/account", httpapi.Use(httpapi.EnvelopeA), signer.Require())
+	acct.Get("/usage", a.usage)
+	acct.Get("/export", a.export)
+	acct.Post("/guests/erase", a.eraseGuest)
 }
 
 // domainError maps the domain's errors to the interface's statuses (docs/interface-b.md).

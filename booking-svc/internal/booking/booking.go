@@ -67,6 +67,7 @@ type Deps struct {
 	Bookings   Repository
 	Blocks     Blocks
 	Users      UserRepository
+	Accounts   AccountRecords
 	Ledger     Ledger
 	Gateway    Gateway
 	// Box seals the cards kept for later charges.
@@ -79,6 +80,7 @@ type Service struct {
 	store   Repository
 	blocks  Blocks
 	users   UserRepository
+	records AccountRecords
 	ledger  Ledger
 	gateway Gateway
 	box     *seal.Box
@@ -95,7 +97,7 @@ type Service struct {
 
 // New returns the domain service.
 func New(d Deps) *Service {
-	return &Service{view: d.Properties, store: d.Bookings, blocks: d.Blocks, users: d.Users, ledger: d.Ledger, gateway: d.Gateway,
+	return &Service{view: d.Properties, store: d.Bookings, blocks: d.Blocks, users: d.Users, records: d.Accounts, ledger: d.Ledger, gateway: d.Gateway,
 		box: d.Box, Deadline: 25 * time.Second, Lease: 2 * time.Minute, now: time.Now}
 }
 

@@ -69,6 +69,24 @@ type UserRepository interface {
 	UpdateUser(ctx context.Context, account string, u guest.User) (guest.User, error)
 }
 
+// AccountRecords is what the repository keeps of one account as a whole: its records for
+// the export, its usage figures, and the rewrites a guest's erasure needs.
+type AccountRecords interface {
+	// AccountBookings returns every booking document of account, in any status, by id.
+	AccountBookings(ctx context.Context, account string) ([]Booking, error)
+	// AccountBlocks returns every block of account, deleted ones too, by id.
+	AccountBlocks(ctx context.Context, account string) ([]Block, error)
+	// AccountUsers returns every guest user of account, by id.
+	AccountUsers(ctx context.Context, account string) ([]guest.User, error)
+	// Usage counts account's bookings and blocks over [from, to).
+	Usage(ctx context.Context, account string, from, to time.Time) (Usage, error)
+	// Anonymise rewrites booking id with apply: a booking as an update (a new version,
+	// published), an attempt that never became one in place, unpublished.
+	Anonymise(ctx context.Context, account string, id int64, apply func(*Booking) error) error
+	// EraseUser replaces user id's personal data with anon's and gives its email up.
+	EraseUser(ctx context.Context, account string, id int64, anon guest.User) error
+}
+
 // Ledger holds nights so that none is ever sold twice (package ledger tells the protocol).
 type Ledger interface {
 	Begin(ctx context.Context, op ledger.Op) error

@@ -19,6 +19,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -309,6 +310,50 @@ func (k *Keys) Expire(ctx context.Context) error {
 	_, err := k.coll.DeleteMany(ctx, bson.D{{Key: "at", Value: bson.D{{Key: "$lt", Value: k.now().UTC().Add(-TTL)}}}})
 	if err != nil {
 		return fmt.Errorf("expire idempotency keys: %w", err)
+	}
+	return nil
+}
+
+// accountKeys is the filter of every record of account.
+func accountKeys(account string) bson.D {
+	return bson.D{{Key: "_id", Value: bson.Regex{Pattern: "^" + regexp.QuoteMeta(account+":")}}}
+}
+
+// EraseAccount deletes every record of account (an erased account).
+func (k *Keys) EraseAccount(ctx context.Context, account string) error {
+	if _, err := k.coll.DeleteMany(ctx, accountKeys(account)); err != nil {
+		return fmt.Errorf("erase account's idempotency keys: %w", err)
+	}
+	return nil
+}
+
+// RewriteAnswers passes the stored answer of every record of account to rewrite and stores
+// what it returns when it reports a change (a guest's erasure anonymises the copies of
+// their bookings that replays would answer).
+func (k *Keys) RewriteAnswers(ctx context.Context, account string, rewrite func(body []byte) ([]byte, bool, error)) error {
+	cur, err := k.coll.Find(ctx, accountKeys(account))
+	if err != nil {
+		return fmt.Errorf("read idempotency answers: %w", err)
+	}
+	var recs []record
+	if err := cur.All(ctx, &recs); err != nil {
+		return fmt.Errorf("read idempotency answers: %w", err)
+	}
+	for _, r := range recs {
+		if len(r.Body) == 0 {
+			continue
+		}
+		body, changed, err := rewrite(r.Body)
+		if err != nil {
+			return err
+		}
+		if !changed {
+			continue
+		}
+		_, err = k.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: r.ID}}, bson.D{{Key: "$set", Value: bson.D{{Key: "body", Value: body}}}})
+		if err != nil {
+			return fmt.Errorf("rewrite idempotency answer: %w", err)
+		}
 	}
 	return nil
 }

@@ -31,7 +31,7 @@ func (s *Store) InsertBlock(ctx context.Context, blk booking.Block) (booking.Blo
 		return blockOf(b), fmt.Errorf("insert block %d: %w", b.BlockID, err)
 	}
 	m, merr := blockMessage(b)
-	s.outbox.Done(in, snapshot(b.Version, m, merr))
+	s.outbox.Done(in, s.snapshot(b.AccountID, b.Version, m, merr))
 	return blockOf(b), nil
 }
 
@@ -76,7 +76,7 @@ func (s *Store) DeleteBlock(ctx context.Context, account string, id int64) (book
 		return blockOf(b), fmt.Errorf("delete block %d: %w", id, err)
 	}
 	m, merr := blockMessage(b)
-	s.outbox.Done(in, snapshot(b.Version, m, merr))
+	s.outbox.Done(in, s.snapshot(b.AccountID, b.Version, m, merr))
 	return blockOf(b), nil
 }
 

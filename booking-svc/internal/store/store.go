@@ -18,6 +18,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/vros/vros/booking-svc/internal/booking"
+	"github.com/vros/vros/booking-svc/internal/erased"
 	"github.com/vros/vros/booking-svc/internal/faults"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
@@ -59,6 +60,8 @@ type Store struct {
 	now                                       func() time.Time
 	// locks serialize this process's updates of one document (mongostore.DocLocks).
 	locks *mongostore.DocLocks
+	// erased are the erased accounts (WatchErasures); nil: none is watched.
+	erased *erased.Accounts
 }
 
 // New prepares db and returns a store.
@@ -177,7 +180,7 @@ func (s *Store) Update(ctx context.Context, account string, id int64, change boo
 		return bookingOf(b), nil
 	}
 	m, merr := bookingMessage(b)
-	s.outbox.Done(in, snapshot(b.Version, m, merr))
+	s.outbox.Done(in, s.snapshot(account, b.Version, m, merr))
 	return bookingOf(b), nil
 }
 
@@ -321,6 +324,16 @@ func (s *Store) Snapshot(ctx context.Context, aggregate string) ([]events.Messag
 	if err != nil {
 		return nil, fmt.Errorf("aggregate %q: %w", aggregate, err)
 	}
+	if parts[1] != "booking" && parts[1] != "block" {
+		return nil, fmt.Errorf("aggregate %q", aggregate)
+	}
+	// An erased account's keys are erased from the topic, whatever is left of the aggregate.
+	if gone, err := s.erasedAccount(ctx, parts[0]); err != nil || gone {
+		if err != nil {
+			return nil, err
+		}
+		return tombstone(aggregate), nil
+	}
 	switch parts[1] {
 	case "booking":
 		b, err := s.booking(ctx, parts[0], id)
@@ -362,9 +375,9 @@ func (s *Store) Snapshot(ctx context.Context, aggregate string) ([]events.Messag
 }
 
 // snapshot is what a writer hands the relay: nil (the relay loads) if the message could
-// not be built.
-func snapshot(version int64, m events.Message, err error) *outbox.Snapshot {
-	if err != nil {
+// not be built or the account is erased (the loader answers its tombstone).
+func (s *Store) snapshot(account string, version int64, m events.Message, err error) *outbox.Snapshot {
+	if err != nil || s.erased != nil && s.erased.Known(account) {
 		return nil
 	}
 	return &outbox.Snapshot{Version: version, Messages: []events.Message{m}}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,6 +78,8 @@ type Store struct {
 	// snapshot until the property's next event.
 	gen   map[string]uint64
 	epoch uint64
+	// erased, when set, says which accounts are erased (IgnoreErased).
+	erased Erased
 }
 
 // New returns the view in db.
@@ -88,9 +91,29 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 		cache: map[string]Property{}, settingC: map[string]Settings{}, gen: map[string]uint64{}}, nil
 }
 
+// Erased tells whether an account is erased: its events are then ignored.
+type Erased func(ctx context.Context, account string) (bool, error)
+
+// IgnoreErased makes the view ignore the events of the accounts erased says are erased.
+func (s *Store) IgnoreErased(erased Erased) { s.erased = erased }
+
 // Apply is the consumer handler of vros.property.v1. An event older than what the view
-// holds is ignored, so redelivery and reordering are harmless.
+// holds is ignored, so redelivery and reordering are harmless. A tombstone forgets its key;
+// an erased account's events are ignored.
 func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
+	account, _, _ := strings.Cut(string(m.Key), ":")
+	if events.IsTombstone(m) {
+		return s.forgetKey(ctx, string(m.Key))
+	}
+	if s.erased != nil && account != "" {
+		gone, err := s.erased(ctx, account)
+		if err != nil {
+			return err
+		}
+		if gone {
+			return nil
+		}
+	}
 	var data json.RawMessage
 	e, err := events.Decode(m.Value, &data)
 	if err != nil {
@@ -139,6 +162,65 @@ func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
 	} else if _, err := s.codes.ReplaceOne(ctx, code, bson.D{{Key: "property_id", Value: h.PropertyID}}, options.Replace().SetUpsert(true)); err != nil {
 		return err
 	}
+	return nil
+}
+
+// forgetKey forgets what a message key of vros.property.v1 held: "<account>:settings" the
+// account's settings, "<account>:<propertyId>" a property and its internal code.
+func (s *Store) forgetKey(ctx context.Context, key string) error {
+	account, rest, ok := strings.Cut(key, ":")
+	if !ok || account == "" {
+		return nil // not a key of ours: nothing was kept under it
+	}
+	if rest == "settings" {
+		if _, err := s.settings.DeleteOne(ctx, bson.D{{Key: "_id", Value: account}}); err != nil {
+			return fmt.Errorf("forget settings: %w", err)
+		}
+		s.forgetAccount(account)
+		return nil
+	}
+	pid, err := strconv.ParseInt(rest, 10, 64)
+	if err != nil {
+		return nil
+	}
+	defer s.forget(key)
+	doc, found, err := mongostore.GetSnapshot(ctx, s.props, key)
+	if err != nil {
+		return err
+	}
+	if found {
+		var h contract.Property
+		if json.Unmarshal([]byte(doc.Data), &h) == nil && h.InternalCode != "" {
+			code := bson.D{{Key: "_id", Value: account + ":" + h.InternalCode}, {Key: "property_id", Value: pid}}
+			if _, err := s.codes.DeleteOne(ctx, code); err != nil {
+				return fmt.Errorf("forget property code: %w", err)
+			}
+		}
+	}
+	if _, err := s.props.DeleteOne(ctx, bson.D{{Key: "_id", Value: key}}); err != nil {
+		return fmt.Errorf("forget property: %w", err)
+	}
+	return nil
+}
+
+// EraseAccount deletes everything the view holds of account (an erased account), in MongoDB
+// and in memory.
+func (s *Store) EraseAccount(ctx context.Context, account string) error {
+	prefix := bson.D{{Key: "_id", Value: bson.Regex{Pattern: "^" + regexp.QuoteMeta(account+":")}}}
+	db := s.props.Database()
+	for _, d := range []struct {
+		coll   string
+		filter bson.D
+	}{
+		{collProperties, prefix}, {collProperties + "_locks", prefix},
+		{collCodes, prefix}, {collCodes + "_locks", prefix},
+		{collSettings, bson.D{{Key: "_id", Value: account}}}, {collSettings + "_locks", bson.D{{Key: "_id", Value: account}}},
+	} {
+		if _, err := db.Collection(d.coll).DeleteMany(ctx, d.filter); err != nil {
+			return fmt.Errorf("erase account from %s: %w", d.coll, err)
+		}
+	}
+	s.forgetAccount(account)
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -177,6 +178,18 @@ func (s *Store) OpsBefore(ctx context.Context, t time.Time) ([]ledger.Op, error)
 func (s *Store) DeleteOp(ctx context.Context, account, owner string) error {
 	if _, err := s.ops.DeleteOne(ctx, bson.D{{Key: "_id", Value: opID(account, owner)}}); err != nil {
 		return fmt.Errorf("end op %s: %w", owner, err)
+	}
+	return nil
+}
+
+// EraseAccount deletes every night and op of account (an erased account: docs/booking.md,
+// "Export and erasure").
+func (s *Store) EraseAccount(ctx context.Context, account string) error {
+	if _, err := s.nights.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.Regex{Pattern: "^" + regexp.QuoteMeta(account+":")}}}); err != nil {
+		return fmt.Errorf("erase account's nights: %w", err)
+	}
+	if _, err := s.ops.DeleteMany(ctx, bson.D{{Key: "account_id", Value: account}}); err != nil {
+		return fmt.Errorf("erase account's ledger ops: %w", err)
 	}
 	return nil
 }

@@ -1,0 +1,657 @@
+package api
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/segmentio/kafka-go"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/vros/vros/booking-svc/internal/arrival"
+	"github.com/vros/vros/booking-svc/internal/booking"
+	"github.com/vros/vros/booking-svc/internal/erased"
+	"github.com/vros/vros/booking-svc/internal/erasure"
+	"github.com/vros/vros/booking-svc/internal/gateway"
+	"github.com/vros/vros/booking-svc/internal/guest"
+	"github.com/vros/vros/booking-svc/internal/idempotency"
+	"github.com/vros/vros/booking-svc/internal/ledger"
+	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
+	"github.com/vros/vros/booking-svc/internal/properties"
+	"github.com/vros/vros/booking-svc/internal/store"
+	"github.com/vros/vros/booking-svc/internal/view"
+	"github.com/vros/vros/libs/embedded"
+	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/events/contract"
+	"github.com/vros/vros/libs/httpapi"
+	"github.com/vros/vros/libs/outbox"
+	"github.com/vros/vros/libs/seal"
+	"github.com/vros/vros/libs/telemetry"
+	"github.com/vros/vros/libs/tenancy"
+)
+
+var db *mongo.Database
+
+func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "bookingapi_test", &db, nil) }
+
+const testKey = "booking-api-test-key"
+
+var accounts atomic.Int64
+
+// recorder is the relay's publisher: it keeps what reached "Kafka", by key, newest last.
+type recorder struct {
+	mu   sync.Mutex
+	msgs []events.Message
+}
+
+func (r *recorder) Publish(_ context.Context, msgs ...events.Message) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.msgs = append(r.msgs, msgs...)
+	return nil
+}
+
+// latest is the newest message of each key.
+func (r *recorder) latest() map[string]events.Message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]events.Message{}
+	for _, m := range r.msgs {
+		out[m.Key] = m
+	}
+	return out
+}
+
+type server struct {
+	app    *fiber.App
+	st     *store.Store
+	nights *nightstore.Store
+	led    *ledger.Ledger
+	vw     *view.Store
+	keys   *idempotency.Keys
+	marks  *erased.Accounts
+	eraser *erasure.Eraser
+	pub    *recorder
+	box    *seal.Box
+}
+
+func newServer(t *testing.T) *server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	tel, err := telemetry.Setup(ctx, "booking-api-test", "error")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tel.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	box, err := seal.New(seal.NewKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{pub: &recorder{}, box: box}
+	if s.st, err = store.New(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	ob := outbox.New(db, s.pub, s.st.Snapshot, outbox.Options{Lease: time.Minute, Sweep: time.Hour})
+	s.st.Attach(ob)
+	go func() { _ = ob.Run(ctx) }()
+	if s.nights, err = nightstore.New(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	s.led = ledger.New(s.nights)
+	if s.vw, err = view.New(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	if s.keys, err = idempotency.New(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	if s.marks, err = erased.New(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	s.st.WatchErasures(s.marks)
+	s.vw.IgnoreErased(s.marks.Is)
+	svc := booking.New(booking.Deps{Properties: properties.New(s.vw), Bookings: s.st, Blocks: s.st, Users: s.st, Accounts: s.st,
+		Ledger: s.led, Gateway: gateway.NewTest(time.Now), Box: box})
+	s.eraser = &erasure.Eraser{Marks: s.marks, View: erasure.Part{Name: "view", Erase: s.vw.EraseAccount},
+		Parts: []erasure.Part{{Name: "bookings", Erase: s.st.EraseAccount}, {Name: "ledger", Erase: s.nights.EraseAccount},
+			{Name: "idempotency", Erase: s.keys.EraseAccount}},
+		Settle: time.Hour, Next: s.vw.Apply}
+	s.app = httpapi.New(httpapi.Options{Telemetry: tel, BodyLimit: 1 << 20})
+	New(svc, booking.NewUsers(s.st, 4), s.keys).Register(s.app, tenancy.NewSigner(testKey))
+	return s
+}
+
+func newAccount(prefix string) string {
+	// Distinctive, so that a search of the database for it finds only its own documents.
+	return fmt.Sprintf("%s-%d-zq%d", prefix, time.Now().UnixNano()%1e6, accounts.Add(1))
+}
+
+// do sends method path with body on behalf of account, signed as edge signs it.
+func (s *server) do(t *testing.T, account, method, path, body string) (int, []byte) {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	route, _, _ := strings.Cut(path, "?")
+	tenancy.NewSigner(testKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: account}, method, route, time.Now())
+	resp, err := s.app.Test(req, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, out
+}
+
+// book stores a reserved booking of g holding its nights in the ledger, as a create leaves
+// it, with a recorded payment and a kept card.
+func (s *server) book(t *testing.T, account string, pid int64, checkin string, nights int, g booking.Guest, userID int64) booking.Booking {
+	t.Helper()
+	ctx := context.Background()
+	id, err := s.st.NextBookingID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, _ := time.Parse(time.DateOnly, checkin)
+	var dates []string
+	for i := range nights {
+		dates = append(dates, start.AddDate(0, 0, i).Format(time.DateOnly))
+	}
+	checkout := start.AddDate(0, 0, nights).Format(time.DateOnly)
+	owner := "booking:" + strconv.FormatInt(id, 10)
+	if err := s.led.Claim(ctx, ledger.Stay{Account: account, PropertyID: pid, Dates: dates}, owner); err != nil {
+		t.Fatal(err)
+	}
+	sealed := s.box.Seal(`{"number":"4242424242424242","nameOnCard":"`+g.FirstName+` `+g.LastName+`"}`, account+":booking:"+strconv.FormatInt(id, 10)+":card")
+	b := booking.Booking{AccountID: account, BookingID: id, PropertyID: pid, Checkin: checkin, Checkout: checkout, Nights: dates,
+		Guest: g, UserID: userID, Adults: 2, Quote: booking.Quote{Currency: "EUR", TotalRent: "300.00", GrandTotal: "330.00"},
+		Payments: map[int64]booking.Payment{}, Card: &booking.SealedCard{Sealed: sealed, Masked: "•••• 4242", Brand: "visa", Expiry: "12/2030"},
+		CreatedAt: s.st.Now(), UpdatedAt: s.st.Now()}
+	if err := s.st.InsertPending(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	pay, _ := s.st.NextPaymentID(ctx)
+	if err := s.st.IndexPayment(ctx, account, pay, id); err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.st.Update(ctx, account, id, booking.Reserved, func(b *booking.Booking) error {
+		b.Status = booking.StatusReserved
+		b.Payments[pay] = booking.Payment{PaymentID: pay, Amount: "100.00", Currency: "EUR", Method: booking.MethodManual,
+			Description: "deposit from " + g.FirstName + " " + g.LastName, Time: s.st.Now(), CreatedAt: s.st.Now()}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// storeAnswer keeps b's booking object as the stored answer of an idempotent create.
+func (s *server) storeAnswer(t *testing.T, account string, b booking.Booking) {
+	t.Helper()
+	body, err := json.Marshal(storedAnswer{Status: 0, Message: "Success", Data: mustJSON(t, bookingOf(b, time.UTC))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Collection(idempotency.Collection).InsertOne(context.Background(), bson.D{
+		{Key: "_id", Value: account + ":create:key-" + strconv.FormatInt(b.BookingID, 10)}, {Key: "hash", Value: "h"},
+		{Key: "done", Value: true}, {Key: "status", Value: 200}, {Key: "content_type", Value: "application/json"},
+		{Key: "body", Value: body}, {Key: "at", Value: time.Now()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// holding lists, for each collection of the database, the documents that contain any of
+// texts (any case) anywhere.
+func holding(t *testing.T, skip map[string]bool, texts ...string) map[string]int {
+	t.Helper()
+	ctx := context.Background()
+	names, err := db.ListCollectionNames(ctx, bson.D{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, n := range names {
+		if skip[n] {
+			continue
+		}
+		cur, err := db.Collection(n).Find(ctx, bson.D{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var docs []bson.Raw
+		if err := cur.All(ctx, &docs); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range docs {
+			text := strings.ToLower(docText(d))
+			for _, x := range texts {
+				if strings.Contains(text, strings.ToLower(x)) {
+					out[n]++
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// docText is a document as text, with its binary values (stored answers) as text too.
+func docText(d bson.Raw) string {
+	var b strings.Builder
+	b.WriteString(d.String())
+	var walk func(v bson.RawValue)
+	walk = func(v bson.RawValue) {
+		switch v.Type {
+		case bson.TypeBinary:
+			_, data := v.Binary()
+			b.WriteString(" ")
+			b.Write(data)
+		case bson.TypeEmbeddedDocument, bson.TypeArray:
+			elems, _ := bson.Raw(v.Value).Elements()
+			for _, e := range elems {
+				walk(e.Value())
+			}
+		}
+	}
+	elems, _ := d.Elements()
+	for _, e := range elems {
+		walk(e.Value())
+	}
+	return b.String()
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestGuestErasureRequests: bad requests name the field and change nothing.
+func TestGuestErasureRequests(t *testing.T) {
+	s := newServer(t)
+	acct := newAccount("ger")
+	for _, r := range []struct {
+		name, body string
+		want       string
+	}{
+		{"no body", ``, `"validation_error"`},
+		{"not JSON", `{"email":`, `"validation_error"`},
+		{"email missing", `{}`, `"field":"email","message":"is required"`},
+		{"email blank", `{"email":"  "}`, `"field":"email"`},
+		{"not an email", `{"email":"ada.example.com"}`, `"field":"email"`},
+		{"email a number", `{"email":12}`, `"field":"email"`},
+	} {
+		status, out := s.do(t, acct, http.MethodPost, "/internal/account/guests/erase", r.body)
+		if status != 400 || !strings.Contains(string(out), r.want) {
+			t.Errorf("%s: %d %s, want 400 with %s", r.name, status, out, r.want)
+		}
+	}
+	if status, out := s.do(t, acct, http.MethodPost, "/internal/account/guests/erase", `{"email":"nobody@example.com"}`); status != 200 ||
+		string(out) != `{"bookings":0,"users":0}` {
+		t.Errorf("nobody matched: %d %s", status, out)
+	}
+}
+
+// TestGuestErasure: the guest is anonymised in every record of the account — bookings (any
+// case of the email, and the bookings of their user), another booking's arrival form, their
+// user, stored answers, payment descriptions, the kept card — while money, dates, nights
+// and another guest stay; a second request changes nothing.
+func TestGuestErasure(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	acct := newAccount("ge")
+	ada := booking.Guest{FirstName: "Adelheid", LastName: "Quorvath", Email: "Adelheid.Q@example.com", Phone1: "+49 30 1234567",
+		Address: "Quorvathweg 12", City: "Berlin", Country: "DE", Other: "late arrival"}
+	bob := booking.Guest{FirstName: "Bartholomew", LastName: "Zinnober", Email: "bart.z@example.com", Phone1: "+33 1 2345"}
+	u, err := s.st.AddUser(ctx, acct, guest.User{Email: "adelheid.q@EXAMPLE.com", Name: "Adelheid Quorvath", Phone1: "+49 30 1234567",
+		PasswordHash: "$2a$04$abcdefghijklmnopqrstuv"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b1 := s.book(t, acct, 1, "2027-03-01", 3, ada, 0)
+	// Booked by her user under another address.
+	b2 := s.book(t, acct, 1, "2027-04-01", 2, booking.Guest{FirstName: "A.", LastName: "Quorvath", Email: "aq@work.example.com"}, int64(u.UserID))
+	b3 := s.book(t, acct, 2, "2027-03-01", 4, bob, 0)
+	// Bob's party lists her.
+	if _, err := s.st.Update(ctx, acct, b3.BookingID, booking.Updated, func(b *booking.Booking) error {
+		b.Arrival = &arrival.Arrival{Guests: []arrival.Guest{{Name: "Adelheid", Surname: "Quorvath", Email: "ADELHEID.Q@example.com"},
+			{Name: "Bartholomew", Surname: "Zinnober"}}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.st.Update(ctx, acct, b1.BookingID, booking.Updated, func(b *booking.Booking) error {
+		b.Arrival = &arrival.Arrival{TransportNumber: "LH 123", Guests: []arrival.Guest{{Name: "Adelheid", Surname: "Quorvath",
+			Email: "adelheid.q@example.com", PhoneNumber: "+49 30 1234567"}}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b1, _ = s.st.Booking(ctx, acct, b1.BookingID)
+	b3, _ = s.st.Booking(ctx, acct, b3.BookingID)
+	s.storeAnswer(t, acct, b1)
+	s.storeAnswer(t, acct, b3)
+
+	personal := []string{"Adelheid", "Quorvath", "adelheid.q@example.com", "1234567", "Quorvathweg"}
+	if got := holding(t, nil, personal...); len(got) == 0 {
+		t.Fatal("the setup holds none of her data")
+	}
+	status, out := s.do(t, acct, http.MethodPost, "/internal/account/guests/erase", `{"email":"ADELHEID.q@Example.com"}`)
+	if status != 200 || string(out) != `{"bookings":3,"users":1}` {
+		t.Fatalf("erase: %d %s", status, out)
+	}
+	// The relay's list entries and events follow the anonymised bookings.
+	waitFor(t, "the events of the anonymised bookings", func() bool {
+		m := s.pub.latest()[store.BookingAggregate(acct, b1.BookingID)]
+		return m.Value != nil && !bytes.Contains(m.Value, []byte("Adelheid"))
+	})
+	if got := holding(t, nil, personal...); len(got) != 0 {
+		t.Errorf("after the erasure her data is still in %v", got)
+	}
+	for _, want := range []struct {
+		id    int64
+		guest booking.Guest
+		total string
+		dates []string
+	}{
+		{b1.BookingID, booking.Guest{FirstName: "Erased", Email: "erased@invalid"}, "330.00", b1.Nights},
+		{b2.BookingID, booking.Guest{FirstName: "Erased", Email: "erased@invalid"}, "330.00", b2.Nights},
+		{b3.BookingID, bob, "330.00", b3.Nights},
+	} {
+		b, err := s.st.Booking(ctx, acct, want.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Guest != want.guest || b.Quote.GrandTotal != want.total || !slices.Equal(b.Nights, want.dates) || b.Status != booking.StatusReserved ||
+			len(b.Payments) != 1 {
+			t.Errorf("booking %d after the erasure: %+v", want.id, b)
+		}
+		for _, d := range want.dates {
+			if owner, _ := s.led.Owner(ctx, acct, b.PropertyID, d); owner != "booking:"+strconv.FormatInt(want.id, 10) {
+				t.Errorf("night %s of booking %d is held by %q", d, want.id, owner)
+			}
+		}
+		if want.id == b3.BookingID && (b.Arrival.Guests[0].Name != "Erased" || b.Arrival.Guests[1].Name != "Bartholomew") {
+			t.Errorf("Bob's party: %+v", b.Arrival.Guests)
+		}
+		if want.id != b3.BookingID {
+			plain, err := s.box.Open(b.Card.Sealed, acct+":booking:"+strconv.FormatInt(want.id, 10)+":card")
+			if err != nil || strings.Contains(plain, "Quorvath") || !strings.Contains(plain, "4242424242424242") {
+				t.Errorf("kept card of booking %d: %v %s", want.id, err, plain)
+			}
+		}
+	}
+	if _, err := s.st.UserByEmail(ctx, acct, "adelheid.q@example.com"); !errors.Is(err, booking.ErrNotFound) {
+		t.Errorf("her user is still found by her email: %v", err)
+	}
+	// Bob is untouched, in the records and in the stored answers.
+	if got := holding(t, nil, "Bartholomew", "bart.z@example.com"); got["bookings"] != 1 || got[idempotency.Collection] != 1 {
+		t.Errorf("Bob's data: %v", got)
+	}
+	if status, out := s.do(t, acct, http.MethodPost, "/internal/account/guests/erase", `{"email":"adelheid.q@example.com"}`); status != 200 ||
+		string(out) != `{"bookings":0,"users":0}` {
+		t.Errorf("again: %d %s", status, out)
+	}
+}
+
+// TestAccountErasure: erasing an account, interrupted after each of its steps and applied
+// again (as the consumer does), leaves no document of it in any collection and a tombstone as
+// the latest message of every key it published, while another account books on untouched,
+// also during the erasure; the account's later events are ignored.
+func TestAccountErasure(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	parts := s.eraser.Parts
+	for step := 0; step <= len(parts)+1; step++ {
+		acct, other := newAccount("ea"), newAccount("eb")
+		priceable(t, s, acct, 1)
+		var keys []string
+		for i := range 3 {
+			b := s.book(t, acct, 1, fmt.Sprintf("2027-0%d-01", i+1), 2, booking.Guest{FirstName: "Gwendolyn", Email: "g@example.com"}, 0)
+			keys = append(keys, store.BookingAggregate(acct, b.BookingID))
+			s.storeAnswer(t, acct, b)
+		}
+		blk := s.block(t, acct, 1, "2027-06-01")
+		keys = append(keys, acct+":block:"+strconv.FormatInt(blk, 10))
+		if _, err := s.st.AddUser(ctx, acct, guest.User{Email: "g@example.com", Name: "Gwendolyn"}, false); err != nil {
+			t.Fatal(err)
+		}
+		kept := s.book(t, other, 1, "2027-01-01", 2, booking.Guest{FirstName: "Other", Email: "o@example.com"}, 0)
+		waitFor(t, "the account's events", func() bool { return s.pub.latest()[keys[0]].Value != nil })
+
+		// Stopped after step (the marker, the view, each store): the event is applied again.
+		failing := slices.Clone(parts)
+		if step > 0 && step <= len(parts) {
+			failing[step-1] = erasure.Part{Name: "crash", Erase: func(context.Context, string) error { return errors.New("killed") }}
+		}
+		s.eraser.Parts = failing
+		ev := erasedEvent(t, acct)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		var during []booking.Booking
+		go func() { // the other account books while the erasure runs
+			defer wg.Done()
+			for i := range 3 {
+				during = append(during, s.book(t, other, 2, fmt.Sprintf("2027-0%d-10", i+1), 2, booking.Guest{FirstName: "Other"}, 0))
+			}
+		}()
+		err := s.eraser.Apply(ctx, ev)
+		wg.Wait()
+		if step > 0 && step <= len(parts) && err == nil {
+			t.Fatalf("step %d: the crash was not reported", step)
+		}
+		if step == len(parts)+1 {
+			// Stopped by its context half-way through the bookings.
+			cctx, cancel := context.WithCancel(ctx)
+			cancel()
+			_ = s.eraser.Apply(cctx, ev)
+		}
+		s.eraser.Parts = parts
+		if err := s.eraser.Apply(ctx, ev); err != nil {
+			t.Fatalf("step %d: applied again: %v", step, err)
+		}
+		waitFor(t, "the tombstones", func() bool {
+			latest := s.pub.latest()
+			for _, k := range keys {
+				if m := latest[k]; !m.Tombstone || m.Value != nil {
+					return false
+				}
+			}
+			return true
+		})
+		waitFor(t, "the outbox to drain", func() bool {
+			return len(holding(t, map[string]bool{erased.Collection: true}, acct)) == 0
+		})
+		if got := holding(t, nil, acct); got[erased.Collection] != 1 || len(got) != 1 {
+			t.Errorf("step %d: documents of the erased account: %v", step, got)
+		}
+		for _, b := range append(during, kept) {
+			got, err := s.st.Booking(ctx, other, b.BookingID)
+			if err != nil || got.Status != booking.StatusReserved || got.Guest.FirstName != "Other" {
+				t.Errorf("step %d: the other account's booking %d: %v %+v", step, b.BookingID, err, got)
+			}
+		}
+		if m := s.pub.latest()[store.BookingAggregate(other, kept.BookingID)]; m.Tombstone {
+			t.Errorf("step %d: the other account's booking got a tombstone", step)
+		}
+		// A property event of the erased account arriving later is ignored.
+		priceable(t, s, acct, 1)
+		if got := holding(t, map[string]bool{erased.Collection: true}, acct); len(got) != 0 {
+			t.Errorf("step %d: a later event stored %v", step, got)
+		}
+	}
+}
+
+func erasedEvent(t *testing.T, account string) kafka.Message {
+	t.Helper()
+	v, err := events.Encode("/test", contract.AccountErased, events.AccountKey(account), time.Now(),
+		contract.AccountErasure{AccountID: account, ErasedAt: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kafka.Message{Topic: events.TopicProperty, Key: []byte(events.AccountKey(account)), Value: v}
+}
+
+// priceable applies a property event of account to the view, as the consumer does.
+func priceable(t *testing.T, s *server, account string, pid int64) {
+	t.Helper()
+	data := fmt.Sprintf(`{"account_id":%q,"property_id":%d,"internal_code":"P%d","version":1,"deleted":false,
+	 "content":{"name":"Erasure test property","maxguest":6},
+	 "rates":{"rate":{"daily_price":"100"},"minimum_stay":1,
+	   "setting":{"standard_occupants":6,"accept_booking_upto":24,"default_allow_checkin":"All","default_allow_checkout":"All"}}}`,
+		account, pid, pid)
+	v, err := events.Encode("/test", "vros.property.rates.updated", account, time.Now(), json.RawMessage(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := account + ":" + strconv.FormatInt(pid, 10)
+	if err := s.eraser.Apply(context.Background(), kafka.Message{Key: []byte(key), Value: v}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// block stores a block of one night through the ledger and the store, as a block create does.
+func (s *server) block(t *testing.T, account string, pid int64, date string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	id, err := s.st.NextBlockID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.led.Claim(ctx, ledger.Stay{Account: account, PropertyID: pid, Dates: []string{date}}, "block:"+strconv.FormatInt(id, 10)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.st.InsertBlock(ctx, booking.Block{AccountID: account, BlockID: id, PropertyID: pid, StartDate: date, EndDate: date}); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestUsageAndExport: the usage figures count the account's own records over the period;
+// bad periods name the field; the export lists every record in its manifest and holds no
+// secret.
+func TestUsageAndExport(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	acct, other := newAccount("ux"), newAccount("uy")
+	g := booking.Guest{FirstName: "Ulla", LastName: "Export", Email: "ulla@example.com"}
+	b1 := s.book(t, acct, 1, "2027-01-01", 3, g, 0)
+	b2 := s.book(t, acct, 1, "2027-02-01", 2, g, 0)
+	if _, err := s.st.Update(ctx, acct, b2.BookingID, booking.Cancelled, func(b *booking.Booking) error {
+		now := s.st.Now()
+		b.Status, b.CancelledAt = booking.StatusCancelled, &now
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	blk := s.block(t, acct, 1, "2027-05-01")
+	s.book(t, other, 1, "2027-01-01", 5, g, 0)
+	u, err := s.st.AddUser(ctx, acct, guest.User{Email: "ulla@example.com", Name: "Ulla", PasswordHash: "$2a$04$secrethashsecrethash"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	from := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	to := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	past := time.Now().Add(-2 * time.Hour).UTC().Format(time.RFC3339)
+	for _, r := range []struct {
+		name, query string
+		status      int
+		want        string
+	}{
+		{"this hour", "from=" + from + "&to=" + to, 200, `{"bookings":{"created":2,"cancelled":1,"nights":5},"blocks":{"created":1}}`},
+		{"before", "from=" + past + "&to=" + from, 200, `{"bookings":{"created":0,"cancelled":0,"nights":0},"blocks":{"created":0}}`},
+		{"from missing", "to=" + to, 400, `"field":"from","message":"is required"`},
+		{"to missing", "from=" + from, 400, `"field":"to","message":"is required"`},
+		{"from not a time", "from=2026-11-01&to=" + to, 400, `"field":"from","message":"must be an RFC 3339 time`},
+		{"to before from", "from=" + to + "&to=" + from, 400, `"field":"to","message":"must be later than from"`},
+		{"empty period", "from=" + from + "&to=" + from, 400, `"field":"to"`},
+	} {
+		status, out := s.do(t, acct, http.MethodGet, "/internal/account/usage?"+strings.ReplaceAll(r.query, "+", "%2B"), "")
+		if status != r.status || !strings.Contains(string(out), r.want) {
+			t.Errorf("%s: %d %s, want %d %s", r.name, status, out, r.status, r.want)
+		}
+	}
+
+	status, out := s.do(t, acct, http.MethodGet, "/internal/account/export", "")
+	if status != 200 {
+		t.Fatalf("export: %d %s", status, out)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(out), int64(len(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[f.Name], _ = io.ReadAll(rc)
+		rc.Close()
+		var v any
+		if err := json.Unmarshal(files[f.Name], &v); err != nil {
+			t.Errorf("%s is not JSON: %v", f.Name, err)
+		}
+		for _, secret := range []string{"4242424242424242", "secrethash", b1.Card.Sealed, other} {
+			if bytes.Contains(files[f.Name], []byte(secret)) {
+				t.Errorf("%s holds %q", f.Name, secret)
+			}
+		}
+	}
+	var m manifestJSON
+	if err := json.Unmarshal(files["booking-svc/manifest.json"], &m); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(xs ...int64) []string {
+		var out []string
+		for _, x := range xs {
+			out = append(out, strconv.FormatInt(x, 10))
+		}
+		slices.Sort(out)
+		return out
+	}
+	p1, p2 := slices.Collect(maps.Keys(b1.Payments)), slices.Collect(maps.Keys(b2.Payments))
+	want := map[string][]string{"bookings": ids(b1.BookingID, b2.BookingID), "blocks": ids(blk), "users": ids(int64(u.UserID)),
+		"payments": ids(append(p1, p2...)...), "guests": {"ulla@example.com"}}
+	if m.Service != "booking-svc" || m.AccountID != acct || fmt.Sprint(m.Records) != fmt.Sprint(want) {
+		t.Errorf("manifest: %+v\nwant records %v", m, want)
+	}
+	for c := range want {
+		if _, ok := files["booking-svc/"+c+".json"]; !ok {
+			t.Errorf("no %s.json in %v", c, slices.Collect(maps.Keys(files)))
+		}
+	}
+}

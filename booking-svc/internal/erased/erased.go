@@ -1,0 +1,155 @@
+// Package erased keeps the accounts booking-svc has erased (docs/booking.md, "Export and
+// erasure"): one permanent marker per account, `erased_accounts` {_id: account, at,
+// settled}, holding nothing but the id. The marker is written before anything of the
+// account is deleted, so that an erasure stopped half-way is finished when it runs again,
+// the outbox loader answers a tombstone for any aggregate of the account, and the account's
+// later events are ignored.
+package erased
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/vros/vros/libs/mongostore"
+)
+
+// Collection holds the markers.
+const Collection = "erased_accounts"
+
+// Mark is one erased account. Settled is set once a pass of the erasure ran after every
+// request of the account that could still have been running when it began had stopped.
+type Mark struct {
+	Account string    `bson:"_id"`
+	At      time.Time `bson:"at"`
+	Settled bool      `bson:"settled,omitempty"`
+}
+
+// Accounts are the erased accounts, in MongoDB and remembered in memory (a marker is never
+// removed, so what this process once read stays true).
+type Accounts struct {
+	coll *mongo.Collection
+	mu   sync.RWMutex
+	seen map[string]bool
+}
+
+// New returns the markers of db, every one of them read into memory.
+func New(ctx context.Context, db *mongo.Database) (*Accounts, error) {
+	if err := mongostore.Ensure(ctx, db, []string{Collection}, nil); err != nil {
+		return nil, fmt.Errorf("erased accounts: %w", err)
+	}
+	a := &Accounts{coll: db.Collection(Collection), seen: map[string]bool{}}
+	if err := a.Reload(ctx); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Reload reads every marker into memory: those another replica wrote are then known here
+// too (each replica also learns them from the erasure event it consumes).
+func (a *Accounts) Reload(ctx context.Context) error {
+	cur, err := a.coll.Find(ctx, bson.D{}, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return fmt.Errorf("read erased accounts: %w", err)
+	}
+	var marks []Mark
+	if err := cur.All(ctx, &marks); err != nil {
+		return fmt.Errorf("read erased accounts: %w", err)
+	}
+	a.mu.Lock()
+	for _, m := range marks {
+		a.seen[m.Account] = true
+	}
+	a.mu.Unlock()
+	return nil
+}
+
+// Mark records account as erased at at (kept if it already is) and returns its marker.
+func (a *Accounts) Mark(ctx context.Context, account string, at time.Time) (Mark, error) {
+	m := Mark{Account: account, At: at.UTC()}
+	_, err := a.coll.InsertOne(ctx, m)
+	if err != nil && !mongostore.IsDuplicate(err) {
+		return m, fmt.Errorf("mark account erased: %w", err)
+	}
+	a.remember(account)
+	if err == nil {
+		return m, nil
+	}
+	err = a.coll.FindOne(ctx, bson.D{{Key: "_id", Value: account}}).Decode(&m)
+	if err != nil {
+		return m, fmt.Errorf("read erased account: %w", err)
+	}
+	return m, nil
+}
+
+func (a *Accounts) remember(account string) {
+	a.mu.Lock()
+	a.seen[account] = true
+	a.mu.Unlock()
+}
+
+// Known reports, from memory only, whether account is erased: a marker another replica
+// wrote is known here once this replica consumed the erasure event or reloaded.
+func (a *Accounts) Known(account string) bool {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.seen[account]
+}
+
+// Is reports whether account is erased, reading MongoDB when memory does not know it.
+func (a *Accounts) Is(ctx context.Context, account string) (bool, error) {
+	if a.Known(account) {
+		return true, nil
+	}
+	err := a.coll.FindOne(ctx, bson.D{{Key: "_id", Value: account}}).Err()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read erased account: %w", err)
+	}
+	a.remember(account)
+	return true, nil
+}
+
+// Get returns the marker of account, false when it is not erased.
+func (a *Accounts) Get(ctx context.Context, account string) (Mark, bool, error) {
+	var m Mark
+	err := a.coll.FindOne(ctx, bson.D{{Key: "_id", Value: account}}).Decode(&m)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return m, false, nil
+	}
+	if err != nil {
+		return m, false, fmt.Errorf("read erased account: %w", err)
+	}
+	a.remember(account)
+	return m, true, nil
+}
+
+// Unsettled lists the markers not yet settled.
+func (a *Accounts) Unsettled(ctx context.Context) ([]Mark, error) {
+	cur, err := a.coll.Find(ctx, bson.D{{Key: "settled", Value: bson.D{{Key: "$ne", Value: true}}}})
+	if err != nil {
+		return nil, fmt.Errorf("read erased accounts: %w", err)
+	}
+	var marks []Mark
+	if err := cur.All(ctx, &marks); err != nil {
+		return nil, fmt.Errorf("read erased accounts: %w", err)
+	}
+	return marks, nil
+}
+
+// Settle marks the erasure of account as settled.
+func (a *Accounts) Settle(ctx context.Context, account string) error {
+	_, err := a.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: account}}, bson.D{{Key: "$set", Value: bson.D{{Key: "settled", Value: true}}}})
+	if err != nil {
+		return fmt.Errorf("settle erased account: %w", err)
+	}
+	return nil
+}
