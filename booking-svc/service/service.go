@@ -167,7 +167,9 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		BodyLimit: 2 << 20,
 		Ready:     base.Ready,
 	})
-	api.New(bookings, booking.NewUsers(st, cfg.PasswordCost), keys).Register(app, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()))
+	routes := api.New(bookings, booking.NewUsers(st, cfg.PasswordCost), keys)
+	routes.RefuseErased(marks.Known)
+	routes.Register(app, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()))
 
 	log.Info("booking-svc starting", "addr", cfg.Addr)
 	g, gctx := errgroup.WithContext(ctx)

@@ -134,7 +134,9 @@ func newServer(t *testing.T) *server {
 			{Name: "idempotency", Erase: s.keys.EraseAccount}},
 		Settle: time.Hour, Next: s.vw.Apply}
 	s.app = httpapi.New(httpapi.Options{Telemetry: tel, BodyLimit: 1 << 20})
-	New(svc, booking.NewUsers(s.st, 4), s.keys).Register(s.app, tenancy.NewSigner(testKey))
+	routes := New(svc, booking.NewUsers(s.st, 4), s.keys)
+	routes.RefuseErased(s.marks.Known)
+	routes.Register(s.app, tenancy.NewSigner(testKey))
 	return s
 }
 
@@ -653,5 +655,58 @@ func TestUsageAndExport(t *testing.T) {
 		if _, ok := files["booking-svc/"+c+".json"]; !ok {
 			t.Errorf("no %s.json in %v", c, slices.Collect(maps.Keys(files)))
 		}
+	}
+}
+
+// TestErasureSweepFinishesLateWrites: a write of the account that was still running when its
+// erasure ran (a booking landing after it) is published as a tombstone and erased by the
+// janitor's sweep, which settles the erasure once it runs after Settle has passed.
+func TestErasureSweepFinishesLateWrites(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	acct := newAccount("sw")
+	s.book(t, acct, 1, "2027-01-01", 2, booking.Guest{FirstName: "Early"}, 0)
+	if err := s.eraser.Apply(ctx, erasedEvent(t, acct)); err != nil {
+		t.Fatal(err)
+	}
+	late := s.book(t, acct, 1, "2027-02-01", 2, booking.Guest{FirstName: "Late"}, 0)
+	waitFor(t, "the late booking's tombstone", func() bool {
+		return s.pub.latest()[store.BookingAggregate(acct, late.BookingID)].Tombstone
+	})
+	if got := holding(t, map[string]bool{erased.Collection: true, outbox.Collection: true}, acct); len(got) == 0 {
+		t.Fatal("the late booking is not stored: the test shows nothing")
+	}
+	for _, r := range []struct {
+		settle  time.Duration
+		settled bool
+	}{{time.Hour, false}, {0, true}} {
+		s.eraser.Settle = r.settle
+		if err := s.eraser.Sweep(ctx); err != nil {
+			t.Fatal(err)
+		}
+		m, ok, err := s.marks.Get(ctx, acct)
+		if err != nil || !ok || m.Settled != r.settled {
+			t.Errorf("settle %v: marker %+v %v %v, want settled %v", r.settle, m, ok, err, r.settled)
+		}
+		if got := holding(t, map[string]bool{erased.Collection: true, outbox.Collection: true}, acct); len(got) != 0 {
+			t.Errorf("settle %v: left %v", r.settle, got)
+		}
+	}
+	// Applied again once settled (a replica reading the topic from the start): harmless.
+	if err := s.eraser.Apply(ctx, erasedEvent(t, acct)); err != nil {
+		t.Fatal(err)
+	}
+	// A request of the account that still reaches booking-svc changes nothing.
+	for _, r := range []struct{ path, body string }{
+		{"/internal/b/create", `{"propertyId":1}`},
+		{"/internal/b/listbooking", `{}`},
+		{"/internal/a/property-blockdate", `{"action":"create"}`},
+	} {
+		if status, out := s.do(t, acct, http.MethodPost, r.path, r.body); status != 401 || !strings.Contains(string(out), "the account does not exist") {
+			t.Errorf("%s of the erased account: %d %s", r.path, status, out)
+		}
+	}
+	if status, out := s.do(t, newAccount("live"), http.MethodPost, "/internal/b/listbooking", `{}`); status != 200 {
+		t.Errorf("listbooking of a live account: %d %s", status, out)
 	}
 }

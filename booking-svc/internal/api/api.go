@@ -26,6 +26,21 @@ type API struct {
 	users    *booking.Users
 	keys     *idempotency.Keys
 	now      func() time.Time
+	// erased, when set, tells the erased accounts (RefuseErased).
+	erased func(account string) bool
+}
+
+// RefuseErased makes the interface routes refuse an erased account, as edge does once its
+// credentials are gone: a request that reaches booking-svc anyway (on its way when the
+// account was erased) changes nothing.
+func (a *API) RefuseErased(erased func(account string) bool) { a.erased = erased }
+
+// live refuses the requests of an erased account.
+func (a *API) live(c *fiber.Ctx) error {
+	if a.erased != nil && a.erased(account(c)) {
+		return httpapi.Unauthorized("the account does not exist")
+	}
+	return c.Next()
 }
 
 // New returns the API.
@@ -35,7 +50,7 @@ func New(b *booking.Service, u *booking.Users, k *idempotency.Keys) *API {
 
 // Register mounts the routes behind the signature check.
 func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
-	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), signer.Require())
+	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), signer.Require(), a.live)
 	a.keys.Resolve("create", a.resolveCreate)
 	a.keys.Resolve("update", a.resolveChange)
 	a.keys.Resolve("cancel", a.resolveCancel)
@@ -56,7 +71,7 @@ func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
 	b.Post("/login", a.login)
 	b.Post("/usesocialuser", a.socialUser)
 
-	a1 := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), signer.Require())
+	a1 := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), signer.Require(), a.live)
 	a1.Post("/property-blockdate", a.blockDate)
 
 	// The account as a whole, for edge's admin API (docs/booking.md, "Export and erasure").

@@ -101,18 +101,8 @@ func (s *Store) IgnoreErased(erased Erased) { s.erased = erased }
 // holds is ignored, so redelivery and reordering are harmless. A tombstone forgets its key;
 // an erased account's events are ignored.
 func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
-	account, _, _ := strings.Cut(string(m.Key), ":")
 	if events.IsTombstone(m) {
 		return s.forgetKey(ctx, string(m.Key))
-	}
-	if s.erased != nil && account != "" {
-		gone, err := s.erased(ctx, account)
-		if err != nil {
-			return err
-		}
-		if gone {
-			return nil
-		}
 	}
 	var data json.RawMessage
 	e, err := events.Decode(m.Value, &data)
@@ -131,6 +121,9 @@ func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
 	}
 	if h.AccountID == "" || h.PropertyID == 0 {
 		return events.Permanent(errors.New("property snapshot without identity"))
+	}
+	if gone, err := s.erasedAccount(ctx, h.AccountID); err != nil || gone {
+		return err
 	}
 	if !h.Deleted {
 		if _, err := pricing.FromEvent(h); err != nil {
@@ -163,6 +156,14 @@ func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
 		return err
 	}
 	return nil
+}
+
+// erasedAccount reports whether account is erased (never, without IgnoreErased).
+func (s *Store) erasedAccount(ctx context.Context, account string) (bool, error) {
+	if s.erased == nil {
+		return false, nil
+	}
+	return s.erased(ctx, account)
 }
 
 // forgetKey forgets what a message key of vros.property.v1 held: "<account>:settings" the
@@ -239,6 +240,9 @@ func (s *Store) applySettings(ctx context.Context, data json.RawMessage) error {
 	}
 	if d.AccountID == "" {
 		return events.Permanent(errors.New("settings snapshot without account"))
+	}
+	if gone, err := s.erasedAccount(ctx, d.AccountID); err != nil || gone {
+		return err
 	}
 	_, _, err := mongostore.KeepNewer(ctx, s.settings, d.AccountID, d.Version, string(data))
 	if err == nil {
