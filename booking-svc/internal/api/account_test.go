@@ -12,6 +12,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"github.com/segmentio/kafka-go"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/vros/vros/booking-svc/internal/arrival"
 	"github.com/vros/vros/booking-svc/internal/booking"
@@ -42,26 +44,65 @@ import (
 	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/outbox"
+	"github.com/vros/vros/libs/realinfra"
 	"github.com/vros/vros/libs/seal"
 	"github.com/vros/vros/libs/telemetry"
 	"github.com/vros/vros/libs/tenancy"
 )
 
-var db *mongo.Database
+var (
+	db      *mongo.Database
+	brokers []string
+)
 
-func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "bookingapi_test", &db, nil) }
+// The tests run against the servers VROS_MONGO_URI and VROS_KAFKA_BROKERS name (make
+// test-real), else against embedded ones: the relay publishes to Kafka, and the erasure test
+// reads the tombstones back from the topic.
+func TestMain(m *testing.M) {
+	ctx := context.Background()
+	var infra *embedded.Infra
+	uri := ""
+	if s := realinfra.FromEnv(); s != nil && s.MongoURI != "" && len(s.KafkaBrokers) > 0 {
+		uri, brokers = s.MongoURI, s.KafkaBrokers
+	} else {
+		var err error
+		if infra, err = embedded.Start(ctx, embedded.Options{}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		uri, brokers = infra.MongoURI, infra.KafkaBrokers
+	}
+	client, err := mongo.Connect(options.Client().ApplyURI(uri))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	db = client.Database(fmt.Sprintf("bookingapi_test_%d", time.Now().UnixNano()))
+	code := m.Run()
+	_ = db.Drop(ctx)
+	_ = client.Disconnect(ctx)
+	if infra != nil {
+		infra.Close()
+	}
+	os.Exit(code)
+}
 
 const testKey = "booking-api-test-key"
 
 var accounts atomic.Int64
 
-// recorder is the relay's publisher: it keeps what reached "Kafka", by key, newest last.
+// recorder is the relay's publisher: it publishes to Kafka and keeps what Kafka took, so that
+// a test can wait for it.
 type recorder struct {
-	mu   sync.Mutex
-	msgs []events.Message
+	kafka *events.Publisher
+	mu    sync.Mutex
+	msgs  []events.Message
 }
 
-func (r *recorder) Publish(_ context.Context, msgs ...events.Message) error {
+func (r *recorder) Publish(ctx context.Context, msgs ...events.Message) error {
+	if err := r.kafka.Publish(ctx, msgs...); err != nil {
+		return err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.msgs = append(r.msgs, msgs...)
@@ -105,7 +146,8 @@ func newServer(t *testing.T) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{pub: &recorder{}, box: box}
+	s := &server{pub: &recorder{kafka: events.NewPublisher(brokers)}, box: box}
+	t.Cleanup(func() { _ = s.pub.kafka.Close() })
 	if s.st, err = store.New(ctx, db); err != nil {
 		t.Fatal(err)
 	}
@@ -499,6 +541,16 @@ func TestAccountErasure(t *testing.T) {
 		if got := holding(t, nil, acct); got[erased.Collection] != 1 || len(got) != 1 {
 			t.Errorf("step %d: documents of the erased account: %v", step, got)
 		}
+		// On the compacted topic the latest message of every key of the account is a tombstone.
+		onKafka := onTopic(t, events.TopicBooking, acct+":")
+		for _, k := range keys {
+			if m, ok := onKafka[k]; !ok || !events.IsTombstone(m) || m.Value != nil {
+				t.Errorf("step %d: latest of %s on %s: %q (found %v), want a tombstone", step, k, events.TopicBooking, m.Value, ok)
+			}
+		}
+		if len(onKafka) != len(keys) {
+			t.Errorf("step %d: the account's keys on the topic: %d, want %d", step, len(onKafka), len(keys))
+		}
 		for _, b := range append(during, kept) {
 			got, err := s.st.Booking(ctx, other, b.BookingID)
 			if err != nil || got.Status != booking.StatusReserved || got.Guest.FirstName != "Other" {
@@ -514,6 +566,57 @@ func TestAccountErasure(t *testing.T) {
 			t.Errorf("step %d: a later event stored %v", step, got)
 		}
 	}
+}
+
+// onTopic reads topic from the start up to its end as of now and returns the latest message
+// of each key that begins with prefix.
+func onTopic(t *testing.T, topic, prefix string) map[string]kafka.Message {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := kafka.DialContext(ctx, "tcp", brokers[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := conn.ReadPartitions(topic)
+	conn.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]kafka.Message{}
+	for _, p := range parts {
+		lc, err := kafka.DialLeader(ctx, "tcp", brokers[0], topic, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, last, err := lc.ReadOffsets()
+		lc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last <= first {
+			continue
+		}
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: p.ID, MaxWait: 50 * time.Millisecond})
+		if err := r.SetOffset(first); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			m, err := r.ReadMessage(ctx)
+			if err != nil {
+				r.Close()
+				t.Fatalf("read %s/%d: %v", topic, p.ID, err)
+			}
+			if strings.HasPrefix(string(m.Key), prefix) {
+				out[string(m.Key)] = m
+			}
+			if m.Offset+1 >= last {
+				break
+			}
+		}
+		r.Close()
+	}
+	return out
 }
 
 func erasedEvent(t *testing.T, account string) kafka.Message {
