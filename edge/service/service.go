@@ -3,7 +3,10 @@
 package service
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -14,8 +17,11 @@ import (
 	"github.com/vros/vros/edge/internal/account"
 	"github.com/vros/vros/edge/internal/accountstore"
 	"github.com/vros/vros/edge/internal/admin"
+	"github.com/vros/vros/edge/internal/backend"
 	"github.com/vros/vros/edge/internal/gateway"
 	"github.com/vros/vros/edge/internal/throttle"
+	"github.com/vros/vros/edge/internal/usage"
+	"github.com/vros/vros/edge/internal/usagestore"
 	"github.com/vros/vros/libs/config"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/mongostore"
@@ -48,6 +54,9 @@ type Config struct {
 	// changed through other replicas (account.Service.Watch); zero: never (CacheTTL alone
 	// bounds how long they are trusted).
 	AccountPoll time.Duration `env:"VROS_EDGE_ACCOUNT_POLL_INTERVAL" envDefault:"1s"`
+	// UsageFlush is how often the usage counts are flushed (zero: usage.FlushInterval);
+	// tests shorten it. Never read from the environment.
+	UsageFlush time.Duration
 	// Development lets PublicURL be empty: edge_url is then http://<listen address>. The
 	// dev launcher and the test stacks set it; it is never read from the environment.
 	Development bool
@@ -102,12 +111,30 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 	if err != nil {
 		return err
 	}
-	accounts := account.NewService(store, account.Options{CacheTTL: cfg.CacheTTL})
-	if cfg.AccountPoll > 0 && cfg.CacheTTL > 0 {
-		watchCtx, stopWatch := context.WithCancel(ctx)
-		defer stopWatch()
-		go accounts.Watch(watchCtx, cfg.AccountPoll, func(err error) { log.Warn("account changes not read", "err", err) })
+	usages, err := usagestore.New(ctx, client.Database("vros_edge"))
+	if err != nil {
+		return err
 	}
+	signer := tenancy.NewSigner(cfg.InternalHMACKey.Reveal())
+	services := backend.New(map[string]string{backend.PropertySvc: cfg.PropertyURL, backend.BookingSvc: cfg.BookingURL}, signer)
+	accounts := account.NewService(store, account.Options{CacheTTL: cfg.CacheTTL, Eraser: services})
+	loops, stopLoops := context.WithCancel(ctx)
+	defer stopLoops()
+	if cfg.AccountPoll > 0 && cfg.CacheTTL > 0 {
+		go accounts.Watch(loops, cfg.AccountPoll, func(err error) { log.Warn("account changes not read", "err", err) })
+	}
+	// Deletions interrupted (here or on another replica) are driven on by every replica.
+	go accounts.FinishDeletions(loops, account.DeletionRetry/2, func(err error) { log.Warn("account deletions not finished", "err", err) })
+	counter := usage.NewCounter(usages, replicaID())
+	go counter.Run(loops, cmp.Or(cfg.UsageFlush, usage.FlushInterval), func(err error) { log.Warn("usage counts not flushed; kept for the next flush", "err", err) })
+	defer func() {
+		// After the last request: the counts taken since the last flush.
+		fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := counter.Flush(fctx); err != nil {
+			log.Error("usage counts lost at shutdown: not flushed", "err", err)
+		}
+	}()
 	failures := throttle.NewFailures(cfg.AuthFailureRPS, cfg.AuthFailureBurst)
 
 	gw, err := gateway.New(gateway.Config{
@@ -115,8 +142,8 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 			gateway.PropertySvc: cfg.PropertyURL, gateway.BookingSvc: cfg.BookingURL, gateway.CatalogSvc: cfg.CatalogURL,
 		},
 		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst, AccountConcurrency: cfg.AccountConcurrency,
-		Failures: failures, Tracer: tel.Tracer, PublicURL: cfg.PublicURL,
-	}, accounts, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()), tel.Propagator)
+		Failures: failures, Tracer: tel.Tracer, PublicURL: cfg.PublicURL, Usage: counter,
+	}, accounts, signer, tel.Propagator)
 	if err != nil {
 		return fmt.Errorf("edge: %w", err)
 	}
@@ -136,7 +163,8 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 		EnvelopeFor:    gateway.EnvelopeFor,
 	})
 	gw.Register(app)
-	adm := admin.New(accounts, admin.Config{Token: cfg.AdminToken.Reveal(), PublicURL: cfg.PublicURL, Failures: failures})
+	adm := admin.New(accounts, admin.Config{Token: cfg.AdminToken.Reveal(), PublicURL: cfg.PublicURL, Failures: failures,
+		Services: services, Usage: usages})
 	adm.Register(app)
 
 	log.Info("edge starting", "addr", cfg.Addr, "public_url", cfg.PublicURL, "property_url", cfg.PropertyURL,
@@ -150,6 +178,14 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 			ready(addr)
 		}
 	}, cfg.ShutdownDrain, 10*time.Second)
+}
+
+// replicaID names this process among edge's replicas in the usage records (each replica
+// writes its own).
+func replicaID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // reachable turns a listen address into one a client on this machine can use: an

@@ -37,6 +37,12 @@ const (
 	// Revoked is Suspended's former name (the admin API's /revoke is an alias of /suspend);
 	// accounts stored as "revoked" read as Suspended.
 	Revoked = Suspended
+	// Deleting is an account whose deletion has begun (Service.Delete): every credential of
+	// it is refused, and the deletion is driven on until the account is Deleted.
+	Deleting Status = "deleting"
+	// Deleted is what is left of a deleted account: its id (never reused), its status and
+	// when it was deleted. To every reader but the deletion itself it does not exist.
+	Deleted Status = "deleted"
 )
 
 // Errors of the account domain.
@@ -45,6 +51,8 @@ var (
 	ErrSuspended = errors.New("account suspended")
 	// ErrRevoked is ErrSuspended's former name.
 	ErrRevoked = ErrSuspended
+	// ErrDeleting refuses a change to an account whose deletion has begun.
+	ErrDeleting = errors.New("account is being deleted")
 )
 
 // Account is one tenant.
@@ -69,6 +77,10 @@ type Account struct {
 	TokenHash string
 	// Plan is the account's limits (see Plan); the zero Plan is edge's defaults throughout.
 	Plan Plan
+	// DeletingAt is when its deletion began (zero unless Deleting or Deleted); DeletedAt,
+	// when it ended (zero unless Deleted).
+	DeletingAt time.Time
+	DeletedAt  time.Time
 }
 
 // Plan is an account's limits, set by the operator (docs/accounts.md, "Plans"). Zero in a

@@ -13,6 +13,12 @@ const (
 	ActionReinstate = "reinstate"
 	ActionSettings  = "settings"
 	ActionPlan      = "plan"
+	// ActionDelete records that an account's deletion began; ActionDeleted, that it ended.
+	ActionDelete  = "delete"
+	ActionDeleted = "deleted"
+	// ActionGuestErase records a guest's erasure in an account: the counts of records
+	// anonymised, never who.
+	ActionGuestErase = "guest_erase"
 )
 
 // AuditRecord is one account or credential change, appended to the audit log when the

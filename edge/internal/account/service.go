@@ -37,6 +37,16 @@ type Repository interface {
 	// AppendAudit adds r to the audit log; Audit reads the log, newest first.
 	AppendAudit(ctx context.Context, r AuditRecord) error
 	Audit(ctx context.Context, q AuditQuery) ([]AuditRecord, error)
+	// MarkDeleting makes the account Deleting, stamped at (kept when it already is), and
+	// returns it as it was before and as it left it; ErrNotFound when it does not exist or
+	// is Deleted. Every later change but the deletion's is refused with ErrDeleting.
+	MarkDeleting(ctx context.Context, id string, at time.Time) (before, after Account, err error)
+	// FinishDeletion, for a Deleting account, deletes every credential of it, blanks its name
+	// in its audit records, and leaves the account as its id, status Deleted and at; for a
+	// Deleted one it does nothing. Each step may be repeated.
+	FinishDeletion(ctx context.Context, id string, at time.Time) (Account, error)
+	// Deleting lists the accounts Deleting since before, oldest first.
+	Deleting(ctx context.Context, before time.Time) ([]string, error)
 }
 
 // ErrUnauthorized is any failed authentication; callers never learn which half was wrong.
@@ -54,6 +64,8 @@ type Options struct {
 	// CacheSize bounds the cached credentials (least recently used go first); zero means
 	// DefaultCacheSize.
 	CacheSize int
+	// Eraser erases an account's data in the services (Delete); nil: Delete refuses.
+	Eraser Eraser
 }
 
 // ChangeOverlap is how far back of the newest change it has seen a replica asks again
@@ -85,6 +97,10 @@ type Service struct {
 	// account changed within ChangeOverlap of it. Only Watch's goroutine uses them.
 	cursor time.Time
 	seen   map[string]int64
+
+	eraser Eraser
+	// deletions joins the concurrent deletions of one account in this replica.
+	deletions joins
 }
 
 type cached struct {
@@ -103,15 +119,23 @@ type Caller struct {
 }
 
 func (c cached) result() (Caller, error) {
-	if c.status != Active {
+	switch c.status {
+	case Active:
+	case Deleting, Deleted:
+		// Refused at once, as a suspension is; the credentials themselves go with the
+		// deletion's last step, after which they are unknown.
+		return Caller{}, ErrUnauthorized
+	default:
 		return Caller{}, ErrSuspended
 	}
-	return Caller{Tenant: tenancy.Tenant{AccountID: c.cred.AccountID, Sandbox: c.sandbox}, Plan: c.plan}, nil
+	// The services are told the plan's limits that they apply themselves.
+	t := tenancy.Tenant{AccountID: c.cred.AccountID, Sandbox: c.sandbox, MaxProperties: c.plan.MaxProperties}
+	return Caller{Tenant: t, Plan: c.plan}, nil
 }
 
 // NewService returns a Service over repo.
 func NewService(repo Repository, o Options) *Service {
-	s := &Service{repo: repo, now: time.Now, seen: map[string]int64{}}
+	s := &Service{repo: repo, now: time.Now, seen: map[string]int64{}, eraser: o.Eraser}
 	s.cursor = s.now().UTC()
 	if o.CacheTTL > 0 {
 		size := o.CacheSize
@@ -212,11 +236,14 @@ func (s *Service) Create(ctx context.Context, name string, sandbox bool) (Accoun
 	return a, secrets, nil
 }
 
-// audit appends r, stamped now and with the actor ctx carries. The change it records is
+// audit appends r, stamped now and with the actor ctx carries (and a new id, unless r has
+// one: a record appended again under its id is kept once). The change it records is
 // already made: a failure to record it is reported to the caller (tried three times first).
 func (s *Service) audit(ctx context.Context, r AuditRecord) error {
 	r.At = s.now().UTC().Truncate(time.Millisecond)
-	r.ID = newAuditID(r.At)
+	if r.ID == "" {
+		r.ID = newAuditID(r.At)
+	}
 	r.Actor = ActorFrom(ctx)
 	var err error
 	for range 3 {
@@ -245,8 +272,14 @@ func issueAll(kinds []Kind, id string) ([]Secret, []Credential) {
 	return secrets, creds
 }
 
-// Get returns an account.
-func (s *Service) Get(ctx context.Context, id string) (Account, error) { return s.repo.Get(ctx, id) }
+// Get returns an account; a Deleted one does not exist.
+func (s *Service) Get(ctx context.Context, id string) (Account, error) {
+	a, err := s.repo.Get(ctx, id)
+	if err == nil && a.Status == Deleted {
+		return Account{}, ErrNotFound
+	}
+	return a, err
+}
 
 // List pages through the accounts q selects, in id order.
 func (s *Service) List(ctx context.Context, q ListQuery) ([]Account, error) {

@@ -23,7 +23,8 @@ const (
 	collAccounts    = "accounts"
 	collCredentials = "credentials"
 	collCounters    = "counters"
-	// collAudit is the audit log: append-only (nothing in edge updates or deletes it).
+	// collAudit is the audit log: append-only, but for an account's deletion, which blanks
+	// the account's name in its records (FinishDeletion).
 	collAudit = "audit"
 	// firstAccountID keeps account ids at four digits or more.
 	firstAccountID = 1000
@@ -47,6 +48,10 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 		{Collection: collAccounts, Keys: bson.D{{Key: "changed_at", Value: 1}}},
 		// One account's audit records, newest first.
 		{Collection: collAudit, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "_id", Value: 1}}},
+		// An account's credentials, deleted with it.
+		{Collection: collCredentials, Keys: bson.D{{Key: "account_id", Value: 1}}},
+		// The deletions left unfinished (Deleting).
+		{Collection: collAccounts, Keys: bson.D{{Key: "status", Value: 1}, {Key: "deleting_at", Value: 1}}},
 	})
 	if err != nil {
 		return nil, err
@@ -78,6 +83,9 @@ type accountDoc struct {
 	// changed_at (ChangedSince) and tell one write from the next by version.
 	ChangedAt time.Time `bson:"changed_at"`
 	Version   int64     `bson:"version"`
+	// DeletingAt: set when the deletion began; DeletedAt, when it ended.
+	DeletingAt time.Time `bson:"deleting_at,omitempty"`
+	DeletedAt  time.Time `bson:"deleted_at,omitempty"`
 }
 
 type planDoc struct {
@@ -174,7 +182,7 @@ func (s *Store) get(ctx context.Context, id string) (accountDoc, error) {
 
 func fromDoc(d accountDoc) account.Account {
 	a := account.Account{ID: d.ID, Name: d.Name, Status: account.Status(d.Status), Sandbox: d.Sandbox, LegacyOff: d.LegacyOff, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt,
-		Identifiers: map[account.Kind]string{}, TokenHash: d.TokenHash}
+		Identifiers: map[account.Kind]string{}, TokenHash: d.TokenHash, DeletingAt: d.DeletingAt, DeletedAt: d.DeletedAt}
 	if d.Status == "revoked" { // stored before suspension had its name
 		a.Status = account.Suspended
 	}
@@ -195,6 +203,7 @@ func (s *Store) List(ctx context.Context, q account.ListQuery) ([]account.Accoun
 	}
 	switch q.Status {
 	case "":
+		filter = append(filter, bson.E{Key: "status", Value: bson.D{{Key: "$ne", Value: string(account.Deleted)}}})
 	case account.Suspended:
 		filter = append(filter, bson.E{Key: "status", Value: bson.D{{Key: "$in", Value: bson.A{string(account.Suspended), "revoked"}}}})
 	default:
@@ -256,11 +265,11 @@ func (s *Store) Replace(ctx context.Context, id string, creds []account.Credenti
 		}
 	}
 	var d accountDoc
-	err := s.accounts.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "version", Value: 1}}}},
+	err := s.accounts.FindOneAndUpdate(ctx, live(id), bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "version", Value: 1}}}},
 		options.FindOneAndUpdate().SetReturnDocument(options.Before)).Decode(&d)
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		s.deleteCredentials(ctx, creds)
-		return account.Account{}, account.ErrNotFound
+		return account.Account{}, s.whyNot(ctx, id)
 	}
 	if err != nil {
 		return account.Account{}, err
@@ -334,14 +343,14 @@ func (s *Store) set(ctx context.Context, id string, fields bson.D, apply func(*a
 	defer unlock()
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	var d accountDoc
-	err = s.accounts.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: id}},
+	err = s.accounts.FindOneAndUpdate(ctx, live(id),
 		bson.D{
 			{Key: "$set", Value: append(fields, bson.E{Key: "updated_at", Value: now}, bson.E{Key: "changed_at", Value: now})},
 			{Key: "$inc", Value: bson.D{{Key: "version", Value: 1}}},
 		},
 		options.FindOneAndUpdate().SetReturnDocument(options.Before)).Decode(&d)
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return account.Account{}, account.Account{}, account.ErrNotFound
+		return account.Account{}, account.Account{}, s.whyNot(ctx, id)
 	}
 	if err != nil {
 		return account.Account{}, account.Account{}, err
@@ -406,7 +415,8 @@ func (s *Store) AppendAudit(ctx context.Context, r account.AuditRecord) error {
 	for _, k := range r.Credentials {
 		d.Credentials = append(d.Credentials, string(k))
 	}
-	if _, err := s.audit.InsertOne(ctx, d); err != nil {
+	if _, err := s.audit.InsertOne(ctx, d); err != nil && !mongo.IsDuplicateKeyError(err) {
+		// A duplicate is the record appended before under its id (a retried deletion's).
 		return fmt.Errorf("insert audit record: %w", err)
 	}
 	return nil

@@ -1,7 +1,7 @@
 // Package admin is the operator's API on edge: create accounts, list and search them, read
 // them, rotate their credentials, suspend and reinstate them, set their settings and plans,
-// and read the audit log of those changes. It is guarded by a bearer token from the
-// environment.
+// read their usage, export them, erase a guest of theirs or delete them, and read the audit
+// log of those changes. It is guarded by a bearer token from the environment.
 package admin
 
 import (
@@ -21,6 +21,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/vros/vros/edge/internal/account"
+	"github.com/vros/vros/edge/internal/backend"
 	"github.com/vros/vros/edge/internal/throttle"
 	"github.com/vros/vros/libs/fields"
 	"github.com/vros/vros/libs/httpapi"
@@ -35,6 +36,11 @@ type Config struct {
 	PublicURL string
 	// Failures throttles wrong tokens by client address (nil: none).
 	Failures *throttle.Failures
+	// Services calls property-svc's and booking-svc's internal account routes (usage,
+	// export, guest erasure).
+	Services *backend.Client
+	// Usage reads edge's own request counts.
+	Usage usageReader
 }
 
 // API serves /admin/v1.
@@ -45,11 +51,14 @@ type API struct {
 	fingerprint string
 	failures    *throttle.Failures
 	publicURL   atomic.Pointer[string]
+	services    *backend.Client
+	usageStore  usageReader
 }
 
 // New returns the admin API.
 func New(accounts *account.Service, cfg Config) *API {
-	a := &API{accounts: accounts, token: cfg.Token, failures: cfg.Failures, fingerprint: Fingerprint(cfg.Token)}
+	a := &API{accounts: accounts, token: cfg.Token, failures: cfg.Failures, fingerprint: Fingerprint(cfg.Token),
+		services: cfg.Services, usageStore: cfg.Usage}
 	a.SetPublicURL(cfg.PublicURL)
 	return a
 }
@@ -89,6 +98,10 @@ func (a *API) Register(app *fiber.App) {
 	g.Post("/accounts/:id/settings", a.settings)
 	g.Get("/accounts/:id/plan", a.getPlan)
 	g.Post("/accounts/:id/plan", a.setPlan)
+	g.Get("/accounts/:id/usage", a.usage)
+	g.Get("/accounts/:id/export", a.export)
+	g.Post("/accounts/:id/guests/erase", a.eraseGuest)
+	g.Delete("/accounts/:id", a.deleteAccount)
 	g.Get("/audit", a.audit)
 }
 
@@ -210,12 +223,12 @@ func (a *API) list(c *fiber.Ctx) error {
 	}
 	switch st := account.Status(c.Query("status")); st {
 	case "":
-	case account.Active, account.Suspended:
+	case account.Active, account.Suspended, account.Deleting:
 		q.Status = st
 	case "revoked":
 		q.Status = account.Suspended
 	default:
-		return httpapi.InvalidField("status", "must be active or suspended")
+		return httpapi.InvalidField("status", "must be active, suspended or deleting")
 	}
 	accs, err := a.accounts.List(c.UserContext(), q)
 	if err != nil {
@@ -445,15 +458,7 @@ func (a *API) audit(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := make([]auditView, len(recs))
-	for i, r := range recs {
-		v := auditView{ID: r.ID, At: r.At, AccountID: r.AccountID, Action: r.Action, Credentials: r.Credentials,
-			Actor: r.Fingerprint, Address: r.Address, RequestID: r.RequestID}
-		for _, ch := range r.Changes {
-			v.Changes = append(v.Changes, changeView(ch))
-		}
-		out[i] = v
-	}
+	out := auditViews(recs)
 	next := ""
 	if int64(len(recs)) == limit {
 		next = recs[len(recs)-1].ID
@@ -462,8 +467,11 @@ func (a *API) audit(c *fiber.Ctx) error {
 }
 
 func notFound(err error, id string) error {
-	if errors.Is(err, account.ErrNotFound) {
+	switch {
+	case errors.Is(err, account.ErrNotFound):
 		return httpapi.NotFound(httpapi.StatusNotFound, fmt.Sprintf("account %q does not exist", id))
+	case errors.Is(err, account.ErrDeleting):
+		return httpapi.Conflict(httpapi.StatusConflict, fmt.Sprintf("account %q is being deleted: nothing else changes it; DELETE it again to finish", id))
 	}
 	return err
 }

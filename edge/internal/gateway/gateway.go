@@ -19,6 +19,7 @@ import (
 
 	"github.com/vros/vros/edge/internal/account"
 	"github.com/vros/vros/edge/internal/throttle"
+	"github.com/vros/vros/edge/internal/usage"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/tenancy"
 )
@@ -43,6 +44,8 @@ type Config struct {
 	// PublicURL is edge's public base URL (VROS_EDGE_PUBLIC_URL, no trailing slash), sent to
 	// catalog-svc with every read for its links; empty: the request's own base URL.
 	PublicURL string
+	// Usage counts the authenticated requests (nil: none are counted).
+	Usage *usage.Counter
 }
 
 // Gateway serves the public routes.
@@ -53,11 +56,12 @@ type Gateway struct {
 	inFlight  *throttle.Concurrency
 	failures  *throttle.Failures
 	publicURL string
+	usage     *usage.Counter
 }
 
 // New builds the gateway.
 func New(cfg Config, accounts *account.Service, signer *tenancy.Signer, prop propagation.TextMapPropagator) (*Gateway, error) {
-	g := &Gateway{accounts: accounts, upstreams: map[Upstream]*upstream{}, failures: cfg.Failures, publicURL: strings.TrimRight(cfg.PublicURL, "/"),
+	g := &Gateway{accounts: accounts, upstreams: map[Upstream]*upstream{}, failures: cfg.Failures, publicURL: strings.TrimRight(cfg.PublicURL, "/"), usage: cfg.Usage,
 		limits:   throttle.New(cfg.RateLimitRPS, cfg.RateLimitBurst, throttle.DefaultKeys),
 		inFlight: throttle.NewConcurrency(cfg.AccountConcurrency, cmp.Or(cfg.ConcurrencyWait, DefaultConcurrencyWait))}
 	for name, raw := range cfg.ServiceURLs {
@@ -84,12 +88,12 @@ func EnvelopeFor(path string) httpapi.Envelope {
 
 // Register mounts the public routes on app.
 func (g *Gateway) Register(app *fiber.App) {
-	a := app.Group("/api", httpapi.Use(httpapi.EnvelopeA))
+	a := app.Group("/api", httpapi.Use(httpapi.EnvelopeA), g.count)
 	a.Post("/:resource", g.interfaceA)
 
 	// Interface B answers every application outcome with HTTP 200, as the original's
 	// clients read only a 200's body (docs/interface-b.md).
-	b := app.Group("/vros", httpapi.Use(httpapi.EnvelopeB), httpapi.ApplicationOutcomesOK)
+	b := app.Group("/vros", httpapi.Use(httpapi.EnvelopeB), httpapi.ApplicationOutcomesOK, g.count)
 	b.Post("/external-booking", g.interfaceB)
 	b.Post("/external-booking/", g.interfaceB)
 	for _, p := range []string{"/api/:name/owner_token/:token", "/api/:name/owner_token/:token/property/:id"} {
@@ -133,6 +137,7 @@ func (g *Gateway) interfaceA(c *fiber.Ctx) error {
 	if err != nil {
 		return overOrErr(over, r.bodyLimit, err)
 	}
+	authenticated(c, caller, usage.A)
 	if err := g.rateLimit(c, caller); err != nil {
 		return err
 	}
@@ -223,7 +228,7 @@ func (g *Gateway) authenticateA(c *fiber.Ctx, key, pass string) (account.Caller,
 	if err != nil {
 		return account.Caller{}, err
 	}
-	if a1.Tenant != a2.Tenant {
+	if a1.Tenant.AccountID != a2.Tenant.AccountID {
 		g.failures.Failed(c)
 		return account.Caller{}, httpapi.Unauthorized("invalid credentials")
 	}
@@ -425,6 +430,7 @@ func (g *Gateway) interfaceB(c *fiber.Ctx) error {
 	if err != nil {
 		return overOrErr(over, bodyLimitB, err)
 	}
+	authenticated(c, caller, usage.B)
 	if err := g.rateLimit(c, caller); err != nil {
 		return err
 	}
@@ -464,6 +470,7 @@ func (g *Gateway) read(c *fiber.Ctx) error {
 	if err != nil {
 		return overOrErr(over, bodyLimitRead, err)
 	}
+	authenticated(c, caller, usage.Read)
 	if err := g.rateLimit(c, caller); err != nil {
 		return err
 	}

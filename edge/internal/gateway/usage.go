@@ -1,0 +1,70 @@
+package gateway
+
+import (
+	"errors"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/vros/vros/edge/internal/account"
+	"github.com/vros/vros/edge/internal/usage"
+	"github.com/vros/vros/libs/httpapi"
+)
+
+// usageKey holds, in a request's locals, the usageMark of an authenticated request.
+const usageKey = "vros.usage"
+
+// usageMark is who an authenticated request is counted for, and on which interface.
+type usageMark struct {
+	account string
+	iface   usage.Interface
+}
+
+// authenticated marks the request as caller's, to be counted when it is answered.
+func authenticated(c *fiber.Ctx, caller account.Caller, i usage.Interface) {
+	c.Locals(usageKey, usageMark{account: caller.Tenant.AccountID, iface: i})
+}
+
+// count counts each authenticated request by its outcome, once the route has answered or
+// failed. It runs inside ApplicationOutcomesOK, so it sees interface B's application errors
+// with their 4xx code before they go out on HTTP 200. What edge refuses itself past
+// authentication (rate, concurrency and body limits: a 429 or 413 error of edge's own, not
+// a service's answer) is Refused.
+func (g *Gateway) count(c *fiber.Ctx) error {
+	err := c.Next()
+	if g.usage == nil {
+		return err
+	}
+	m, ok := c.Locals(usageKey).(usageMark)
+	if !ok {
+		return err
+	}
+	g.usage.Add(m.account, m.iface, outcome(c, err))
+	return err
+}
+
+// outcome classifies an answer: err is the route's error (nil when it answered itself,
+// as when a service's answer is passed on).
+func outcome(c *fiber.Ctx, err error) usage.Outcome {
+	code := c.Response().StatusCode()
+	if err != nil {
+		code = fiber.StatusInternalServerError
+		var he *httpapi.Error
+		var fe *fiber.Error
+		switch {
+		case errors.As(err, &he):
+			code = he.HTTP
+		case errors.As(err, &fe):
+			code = fe.Code
+		}
+		if code == fiber.StatusTooManyRequests || code == fiber.StatusRequestEntityTooLarge {
+			return usage.Refused
+		}
+	}
+	switch {
+	case code >= 500:
+		return usage.ServerError
+	case code >= 400:
+		return usage.ClientError
+	}
+	return usage.OK
+}
