@@ -7,10 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/vros/vros/booking-svc/internal/api"
@@ -147,16 +145,12 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	bookings := booking.New(booking.Deps{Properties: properties.New(vw), Bookings: st, Blocks: st, Users: st, Accounts: st, Ledger: led,
 		Gateway: cardGateway(cfg), Box: box})
 	bookings.Deadline, bookings.Lease, bookings.Crash = cfg.RequestDeadline, cfg.JanitorLease, cfg.Crash
-	parked := db.Collection(events.ParkedCollection)
 	eraser := &erasure.Eraser{Marks: marks, View: erasure.Part{Name: "property view", Erase: vw.EraseAccount},
 		Parts: []erasure.Part{
 			{Name: "bookings", Erase: st.EraseAccount},
 			{Name: "ledger", Erase: nights.EraseAccount},
 			{Name: "idempotency keys", Erase: keys.EraseAccount},
-			{Name: "parked events", Erase: func(ctx context.Context, account string) error {
-				_, err := parked.DeleteMany(ctx, bson.D{{Key: "key", Value: bson.Regex{Pattern: "^" + regexp.QuoteMeta(account+":")}}})
-				return err
-			}},
+			erasure.ParkedEvents(db.Collection(events.ParkedCollection)),
 		},
 		Settle: cfg.JanitorLease, Next: vw.Apply, Log: log}
 	janitor := booking.Janitor{Bookings: bookings, Lease: cfg.JanitorLease, Retention: cfg.FailedRetention,

@@ -173,7 +173,7 @@ func newServer(t *testing.T) *server {
 		Ledger: s.led, Gateway: gateway.NewTest(time.Now), Box: box})
 	s.eraser = &erasure.Eraser{Marks: s.marks, View: erasure.Part{Name: "view", Erase: s.vw.EraseAccount},
 		Parts: []erasure.Part{{Name: "bookings", Erase: s.st.EraseAccount}, {Name: "ledger", Erase: s.nights.EraseAccount},
-			{Name: "idempotency", Erase: s.keys.EraseAccount}},
+			{Name: "idempotency", Erase: s.keys.EraseAccount}, erasure.ParkedEvents(db.Collection(events.ParkedCollection))},
 		Settle: time.Hour, Next: s.vw.Apply}
 	s.app = httpapi.New(httpapi.Options{Telemetry: tel, BodyLimit: 1 << 20})
 	routes := New(svc, booking.NewUsers(s.st, 4), s.keys)
@@ -490,6 +490,11 @@ func TestAccountErasure(t *testing.T) {
 		blk := s.block(t, acct, 1, "2027-06-01")
 		keys = append(keys, acct+":block:"+strconv.FormatInt(blk, 10))
 		if _, err := s.st.AddUser(ctx, acct, guest.User{Email: "g@example.com", Name: "Gwendolyn"}, false); err != nil {
+			t.Fatal(err)
+		}
+		// An event of the account the view could not read, parked.
+		bad := kafka.Message{Topic: events.TopicProperty, Partition: 1, Offset: int64(step), Key: []byte(acct + ":7"), Value: []byte("{")}
+		if err := events.ParkIn(db.Collection(events.ParkedCollection))(ctx, bad, errors.New("not JSON")); err != nil {
 			t.Fatal(err)
 		}
 		kept := s.book(t, other, 1, "2027-01-01", 2, booking.Guest{FirstName: "Other", Email: "o@example.com"}, 0)

@@ -11,10 +11,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/vros/vros/booking-svc/internal/erased"
 	"github.com/vros/vros/libs/events"
@@ -119,4 +122,13 @@ func (e *Eraser) Sweep(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// ParkedEvents is the part that deletes the account's parked events (`parked_events`, whose
+// key begins with "<account>:"): they hold its snapshots.
+func ParkedEvents(parked *mongo.Collection) Part {
+	return Part{Name: "parked events", Erase: func(ctx context.Context, account string) error {
+		_, err := parked.DeleteMany(ctx, bson.D{{Key: "key", Value: bson.Regex{Pattern: "^" + regexp.QuoteMeta(account+":")}}})
+		return err
+	}}
 }
