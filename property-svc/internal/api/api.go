@@ -40,7 +40,7 @@ func New(props *property.Properties, log *slog.Logger) *API {
 func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
 	app.Get("/media/:key/:file", a.media)
 
-	in := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), signer.Require())
+	in := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), signer.Require(), refuseErased)
 	in.Post("/property", a.property)
 	in.Post("/property-photo", a.photo)
 	in.Post("/property-policy", a.policy)
@@ -55,6 +55,7 @@ func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
 	in.Post("/account-brand", a.brand)
 
 	a.registerB(app, signer)
+	a.registerAccount(app, signer)
 }
 
 // domainError maps the domain's errors to the envelope; what names the missing property.
@@ -64,6 +65,9 @@ func domainError(err error, what string) error {
 		return httpapi.NotFound(httpapi.StatusNoProperty, what+" does not exist")
 	case errors.Is(err, property.ErrCodeTaken):
 		return httpapi.Conflict(httpapi.StatusConflict, what+" is already used by another property of this account")
+	}
+	if le, ok := errors.AsType[*property.LimitError](err); ok {
+		return limitError(le)
 	}
 	return err
 }
@@ -83,12 +87,13 @@ func (a *API) property(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	acc := tenancy.From(c).AccountID
+	tenant := tenancy.From(c)
+	acc := tenant.AccountID
 	ctx := c.UserContext()
 	p := req.Property
 	switch req.Action {
 	case property.Create:
-		pid, err := a.props.Create(ctx, acc, p)
+		pid, err := a.props.Create(ctx, acc, p, tenant.MaxProperties)
 		if err != nil {
 			return domainError(err, fmt.Sprintf("internal_code %q", p.InternalCode))
 		}

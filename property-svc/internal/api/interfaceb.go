@@ -12,7 +12,7 @@ import (
 
 // registerB mounts the interface B actions property-svc owns.
 func (a *API) registerB(app *fiber.App, signer *tenancy.Signer) {
-	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), signer.Require())
+	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), signer.Require(), refuseErased)
 	b.Post("/getpayment", a.getPayment)
 	b.Post("/setprices_minnights", a.setPrices)
 }

@@ -25,9 +25,10 @@ func NewProperties(repo Repository, fetcher *photo.Fetcher) *Properties {
 	return &Properties{repo: repo, fetcher: fetcher, renders: make(chan struct{}, 2)}
 }
 
-// Create stores a new property (A1 create) and returns its property id.
-func (s *Properties) Create(ctx context.Context, account string, p Property) (int64, error) {
-	pid, err := s.repo.Create(ctx, account, p)
+// Create stores a new property (A1 create) and returns its property id. max, when above
+// 0, is the most live properties the account's plan allows (a *LimitError beyond it).
+func (s *Properties) Create(ctx context.Context, account string, p Property, max int) (int64, error) {
+	pid, err := s.repo.Create(ctx, account, p, max)
 	if err != nil {
 		return 0, fmt.Errorf("create property %q: %w", p.InternalCode, err)
 	}

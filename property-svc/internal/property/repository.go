@@ -23,8 +23,10 @@ var (
 // also records the property's change event.
 type Repository interface {
 	// Create stores a new property and returns its property id; ErrCodeTaken when a live
-	// property of the account already has its internal code.
-	Create(ctx context.Context, account string, p Property) (int64, error)
+	// property of the account already has its internal code; a *LimitError when max > 0
+	// and the account already has max live properties; ErrAccountErased when the account
+	// was erased.
+	Create(ctx context.Context, account string, p Property, max int) (int64, error)
 	// UpdateContent replaces the A1 fields p carries of the live property with p's internal
 	// code, and returns its property id.
 	UpdateContent(ctx context.Context, account string, p Property) (int64, error)
@@ -71,6 +73,8 @@ type Repository interface {
 	// LocateAll returns the property ids of the live properties of account among codes,
 	// by internal code; codes with no live property are missing from the map.
 	LocateAll(ctx context.Context, account string, codes []string) (map[string]int64, error)
+
+	Accounts
 }
 
 // ErrUnchanged is what a settings change returns to write nothing.

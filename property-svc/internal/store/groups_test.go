@@ -190,7 +190,7 @@ func TestFeaturedIsPublished(t *testing.T) {
 	h, acct := newHarness(t), newAccount()
 	v := villa("F1")
 	v.IsFeatured = bp(true)
-	pid, err := h.repo.Create(ctx, acct, v)
+	pid, err := h.repo.Create(ctx, acct, v, 0)
 	must(t, err)
 	if !h.state(t, acct, pid).Content.IsFeatured {
 		t.Error("isfeatured true not published")

@@ -10,6 +10,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/vros/vros/property-svc/internal/photo"
 	"github.com/vros/vros/property-svc/internal/property"
@@ -42,7 +43,10 @@ func (s *Store) ReplacePhoto(ctx context.Context, p property.Stored, id int64, i
 func (s *Store) putPhoto(ctx context.Context, p property.Stored, id int64, img *photo.Result, source string) error {
 	key := mediaKey()
 	for _, r := range img.Ordered() {
-		if err := s.media.UploadFromStreamWithID(ctx, renditionID(key, r.Name), r.Name+".jpg", bytes.NewReader(r.Data)); err != nil {
+		// The account in the file's metadata lets an erasure find a file no property
+		// names any more (a replaced photo whose old files could not be deleted).
+		if err := s.media.UploadFromStreamWithID(ctx, renditionID(key, r.Name), r.Name+".jpg", bytes.NewReader(r.Data),
+			options.GridFSUpload().SetMetadata(bson.D{{Key: "account", Value: p.Account}})); err != nil {
 			s.deleteRenditions(ctx, key)
 			return fmt.Errorf("store rendition %s: %w", r.Name, err)
 		}

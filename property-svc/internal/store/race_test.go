@@ -27,7 +27,7 @@ func TestConcurrentCreatesWithOneCode(t *testing.T) {
 		pids := make([]int64, n)
 		errs := make([]error, n)
 		together.Run(n, func(i int) {
-			pids[i], errs[i] = h.repo.Create(ctx, acct, villa("RACE"))
+			pids[i], errs[i] = h.repo.Create(ctx, acct, villa("RACE"), 0)
 		})
 
 		var won []int64
@@ -127,7 +127,7 @@ func TestClaimOfAStoppedCreate(t *testing.T) {
 	} {
 		_, err := db.Collection(collCodes).InsertOne(ctx, codeDoc{ID: codeID(acct, c.code), PropertyID: 999999, ClaimedAt: c.at})
 		must(t, err)
-		pid, err := h.repo.Create(ctx, acct, villa(c.code))
+		pid, err := h.repo.Create(ctx, acct, villa(c.code), 0)
 		if !errors.Is(err, c.want) {
 			t.Errorf("%s: create over the claim: %v, want %v", c.code, err, c.want)
 		}

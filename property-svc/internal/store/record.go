@@ -24,6 +24,10 @@ type Record struct {
 	LastChange   string    `bson:"last_change" json:"-"`
 	CreatedAt    time.Time `bson:"created_at" json:"created_at"`
 	UpdatedAt    time.Time `bson:"updated_at" json:"updated_at"`
+	// DeletedAt is when the property was deleted (usage counts deletions by it); zero in
+	// properties deleted before the field, whose updated_at tells, since a deleted property
+	// takes no further write.
+	DeletedAt time.Time `bson:"deleted_at,omitempty" json:"-"`
 
 	Content   ContentRec          `bson:"content" json:"content"`
 	Photos    map[string]PhotoRec `bson:"photos" json:"photos"` // by photo id

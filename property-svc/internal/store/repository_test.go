@@ -386,7 +386,7 @@ func TestInternalCodes(t *testing.T) {
 	acct, other := newAccount(), newAccount()
 	pid := h.create(t, acct, "V1")
 
-	_, err := h.repo.Create(ctx, acct, villa("V1"))
+	_, err := h.repo.Create(ctx, acct, villa("V1"), 0)
 	if !errors.Is(err, property.ErrCodeTaken) {
 		t.Fatalf("second live V1: %v, want ErrCodeTaken", err)
 	}
@@ -410,7 +410,7 @@ func TestInternalCodes(t *testing.T) {
 	}
 
 	must(t, h.repo.Delete(ctx, acct, "V1"))
-	again, err := h.repo.Create(ctx, acct, villa("V1"))
+	again, err := h.repo.Create(ctx, acct, villa("V1"), 0)
 	if err != nil {
 		t.Fatalf("V1 after its property was deleted: %v", err)
 	}
@@ -433,7 +433,7 @@ func TestInternalCodes(t *testing.T) {
 	if got != again || h.state(t, acct, pid).Content.Name == up.Name {
 		t.Errorf("UpdateContent of V1 reached %d, want only %d", got, again)
 	}
-	if _, err := h.repo.Create(ctx, acct, villa("V1")); !errors.Is(err, property.ErrCodeTaken) {
+	if _, err := h.repo.Create(ctx, acct, villa("V1"), 0); !errors.Is(err, property.ErrCodeTaken) {
 		t.Errorf("second live V1 after a delete: %v, want ErrCodeTaken", err)
 	}
 	if got, _ := h.repo.Locate(ctx, other, code("V1")); got != theirs {
@@ -455,7 +455,7 @@ func TestEachWriteBumpsVersionByOne(t *testing.T) {
 		change string
 		write  func() error
 	}{
-		{PropertyCreated, func() (err error) { pid, err = h.repo.Create(ctx, acct, villa("V1")); return err }},
+		{PropertyCreated, func() (err error) { pid, err = h.repo.Create(ctx, acct, villa("V1"), 0); return err }},
 		{PropertyUpdated, func() error { _, err := h.repo.UpdateContent(ctx, acct, villa("V1")); return err }},
 		{PolicyUpdated, func() error { return h.repo.SetPolicy(ctx, acct, pid, policy()) }},
 		{RatesUpdated, func() error { return h.repo.SetRates(ctx, acct, pid, rates("100")) }},

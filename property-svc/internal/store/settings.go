@@ -200,6 +200,9 @@ const settingsRetries = 50
 // This process's changes of one account also wait for each other (DocLocks) rather than
 // for the lease.
 func (s *Store) ChangeSettings(ctx context.Context, account string, change func(property.Settings) (property.AccountSettings, error)) (property.Settings, error) {
+	if err := s.refuseErased(ctx, account); err != nil {
+		return property.Settings{}, err
+	}
 	agg := account + ":" + settingsAggregate
 	unlock := s.locks.Lock(agg)
 	defer unlock()
@@ -243,11 +246,22 @@ func (s *Store) ChangeSettings(ctx context.Context, account string, change func(
 			return property.Settings{}, fmt.Errorf("settings of %s: %w", account, err)
 		}
 		if took {
-			return next.withDefaults().settings(), nil
+			return next.withDefaults().settings(), s.settingsErasedSince(ctx, account)
 		}
 		// Another change landed first: compute this one again on top of it.
 	}
 	return property.Settings{}, fmt.Errorf("settings of %s: still changing under this change after %d attempts", account, settingsRetries)
+}
+
+// settingsErasedSince undoes a settings write that an erasure of the account, begun before
+// it, may not have seen: the settings are deleted again and the change refused (its event,
+// loaded from the marker, is a tombstone).
+func (s *Store) settingsErasedSince(ctx context.Context, account string) error {
+	err := s.refuseErased(ctx, account)
+	if errors.Is(err, property.ErrAccountErased) {
+		_, _ = s.settings.DeleteOne(ctx, bson.D{{Key: "_id", Value: account}})
+	}
+	return err
 }
 
 // readSettings reads the stored settings of account, no defaults filled in.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -55,29 +56,48 @@ type Store struct {
 	// locks serialize this process's updates of one property or settings document
 	// (mongostore.DocLocks: the embedded store would lose one of two concurrent updates).
 	locks *mongostore.DocLocks
+	// leases, createLocks and createLease hold an account's creates one at a time while it
+	// has a limit (limit.go).
+	leases      *mongo.Collection
+	createLocks *mongostore.DocLocks
+	createLease time.Duration
+	// erasedAccounts holds the marker of every erased account (erase.go); erased caches
+	// the accounts known to be erased (a marker is never removed).
+	erasedAccounts *mongo.Collection
+	erased         sync.Map
 }
 
 // New prepares the collections of db and returns a store. Its Loader feeds ob.
 func New(ctx context.Context, db *mongo.Database, box *seal.Box) (*Store, error) {
 	err := mongostore.Ensure(ctx, db,
-		append(mongostore.WithLocks(collCodes, collSettings), collProperties, collCounters, outbox.Collection, mediaBucket+".files", mediaBucket+".chunks"),
-		[]mongostore.Index{{Collection: mediaBucket + ".chunks", Keys: bson.D{{Key: "files_id", Value: 1}, {Key: "n", Value: 1}}, Unique: true}})
+		append(mongostore.WithLocks(collCodes, collSettings), collProperties, collCounters, outbox.Collection, mediaBucket+".files", mediaBucket+".chunks",
+			collCreateLeases, collErased),
+		[]mongostore.Index{
+			{Collection: mediaBucket + ".chunks", Keys: bson.D{{Key: "files_id", Value: 1}, {Key: "n", Value: 1}}, Unique: true},
+			// An account's properties: the plan's limit counts them, usage, export and
+			// erasure read them.
+			{Collection: collProperties, Keys: bson.D{{Key: "account_id", Value: 1}}},
+		})
 	if err != nil {
 		return nil, err
 	}
 	counters := db.Collection(collCounters)
 	return &Store{
-		props:       db.Collection(collProperties),
-		codes:       db.Collection(collCodes),
-		settings:    db.Collection(collSettings),
-		media:       db.GridFSBucket(options.GridFSBucket().SetName(mediaBucket).SetChunkSizeBytes(2 << 20)),
-		ids:         mongostore.NewSequence(counters, "property", 10),
-		photoIDs:    mongostore.NewSequence(counters, "photo", 10),
-		categoryIDs: mongostore.NewSequence(counters, "category", 10),
-		tagIDs:      mongostore.NewSequence(counters, "tag", 10),
-		locks:       mongostore.NewDocLocks(),
-		box:         box,
-		now:         func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
+		props:          db.Collection(collProperties),
+		codes:          db.Collection(collCodes),
+		settings:       db.Collection(collSettings),
+		media:          db.GridFSBucket(options.GridFSBucket().SetName(mediaBucket).SetChunkSizeBytes(2 << 20)),
+		ids:            mongostore.NewSequence(counters, "property", 10),
+		photoIDs:       mongostore.NewSequence(counters, "photo", 10),
+		categoryIDs:    mongostore.NewSequence(counters, "category", 10),
+		tagIDs:         mongostore.NewSequence(counters, "tag", 10),
+		locks:          mongostore.NewDocLocks(),
+		leases:         db.Collection(collCreateLeases),
+		createLocks:    mongostore.NewDocLocks(),
+		createLease:    createLease,
+		erasedAccounts: db.Collection(collErased),
+		box:            box,
+		now:            func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
 	}, nil
 }
 
@@ -166,7 +186,36 @@ func (s *Store) get(ctx context.Context, id string) (Record, error) {
 
 // Create stores a new property and returns its property id. The internal code is claimed
 // first (a unique `_id` per account), so two creates with one code cannot both succeed.
-func (s *Store) Create(ctx context.Context, account string, p property.Property) (int64, error) {
+// With a limit (max > 0) the create holds the account's create lease (limit.go).
+func (s *Store) Create(ctx context.Context, account string, p property.Property, max int) (int64, error) {
+	if err := s.refuseErased(ctx, account); err != nil {
+		return 0, err
+	}
+	if max > 0 {
+		return s.createWithin(ctx, account, max, func(ctx context.Context) (int64, error) { return s.create(ctx, account, p) })
+	}
+	return s.create(ctx, account, p)
+}
+
+// create stores a new property. An erasure of the account that began before the property
+// was stored may not have seen it: the marker, read again afterwards, tells, and the
+// property is then erased as the erasure would have (its event, loaded from the marker, is
+// a tombstone).
+func (s *Store) create(ctx context.Context, account string, p property.Property) (int64, error) {
+	pid, err := s.insert(ctx, account, p)
+	if err != nil {
+		return 0, err
+	}
+	if err := s.refuseErased(ctx, account); err != nil {
+		if errors.Is(err, property.ErrAccountErased) {
+			s.eraseLate(ctx, recordID(account, pid), codeID(account, p.InternalCode))
+		}
+		return 0, err
+	}
+	return pid, nil
+}
+
+func (s *Store) insert(ctx context.Context, account string, p property.Property) (int64, error) {
 	pid, err := s.ids.Next(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("allocate property id: %w", err)
@@ -242,7 +291,7 @@ func (s *Store) Delete(ctx context.Context, account, code string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.write(ctx, rec.ID, PropertyDeleted, bson.D{{Key: "deleted", Value: true}}); err != nil {
+	if _, err := s.write(ctx, rec.ID, PropertyDeleted, bson.D{{Key: "deleted", Value: true}, {Key: "deleted_at", Value: s.now()}}); err != nil {
 		return err
 	}
 	if _, err := s.codes.DeleteOne(ctx, bson.D{{Key: "_id", Value: codeID(account, code)}}); err != nil {
@@ -322,10 +371,12 @@ func (s *Store) update(ctx context.Context, id, change string, upd bson.D, upser
 		filter = append(filter, bson.E{Key: "deleted", Value: bson.D{{Key: "$ne", Value: true}}})
 	}
 	var rec Record
+	// The lock is held until the relay has the snapshot, so that an erasure, which deletes
+	// the document under it, records its tombstone after the snapshot (erase.go).
 	unlock := s.locks.Lock(id)
+	defer unlock()
 	err = s.props.FindOneAndUpdate(ctx, filter, upd,
 		options.FindOneAndUpdate().SetReturnDocument(options.After).SetUpsert(upsert)).Decode(&rec)
-	unlock()
 	if err != nil {
 		s.outbox.Done(in, nil)
 		if errors.Is(err, mongo.ErrNoDocuments) {
@@ -333,13 +384,28 @@ func (s *Store) update(ctx context.Context, id, change string, upd bson.D, upser
 		}
 		return Record{}, fmt.Errorf("%s of %s: %w", change, id, err)
 	}
+	if s.knownErased(rec.AccountID) {
+		s.outbox.Done(in, nil) // the loader answers a tombstone
+		return rec, nil
+	}
 	s.outbox.Done(in, s.snapshot(rec))
 	return rec, nil
 }
 
-// Snapshot is the outbox loader: the current state of an aggregate as one event.
+// Snapshot is the outbox loader: the current state of an aggregate as one event; for an
+// erased account, a tombstone, or the account's erasure event (erase.go).
 func (s *Store) Snapshot(ctx context.Context, aggregate string) ([]events.Message, error) {
 	account, rest, _ := strings.Cut(aggregate, ":")
+	at, erased, err := s.erasedAt(ctx, account)
+	if err != nil {
+		return nil, err
+	}
+	if erased {
+		return erasedMessages(account, rest, aggregate, at)
+	}
+	if rest == accountAggregate { // recorded only after the marker: never the case
+		return nil, nil
+	}
 	if rest == settingsAggregate {
 		st, err := s.Settings(ctx, account)
 		if err != nil {

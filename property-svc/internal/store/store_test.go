@@ -265,7 +265,7 @@ func img(tag string) *photo.Result {
 // create stores villa(code) in account and returns its id.
 func (h *harness) create(t *testing.T, account, code string) int64 {
 	t.Helper()
-	pid, err := h.repo.Create(ctx, account, villa(code))
+	pid, err := h.repo.Create(ctx, account, villa(code), 0)
 	if err != nil {
 		t.Fatalf("create %s in %s: %v", code, account, err)
 	}

@@ -1,0 +1,232 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/events/contract"
+	"github.com/vros/vros/libs/eventually"
+	"github.com/vros/vros/libs/outbox"
+	"github.com/vros/vros/libs/seal"
+	"github.com/vros/vros/property-svc/internal/photo"
+	"github.com/vros/vros/property-svc/internal/property"
+)
+
+// newRelayedHarness is a harness whose relay runs and adopts intents left behind within
+// a fraction of a second (a crashed writer's), as a restarted process's sweep would.
+func newRelayedHarness(t *testing.T) *harness {
+	t.Helper()
+	box, err := seal.New(seal.NewKey())
+	must(t, err)
+	st, err := New(ctx, db, box)
+	must(t, err)
+	pub := &recorder{}
+	ob := outbox.New(db, pub, st.Snapshot, outbox.Options{Lease: 100 * time.Millisecond, Sweep: 50 * time.Millisecond})
+	st.Attach(ob)
+	h := &harness{st: st, repo: st, ob: ob, pub: pub}
+	h.relay(t)
+	return h
+}
+
+// erasable is an account id found by searching documents for it: no other value contains it.
+func erasable() string { return "erasable-" + newAccount() }
+
+// fillAccount gives account what an erasure must remove: properties (one deleted) with
+// photos, payment secrets and a pending code claim, settings with a brand, a category and a
+// promotion, and a create lease left by a dead create. It returns the property keys the
+// account published and the media keys of its photos.
+func fillAccount(t *testing.T, h *harness, account string) (keys, media []string) {
+	t.Helper()
+	for _, c := range []string{"E1", "E2", "E3"} {
+		pid := h.create(t, account, c)
+		p, err := h.repo.Find(ctx, account, code(c))
+		must(t, err)
+		for range 2 {
+			id, err := h.repo.AddPhoto(ctx, p, img(c), "")
+			must(t, err)
+			p, err = h.repo.Find(ctx, account, code(c))
+			must(t, err)
+			media = append(media, p.Photos[id])
+		}
+		must(t, h.repo.SetMethods(ctx, account, pid, property.Methods{InternalCode: c,
+			Stripe: &property.StripeMethod{PublicKey: "pk", SecretKey: "sk_secret"}}))
+		keys = append(keys, recordID(account, pid))
+	}
+	must(t, h.repo.Delete(ctx, account, "E3"))
+	_, err := putSettings(h, account, property.AccountSettings{Currency: sp("EUR"),
+		Brands: &[]property.Brand{{ID: 1, Name: "Sea " + account, Domains: []string{"sea.example"}}}})
+	must(t, err)
+	_, err = db.Collection(collCodes).InsertOne(ctx, codeDoc{ID: codeID(account, "PENDING"), PropertyID: 1 << 40, ClaimedAt: time.Now()})
+	must(t, err)
+	_, err = db.Collection(collCreateLeases).InsertOne(ctx, createLeaseDoc{ID: account, Token: "dead", Until: time.Now().Add(time.Hour)})
+	must(t, err)
+	return keys, media
+}
+
+// holding lists the documents of the database, in every collection, that hold account
+// (its erasure marker aside, which holds nothing else).
+func holding(t *testing.T, account string) []string {
+	t.Helper()
+	names, err := db.ListCollectionNames(ctx, bson.D{})
+	must(t, err)
+	var out []string
+	for _, n := range names {
+		if n == collErased {
+			continue
+		}
+		cur, err := db.Collection(n).Find(ctx, bson.D{})
+		must(t, err)
+		var docs []bson.Raw
+		must(t, cur.All(ctx, &docs))
+		for _, d := range docs {
+			if strings.Contains(d.String(), account) {
+				out = append(out, n+": "+d.String())
+			}
+		}
+	}
+	return out
+}
+
+// mediaLeft counts the media files and chunks of the photos with keys.
+func mediaLeft(t *testing.T, keys []string) int64 {
+	t.Helper()
+	var n int64
+	for _, k := range keys {
+		prefix := bson.Regex{Pattern: "^" + k + "/"}
+		n += count(t, mediaBucket+".files", bson.D{{Key: "_id", Value: prefix}})
+		n += count(t, mediaBucket+".chunks", bson.D{{Key: "files_id", Value: prefix}})
+	}
+	return n
+}
+
+// erasurePublished waits until the relay has published a tombstone for every key of
+// account (keys and its settings) and its erasure event.
+func (h *harness) erasurePublished(t *testing.T, account string, keys []string) {
+	t.Helper()
+	want := append(slices.Clone(keys), account+":"+settingsAggregate)
+	eventually.Holds(t, "tombstones and the erasure event published", 10*time.Second, func() bool {
+		h.pub.mu.Lock()
+		defer h.pub.mu.Unlock()
+		dead := map[string]bool{}
+		erased := false
+		for _, m := range h.pub.msgs {
+			switch {
+			case m.Tombstone && m.Value == nil:
+				dead[m.Key] = true
+			case m.Key == events.AccountKey(account):
+				var e contract.AccountErasure
+				ev, err := events.Decode(m.Value, &e)
+				erased = err == nil && ev.Type() == contract.AccountErased && e.AccountID == account && !e.ErasedAt.IsZero()
+			}
+		}
+		for _, k := range want {
+			if !dead[k] {
+				return false
+			}
+		}
+		return erased
+	})
+}
+
+// TestEraseAccount: after an erasure the database holds nothing of the account but its
+// marker, its photos' files are gone, the relay has published a tombstone for every key the
+// account had (a deleted property's too) and the erasure event, another account is intact,
+// a second erasure answers the same, and every later write of the account is refused.
+func TestEraseAccount(t *testing.T) {
+	h := newRelayedHarness(t)
+	acct, other := erasable(), erasable()
+	keys, media := fillAccount(t, h, acct)
+	otherKeys, otherMedia := fillAccount(t, h, other)
+
+	must(t, h.repo.Erase(ctx, acct))
+	h.erasurePublished(t, acct, keys)
+	eventually.Holds(t, "the outbox drained", 10*time.Second, func() bool { return len(holding(t, acct)) == 0 })
+	if left := holding(t, acct); len(left) > 0 {
+		t.Errorf("documents hold the erased account:\n%s", strings.Join(left, "\n"))
+	}
+	if n := mediaLeft(t, media); n != 0 {
+		t.Errorf("%d media files and chunks of the erased account left", n)
+	}
+	if n := count(t, collErased, bson.D{{Key: "_id", Value: acct}}); n != 1 {
+		t.Errorf("%d erasure markers", n)
+	}
+
+	// Its live properties' four photos, each rendition a file and a chunk (E3's went with it).
+	if n, want := mediaLeft(t, otherMedia), int64(4*2*len(photo.Names())); n != want {
+		t.Errorf("the other account's media: %d files and chunks, want %d", n, want)
+	}
+	for _, k := range otherKeys[:2] {
+		if count(t, collProperties, bson.D{{Key: "_id", Value: k}}) != 1 {
+			t.Errorf("the other account lost %s", k)
+		}
+	}
+	if st, err := h.st.Settings(ctx, other); err != nil || st.Currency != "EUR" {
+		t.Errorf("the other account's settings: %+v %v", st, err)
+	}
+
+	must(t, h.repo.Erase(ctx, acct)) // again: the same answer
+	if _, err := h.repo.Create(ctx, acct, villa("NEW"), 0); !errors.Is(err, property.ErrAccountErased) {
+		t.Errorf("create after the erasure: %v", err)
+	}
+	if _, err := putSettings(h, acct, property.AccountSettings{Currency: sp("USD")}); !errors.Is(err, property.ErrAccountErased) {
+		t.Errorf("settings after the erasure: %v", err)
+	}
+	// Another process, which has not seen the erasure, refuses too.
+	fresh := newHarness(t)
+	if _, err := fresh.repo.Create(ctx, acct, villa("NEW"), 0); !errors.Is(err, property.ErrAccountErased) {
+		t.Errorf("create after the erasure, another process: %v", err)
+	}
+	if left := holding(t, acct); len(left) > 0 {
+		t.Errorf("refused writes left documents:\n%s", strings.Join(left, "\n"))
+	}
+	// Whatever the outbox holds of the account is published as a tombstone.
+	msgs, err := h.st.Snapshot(ctx, keys[0])
+	must(t, err)
+	if len(msgs) != 1 || !msgs[0].Tombstone || msgs[0].Value != nil || msgs[0].Key != keys[0] {
+		t.Errorf("the loader answers %+v for a property of the erased account", msgs)
+	}
+}
+
+// TestEraseInterrupted: an erasure stopped at every point of its work (its context ends
+// after a growing delay, as when the process is killed) is
+// finished by the next try: nothing of the account is left, and every key the account had
+// is tombstoned, including those of properties an interrupted try had already deleted. The
+// tries run in a store whose relay does not run, as in a process that was killed.
+func TestEraseInterrupted(t *testing.T) {
+	h := newRelayedHarness(t)
+	acct := erasable()
+	keys, media := fillAccount(t, h, acct)
+	// A process killed mid-way relays nothing: what it recorded in the outbox is adopted
+	// by the relay that runs on (h's sweep).
+	try := newHarness(t)
+	interrupted := 0
+	for i := range 400 {
+		cctx, cancel := context.WithTimeout(ctx, time.Duration(i)*200*time.Microsecond)
+		err := try.repo.Erase(cctx, acct)
+		cancel()
+		if err == nil {
+			break
+		}
+		interrupted++
+	}
+	if interrupted < 10 {
+		t.Fatalf("only %d tries were interrupted", interrupted)
+	}
+	t.Logf("%d tries interrupted before one finished", interrupted)
+	must(t, newHarness(t).repo.Erase(ctx, acct)) // the operator's retry
+	h.erasurePublished(t, acct, keys)
+	eventually.Holds(t, "the outbox drained", 10*time.Second, func() bool { return len(holding(t, acct)) == 0 })
+	if left := holding(t, acct); len(left) > 0 {
+		t.Errorf("documents hold the erased account:\n%s", strings.Join(left, "\n"))
+	}
+	if n := mediaLeft(t, media); n != 0 {
+		t.Errorf("%d media files and chunks of the erased account left", n)
+	}
+}

@@ -1,0 +1,118 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/vros/vros/libs/mongostore"
+
+	"github.com/vros/vros/property-svc/internal/property"
+)
+
+// The plan's most properties (docs/limits.md, "Most properties"). A create of an account
+// with a limit holds the account's create lease while it counts the account's live
+// properties and inserts its own, so that of concurrent creates (in any process) each
+// counts the ones before it: the count is of the property documents themselves, never of
+// a counter beside them, so a create that dies half-way holds no slot once its lease is
+// over, and nothing needs repairing.
+
+// collCreateLeases holds one lease per account whose create is under way.
+const collCreateLeases = "create_leases"
+
+// createLease is how long a create holds its account's lease unless it releases it first:
+// the longest a create that died holding it delays the account's next create. A create
+// gives up before (createTimeout), so that it never outlives its lease.
+const (
+	createLease   = 30 * time.Second
+	createTimeout = 20 * time.Second
+)
+
+type createLeaseDoc struct {
+	ID    string    `bson:"_id"` // the account
+	Token string    `bson:"token"`
+	Until time.Time `bson:"until"`
+}
+
+// lockCreates takes account's create lease, waiting while another create holds it, and
+// returns its release. A lease past its end (its create died) is taken over. This
+// process's creates of the account also wait for each other in memory first, so that only
+// one of them polls the store.
+func (s *Store) lockCreates(ctx context.Context, account string) (release func(), err error) {
+	unlock := s.createLocks.Lock(account)
+	token := rand.Text()
+	wait := 2 * time.Millisecond
+	for {
+		_, err := s.leases.InsertOne(ctx, createLeaseDoc{ID: account, Token: token, Until: s.now().Add(s.createLease)})
+		if err == nil {
+			return func() {
+				// Released even when ctx ended: the lease would otherwise hold the account's
+				// creates up until it runs out.
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+				defer cancel()
+				_, _ = s.leases.DeleteOne(rctx, bson.D{{Key: "_id", Value: account}, {Key: "token", Value: token}})
+				unlock()
+			}, nil
+		}
+		if !mongostore.IsDuplicate(err) {
+			// The insert may have landed all the same (the context ended meanwhile): take
+			// back what would otherwise hold the account's creates up for a whole lease.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			_, _ = s.leases.DeleteOne(rctx, bson.D{{Key: "_id", Value: account}, {Key: "token", Value: token}})
+			cancel()
+			unlock()
+			return nil, fmt.Errorf("take the create lease of %s: %w", account, err)
+		}
+		var held createLeaseDoc
+		err = s.leases.FindOne(ctx, bson.D{{Key: "_id", Value: account}}).Decode(&held)
+		if err == nil && s.now().After(held.Until) {
+			_, _ = s.leases.DeleteOne(ctx, bson.D{{Key: "_id", Value: account}, {Key: "token", Value: held.Token}})
+			continue
+		}
+		if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
+			unlock()
+			return nil, fmt.Errorf("read the create lease of %s: %w", account, err)
+		}
+		select {
+		case <-ctx.Done():
+			unlock()
+			return nil, fmt.Errorf("wait for the create lease of %s: %w", account, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+}
+
+// liveCount counts the account's properties that are not deleted.
+func (s *Store) liveCount(ctx context.Context, account string) (int64, error) {
+	n, err := s.props.CountDocuments(ctx, bson.D{{Key: "account_id", Value: account}, {Key: "deleted", Value: bson.D{{Key: "$ne", Value: true}}}})
+	if err != nil {
+		return 0, fmt.Errorf("count the properties of %s: %w", account, err)
+	}
+	return n, nil
+}
+
+// createWithin runs create once the account is under its limit max, holding the account's
+// create lease throughout.
+func (s *Store) createWithin(ctx context.Context, account string, max int, create func(ctx context.Context) (int64, error)) (int64, error) {
+	release, err := s.lockCreates(ctx, account)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	ctx, cancel := context.WithTimeout(ctx, createTimeout)
+	defer cancel()
+	n, err := s.liveCount(ctx, account)
+	if err != nil {
+		return 0, err
+	}
+	if n >= int64(max) {
+		return 0, &property.LimitError{Max: max}
+	}
+	return create(ctx)
+}

@@ -1,0 +1,161 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/vros/vros/libs/together"
+	"github.com/vros/vros/property-svc/internal/property"
+)
+
+// liveProperties counts the account's property documents that are not deleted.
+func liveProperties(t *testing.T, account string) int64 {
+	t.Helper()
+	return count(t, collProperties, bson.D{{Key: "account_id", Value: account}, {Key: "deleted", Value: false}})
+}
+
+func isLimit(err error, max int) bool {
+	le, ok := errors.AsType[*property.LimitError](err)
+	return ok && le.Max == max
+}
+
+// TestCreateLimitRules: the plan's most properties counts the live properties only.
+func TestCreateLimitRules(t *testing.T) {
+	h := newHarness(t)
+	for _, c := range []struct {
+		name          string
+		live, deleted int
+		max           int
+		refused       bool
+	}{
+		{"no limit, 6 live → created", 6, 0, 0, false},
+		{"limit 1, none → created", 0, 0, 1, false},
+		{"limit 1, 1 live → refused", 1, 0, 1, true},
+		{"limit 3, 2 live → created", 2, 0, 3, false},
+		{"limit 3, 3 live → refused", 3, 0, 3, true},
+		{"limit 3, 2 live and 4 deleted → created", 2, 4, 3, false},
+		{"limit 2 below 4 live (plan lowered) → refused", 4, 0, 2, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			acct := newAccount()
+			for i := range c.live + c.deleted {
+				h.create(t, acct, fmt.Sprintf("P%d", i))
+				if i >= c.live {
+					must(t, h.repo.Delete(ctx, acct, fmt.Sprintf("P%d", i)))
+				}
+			}
+			_, err := h.repo.Create(ctx, acct, villa("NEW"), c.max)
+			switch {
+			case c.refused && !isLimit(err, c.max):
+				t.Fatalf("create: %v, want the limit of %d", err, c.max)
+			case c.refused && err.Error() != fmt.Sprintf("the account's plan allows at most %d properties", c.max):
+				t.Errorf("message %q", err)
+			case !c.refused && err != nil:
+				t.Fatalf("create: %v", err)
+			}
+			want := int64(c.live)
+			if !c.refused {
+				want++
+			}
+			if n := liveProperties(t, acct); n != want {
+				t.Errorf("%d live properties, want %d", n, want)
+			}
+			if _, err := h.repo.Find(ctx, acct, code("NEW")); c.refused && !errors.Is(err, property.ErrNotFound) {
+				t.Errorf("a refused create left its code claimed: %v", err)
+			}
+		})
+	}
+}
+
+// TestCreateLimitConcurrent: twenty creates at once at a limit of five leave exactly five
+// properties, the others refused with the limit; the same with the creates split between
+// two stores (two processes: only the lease in the database orders them).
+func TestCreateLimitConcurrent(t *testing.T) {
+	const n, max = 20, 5
+	for _, stores := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d stores", stores), func(t *testing.T) {
+			hs := []*harness{newHarness(t), newHarness(t)}
+			acct := newAccount()
+			errs := make([]error, n)
+			together.Run(n, func(i int) {
+				_, errs[i] = hs[i%stores].repo.Create(ctx, acct, villa(fmt.Sprintf("C%d", i)), max)
+			})
+			created := 0
+			for i, err := range errs {
+				switch {
+				case err == nil:
+					created++
+				case !isLimit(err, max):
+					t.Errorf("create %d: %v", i, err)
+				}
+			}
+			if created != max {
+				t.Errorf("%d creates succeeded, want %d", created, max)
+			}
+			if live := liveProperties(t, acct); live != max {
+				t.Errorf("%d live properties, want %d", live, max)
+			}
+		})
+	}
+}
+
+// TestCreateLimitInterrupted: creates stopped at every point of their work (their context
+// ends after a growing delay, as when the process is killed) never hold a slot: afterwards
+// the account still gets exactly up to its limit.
+func TestCreateLimitInterrupted(t *testing.T) {
+	const max = 3
+	h := newHarness(t)
+	acct := newAccount()
+	for i := range 40 {
+		cctx, cancel := context.WithTimeout(ctx, time.Duration(i)*250*time.Microsecond)
+		_, _ = h.repo.Create(cctx, acct, villa(fmt.Sprintf("I%d", i)), 100)
+		cancel()
+	}
+	// Each interrupted create either stored its property or stored nothing: delete what
+	// they stored, so that the account is back to none.
+	cur, err := db.Collection(collProperties).Find(ctx, bson.D{{Key: "account_id", Value: acct}, {Key: "deleted", Value: false}})
+	must(t, err)
+	var recs []Record
+	must(t, cur.All(ctx, &recs))
+	for _, r := range recs {
+		must(t, h.repo.Delete(ctx, acct, r.InternalCode))
+	}
+	for i := range max {
+		if _, err := h.repo.Create(ctx, acct, villa(fmt.Sprintf("A%d", i)), max); err != nil {
+			t.Fatalf("create %d after the interrupted ones: %v", i, err)
+		}
+	}
+	if _, err := h.repo.Create(ctx, acct, villa("OVER"), max); !isLimit(err, max) {
+		t.Errorf("create over the limit: %v", err)
+	}
+}
+
+// TestCreateLeaseOfADeadCreate: a create that died holding its account's lease (and one
+// that left only its internal-code claim) delays the next create until the lease ends, and
+// holds no slot.
+func TestCreateLeaseOfADeadCreate(t *testing.T) {
+	h := newHarness(t)
+	acct := newAccount()
+	_, err := db.Collection(collCreateLeases).InsertOne(ctx, createLeaseDoc{ID: acct, Token: "dead", Until: time.Now().Add(300 * time.Millisecond)})
+	must(t, err)
+	_, err = db.Collection(collCodes).InsertOne(ctx, codeDoc{ID: codeID(acct, "GONE"), PropertyID: 999999, ClaimedAt: time.Now()})
+	must(t, err)
+	start := time.Now()
+	if _, err := h.repo.Create(ctx, acct, villa("ONE"), 1); err != nil {
+		t.Fatalf("create after a dead create: %v", err)
+	}
+	if waited := time.Since(start); waited < 250*time.Millisecond {
+		t.Errorf("the create took the lease of a live create (waited %v)", waited)
+	}
+	if _, err := h.repo.Create(ctx, acct, villa("TWO"), 1); !isLimit(err, 1) {
+		t.Errorf("second create at limit 1: %v", err)
+	}
+	if n := count(t, collCreateLeases, bson.D{{Key: "_id", Value: acct}}); n != 0 {
+		t.Errorf("%d leases left after the creates", n)
+	}
+}
