@@ -28,10 +28,12 @@ type fakeServices struct {
 	mu     sync.Mutex
 	got    []string // "<service> <method> <path>?<query> account=<id> body=<body>"
 	erases atomic.Int64
-	// down makes a service answer 503; notZip makes its export not a zip; erase503 makes
+	// down makes a service answer 503; notZip makes its export not a zip; stray puts an
+	// entry outside its folder in booking-svc's export; erase503 makes
 	// property-svc's erase fail.
 	down     map[string]bool
 	notZip   bool
+	stray    bool
 	erase503 atomic.Bool
 	// usageMissing drops a member of property-svc's usage answer.
 	usageMissing bool
@@ -72,7 +74,7 @@ func newFakeServices(t *testing.T) *fakeServices {
 					return
 				}
 				w.Header().Set("Content-Type", "application/zip")
-				_, _ = w.Write(serviceZip(t, service, acc))
+				_, _ = w.Write(serviceZip(t, service, acc, f.stray && service == "booking-svc"))
 			case "property-svc /internal/account/erase":
 				f.erases.Add(1)
 				if f.erase503.Load() {
@@ -103,7 +105,7 @@ func (f *fakeServices) take() []string {
 }
 
 // serviceZip is a service's export as the shared design fixes it.
-func serviceZip(t *testing.T, service, acc string) []byte {
+func serviceZip(t *testing.T, service, acc string, stray bool) []byte {
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	records := map[string][]string{}
@@ -122,6 +124,9 @@ func serviceZip(t *testing.T, service, acc string) []byte {
 	} else {
 		add("booking-svc/bookings.json", []byte(`[{"id":"b1"}]`))
 		records["bookings"] = []string{"b1"}
+	}
+	if stray {
+		add("manifest.json", []byte(`{}`))
 	}
 	m, _ := json.Marshal(map[string]any{"service": service, "account_id": acc, "records": records})
 	add(service+"/manifest.json", m)
@@ -287,6 +292,9 @@ func TestAdminExport(t *testing.T) {
 	f.down["booking-svc"] = true
 	badGateway(t, e.admin(t, http.MethodGet, "/accounts/"+acc.AccountID+"/export", ""), "booking-svc")
 	f.down["booking-svc"] = false
+	f.stray = true
+	badGateway(t, e.admin(t, http.MethodGet, "/accounts/"+acc.AccountID+"/export", ""), "booking-svc")
+	f.stray = false
 	f.notZip = true
 	badGateway(t, e.admin(t, http.MethodGet, "/accounts/"+acc.AccountID+"/export", ""), "property-svc")
 	if a := e.admin(t, http.MethodGet, "/accounts/999999/export", ""); a.code != http.StatusNotFound {

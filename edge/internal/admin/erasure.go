@@ -297,6 +297,14 @@ func (a *API) fetchExport(ctx context.Context, service, id string) (serviceExpor
 		_ = f.Close()
 		return serviceExport{}, &backend.Error{Service: service, Status: http.StatusOK, Detail: "its export is not a zip: " + err.Error()}
 	}
+	// Each service writes under its own folder only: no entry of it can stand in for edge's
+	// or another service's.
+	for _, zf := range zr.File {
+		if !strings.HasPrefix(zf.Name, service+"/") || strings.Contains(zf.Name, "..") {
+			_ = f.Close()
+			return serviceExport{}, &backend.Error{Service: service, Status: http.StatusOK, Detail: fmt.Sprintf("its export holds %q, outside %s/", zf.Name, service)}
+		}
+	}
 	return serviceExport{service: service, file: f, zip: zr}, nil
 }
 

@@ -51,7 +51,8 @@ func (m *memUsage) Requests(_ context.Context, account string, _, _ time.Time) (
 }
 
 // countingEdge is a gateway counting usage, whose services answer the HTTP code a request
-// asks for in its body's "want" (200 when absent); catalog-svc is not deployed.
+// asks for in its body's "want" (200 when absent), after "hold" milliseconds; catalog-svc
+// is not deployed.
 type countingEdge struct {
 	*limitedEdge
 	counter *usage.Counter
@@ -63,9 +64,11 @@ func startCountingEdge(t *testing.T) *countingEdge {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var f struct {
 			Want int `json:"want"`
+			Hold int `json:"hold"` // milliseconds before answering
 		}
 		body, _ := io.ReadAll(r.Body)
 		_ = json.Unmarshal(body, &f)
+		time.Sleep(time.Duration(f.Hold) * time.Millisecond)
 		w.Header().Set("Content-Type", "application/json")
 		if f.Want == 0 {
 			_, _ = io.WriteString(w, `{"status":0,"message":"Success","data":{}}`)
@@ -153,6 +156,17 @@ func TestUsageOutcomes(t *testing.T) {
 			sendB(t, bodyB(c, "create", 0)) // the burst's one request, counted ok; the next is refused
 			return sendB(t, bodyB(c, "create", 0))
 		}, 429, true, usage.B, usage.Refused},
+		{"B over the plan's concurrency → b refused", account.Plan{MaxConcurrent: 1}, func(t *testing.T, c credentials) answer {
+			held := make(chan struct{})
+			go func() { // holds the account's one slot for 400 ms; counted ok
+				defer close(held)
+				sendB(t, fmt.Sprintf(`{"key":%q,"pass":%q,"action":"create","hold":400}`, c[account.Key].Identifier, c[account.Key].Secret))
+			}()
+			time.Sleep(100 * time.Millisecond)
+			a := sendB(t, bodyB(c, "create", 0))
+			<-held
+			return a
+		}, 429, true, usage.B, usage.Refused},
 		{"B wrong pass → not counted", account.Plan{}, func(t *testing.T, c credentials) answer {
 			return sendB(t, fmt.Sprintf(`{"key":%q,"pass":"wrong","action":"create"}`, c[account.Key].Identifier))
 		}, 200, false, 0, 0},
@@ -182,7 +196,7 @@ func TestUsageOutcomes(t *testing.T) {
 			if tc.counted {
 				want[tc.iface][tc.outcome]++
 			}
-			if tc.name == "B over the plan's rate → b refused" {
+			if strings.HasPrefix(tc.name, "B over the plan's") {
 				want[usage.B][usage.OK]++
 			}
 			if got != want {
