@@ -224,7 +224,7 @@ func (s *server) book(t *testing.T, account string, pid int64, checkin string, n
 	}
 	sealed := s.box.Seal(`{"number":"4242424242424242","nameOnCard":"`+g.FirstName+` `+g.LastName+`"}`, account+":booking:"+strconv.FormatInt(id, 10)+":card")
 	b := booking.Booking{AccountID: account, BookingID: id, PropertyID: pid, Checkin: checkin, Checkout: checkout, Nights: dates,
-		Guest: g, UserID: userID, Adults: 2, Quote: booking.Quote{Currency: "EUR", TotalRent: "300.00", GrandTotal: "330.00"},
+		CheckinTime: booking.CheckinTime, CheckoutTime: booking.CheckoutTime, Guest: g, UserID: userID, Adults: 2, Quote: booking.Quote{Currency: "EUR", TotalRent: "300.00", GrandTotal: "330.00"},
 		Payments: map[int64]booking.Payment{}, Card: &booking.SealedCard{Sealed: sealed, Masked: "•••• 4242", Brand: "visa", Expiry: "12/2030"},
 		CreatedAt: s.st.Now(), UpdatedAt: s.st.Now()}
 	if err := s.st.InsertPending(ctx, b); err != nil {
@@ -456,6 +456,19 @@ func TestGuestErasure(t *testing.T) {
 				t.Errorf("kept card of booking %d: %v %s", want.id, err, plain)
 			}
 		}
+	}
+	// listbooking answers the anonymised guest, with the money and dates; a keyword search
+	// for her name finds nothing.
+	status, out = s.do(t, acct, http.MethodPost, "/internal/b/listbooking", fmt.Sprintf(`{"bookingId":%d}`, b1.BookingID))
+	for _, want := range []string{`"firstName":"Erased","lastName":"","fullName":"Erased ","email":"erased@invalid"`, `"grandTotal":330.00`,
+		`"checkin":"2027-03-01 15:00:00"`, `"description":"deposit from Erased"`} {
+		if status != 200 || !strings.Contains(string(out), want) {
+			t.Errorf("listbooking after the erasure: %d %s\nwant %s", status, out, want)
+		}
+	}
+	if status, out := s.do(t, acct, http.MethodPost, "/internal/b/listbooking", `{"keyword":"quorvath"}`); status != 200 ||
+		!strings.Contains(string(out), `"totalRecords":0`) {
+		t.Errorf("keyword search for her name: %d %s", status, out)
 	}
 	if _, err := s.st.UserByEmail(ctx, acct, "adelheid.q@example.com"); !errors.Is(err, booking.ErrNotFound) {
 		t.Errorf("her user is still found by her email: %v", err)
