@@ -831,3 +831,65 @@ func TestErasureSweepFinishesLateWrites(t *testing.T) {
 		t.Errorf("listbooking of a live account: %d %s", status, out)
 	}
 }
+
+// flaky is the store as a guest erasure uses it, failing (as a killed process would stop)
+// once n records were anonymised.
+type flaky struct {
+	booking.AccountRecords
+	n, done int
+}
+
+var errKilled = errors.New("killed")
+
+func (f *flaky) Anonymise(ctx context.Context, account string, id int64, apply func(*booking.Booking) error) error {
+	if f.done == f.n {
+		return errKilled
+	}
+	f.done++
+	return f.AccountRecords.Anonymise(ctx, account, id, apply)
+}
+
+func (f *flaky) EraseUser(ctx context.Context, account string, id int64, anon guest.User) error {
+	if f.done == f.n {
+		return errKilled
+	}
+	f.done++
+	return f.AccountRecords.EraseUser(ctx, account, id, anon)
+}
+
+// TestGuestErasureInterrupted: a guest erasure stopped before its stored answers were
+// rewritten, or after each of its bookings and before its user, is finished by the request
+// sent again.
+func TestGuestErasureInterrupted(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	for n := -1; n <= 3; n++ { // -1: stopped while rewriting the stored answers
+		acct := newAccount("gi")
+		g := booking.Guest{FirstName: "Isolde", LastName: "Vandermeer", Email: "isolde.v@example.com", Phone1: "+31 20 7654321"}
+		if _, err := s.st.AddUser(ctx, acct, guest.User{Email: g.Email, Name: "Isolde Vandermeer"}, false); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			b := s.book(t, acct, 1, fmt.Sprintf("2027-0%d-01", i+1), 2, g, 0)
+			s.storeAnswer(t, acct, b)
+		}
+		svc := booking.New(booking.Deps{Properties: properties.New(s.vw), Bookings: s.st, Blocks: s.st, Users: s.st,
+			Accounts: &flaky{AccountRecords: s.st, n: max(n, 0)}, Ledger: s.led, Gateway: gateway.NewTest(time.Now), Box: s.box})
+		forget := func(ctx context.Context, f booking.Forgotten) error {
+			if n < 0 {
+				return errKilled
+			}
+			return s.keys.RewriteAnswers(ctx, acct, func(body []byte) ([]byte, bool, error) { return eraseFromAnswer(body, f) })
+		}
+		if _, err := svc.EraseGuest(ctx, acct, g.Email, forget); !errors.Is(err, errKilled) {
+			t.Fatalf("stopped after %d: %v", n, err)
+		}
+		status, out := s.do(t, acct, http.MethodPost, "/internal/account/guests/erase", `{"email":"isolde.v@example.com"}`)
+		if status != 200 {
+			t.Fatalf("stopped after %d, sent again: %d %s", n, status, out)
+		}
+		if got := holding(t, nil, "Isolde", "Vandermeer", "isolde.v@example.com", "7654321"); len(got) != 0 {
+			t.Errorf("stopped after %d, sent again: her data is still in %v", n, got)
+		}
+	}
+}

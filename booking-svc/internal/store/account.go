@@ -158,17 +158,17 @@ func (s *Store) Anonymise(ctx context.Context, account string, id int64, apply f
 	if err != nil {
 		return err
 	}
-	if cur.Status == booking.StatusReserved || cur.Status == booking.StatusCancelled {
-		_, err := s.Update(ctx, account, id, booking.Updated, apply)
-		return err
-	}
 	b := bookingOf(cur)
 	if err := apply(&b); err != nil {
 		return err
 	}
-	set, unset := changes(cur, recOf(b))
+	set, unset := changes(recOf(bookingOf(cur)), recOf(b))
 	if len(set) == 0 && len(unset) == 0 {
-		return nil
+		return nil // already anonymised: no new version
+	}
+	if cur.Status == booking.StatusReserved || cur.Status == booking.StatusCancelled {
+		_, err := s.Update(ctx, account, id, booking.Updated, apply)
+		return err
 	}
 	upd := bson.D{}
 	if len(set) > 0 {
