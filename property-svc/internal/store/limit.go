@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -85,6 +86,41 @@ func (s *Store) lockCreates(ctx context.Context, account string) (release func()
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 50*time.Millisecond)
+	}
+}
+
+// accountLocks are one mutex per account with a create under way: unlike striped locks, an
+// account waiting out a dead create's lease holds up no other account.
+type accountLocks struct {
+	mu   sync.Mutex
+	held map[string]*accountLock
+}
+
+type accountLock struct {
+	sync.Mutex
+	users int // holders and waiters; the entry goes with the last
+}
+
+func newAccountLocks() *accountLocks { return &accountLocks{held: map[string]*accountLock{}} }
+
+// Lock locks account and returns its unlock.
+func (l *accountLocks) Lock(account string) (unlock func()) {
+	l.mu.Lock()
+	e := l.held[account]
+	if e == nil {
+		e = &accountLock{}
+		l.held[account] = e
+	}
+	e.users++
+	l.mu.Unlock()
+	e.Lock()
+	return func() {
+		e.Unlock()
+		l.mu.Lock()
+		if e.users--; e.users == 0 {
+			delete(l.held, account)
+		}
+		l.mu.Unlock()
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -157,5 +158,37 @@ func TestCreateLeaseOfADeadCreate(t *testing.T) {
 	}
 	if n := count(t, collCreateLeases, bson.D{{Key: "_id", Value: acct}}); n != 0 {
 		t.Errorf("%d leases left after the creates", n)
+	}
+}
+
+// TestCreateLeaseHoldsUpItsAccountOnly: while one account's creates wait out a dead create's
+// lease, other accounts create at once.
+func TestCreateLeaseHoldsUpItsAccountOnly(t *testing.T) {
+	h := newHarness(t)
+	stuck := newAccount()
+	_, err := db.Collection(collCreateLeases).InsertOne(ctx, createLeaseDoc{ID: stuck, Token: "dead", Until: time.Now().Add(time.Hour)})
+	must(t, err)
+	wctx, cancel := context.WithCancel(ctx)
+	waiting := make(chan error, 1)
+	go func() { _, err := h.repo.Create(wctx, stuck, villa("W"), 5); waiting <- err }()
+	time.Sleep(20 * time.Millisecond)
+	for i := range 5 {
+		if _, err := h.repo.Create(ctx, newAccount(), villa("F"), 5); err != nil {
+			t.Fatalf("create %d of another account: %v", i, err)
+		}
+	}
+	// Enough accounts to share any stripe of a striped lock with the stuck one: none waits.
+	for i := range 2000 {
+		done := make(chan struct{})
+		go func() { h.st.createLocks.Lock("other-" + strconv.Itoa(i))(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(time.Second):
+			t.Fatalf("account other-%d waits for the stuck account's creates", i)
+		}
+	}
+	cancel()
+	if err := <-waiting; !errors.Is(err, context.Canceled) {
+		t.Errorf("the stuck account's create: %v, want it still waiting", err)
 	}
 }

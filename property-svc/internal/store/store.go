@@ -59,7 +59,7 @@ type Store struct {
 	// leases, createLocks and createLease hold an account's creates one at a time while it
 	// has a limit (limit.go).
 	leases      *mongo.Collection
-	createLocks *mongostore.DocLocks
+	createLocks *accountLocks
 	createLease time.Duration
 	// erasedAccounts holds the marker of every erased account (erase.go); erased caches
 	// the accounts known to be erased (a marker is never removed).
@@ -93,7 +93,7 @@ func New(ctx context.Context, db *mongo.Database, box *seal.Box) (*Store, error)
 		tagIDs:         mongostore.NewSequence(counters, "tag", 10),
 		locks:          mongostore.NewDocLocks(),
 		leases:         db.Collection(collCreateLeases),
-		createLocks:    mongostore.NewDocLocks(),
+		createLocks:    newAccountLocks(),
 		createLease:    createLease,
 		erasedAccounts: db.Collection(collErased),
 		box:            box,
