@@ -61,7 +61,7 @@ type Keys struct {
 
 // New returns Keys over db.
 func New(ctx context.Context, db *mongo.Database) (*Keys, error) {
-	if err := mongostore.Ensure(ctx, db, []string{Collection}, nil); err != nil {
+	if err := mongostore.Ensure(ctx, db, mongostore.WithLocks(Collection), nil); err != nil {
 		return nil, err
 	}
 	return &Keys{coll: db.Collection(Collection), now: time.Now, Deadline: DefaultDeadline, Lease: DefaultLease,
@@ -321,8 +321,10 @@ func accountKeys(account string) bson.D {
 
 // EraseAccount deletes every record of account (an erased account).
 func (k *Keys) EraseAccount(ctx context.Context, account string) error {
-	if _, err := k.coll.DeleteMany(ctx, accountKeys(account)); err != nil {
-		return fmt.Errorf("erase account's idempotency keys: %w", err)
+	for _, c := range []*mongo.Collection{k.coll, k.coll.Database().Collection(Collection + "_locks")} {
+		if _, err := c.DeleteMany(ctx, accountKeys(account)); err != nil {
+			return fmt.Errorf("erase account's idempotency keys: %w", err)
+		}
 	}
 	return nil
 }
@@ -340,20 +342,44 @@ func (k *Keys) RewriteAnswers(ctx context.Context, account string, rewrite func(
 		return fmt.Errorf("read idempotency answers: %w", err)
 	}
 	for _, r := range recs {
-		if len(r.Body) == 0 {
-			continue
-		}
-		body, changed, err := rewrite(r.Body)
-		if err != nil {
+		if err := k.rewriteAnswer(ctx, r, rewrite); err != nil {
 			return err
 		}
-		if !changed {
-			continue
+	}
+	return nil
+}
+
+// rewriteAnswer rewrites r's answer on the condition that it is still the one read, and
+// reads it again when another rewrite (another guest's erasure) came first.
+func (k *Keys) rewriteAnswer(ctx context.Context, r record, rewrite func(body []byte) ([]byte, bool, error)) error {
+	for try := 0; ; try++ {
+		if len(r.Body) == 0 {
+			return nil
 		}
-		_, err = k.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: r.ID}}, bson.D{{Key: "$set", Value: bson.D{{Key: "body", Value: body}}}})
+		if try == 10 {
+			return fmt.Errorf("rewrite idempotency answer %s: changed by others %d times in a row", r.ID, try)
+		}
+		body, changed, err := rewrite(r.Body)
+		if err != nil || !changed {
+			return err
+		}
+		// Conditional on the answer read, atomically on every store (FerretDB applies a
+		// conditional update as a read and a write: ReplaceIf holds the record's lease).
+		next := r
+		next.Body = body
+		done, err := mongostore.ReplaceIf(ctx, k.coll, r.ID, bson.D{{Key: "body", Value: r.Body}}, next)
+		if err != nil {
+			return fmt.Errorf("rewrite idempotency answer: %w", err)
+		}
+		if done {
+			return nil
+		}
+		err = k.coll.FindOne(ctx, bson.D{{Key: "_id", Value: r.ID}}).Decode(&r)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return nil // expired meanwhile
+		}
 		if err != nil {
 			return fmt.Errorf("rewrite idempotency answer: %w", err)
 		}
 	}
-	return nil
 }
