@@ -57,11 +57,40 @@ func everyDocument(t *testing.T) []storeDoc {
 				if err != nil {
 					t.Fatalf("%s.%s: %v", db, c, err)
 				}
-				out = append(out, storeDoc{db: db, coll: c, id: d["_id"], doc: d, text: string(b)})
+				// Binary values (stored answers, files) as the bytes they hold, not base64.
+				text := string(b) + binaryText(d)
+				out = append(out, storeDoc{db: db, coll: c, id: d["_id"], doc: d, text: text})
 			}
 		}
 	}
 	return out
+}
+
+// binaryText is every binary value of v, each on a line of its own.
+func binaryText(v any) string {
+	var sb strings.Builder
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case bson.M:
+			for _, vv := range x {
+				walk(vv)
+			}
+		case bson.D:
+			for _, e := range x {
+				walk(e.Value)
+			}
+		case bson.A:
+			for _, vv := range x {
+				walk(vv)
+			}
+		case bson.Binary:
+			sb.WriteString("\n")
+			sb.Write(x.Data)
+		}
+	}
+	walk(v)
+	return sb.String()
 }
 
 // holding lists the stored documents whose text holds any of needles, in any case.
