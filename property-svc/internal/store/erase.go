@@ -86,19 +86,15 @@ func (s *Store) Erase(ctx context.Context, account string) error {
 	for _, r := range recs {
 		aggs = append(aggs, r.ID)
 	}
-	intents := make([]outbox.Intent, 0, len(aggs))
+	intents, err := s.recordTombstones(ctx, aggs)
 	defer func() {
 		// Handed to the relay whatever happens: the loader answers them from the marker.
 		for _, in := range intents {
 			s.outbox.Done(in, nil)
 		}
 	}()
-	for _, agg := range aggs {
-		in, err := s.outbox.Begin(ctx, agg)
-		if err != nil {
-			return fmt.Errorf("record the tombstone of %s: %w", agg, err)
-		}
-		intents = append(intents, in)
+	if err != nil {
+		return err
 	}
 	for _, r := range recs {
 		if err := s.eraseProperty(ctx, r.ID); err != nil {
@@ -122,7 +118,62 @@ func (s *Store) Erase(ctx context.Context, account string) error {
 			return fmt.Errorf("erase %s of %s: %w", d.coll, account, err)
 		}
 	}
-	return nil
+	// The tombstones go to the relay now. A write of another replica that landed before
+	// its document was deleted may still be publishing its snapshot through that
+	// replica's relay, and could land on the topic after them: once the outbox holds no
+	// intent of the account any more (every snapshot of it published), the tombstones are
+	// recorded once more, to come last. Bounded: an intent that stays (Kafka down, a
+	// writer that died) is published by the sweep through the loader, as a tombstone.
+	for _, in := range intents {
+		s.outbox.Done(in, nil)
+	}
+	intents = nil
+	if err := s.awaitPublished(ctx, account); err != nil {
+		return err
+	}
+	intents, err = s.recordTombstones(ctx, aggs)
+	return err
+}
+
+// publishWait bounds how long an erasure waits for the account's pending events to be
+// published before it records its tombstones again; under the outbox lease, so that the
+// first ones are not yet swept meanwhile when Kafka is down.
+const publishWait = 3 * time.Second
+
+// awaitPublished waits, up to publishWait, until the outbox holds no intent of account
+// (an intent's id starts with its aggregate, "<account>:…").
+func (s *Store) awaitPublished(ctx context.Context, account string) error {
+	mine := bson.D{{Key: "_id", Value: bson.Regex{Pattern: "^" + regexp.QuoteMeta(account+":")}}}
+	intents := s.props.Database().Collection(outbox.Collection)
+	deadline := time.Now().Add(publishWait)
+	for {
+		n, err := intents.CountDocuments(ctx, mine)
+		if err != nil {
+			return fmt.Errorf("look for pending events of %s: %w", account, err)
+		}
+		if n == 0 || time.Now().After(deadline) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// recordTombstones records an outbox intent for each of aggs; the loader answers each with
+// a tombstone (or the erasure event). It returns those it recorded.
+func (s *Store) recordTombstones(ctx context.Context, aggs []string) ([]outbox.Intent, error) {
+	intents := make([]outbox.Intent, 0, len(aggs))
+	for _, agg := range aggs {
+		in, err := s.outbox.Begin(ctx, agg)
+		if err != nil {
+			return intents, fmt.Errorf("record the tombstone of %s: %w", agg, err)
+		}
+		intents = append(intents, in)
+	}
+	return intents, nil
 }
 
 // markErased records that account is erased, once: a retry keeps the first time.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -207,8 +208,10 @@ func TestEraseInterrupted(t *testing.T) {
 	// by the relay that runs on (h's sweep).
 	try := newHarness(t)
 	interrupted := 0
-	for i := range 400 {
-		cctx, cancel := context.WithTimeout(ctx, time.Duration(i)*200*time.Microsecond)
+	for i := range 300 {
+		// Dense short delays first (the deletions), up to a second (the wait for the
+		// account's events to be published).
+		cctx, cancel := context.WithTimeout(ctx, time.Duration(i*i)*10*time.Microsecond)
 		err := try.repo.Erase(cctx, acct)
 		cancel()
 		if err == nil {
@@ -228,5 +231,69 @@ func TestEraseInterrupted(t *testing.T) {
 	}
 	if n := mediaLeft(t, media); n != 0 {
 		t.Errorf("%d media files and chunks of the erased account left", n)
+	}
+}
+
+// orderedLog is one topic as the broker orders what several relays publish to it.
+type orderedLog struct {
+	mu   sync.Mutex
+	msgs []events.Message
+}
+
+// slowPublisher publishes into a log after a delay: a relay whose publish takes a while.
+type slowPublisher struct {
+	log   *orderedLog
+	delay time.Duration
+}
+
+func (p slowPublisher) Publish(_ context.Context, msgs ...events.Message) error {
+	time.Sleep(p.delay)
+	p.log.mu.Lock()
+	defer p.log.mu.Unlock()
+	p.log.msgs = append(p.log.msgs, msgs...)
+	return nil
+}
+
+// last is the latest message of key in the log.
+func (l *orderedLog) last(key string) (events.Message, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := len(l.msgs) - 1; i >= 0; i-- {
+		if l.msgs[i].Key == key {
+			return l.msgs[i], true
+		}
+	}
+	return events.Message{}, false
+}
+
+// TestEraseAfterAnotherReplicasWrite: a write of another replica that landed just before the
+// erasure deleted the property, and whose relay publishes its snapshot slowly, does not
+// outlast the tombstone: the topic's last message for the key is the tombstone.
+func TestEraseAfterAnotherReplicasWrite(t *testing.T) {
+	log := &orderedLog{}
+	replica := func(delay time.Duration) *harness {
+		box, err := seal.New(seal.NewKey())
+		must(t, err)
+		st, err := New(ctx, db, box)
+		must(t, err)
+		ob := outbox.New(db, slowPublisher{log: log, delay: delay}, st.Snapshot, outbox.Options{Lease: 10 * time.Second, Sweep: time.Hour})
+		st.Attach(ob)
+		h := &harness{st: st, repo: st, ob: ob}
+		h.relay(t)
+		return h
+	}
+	a, b := replica(0), replica(400*time.Millisecond)
+	acct := erasable()
+	pid := a.create(t, acct, "R1")
+	key := recordID(acct, pid)
+	eventually.Holds(t, "the create published", 5*time.Second, func() bool { _, ok := log.last(key); return ok })
+
+	must(t, b.repo.SetTaxes(ctx, acct, pid, property.Taxes{InternalCode: "R1"})) // its snapshot is on its way
+	must(t, a.repo.Erase(ctx, acct))
+	eventually.Holds(t, "the outbox drained", 10*time.Second, func() bool { return len(holding(t, acct)) == 0 })
+	time.Sleep(100 * time.Millisecond)
+	m, _ := log.last(key)
+	if !m.Tombstone {
+		t.Errorf("the last message of %s is %.80s, not a tombstone", key, m.Value)
 	}
 }
