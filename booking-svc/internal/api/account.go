@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -17,6 +18,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/guest"
 	"github.com/vros/vros/libs/fields"
+	"github.com/vros/vros/libs/httpapi"
 )
 
 // The internal account routes edge's admin API calls with the account's signed tenant
@@ -83,6 +85,10 @@ func (a *API) eraseGuest(c *fiber.Ctx) error {
 	res, err := a.bookings.EraseGuest(c.UserContext(), acct, email, func(ctx context.Context, f booking.Forgotten) error {
 		return a.keys.RewriteAnswers(ctx, acct, func(body []byte) ([]byte, bool, error) { return eraseFromAnswer(body, f) })
 	})
+	if errors.Is(err, booking.ErrBusy) {
+		// What was erased stays erased; the same request again finishes the rest.
+		return httpapi.Conflict(httpapi.StatusConflict, "a change of one of the guest's bookings is still in progress; send the request again")
+	}
 	if err != nil {
 		return err
 	}

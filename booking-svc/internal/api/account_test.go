@@ -959,3 +959,50 @@ func TestConcurrentGuestErasures(t *testing.T) {
 		t.Errorf("the fifth guest's records: %v", got)
 	}
 }
+
+// TestGuestErasureWaitsForAChange: a change of the booking that holds its ledger op (an
+// update planned with the guest's data, about to write it) finishes before the erasure
+// rewrites the booking, so it cannot write the guest back over the erasure.
+func TestGuestErasureWaitsForAChange(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	acct := newAccount("gw")
+	g := booking.Guest{FirstName: "Wilhelmina", LastName: "Okonkwo", Email: "w.okonkwo@example.com"}
+	b := s.book(t, acct, 1, "2027-01-01", 2, g, 0)
+	owner := "booking:" + strconv.FormatInt(b.BookingID, 10)
+	if err := s.led.Begin(ctx, ledger.Op{Owner: owner, Account: acct}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string, 1)
+	go func() {
+		status, out := s.do(t, acct, http.MethodPost, "/internal/account/guests/erase", `{"email":"w.okonkwo@example.com"}`)
+		done <- fmt.Sprintf("%d %s", status, out)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	// The change writes the guest it planned with, then ends its op.
+	if _, err := s.st.Update(ctx, acct, b.BookingID, booking.Updated, func(x *booking.Booking) error {
+		x.Guest = g
+		x.Adults = 3
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-done:
+		t.Fatalf("the erasure did not wait for the change: %s", got)
+	default:
+	}
+	if err := s.led.End(ctx, acct, owner); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-done; got != `200 {"bookings":1,"users":0}` {
+		t.Fatalf("erase: %s", got)
+	}
+	cur, err := s.st.Booking(ctx, acct, b.BookingID)
+	if err != nil || cur.Guest != (booking.Guest{FirstName: "Erased", Email: "erased@invalid"}) || cur.Adults != 3 {
+		t.Errorf("after the change and the erasure: %v %+v", err, cur)
+	}
+	if op, _ := s.nights.Op(ctx, acct, owner); op != nil {
+		t.Errorf("the erasure left its op: %+v", op)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/arrival"
 	"github.com/vros/vros/booking-svc/internal/card"
 	"github.com/vros/vros/booking-svc/internal/guest"
+	"github.com/vros/vros/booking-svc/internal/ledger"
 )
 
 // What booking-svc does for an account as a whole (docs/booking.md, "Export and erasure"):
@@ -122,10 +123,20 @@ func (s *Service) EraseGuest(ctx context.Context, account, email string, forget 
 		}
 	}
 	for _, b := range touched {
-		err := s.records.Anonymise(ctx, account, b.BookingID, func(cur *Booking) error {
-			s.anonymise(cur, email, hasUser, int64(user.UserID), true)
-			return nil
-		})
+		anonymise := func() error {
+			return s.records.Anonymise(ctx, account, b.BookingID, func(cur *Booking) error {
+				s.anonymise(cur, email, hasUser, int64(user.UserID), true)
+				return nil
+			})
+		}
+		var err error
+		if b.Status == StatusReserved || b.Status == StatusCancelled {
+			err = s.holding(ctx, account, b.BookingID, anonymise)
+		} else {
+			// An attempt's creator holds its op until it decides it, and never rewrites
+			// the guest: the attempt is rewritten in place.
+			err = anonymise()
+		}
 		if errors.Is(err, ErrNotFound) {
 			continue // purged meanwhile (a failed attempt past its retention)
 		}
@@ -143,6 +154,38 @@ func (s *Service) EraseGuest(ctx context.Context, account, email string, forget 
 		out.Users = 1
 	}
 	return out, nil
+}
+
+// holdRetry is how often a guest's erasure asks again for a booking another change holds.
+const holdRetry = 20 * time.Millisecond
+
+// holding runs f while holding booking id's ledger op (claiming and releasing no night), as
+// every change of a booking does: a change planned before f (an update, which writes the
+// guest it planned with) finishes first — f waits for its op, up to the change deadline —
+// and one begun later plans again from what f wrote. A process stopped inside leaves the op
+// to the janitor, which has no night to release and removes it.
+func (s *Service) holding(ctx context.Context, account string, id int64, f func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, s.Deadline)
+	defer cancel()
+	owner := bookingOwner(id)
+	for {
+		err := s.ledger.Begin(ctx, ledger.Op{Owner: owner, Account: account})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, ledger.ErrBusy) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ErrBusy
+		case <-time.After(holdRetry):
+		}
+	}
+	err := f()
+	// Not ended (the store failed): the janitor ends it after the lease.
+	_ = s.ledger.End(context.WithoutCancel(ctx), account, owner)
+	return err
 }
 
 // anonymise erases the person with email from b (the booking's guest when the email or the
