@@ -501,80 +501,13 @@ func TestAccountErasure(t *testing.T) {
 	}
 
 	// The stores hold nothing of it but what survives by design, and nothing of its photo's
-	// files (GridFS chunks name the file, not the account).
-	var left []string
-	deadline := time.Now().Add(viewsWithin)
-	for {
-		left = left[:0]
-		for _, d := range everyDocument(t) {
-			why := belongsTo(d, acc.AccountID)
-			if why == "" && strings.Contains(d.text, key) {
-				why = "the erased photo " + key
-			}
-			switch {
-			case why == "":
-			case d.coll == "erased_accounts" && fmt.Sprint(d.id) == acc.AccountID:
-			case d.db == "vros_edge" && d.coll == "accounts" && fmt.Sprint(d.id) == acc.AccountID:
-				if d.doc["status"] != "deleted" || d.doc["name"] != nil && d.doc["name"] != "" {
-					left = append(left, "edge's record is not minimal: "+d.text)
-				}
-			case d.db == "vros_edge" && d.coll == "usage":
-				// Edge's request counts by account id and hour survive (docs/erasure.md).
-			case d.db == "vros_edge" && d.coll == "audit":
-				if strings.Contains(d.text, "Test Owner") {
-					left = append(left, "an audit record keeps the account's name: "+d.text)
-				}
-			default:
-				left = append(left, fmt.Sprintf("%s.%s %v (%s)", d.db, d.coll, d.id, why))
-			}
-		}
-		if len(left) == 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	if len(left) > 0 {
+	// files; the topics' latest value of each of its keys is a tombstone.
+	if left := settle(func() []string { return storesLeft(t, acc.AccountID, key) }); len(left) > 0 {
 		t.Errorf("the stores still hold the account:\n%s", strings.Join(left, "\n"))
 	}
-
-	// The topics: each key of the account ends with a tombstone; its erasure event stays.
 	wantKeys := []string{acc.AccountID + ":" + strconv.Itoa(pid), acc.AccountID + ":" + pid2, acc.AccountID + ":settings",
 		acc.AccountID + ":booking:" + strconv.FormatInt(b1.BookingID, 10), acc.AccountID + ":block:" + strconv.Itoa(blk.Data.BlockID)}
-	var bad []string
-	deadline = time.Now().Add(viewsWithin)
-	for {
-		bad = bad[:0]
-		latest := latestByKey(t, acc.AccountID+":")
-		for _, k := range wantKeys {
-			if _, ok := latest[k]; !ok {
-				bad = append(bad, k+" never published")
-			}
-		}
-		for k, m := range latest {
-			switch {
-			case k == events.AccountKey(acc.AccountID):
-				var er struct {
-					Type string `json:"type"`
-					Data struct {
-						AccountID string `json:"account_id"`
-					} `json:"data"`
-				}
-				if json.Unmarshal(m.Value, &er) != nil || er.Type != "vros.account.erased" || er.Data.AccountID != acc.AccountID {
-					bad = append(bad, k+" is not the erasure event: "+string(m.Value))
-				}
-			case !events.IsTombstone(m):
-				bad = append(bad, k+" ends with a value")
-			}
-		}
-		if _, ok := latest[events.AccountKey(acc.AccountID)]; !ok {
-			bad = append(bad, "no erasure event")
-		}
-		if len(bad) == 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	if len(bad) > 0 {
+	if bad := settle(func() []string { return topicsLeft(t, acc.AccountID, wantKeys) }); len(bad) > 0 {
 		t.Errorf("the topics:\n%s", strings.Join(bad, "\n"))
 	}
 	// A rendition of the photo no replica has cached (property-svc caches served renditions
@@ -602,5 +535,184 @@ func TestAccountErasure(t *testing.T) {
 	next := newAccount(t)
 	if next.AccountID == acc.AccountID {
 		t.Fatalf("the erased id %s was given again", acc.AccountID)
+	}
+}
+
+// settle calls f until it reports nothing, at most viewsWithin (the erasure reaches
+// booking-svc and catalog-svc through events), and answers its last report.
+func settle(f func() []string) []string {
+	deadline := time.Now().Add(viewsWithin)
+	for {
+		left := f()
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// storesLeft lists what the stores hold of an erased account beyond what survives by design
+// (docs/erasure.md): the services' erasure markers, edge's minimal record (status deleted, no
+// name), the audit records (name blanked) and edge's usage counts; and any document naming
+// the account's photo (GridFS chunks name their file, not the account) when photo is set.
+func storesLeft(t *testing.T, accountID, photo string) []string {
+	t.Helper()
+	var left []string
+	for _, d := range everyDocument(t) {
+		why := belongsTo(d, accountID)
+		if why == "" && photo != "" && strings.Contains(d.text, photo) {
+			why = "the erased photo " + photo
+		}
+		switch {
+		case why == "":
+		case d.coll == "erased_accounts" && fmt.Sprint(d.id) == accountID:
+		case d.db == "vros_edge" && d.coll == "accounts" && fmt.Sprint(d.id) == accountID:
+			if d.doc["status"] != "deleted" || d.doc["name"] != nil && d.doc["name"] != "" {
+				left = append(left, "edge's record is not minimal: "+d.text)
+			}
+		case d.db == "vros_edge" && d.coll == "usage":
+		case d.db == "vros_edge" && d.coll == "audit":
+			if strings.Contains(d.text, "Test Owner") {
+				left = append(left, "an audit record keeps the account's name: "+d.text)
+			}
+		default:
+			left = append(left, fmt.Sprintf("%s.%s %v (%s)", d.db, d.coll, d.id, why))
+		}
+	}
+	return left
+}
+
+// topicsLeft lists how the topics fall short of an erased account's: every key in want
+// published, the latest value of each of its keys a tombstone, but its erasure event.
+func topicsLeft(t *testing.T, accountID string, want []string) []string {
+	t.Helper()
+	var bad []string
+	latest := latestByKey(t, accountID+":")
+	for _, k := range want {
+		if _, ok := latest[k]; !ok {
+			bad = append(bad, k+" never published")
+		}
+	}
+	if _, ok := latest[events.AccountKey(accountID)]; !ok {
+		bad = append(bad, "no erasure event")
+	}
+	for k, m := range latest {
+		switch {
+		case k == events.AccountKey(accountID):
+			var er struct {
+				Type string `json:"type"`
+				Data struct {
+					AccountID string `json:"account_id"`
+				} `json:"data"`
+			}
+			if json.Unmarshal(m.Value, &er) != nil || er.Type != "vros.account.erased" || er.Data.AccountID != accountID {
+				bad = append(bad, k+" is not the erasure event: "+string(m.Value))
+			}
+		case !events.IsTombstone(m):
+			bad = append(bad, k+" ends with a value")
+		}
+	}
+	return bad
+}
+
+// partitionOf is the partition of topic that key goes to (murmur2, as the services publish).
+func partitionOf(t *testing.T, topic, key string) int {
+	t.Helper()
+	conn, err := kafka.Dial("tcp", st.KafkaBrokers[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	parts, err := conn.ReadPartitions(topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]int, len(parts))
+	for i, p := range parts {
+		ids[i] = p.ID
+	}
+	return (&kafka.Murmur2Balancer{}).Balance(kafka.Message{Key: []byte(key)}, ids...)
+}
+
+// TestRebuiltCatalogForgetsErasedAccount: a catalog-svc rebuilt from the topics alone (its
+// database dropped, a new consumer group) reads an erased account's old snapshots, its erasure
+// event and its tombstones in whatever order the partitions give them (the embedded broker
+// never compacts), and ends holding nothing of the account but its marker.
+func TestRebuiltCatalogForgetsErasedAccount(t *testing.T) {
+	acc, other := newAccount(t), newAccount(t)
+	pid := bookable(t, acc, "RCE1")
+	b := create(t, acc, guest(pid, day(30), day(33)))
+	acc.a(t, "property-blockdate", obj{"action": "create", "block": obj{"internal_code": "RCE1", "start_date": day(50), "end_date": day(51)}}).
+		status(t, http.StatusOK)
+	operator(t, http.MethodDelete, "/accounts/"+acc.AccountID, "").status(t, http.StatusOK)
+	want := []string{acc.AccountID + ":" + strconv.Itoa(pid), acc.AccountID + ":booking:" + strconv.FormatInt(b.BookingID, 10)}
+	if bad := settle(func() []string { return topicsLeft(t, acc.AccountID, want) }); len(bad) > 0 {
+		t.Fatalf("the topics:\n%s", strings.Join(bad, "\n"))
+	}
+
+	// Sentinels: the other account's properties and bookings, published after the erasure's
+	// messages, on every partition of both topics. Once the rebuilt catalog serves them all, it
+	// has read everything before them.
+	parts := func(topic string) int {
+		conn, err := kafka.Dial("tcp", st.KafkaBrokers[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		ps, err := conn.ReadPartitions(topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ps)
+	}
+	propParts, bookParts := map[int]bool{}, map[int]bool{}
+	var pids []int
+	var bookings []int64
+	for i := 0; len(propParts) < parts(events.TopicProperty) || len(bookParts) < parts(events.TopicBooking); i++ {
+		if i == 40 {
+			t.Fatalf("40 sentinels cover partitions %v and %v only", propParts, bookParts)
+		}
+		p := bookable(t, other, fmt.Sprintf("RCS%d", i))
+		pids = append(pids, p)
+		propParts[partitionOf(t, events.TopicProperty, other.AccountID+":"+strconv.Itoa(p))] = true
+		ob := create(t, other, guest(p, day(30), day(31)))
+		bookings = append(bookings, ob.BookingID)
+		bookParts[partitionOf(t, events.TopicBooking, other.AccountID+":booking:"+strconv.FormatInt(ob.BookingID, 10))] = true
+	}
+
+	st.StopCatalog()
+	if err := mongoDB.Database("vros_catalog").Drop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.StartCatalog(context.Background(), "catalog-erased-rebuild-"+time.Now().Format("150405.000000")); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range pids {
+		comp := other.AccountID + "_" + strconv.Itoa(p)
+		var res struct {
+			Reservations []struct {
+				ID string `json:"id"`
+			} `json:"reservations"`
+		}
+		eventually(t, "the rebuilt catalog serves sentinel "+comp, func() bool {
+			return other.try(t, "getreservations", obj{"propertyId": comp}, &res) && len(res.Reservations) == 1 &&
+				res.Reservations[0].ID == other.AccountID+"_"+strconv.FormatInt(bookings[i], 10)
+		})
+	}
+	var left []string
+	for _, d := range everyDocument(t) {
+		if d.db != "vros_catalog" {
+			continue
+		}
+		if why := belongsTo(d, acc.AccountID); why != "" && !(d.coll == "erased_accounts" && fmt.Sprint(d.id) == acc.AccountID) {
+			left = append(left, fmt.Sprintf("%s %v (%s)", d.coll, d.id, why))
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("the rebuilt catalog holds the erased account:\n%s", strings.Join(left, "\n"))
+	}
+	if n, _ := mongoDB.Database("vros_catalog").Collection("erased_accounts").CountDocuments(context.Background(),
+		bson.D{{Key: "_id", Value: acc.AccountID}}); n != 1 {
+		t.Errorf("the rebuilt catalog has no marker of the erased account")
 	}
 }
