@@ -11,7 +11,7 @@ import (
 )
 
 // Record is one property as stored in vros_property.properties, and — field for field, less
-// the sealed secrets (json:"-") — the `data` of the property's change events. One schema
+// the sealed secrets and deleted_at (json:"-") — the `data` of the property's change events. One schema
 // for both means what consumers receive is exactly what was stored; docs/events.md is its
 // reference. Money is a decimal string ("120.50"), dates are YYYY-MM-DD.
 type Record struct {
