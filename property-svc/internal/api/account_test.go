@@ -373,3 +373,57 @@ func TestEraseAnswers(t *testing.T) {
 		t.Errorf("update after the erasure: %d %s", status, out)
 	}
 }
+
+// TestAccountRoutesConcurrentClients: usage and export of two accounts asked at once, many
+// times over, each answer holding only its own account's records.
+func TestAccountRoutesConcurrentClients(t *testing.T) {
+	app, a := newServer(t)
+	_, b := newServer(t)
+	ids := map[string][]string{}
+	for acc, codes := range map[string][]string{a: {"A1", "A2"}, b: {"B1"}} {
+		for _, c := range codes {
+			ids[acc] = append(ids[acc], createProperty(t, app, acc, c))
+		}
+		slices.Sort(ids[acc])
+	}
+	const n = 16
+	errs := make([]string, n)
+	together.Run(n, func(i int) {
+		acc := []string{a, b}[i%2]
+		tenant := tenancy.Tenant{AccountID: acc}
+		if i%4 < 2 {
+			status, _, out := do(t, app, tenant, http.MethodGet, "/internal/account/usage?from=2020-01-01T00:00:00Z&to=2100-01-01T00:00:00Z", "")
+			want := fmt.Sprintf(`{"properties":{"current":%d,"created":%d,"deleted":0},"photos":{"count":0,"bytes":0}}`, len(ids[acc]), len(ids[acc]))
+			if status != 200 || string(out) != want {
+				errs[i] = fmt.Sprintf("usage of %s: %d %s", acc, status, out)
+			}
+			return
+		}
+		status, _, body := do(t, app, tenant, http.MethodGet, "/internal/account/export", "")
+		z, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
+		if status != 200 || err != nil {
+			errs[i] = fmt.Sprintf("export of %s: %d %v", acc, status, err)
+			return
+		}
+		for _, f := range z.File {
+			if f.Name != "property-svc/manifest.json" {
+				continue
+			}
+			r, _ := f.Open()
+			var man struct {
+				AccountID string              `json:"account_id"`
+				Records   map[string][]string `json:"records"`
+			}
+			err := json.NewDecoder(r).Decode(&man)
+			_ = r.Close()
+			if err != nil || man.AccountID != acc || !slices.Equal(man.Records["properties"], ids[acc]) {
+				errs[i] = fmt.Sprintf("export of %s lists %s %v (%v)", acc, man.AccountID, man.Records["properties"], err)
+			}
+		}
+	})
+	for _, e := range errs {
+		if e != "" {
+			t.Error(e)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/vros/vros/libs/eventually"
 	"github.com/vros/vros/libs/outbox"
 	"github.com/vros/vros/libs/seal"
+	"github.com/vros/vros/libs/together"
 	"github.com/vros/vros/property-svc/internal/photo"
 	"github.com/vros/vros/property-svc/internal/property"
 )
@@ -295,5 +296,29 @@ func TestEraseAfterAnotherReplicasWrite(t *testing.T) {
 	m, _ := log.last(key)
 	if !m.Tombstone {
 		t.Errorf("the last message of %s is %.80s, not a tombstone", key, m.Value)
+	}
+}
+
+// TestConcurrentErasures: four erasures of one account at once (a retried DELETE through
+// two edge replicas) all succeed and leave nothing.
+func TestConcurrentErasures(t *testing.T) {
+	h := newRelayedHarness(t)
+	other := newHarness(t) // another process
+	acct := erasable()
+	keys, media := fillAccount(t, h, acct)
+	errs := make([]error, 4)
+	together.Run(4, func(i int) { errs[i] = []*harness{h, other}[i%2].repo.Erase(ctx, acct) })
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("erasure %d: %v", i, err)
+		}
+	}
+	h.erasurePublished(t, acct, keys)
+	eventually.Holds(t, "the outbox drained", 10*time.Second, func() bool { return len(holding(t, acct)) == 0 })
+	if left := holding(t, acct); len(left) > 0 {
+		t.Errorf("documents hold the erased account:\n%s", strings.Join(left, "\n"))
+	}
+	if n := mediaLeft(t, media); n != 0 {
+		t.Errorf("%d media files and chunks left", n)
 	}
 }
