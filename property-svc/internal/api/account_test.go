@@ -427,3 +427,19 @@ func TestAccountRoutesConcurrentClients(t *testing.T) {
 		}
 	}
 }
+
+// TestExportCutShort: a photo that cannot be read once the archive has begun (its stored
+// bytes are missing) cuts the archive short: no zip reader takes it for whole.
+func TestExportCutShort(t *testing.T) {
+	app, acc := newServer(t)
+	createProperty(t, app, acc, "S1")
+	addPhoto(t, app, acc, "S1")
+	key := keysOfPhotos(t, acc, "S1")
+	if _, err := db.Collection("media.chunks").DeleteMany(t.Context(), bson.D{{Key: "files_id", Value: key + "/original"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, body := do(t, app, tenancy.Tenant{AccountID: acc}, http.MethodGet, "/internal/account/export", "")
+	if _, err := zip.NewReader(bytes.NewReader(body), int64(len(body))); err == nil {
+		t.Error("an export missing a photo's bytes reads as a whole zip")
+	}
+}
