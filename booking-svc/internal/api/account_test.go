@@ -1006,3 +1006,70 @@ func TestGuestErasureWaitsForAChange(t *testing.T) {
 		t.Errorf("the erasure left its op: %+v", op)
 	}
 }
+
+// gated publishes to Kafka once released: a relay of another replica that is still
+// publishing a snapshot when the erasure runs.
+type gated struct {
+	kafka   *events.Publisher
+	reached chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (g *gated) Publish(ctx context.Context, msgs ...events.Message) error {
+	g.once.Do(func() {
+		close(g.reached)
+		<-g.release
+	})
+	return g.kafka.Publish(ctx, msgs...)
+}
+
+// TestErasureAfterAnotherReplicasWrite: another replica, which has not yet consumed the
+// erasure event, wrote a booking just before it was erased, and its relay publishes the
+// snapshot after the erasure's tombstone: the erasure records the tombstone again once that
+// snapshot is published, so the key's latest message on the topic is a tombstone.
+func TestErasureAfterAnotherReplicasWrite(t *testing.T) {
+	s := newServer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	acct := newAccount("rw")
+	b := s.book(t, acct, 1, "2027-01-01", 2, booking.Guest{FirstName: "Replica"}, 0)
+	key := store.BookingAggregate(acct, b.BookingID)
+	waitFor(t, "the booking's event", func() bool { return s.pub.latest()[key].Value != nil })
+
+	// The other replica: its own store, relay and memory of erased accounts.
+	other, err := store.New(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := &gated{kafka: events.NewPublisher(brokers), reached: make(chan struct{}), release: make(chan struct{})}
+	defer pub.kafka.Close()
+	ob := outbox.New(db, pub, other.Snapshot, outbox.Options{Lease: time.Minute, Sweep: time.Hour})
+	other.Attach(ob)
+	marks, err := erased.New(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.WatchErasures(marks)
+	go func() { _ = ob.Run(ctx) }()
+	if _, err := other.Update(ctx, acct, b.BookingID, booking.Updated, func(x *booking.Booking) error {
+		x.Adults = 4
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	<-pub.reached // its relay holds the snapshot
+
+	go func() {
+		time.Sleep(300 * time.Millisecond) // after the erasure's first tombstone
+		close(pub.release)
+	}()
+	if err := s.eraser.Apply(ctx, erasedEvent(t, acct)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the outbox to drain", func() bool { return len(holding(t, map[string]bool{erased.Collection: true}, acct)) == 0 })
+	m, ok := onTopic(t, events.TopicBooking, acct+":")[key]
+	if !ok || !events.IsTombstone(m) {
+		t.Errorf("latest of %s on the topic: %s, want a tombstone", key, m.Value)
+	}
+}

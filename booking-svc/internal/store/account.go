@@ -14,6 +14,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/erased"
 	"github.com/vros/vros/booking-svc/internal/guest"
 	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/outbox"
 	"github.com/vros/vros/libs/pricing"
 )
 
@@ -226,14 +227,23 @@ func (s *Store) EraseAccount(ctx context.Context, account string) error {
 		}
 		return fmt.Errorf("erase account: %w", err)
 	}
+	// Events of the account still on their way (another replica's write that landed before
+	// the erasure, a run stopped before): their tombstones are recorded again once they are
+	// published, so that the tombstone comes last on the topic.
+	contested, err := s.pendingAggregates(ctx, account)
+	if err != nil {
+		return err
+	}
 	for _, k := range []struct {
 		coll *mongo.Collection
 		id   string
 		agg  func(string, int64) string
 	}{{s.bookings, "booking_id", BookingAggregate}, {s.blocks, "block_id", blockAggregate}} {
-		if err := s.eraseAggregates(ctx, account, k.coll, k.id, k.agg); err != nil {
+		c, err := s.eraseAggregates(ctx, account, k.coll, k.id, k.agg)
+		if err != nil {
 			return err
 		}
+		contested = append(contested, c...)
 	}
 	for _, d := range []struct {
 		coll   *mongo.Collection
@@ -252,36 +262,120 @@ func (s *Store) EraseAccount(ctx context.Context, account string) error {
 	if err := s.listOf(account).Drop(ctx); err != nil {
 		return fmt.Errorf("erase account's booking list: %w", err)
 	}
+	if len(contested) == 0 {
+		return nil
+	}
+	if err := s.awaitPublished(ctx, contested); err != nil {
+		return err
+	}
+	for _, agg := range contested {
+		in, err := s.outbox.Begin(ctx, agg)
+		if err != nil {
+			return fmt.Errorf("record the tombstone of %s again: %w", agg, err)
+		}
+		s.outbox.Done(in, nil)
+	}
 	return nil
+}
+
+// PublishWait bounds how long an erasure waits for events of the account on their way to be
+// published before it records their tombstones again: under the outbox lease, and an intent
+// that outlasts it (Kafka down) is published by the sweep through the loader, as a tombstone.
+const PublishWait = 3 * time.Second
+
+// intents is the outbox's collection.
+func (s *Store) intents() *mongo.Collection { return s.db.Collection(outbox.Collection) }
+
+// pendingAggregates lists the account's aggregates that have intents in the outbox, parked
+// ones aside (they are retried through the loader, which answers tombstones now).
+func (s *Store) pendingAggregates(ctx context.Context, account string) ([]string, error) {
+	cur, err := s.intents().Find(ctx, bson.D{{Key: "aggregate", Value: bson.Regex{Pattern: "^" + quoteMeta(account+":")}},
+		{Key: "parked", Value: bson.D{{Key: "$ne", Value: true}}}})
+	if err != nil {
+		return nil, fmt.Errorf("read the account's pending events: %w", err)
+	}
+	var docs []struct {
+		Aggregate string `bson:"aggregate"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("read the account's pending events: %w", err)
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range docs {
+		if !seen[d.Aggregate] {
+			seen[d.Aggregate] = true
+			out = append(out, d.Aggregate)
+		}
+	}
+	return out, nil
+}
+
+// awaitPublished waits, up to PublishWait, until the outbox holds no intent of aggs but
+// parked ones.
+func (s *Store) awaitPublished(ctx context.Context, aggs []string) error {
+	filter := bson.D{{Key: "aggregate", Value: bson.D{{Key: "$in", Value: aggs}}}, {Key: "parked", Value: bson.D{{Key: "$ne", Value: true}}}}
+	deadline := time.Now().Add(PublishWait)
+	for {
+		n, err := s.intents().CountDocuments(ctx, filter)
+		if err != nil {
+			return fmt.Errorf("read the account's pending events: %w", err)
+		}
+		if n == 0 || time.Now().After(deadline) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // eraseAggregates deletes the account's documents of coll one by one, each after recording
 // its intent, so that a run stopped after the delete still leaves the intent whose tombstone
-// the relay publishes.
-func (s *Store) eraseAggregates(ctx context.Context, account string, coll *mongo.Collection, idField string, agg func(string, int64) string) error {
+// the relay publishes. It returns the aggregates that another writer's intent still held
+// when their document was deleted: that writer's snapshot may reach the topic after the
+// tombstone (its replica had not yet learnt of the erasure). A writer's snapshot published
+// before the check is ordered before the tombstone, which the relay publishes only after
+// Done; a writer that begins after the delete finds no document and publishes through the
+// loader, a tombstone.
+func (s *Store) eraseAggregates(ctx context.Context, account string, coll *mongo.Collection, idField string, agg func(string, int64) string) ([]string, error) {
+	fail := func(err error) ([]string, error) {
+		return nil, fmt.Errorf("erase account from %s: %w", coll.Name(), err)
+	}
 	cur, err := coll.Find(ctx, byAccount(account), options.Find().SetProjection(bson.D{{Key: idField, Value: 1}}))
 	if err != nil {
-		return fmt.Errorf("erase account from %s: %w", coll.Name(), err)
+		return fail(err)
 	}
 	var docs []bson.M
 	if err := cur.All(ctx, &docs); err != nil {
-		return fmt.Errorf("erase account from %s: %w", coll.Name(), err)
+		return fail(err)
 	}
+	var contested []string
 	for _, d := range docs {
 		docID, _ := d["_id"].(string)
 		id, ok := d[idField].(int64)
 		if !ok {
-			return fmt.Errorf("erase account from %s: document %q has no %s", coll.Name(), docID, idField)
+			return fail(fmt.Errorf("document %q has no %s", docID, idField))
 		}
-		in, err := s.outbox.Begin(ctx, agg(account, id))
+		a := agg(account, id)
+		in, err := s.outbox.Begin(ctx, a)
 		if err != nil {
-			return fmt.Errorf("erase account from %s: %w", coll.Name(), err)
+			return fail(err)
 		}
 		_, err = coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: docID}})
+		var n int64
+		if err == nil {
+			n, err = s.intents().CountDocuments(ctx, bson.D{{Key: "aggregate", Value: a}})
+		}
 		s.outbox.Done(in, nil)
 		if err != nil {
-			return fmt.Errorf("erase account from %s: %w", coll.Name(), err)
+			return fail(err)
+		}
+		if n > 1 { // another writer's besides this one
+			contested = append(contested, a)
 		}
 	}
-	return nil
+	return contested, nil
 }
