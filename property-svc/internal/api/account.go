@@ -195,9 +195,13 @@ func (a *API) writeExport(ctx context.Context, w *bufio.Writer, acc string, e pr
 // erase: POST /internal/account/erase — erases everything property-svc holds of the
 // account; 200 once its data is gone and the tombstones and the erasure event are recorded
 // in the outbox. Repeating it answers the same.
+// This replica's cache of served images is emptied, so that it serves none of the
+// account's photos from then on; another replica's cache lets its copies expire (within 5
+// minutes).
 func (a *API) erase(c *fiber.Ctx) error {
 	if err := a.props.Erase(c.UserContext(), tenancy.From(c).AccountID); err != nil {
 		return err
 	}
+	a.renditions.Purge()
 	return c.JSON(fiber.Map{"erased": true})
 }

@@ -346,11 +346,31 @@ func TestEraseAnswers(t *testing.T) {
 	tenant := tenancy.Tenant{AccountID: acc}
 	createProperty(t, app, acc, "X1")
 	addPhoto(t, app, acc, "X1")
+	media := func() int {
+		resp, err := app.Test(httptest.NewRequest(http.MethodGet, "/media/"+keysOfPhotos(t, acc, "X1")+"/small.jpg", nil), -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	if status := media(); status != 200 { // and now in the replica's cache
+		t.Fatalf("the photo before the erasure: %d", status)
+	}
+	key := keysOfPhotos(t, acc, "X1")
 	for range 2 {
 		status, ctype, out := do(t, app, tenant, http.MethodPost, "/internal/account/erase", "")
 		if status != 200 || !strings.HasPrefix(ctype, "application/json") || string(out) != `{"erased":true}` {
 			t.Errorf("erase: %d %s %s", status, ctype, out)
 		}
+	}
+	resp, err := app.Test(httptest.NewRequest(http.MethodGet, "/media/"+key+"/small.jpg", nil), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Errorf("the erased account's photo is served: %d", resp.StatusCode)
 	}
 	const erased = `{"code":403,"error_type":"forbidden","error_message":"the account has been erased"}`
 	for _, r := range []struct{ path, body string }{

@@ -63,7 +63,14 @@ func newServer(t *testing.T) (*fiber.App, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Attach(outbox.New(db, nopPublisher{}, st.Snapshot, outbox.Options{Lease: time.Minute, Sweep: time.Hour}))
+	ob := outbox.New(db, nopPublisher{}, st.Snapshot, outbox.Options{Lease: time.Minute, Sweep: time.Hour})
+	st.Attach(ob)
+	// The relay runs, as in the service: an account's erasure waits for its events to be
+	// published.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = ob.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
 	app := httpapi.New(httpapi.Options{Telemetry: tel, BodyLimit: 1 << 20})
 	New(property.NewProperties(st, photo.NewFetcher(photo.Config{})), tel.Logger).Register(app, tenancy.NewSigner(testKey))
 	return app, strconv.FormatInt(7000+accounts.Add(1), 10)
