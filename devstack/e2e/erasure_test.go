@@ -716,3 +716,57 @@ func TestRebuiltCatalogForgetsErasedAccount(t *testing.T) {
 		t.Errorf("the rebuilt catalog has no marker of the erased account")
 	}
 }
+
+// TestAccountErasureWhileViewsDown: an account deleted while booking-svc and catalog-svc are
+// stopped is erased by them once they are back (the erasure event waits on the topic; the
+// deletion itself needs only edge and property-svc): nothing gets stuck.
+func TestAccountErasureWhileViewsDown(t *testing.T) {
+	acc := newAccount(t)
+	pid := bookable(t, acc, "EVD1")
+	b := create(t, acc, guest(pid, day(30), day(32)))
+	comp := acc.AccountID + "_" + strconv.Itoa(pid)
+	var res struct {
+		Reservations []struct {
+			ID string `json:"id"`
+		} `json:"reservations"`
+	}
+	eventually(t, "the catalog holds the booking", func() bool {
+		return acc.try(t, "getreservations", obj{"propertyId": comp}, &res) && len(res.Reservations) == 1
+	})
+
+	bookingDown, catalogDown := true, true
+	st.StopBooking()
+	st.StopCatalog()
+	restart := func() {
+		if bookingDown {
+			if err := st.StartBooking(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			bookingDown = false
+		}
+		if catalogDown {
+			// Its group as the stack started it: it reads on from its committed offsets.
+			if err := st.StartCatalog(context.Background(), "catalog-svc"); err != nil {
+				t.Fatal(err)
+			}
+			catalogDown = false
+		}
+	}
+	t.Cleanup(restart) // the next tests need them, whatever happens here
+
+	r := operator(t, http.MethodDelete, "/accounts/"+acc.AccountID, "")
+	r.status(t, http.StatusOK)
+	acc.a(t, "property", obj{"action": "update", "property": validProperty("EVD1")}).status(t, http.StatusUnauthorized)
+	// While they are down their stores still hold the account: nothing erased it yet.
+	if left := storesLeft(t, acc.AccountID, ""); len(left) == 0 {
+		t.Fatal("booking-svc's and catalog-svc's stores hold nothing of the account while they are down")
+	}
+	restart()
+	if left := settle(func() []string { return storesLeft(t, acc.AccountID, "") }); len(left) > 0 {
+		t.Errorf("the stores still hold the account:\n%s", strings.Join(left, "\n"))
+	}
+	want := []string{acc.AccountID + ":" + strconv.Itoa(pid), acc.AccountID + ":booking:" + strconv.FormatInt(b.BookingID, 10)}
+	if bad := settle(func() []string { return topicsLeft(t, acc.AccountID, want) }); len(bad) > 0 {
+		t.Errorf("the topics:\n%s", strings.Join(bad, "\n"))
+	}
+}
