@@ -19,14 +19,16 @@ import (
 	"github.com/vros/vros/property-svc/internal/property"
 )
 
-// Erasing an account (docs/accounts.md, "Erasure"). The marker is written first and never
+// Erasing an account (docs/interface-a.md, "property-svc's account routes"; docs/erasure.md
+// for the whole deletion across the services). The marker is written first and never
 // removed: from then on every write of the account is refused, and the outbox loader
 // answers every aggregate of the account with a tombstone (and the account's own aggregate
 // with its erasure event), so that whatever the outbox still holds of the account, or
 // records later, publishes no data. Then an intent is recorded for every key the account
 // ever published, before anything is deleted, so that a crash half-way loses no key to
 // tombstone: the relay's sweep publishes the intents recorded, and a retry deletes what is
-// left.
+// left. Once the data is gone and the account's events are published, the tombstones are
+// recorded once more, to come after any snapshot another replica was still publishing.
 
 // collErased holds one marker per erased account: its id and when, nothing else.
 const collErased = "erased_accounts"
