@@ -367,9 +367,9 @@ func belongsTo(d storeDoc, accountID string) string {
 // anything but not-found (admin routes, its old credentials, its property and booking ids
 // asked by the other account), no store of any service holds a document of it but what
 // docs/erasure.md says survives (the erasure markers, edge's minimal record, the audit
-// records with the name blanked, edge's usage counts), the compacted topics' latest value of each of
-// its keys is a tombstone (its erasure event apart), and the other account saw no failure and
-// keeps everything.
+// records with the name blanked, edge's usage counts), the compacted topics' latest value of
+// each of its keys is a tombstone (its erasure event apart), and the other account saw no
+// failure and keeps everything.
 func TestAccountErasure(t *testing.T) {
 	acc, other := newAccount(t), newAccount(t)
 	pid := bookable(t, acc, "AE1")
