@@ -510,10 +510,12 @@ func TestAccountErasure(t *testing.T) {
 	if bad := settle(func() []string { return topicsLeft(t, acc.AccountID, wantKeys) }); len(bad) > 0 {
 		t.Errorf("the topics:\n%s", strings.Join(bad, "\n"))
 	}
-	// A rendition of the photo no replica has cached (property-svc caches served renditions
-	// for at most 5 minutes, docs/photos.md) is not found.
-	if res := do(t, http.MethodGet, "/media/"+key+"/banner.jpg", nil, ""); res.Code != http.StatusNotFound {
-		t.Errorf("the erased photo is still served: HTTP %d", res.Code)
+	// The photo is served no more: neither the rendition served (and cached) before the
+	// deletion nor one never asked for.
+	for _, name := range []string{"small", "banner"} {
+		if res := do(t, http.MethodGet, "/media/"+key+"/"+name+".jpg", nil, ""); res.Code != http.StatusNotFound {
+			t.Errorf("the erased photo's %s rendition is still served: HTTP %d", name, res.Code)
+		}
 	}
 
 	close(stop)
