@@ -142,7 +142,7 @@ func TestCreateLimitInterrupted(t *testing.T) {
 func TestCreateLeaseOfADeadCreate(t *testing.T) {
 	h := newHarness(t)
 	acct := newAccount()
-	until := time.Now().Add(300 * time.Millisecond)
+	until := time.Now().Add(300 * time.Millisecond).Truncate(time.Millisecond) // as stored
 	_, err := db.Collection(collCreateLeases).InsertOne(ctx, createLeaseDoc{ID: acct, Token: "dead", Until: until})
 	must(t, err)
 	_, err = db.Collection(collCodes).InsertOne(ctx, codeDoc{ID: codeID(acct, "GONE"), PropertyID: 999999, ClaimedAt: time.Now()})
