@@ -706,6 +706,7 @@ func TestUsageAndExport(t *testing.T) {
 	acct, other := newAccount("ux"), newAccount("uy")
 	g := booking.Guest{FirstName: "Ulla", LastName: "Export", Email: "ulla@example.com"}
 	b1 := s.book(t, acct, 1, "2027-01-01", 3, g, 0)
+	time.Sleep(5 * time.Millisecond) // b2 created strictly after b1
 	b2 := s.book(t, acct, 1, "2027-02-01", 2, g, 0)
 	if _, err := s.st.Update(ctx, acct, b2.BookingID, booking.Cancelled, func(b *booking.Booking) error {
 		now := s.st.Now()
@@ -724,12 +725,15 @@ func TestUsageAndExport(t *testing.T) {
 	from := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	to := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	past := time.Now().Add(-2 * time.Hour).UTC().Format(time.RFC3339)
+	t1, t2 := b1.CreatedAt.Format(time.RFC3339Nano), b2.CreatedAt.Format(time.RFC3339Nano)
 	for _, r := range []struct {
 		name, query string
 		status      int
 		want        string
 	}{
 		{"this hour", "from=" + from + "&to=" + to, 200, `{"bookings":{"created":2,"cancelled":1,"nights":5},"blocks":{"created":1}}`},
+		{"from included, to excluded: b1 only", "from=" + t1 + "&to=" + t2, 200, `{"bookings":{"created":1,"cancelled":0,"nights":3},"blocks":{"created":0}}`},
+		{"from b2's creation on", "from=" + t2 + "&to=" + to, 200, `{"bookings":{"created":1,"cancelled":1,"nights":2},"blocks":{"created":1}}`},
 		{"before", "from=" + past + "&to=" + from, 200, `{"bookings":{"created":0,"cancelled":0,"nights":0},"blocks":{"created":0}}`},
 		{"from missing", "to=" + to, 400, `"field":"from","message":"is required"`},
 		{"to missing", "from=" + from, 400, `"field":"to","message":"is required"`},
