@@ -159,6 +159,23 @@ func requestsEqual(got, want map[string]map[string]int64) bool {
 	return true
 }
 
+// converged polls acc's usage report for period until its request counts equal want (edge
+// flushes its counters every 5 s), at most 30 s, and returns it.
+func converged(t *testing.T, acc account, period url.Values, want map[string]map[string]int64) usageData {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := usageOf(t, acc, period)
+		if requestsEqual(got.Requests, want) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("account %s: requests reported %v, want %v", acc.AccountID, got.Requests, want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // renditionBytes is the size of every rendition property-svc stores of a photo, as edge
 // serves them.
 func renditionBytes(t *testing.T, key string) int64 {
@@ -225,24 +242,13 @@ func TestUsageReport(t *testing.T) {
 	if want["b"]["refused"] != 1 || want["a"]["client_error"] != 1 || want["b"]["client_error"] != 2 || want["read"]["client_error"] != 1 {
 		t.Fatalf("the test's own tally: %v", want)
 	}
-	// Edge flushes its counters every few seconds: the report converges, then stays.
-	var got usageData
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		got = usageOf(t, acc, period)
-		if requestsEqual(got.Requests, want) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("requests reported %v, want %v", got.Requests, want)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if g := usageOf(t, other, period); !requestsEqual(g.Requests, owant) || g.Bookings.Created != 1 || g.Bookings.Nights != 5 {
-		t.Errorf("the other account: %+v, want requests %v", g, owant)
+	// Edge flushes its counters every few seconds: each report converges, then stays.
+	converged(t, acc, period, want)
+	if g := converged(t, other, period, owant); g.Bookings.Created != 1 || g.Bookings.Nights != 5 {
+		t.Errorf("the other account's bookings: %+v", g.Bookings)
 	}
 	time.Sleep(6 * time.Second) // past another flush (every 5 s): nothing counted twice
-	got = usageOf(t, acc, period)
+	got := usageOf(t, acc, period)
 	if !requestsEqual(got.Requests, want) {
 		t.Fatalf("requests reported %v after another flush, want %v", got.Requests, want)
 	}
