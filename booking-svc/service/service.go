@@ -145,7 +145,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	bookings := booking.New(booking.Deps{Properties: properties.New(vw), Bookings: st, Blocks: st, Users: st, Accounts: st, Ledger: led,
 		Gateway: cardGateway(cfg), Box: box})
 	bookings.Deadline, bookings.Lease, bookings.Crash = cfg.RequestDeadline, cfg.JanitorLease, cfg.Crash
-	eraser := &erasure.Eraser{Marks: marks, View: erasure.Part{Name: "property view", Erase: vw.EraseAccount},
+	eraser := &erasure.Eraser{Marks: marks, View: erasure.Part{Name: "property view", Erase: vw.EraseAccount}, Forget: vw.ForgetAccount,
 		Parts: []erasure.Part{
 			{Name: "bookings", Erase: st.EraseAccount},
 			{Name: "ledger", Erase: nights.EraseAccount},

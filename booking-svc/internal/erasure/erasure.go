@@ -34,8 +34,11 @@ type Part struct {
 type Eraser struct {
 	Marks *erased.Accounts
 	// View is erased first, so that nothing of the account can be priced while the rest
-	// goes; it also keeps the account in memory, so a settled erasure still runs it.
+	// goes.
 	View Part
+	// Forget drops what this process keeps of the account in memory (the view's cache): a
+	// settled erasure applied again does only that.
+	Forget func(account string)
 	// Parts are the other stores, erased in order.
 	Parts []Part
 	// Settle is how long after an erasure began its last pass runs: longer than any request
@@ -75,15 +78,18 @@ func (e *Eraser) Apply(ctx context.Context, m kafka.Message) error {
 }
 
 // Erase erases account: marker first, then every part. An account whose erasure has settled
-// is only forgotten by the parts that keep it in memory (the view): a replica that starts
-// reads every erasure event of the topic again.
+// is only forgotten in memory: its documents are gone, and a replica that starts reads every
+// erasure event of the topic again, which must cost it nothing more.
 func (e *Eraser) Erase(ctx context.Context, account string) error {
 	m, err := e.Marks.Mark(ctx, account, e.clock())
 	if err != nil {
 		return err
 	}
 	if m.Settled {
-		return e.View.Erase(ctx, account)
+		if e.Forget != nil {
+			e.Forget(account)
+		}
+		return nil
 	}
 	return e.erase(ctx, account)
 }

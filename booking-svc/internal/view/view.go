@@ -225,6 +225,10 @@ func (s *Store) EraseAccount(ctx context.Context, account string) error {
 	return nil
 }
 
+// ForgetAccount drops what the memory cache holds of account (an erased account whose
+// documents are gone already).
+func (s *Store) ForgetAccount(account string) { s.forgetAccount(account) }
+
 // forget drops the cached copy of property id.
 func (s *Store) forget(id string) {
 	s.mu.Lock()
