@@ -268,8 +268,11 @@ func TestExportRoundTrip(t *testing.T) {
 			t.Errorf("%s %s is not listed in %s %q: %v", c.what, c.id, c.m.Service, c.coll, c.m.Records)
 		}
 	}
-	if _, ok := a.entries["property-svc/photos/"+photoKeyEX+".jpg"]; !ok {
+	// The photo's image is the original rendition property-svc serves.
+	if img, ok := a.entries["property-svc/photos/"+photoKeyEX+".jpg"]; !ok {
 		t.Errorf("the photo's image is not in the archive")
+	} else if orig := do(t, http.MethodGet, "/media/"+photoKeyEX+"/original.jpg", nil, ""); !bytes.Equal(img, orig.Body) {
+		t.Errorf("the exported image (%d bytes) is not the original rendition (%d bytes)", len(img), len(orig.Body))
 	}
 	// Round trip: every property and booking the services store of the account is listed.
 	for _, d := range accountDocs(t, "vros_property", "properties", acc.AccountID) {
