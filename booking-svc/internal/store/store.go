@@ -70,6 +70,9 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 		[]mongostore.Index{
 			{Collection: collBlocks, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "property_id", Value: 1}}},
 			{Collection: collBookings, Keys: bson.D{{Key: "payment_auto", Value: 1}, {Key: "status", Value: 1}}},
+			// An account's records as a whole: its usage, export, guest and account erasure.
+			{Collection: collBookings, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "created_at", Value: 1}}},
+			{Collection: collUsers, Keys: bson.D{{Key: "account_id", Value: 1}}},
 		})
 	if err != nil {
 		return nil, fmt.Errorf("booking collections: %w", err)
