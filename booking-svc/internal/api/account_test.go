@@ -134,7 +134,10 @@ type server struct {
 	box    *seal.Box
 }
 
-func newServer(t *testing.T) *server {
+func newServer(t *testing.T) *server { return newServerLogging(t, io.Discard) }
+
+// newServerLogging is newServer writing its log (from the debug level on) to w.
+func newServerLogging(t *testing.T, w io.Writer) *server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -142,7 +145,7 @@ func newServer(t *testing.T) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tel.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	tel.Logger = slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	box, err := seal.New(seal.NewKey())
 	if err != nil {
 		t.Fatal(err)
@@ -1075,5 +1078,75 @@ func TestErasureAfterAnotherReplicasWrite(t *testing.T) {
 	m, ok := onTopic(t, events.TopicBooking, acct+":")[key]
 	if !ok || !events.IsTombstone(m) {
 		t.Errorf("latest of %s on the topic: %s, want a tombstone", key, m.Value)
+	}
+}
+
+// syncBuffer is a log destination written by the server's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestNoGuestDataInTheLog: a guest's booking (also refused, and replayed), their user (also
+// refused), a failed login and their erasure leave neither their name nor their email in
+// booking-svc's log, at any level.
+func TestNoGuestDataInTheLog(t *testing.T) {
+	var log syncBuffer
+	s := newServerLogging(t, &log)
+	acct := newAccount("lg")
+	priceable(t, s, acct, 1)
+	in := time.Now().AddDate(0, 2, 0)
+	create := fmt.Sprintf(`{"propertyId":1,"firstName":"Ottoline","lastName":"Fairweather","email":"ottoline.f@example.com","phone1":"+44 20 7946 0001",
+		"numberofadults":2,"leadsourceId":1,"checkin":%q,"checkout":%q}`, in.Format(time.DateOnly), in.AddDate(0, 0, 3).Format(time.DateOnly))
+	for _, r := range []struct {
+		name, path, body, key string
+		status                int
+	}{
+		{"create", "/internal/b/create", create, "k1", 200},
+		{"create replayed", "/internal/b/create", create, "k1", 200},
+		{"create on taken dates", "/internal/b/create", create, "", 409},
+		{"create invalid", "/internal/b/create", `{"propertyId":1,"firstName":"Ottoline","email":"ottoline.f@"}`, "", 400},
+		{"adduser", "/internal/b/adduser", `{"email":"ottoline.f@example.com","password":"s3cret!x","name":"Ottoline Fairweather"}`, "", 200},
+		{"adduser again", "/internal/b/adduser", `{"email":"Ottoline.F@example.com","password":"s3cret!x","name":"Ottoline Fairweather"}`, "", 409},
+		{"login refused", "/internal/b/login", `{"email":"ottoline.f@example.com","password":"wrong-one"}`, "", 401},
+		{"listbooking by name", "/internal/b/listbooking", `{"keyword":"Fairweather"}`, "", 200},
+		{"erase", "/internal/account/guests/erase", `{"email":"ottoline.f@example.com"}`, "", 200},
+	} {
+		req := httptest.NewRequest(http.MethodPost, r.path, strings.NewReader(r.body))
+		req.Header.Set("Content-Type", "application/json")
+		if r.key != "" {
+			req.Header.Set(idempotency.Header, r.key)
+		}
+		tenancy.NewSigner(testKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: acct}, http.MethodPost, r.path, time.Now())
+		resp, err := s.app.Test(req, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != r.status {
+			t.Errorf("%s: %d %s, want %d", r.name, resp.StatusCode, out, r.status)
+		}
+	}
+	text := strings.ToLower(log.String())
+	if !strings.Contains(text, `"msg":"request"`) {
+		t.Fatalf("the log holds no request line: the test shows nothing\n%s", text)
+	}
+	for _, personal := range []string{"ottoline", "fairweather", "7946"} {
+		if strings.Contains(text, personal) {
+			t.Errorf("the log holds %q:\n%s", personal, text)
+		}
 	}
 }
