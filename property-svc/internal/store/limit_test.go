@@ -10,6 +10,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/vros/vros/libs/eventually"
 	"github.com/vros/vros/libs/together"
 	"github.com/vros/vros/property-svc/internal/property"
 )
@@ -118,14 +119,24 @@ func TestCreateLimitInterrupted(t *testing.T) {
 		cancel()
 	}
 	// Each interrupted create either stored its property or stored nothing: delete what
-	// they stored, so that the account is back to none.
-	cur, err := db.Collection(collProperties).Find(ctx, bson.D{{Key: "account_id", Value: acct}, {Key: "deleted", Value: false}})
-	must(t, err)
-	var recs []Record
-	must(t, cur.All(ctx, &recs))
-	for _, r := range recs {
-		must(t, h.repo.Delete(ctx, acct, r.InternalCode))
-	}
+	// they stored, so that the account is back to none. The server may finish a write its
+	// client gave up on a moment later: deleted until none is left for a while.
+	quiet := 0
+	eventually.Holds(t, "the interrupted creates settled", 10*time.Second, func() bool {
+		cur, err := db.Collection(collProperties).Find(ctx, bson.D{{Key: "account_id", Value: acct}, {Key: "deleted", Value: false}})
+		must(t, err)
+		var recs []Record
+		must(t, cur.All(ctx, &recs))
+		for _, r := range recs {
+			must(t, h.repo.Delete(ctx, acct, r.InternalCode))
+		}
+		if len(recs) > 0 {
+			quiet = 0
+		} else {
+			quiet++
+		}
+		return quiet >= 10
+	})
 	for i := range max {
 		if _, err := h.repo.Create(ctx, acct, villa(fmt.Sprintf("A%d", i)), max); err != nil {
 			t.Fatalf("create %d after the interrupted ones: %v", i, err)
