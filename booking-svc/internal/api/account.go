@@ -110,6 +110,11 @@ func eraseFromAnswer(body []byte, f booking.Forgotten) ([]byte, bool, error) {
 	if json.Unmarshal(body, &ans) != nil || len(ans.Data) == 0 || ans.Data[0] != '{' {
 		return body, false, nil
 	}
+	// Only a booking object: cancel's answer, say, holds the booking id alone.
+	var members map[string]json.RawMessage
+	if json.Unmarshal(ans.Data, &members) != nil || members["firstName"] == nil || members["email"] == nil {
+		return body, false, nil
+	}
 	var b bookingJSON
 	if json.Unmarshal(ans.Data, &b) != nil || b.BookingID == 0 || !f.Own[b.BookingID] && !f.Party[b.BookingID] {
 		return body, false, nil
