@@ -499,6 +499,12 @@ func TestGuestErasure(t *testing.T) {
 		string(out) != `{"bookings":0,"users":0}` {
 		t.Errorf("again: %d %s", status, out)
 	}
+	// The placeholder is nobody's address (not even a valid one): the erased bookings are not
+	// touched again.
+	if status, out := s.do(t, acct, http.MethodPost, "/internal/account/guests/erase", `{"email":"Erased@Invalid"}`); status != 400 ||
+		!strings.Contains(string(out), `"field":"email"`) {
+		t.Errorf("the placeholder: %d %s", status, out)
+	}
 }
 
 // TestAccountErasure: erasing an account, interrupted after each of its steps and applied
