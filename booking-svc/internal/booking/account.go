@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
 	"time"
@@ -108,6 +109,7 @@ func (s *Service) EraseGuest(ctx context.Context, account, email string, forget 
 	var touched []Booking
 	for _, b := range all {
 		c := b
+		c.Payments = maps.Clone(b.Payments) // a dry run: b stays as read
 		own, changed := s.anonymise(&c, email, hasUser, int64(user.UserID), false)
 		if !changed {
 			continue
