@@ -219,7 +219,11 @@ func (s *Service) anonymise(b *Booking, email string, hasUser bool, userID int64
 			}
 		}
 		if b.Card != nil && seal {
-			if c, err := s.eraseCardHolder(b.AccountID, b.BookingID, *b.Card); err == nil {
+			c, err := s.eraseCardHolder(b.AccountID, b.BookingID, *b.Card)
+			if err != nil {
+				// A card that cannot be opened can charge nothing either: it goes, holder and all.
+				b.Card = nil
+			} else {
 				b.Card = &c
 			}
 		}
