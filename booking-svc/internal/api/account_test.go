@@ -865,6 +865,7 @@ func TestErasureSweepFinishesLateWrites(t *testing.T) {
 type flaky struct {
 	booking.AccountRecords
 	n, done int
+	halfway bool // EraseUser writes the user, then stops
 }
 
 var errKilled = errors.New("killed")
@@ -877,12 +878,17 @@ func (f *flaky) Anonymise(ctx context.Context, account string, id int64, apply f
 	return f.AccountRecords.Anonymise(ctx, account, id, apply)
 }
 
-func (f *flaky) EraseUser(ctx context.Context, account string, id int64, anon guest.User) error {
+func (f *flaky) EraseUser(ctx context.Context, account string, id int64, email string, anon guest.User) error {
 	if f.done == f.n {
 		return errKilled
 	}
 	f.done++
-	return f.AccountRecords.EraseUser(ctx, account, id, anon)
+	if f.halfway {
+		// Stopped between the user's write and the release of its email.
+		_ = f.AccountRecords.EraseUser(ctx, account, id, "not-"+email, anon)
+		return errKilled
+	}
+	return f.AccountRecords.EraseUser(ctx, account, id, email, anon)
 }
 
 // TestGuestErasureInterrupted: a guest erasure stopped before its stored answers were
@@ -891,9 +897,9 @@ func (f *flaky) EraseUser(ctx context.Context, account string, id int64, anon gu
 func TestGuestErasureInterrupted(t *testing.T) {
 	s := newServer(t)
 	ctx := context.Background()
-	for n := -1; n <= 3; n++ { // -1: stopped while rewriting the stored answers
+	for n := -1; n <= 4; n++ { // -1: stopped while rewriting the stored answers; 4: inside the user's erasure
 		acct := newAccount("gi")
-		g := booking.Guest{FirstName: "Isolde", LastName: "Vandermeer", Email: "isolde.v@example.com", Phone1: "+31 20 7654321"}
+		g := booking.Guest{FirstName: "Isolde", LastName: "Vandermeer", Email: fmt.Sprintf("iv%d@example.com", n+1), Phone1: "+31 20 7654321"}
 		if _, err := s.st.AddUser(ctx, acct, guest.User{Email: g.Email, Name: "Isolde Vandermeer"}, false); err != nil {
 			t.Fatal(err)
 		}
@@ -902,7 +908,7 @@ func TestGuestErasureInterrupted(t *testing.T) {
 			s.storeAnswer(t, acct, b)
 		}
 		svc := booking.New(booking.Deps{Properties: properties.New(s.vw), Bookings: s.st, Blocks: s.st, Users: s.st,
-			Accounts: &flaky{AccountRecords: s.st, n: max(n, 0)}, Ledger: s.led, Gateway: gateway.NewTest(time.Now), Box: s.box})
+			Accounts: &flaky{AccountRecords: s.st, n: min(max(n, 0), 3), halfway: n == 4}, Ledger: s.led, Gateway: gateway.NewTest(time.Now), Box: s.box})
 		forget := func(ctx context.Context, f booking.Forgotten) error {
 			if n < 0 {
 				return errKilled
@@ -912,12 +918,16 @@ func TestGuestErasureInterrupted(t *testing.T) {
 		if _, err := svc.EraseGuest(ctx, acct, g.Email, forget); !errors.Is(err, errKilled) {
 			t.Fatalf("stopped after %d: %v", n, err)
 		}
-		status, out := s.do(t, acct, http.MethodPost, "/internal/account/guests/erase", `{"email":"isolde.v@example.com"}`)
+		status, out := s.do(t, acct, http.MethodPost, "/internal/account/guests/erase", fmt.Sprintf(`{"email":%q}`, g.Email))
 		if status != 200 {
 			t.Fatalf("stopped after %d, sent again: %d %s", n, status, out)
 		}
-		if got := holding(t, nil, "Isolde", "Vandermeer", "isolde.v@example.com", "7654321"); len(got) != 0 {
+		if got := holding(t, nil, "Isolde", "Vandermeer", g.Email, "7654321"); len(got) != 0 {
 			t.Errorf("stopped after %d, sent again: her data is still in %v", n, got)
+		}
+		// Her address is free again.
+		if _, err := s.st.AddUser(ctx, acct, guest.User{Email: strings.ToUpper(g.Email), Name: "New"}, false); err != nil {
+			t.Errorf("stopped after %d: her address cannot sign up again: %v", n, err)
 		}
 	}
 }

@@ -153,7 +153,7 @@ func (s *Service) EraseGuest(ctx context.Context, account, email string, forget 
 		}
 	}
 	if hasUser {
-		if err := s.records.EraseUser(ctx, account, int64(user.UserID), guest.User{Name: ErasedName, Email: ErasedEmail}); err != nil {
+		if err := s.records.EraseUser(ctx, account, int64(user.UserID), email, guest.User{Name: ErasedName, Email: ErasedEmail}); err != nil {
 			return out, err
 		}
 		out.Users = 1

@@ -83,8 +83,9 @@ type AccountRecords interface {
 	// Anonymise rewrites booking id with apply: a booking as an update (a new version,
 	// published), an attempt that never became one in place, unpublished.
 	Anonymise(ctx context.Context, account string, id int64, apply func(*Booking) error) error
-	// EraseUser replaces user id's personal data with anon's and gives its email up.
-	EraseUser(ctx context.Context, account string, id int64, anon guest.User) error
+	// EraseUser replaces user id's personal data with anon's and gives up its claim of
+	// email, the address it was found by.
+	EraseUser(ctx context.Context, account string, id int64, email string, anon guest.User) error
 }
 
 // Ledger holds nights so that none is ever sold twice (package ledger tells the protocol).

@@ -187,12 +187,12 @@ func (s *Store) Anonymise(ctx context.Context, account string, id int64, apply f
 	return nil
 }
 
-// EraseUser replaces user id's personal data with anon's and gives its email up: the user
-// keeps its id (bookings name it) but can no longer sign in, and anon's email is claimed
-// by nobody, so that any number of erased users share it.
-func (s *Store) EraseUser(ctx context.Context, account string, id int64, anon guest.User) error {
-	old, err := s.user(ctx, account, id)
-	if err != nil {
+// EraseUser replaces user id's personal data with anon's and gives up its claim of email
+// (the address it was found by: its record may already hold anon's, when a run stopped
+// between the two is retried): the user keeps its id (bookings name it) but can no longer
+// sign in, and anon's email is claimed by nobody, so that any number of erased users share it.
+func (s *Store) EraseUser(ctx context.Context, account string, id int64, email string, anon guest.User) error {
+	if _, err := s.user(ctx, account, id); err != nil {
 		return err
 	}
 	set := bson.D{{Key: "name", Value: anon.Name}, {Key: "email", Value: anon.Email}, {Key: "updated_at", Value: s.now()}}
@@ -200,16 +200,16 @@ func (s *Store) EraseUser(ctx context.Context, account string, id int64, anon gu
 		{Key: "password_hash", Value: ""}}
 	set = append(set, bson.E{Key: "country", Value: anon.Country})
 	unlock := s.locks.Lock(collUsers + "/" + docID(account, id))
-	_, err = s.users.UpdateOne(ctx, bson.D{{Key: "_id", Value: docID(account, id)}}, bson.D{{Key: "$set", Value: set}, {Key: "$unset", Value: unset}})
+	_, err := s.users.UpdateOne(ctx, bson.D{{Key: "_id", Value: docID(account, id)}}, bson.D{{Key: "$set", Value: set}, {Key: "$unset", Value: unset}})
 	unlock()
 	if err != nil {
 		return fmt.Errorf("erase user %d: %w", id, err)
 	}
 	// After the user no longer holds it: a retry finds the user by the claim until then.
-	if _, err := s.emails.DeleteOne(ctx, bson.D{{Key: "_id", Value: emailID(account, old.Email)}, {Key: "user_id", Value: id}}); err != nil {
+	if _, err := s.emails.DeleteOne(ctx, bson.D{{Key: "_id", Value: emailID(account, email)}, {Key: "user_id", Value: id}}); err != nil {
 		return fmt.Errorf("release erased user's email: %w", err)
 	}
-	if _, err := s.db.Collection(collUserEmails+"_locks").DeleteMany(ctx, bson.D{{Key: "_id", Value: emailID(account, old.Email)}}); err != nil {
+	if _, err := s.db.Collection(collUserEmails+"_locks").DeleteMany(ctx, bson.D{{Key: "_id", Value: emailID(account, email)}}); err != nil {
 		return fmt.Errorf("release erased user's email: %w", err)
 	}
 	return nil
