@@ -1166,3 +1166,36 @@ func TestNoGuestDataInTheLog(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentAccountErasures: every replica consumes the erasure event, so the erasure runs
+// several times at once; together they leave what one leaves.
+func TestConcurrentAccountErasures(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	acct := newAccount("ce")
+	var keys []string
+	for i := range 4 {
+		b := s.book(t, acct, int64(i+1), "2027-01-01", 2, booking.Guest{FirstName: "Concurrent"}, 0)
+		keys = append(keys, store.BookingAggregate(acct, b.BookingID))
+	}
+	if _, err := s.st.AddUser(ctx, acct, guest.User{Email: "c@example.com", Name: "Concurrent"}, false); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the account's events", func() bool { return s.pub.latest()[keys[3]].Value != nil })
+	ev := erasedEvent(t, acct)
+	together.Run(3, func(int) {
+		if err := s.eraser.Apply(ctx, ev); err != nil {
+			t.Error(err)
+		}
+	})
+	waitFor(t, "the outbox to drain", func() bool { return len(holding(t, map[string]bool{erased.Collection: true}, acct)) == 0 })
+	if got := holding(t, nil, acct); got[erased.Collection] != 1 || len(got) != 1 {
+		t.Errorf("documents of the erased account: %v", got)
+	}
+	onKafka := onTopic(t, events.TopicBooking, acct+":")
+	for _, k := range keys {
+		if m := onKafka[k]; !events.IsTombstone(m) {
+			t.Errorf("latest of %s: %s, want a tombstone", k, m.Value)
+		}
+	}
+}
