@@ -49,7 +49,16 @@ func (s *Store) lockCreates(ctx context.Context, account string) (release func()
 	token := rand.Text()
 	wait := 2 * time.Millisecond
 	for {
-		_, err := s.leases.InsertOne(ctx, createLeaseDoc{ID: account, Token: token, Until: s.now().Add(s.createLease)})
+		if err := ctx.Err(); err != nil {
+			unlock()
+			return nil, fmt.Errorf("wait for the create lease of %s: %w", account, err)
+		}
+		// The insert is not cut short by ctx: a client that gives up on an insert the
+		// server then makes would leave a lease nobody releases (it would hold the
+		// account's creates up for a whole lease).
+		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		_, err := s.leases.InsertOne(ictx, createLeaseDoc{ID: account, Token: token, Until: s.now().Add(s.createLease)})
+		cancel()
 		if err == nil {
 			return func() {
 				// Released even when ctx ended: the lease would otherwise hold the account's
@@ -61,8 +70,8 @@ func (s *Store) lockCreates(ctx context.Context, account string) (release func()
 			}, nil
 		}
 		if !mongostore.IsDuplicate(err) {
-			// The insert may have landed all the same (the context ended meanwhile): take
-			// back what would otherwise hold the account's creates up for a whole lease.
+			// The insert may have landed all the same (it timed out): take back what would
+			// otherwise hold the account's creates up for a whole lease.
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			_, _ = s.leases.DeleteOne(rctx, bson.D{{Key: "_id", Value: account}, {Key: "token", Value: token}})
 			cancel()
