@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -98,7 +99,7 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, t ten
 	defer span.End()
 	u.prop.Inject(ctx, requestCarrier{&req.Header})
 
-	if err := u.client.Do(req, resp); err != nil {
+	if err := u.do(req, resp); err != nil {
 		kind := "_OTHER"
 		if err == fasthttp.ErrTimeout {
 			kind = "timeout"
@@ -126,6 +127,24 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, t ten
 	// next forwarded request overwrites (another tenant's answer sent to this client).
 	c.Response().SetBody(resp.Body())
 	return nil
+}
+
+// do sends req. When the service closed the connection before answering a byte, the pool's
+// idle connections are most likely all closed the same way (the service restarted: a rollout,
+// a crash), and fasthttp, which tries a request that is not idempotent again only on such an
+// answer and at most MaxIdemponentCallAttempts times, would meet one dead connection after
+// another and give up while the service is up. So the idle connections are dropped and the
+// request is sent once more, on a new one. It is safe for the reason fasthttp's own retry is:
+// a service that closes a connection before answering has not read the request from it (a
+// process killed half-way through a request is the exception any client retry shares, and
+// the booking writes that matter take an Idempotency-Key).
+func (u *upstream) do(req *fasthttp.Request, resp *fasthttp.Response) error {
+	err := u.client.Do(req, resp)
+	if errors.Is(err, fasthttp.ErrConnectionClosed) {
+		u.client.CloseIdleConnections()
+		err = u.client.Do(req, resp)
+	}
+	return err
 }
 
 // span starts the client span of one forwarded request (OpenTelemetry's HTTP client

@@ -1,11 +1,14 @@
 package gateway
 
 import (
+	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
@@ -89,5 +92,58 @@ func TestForwardClientSpan(t *testing.T) {
 	resp.Body.Close()
 	if s := spans.Ended()[len(spans.Ended())-1]; s.Status().Code != codes.Error || telemetrytest.Attrs(s)[semconv.ErrorTypeKey].AsString() == "" {
 		t.Errorf("unreachable service: span status %+v attrs %v, want an error with error.type", s.Status(), s.Attributes())
+	}
+}
+
+// TestForwardAfterServiceRestart: once a service restarts, every connection edge keeps idle
+// to it is dead; the next requests, POSTs included, still reach the new process instead of
+// answering 503 (fasthttp alone tries a few dead connections, then gives up).
+func TestForwardAfterServiceRestart(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	serve := func(ln net.Listener) *http.Server {
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) })}
+		go func() { _ = srv.Serve(ln) }()
+		return srv
+	}
+	srv := serve(ln)
+	u, err := newUpstream(BookingSvc, "http://"+addr, tenancy.NewSigner("test-hmac-key-0123456789"), propagation.TraceContext{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := fiber.New()
+	app.Post("/book", func(c *fiber.Ctx) error {
+		return u.forward(c, fiber.MethodPost, "/internal/b/createbooking", []byte(`{}`), tenancy.Tenant{AccountID: "acc1"})
+	})
+	post := func() int {
+		resp, err := app.Test(httptest.NewRequest(http.MethodPost, "/book", nil), -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	// Fill the pool: 32 requests in flight at once, each on a connection of its own.
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Add(1)
+		go func() { defer wg.Done(); post() }()
+	}
+	wg.Wait()
+	if err := srv.Shutdown(context.Background()); err != nil { // closes the idle connections
+		t.Fatal(err)
+	}
+	ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer serve(ln).Close()
+	for i := range 10 {
+		if code := post(); code != http.StatusOK {
+			t.Fatalf("request %d after the restart: HTTP %d, want 200", i, code)
+		}
 	}
 }
