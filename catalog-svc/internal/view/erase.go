@@ -2,6 +2,8 @@ package view
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -35,6 +37,18 @@ func (s *Store) OnErase(fn func(acc string)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.onErase = append(s.onErase, fn)
+}
+
+// erasureOf reads the data of a contract.AccountErased event: Apply's and Load's.
+func erasureOf(data []byte) (contract.AccountErasure, error) {
+	var er contract.AccountErasure
+	if err := json.Unmarshal(data, &er); err != nil {
+		return er, err
+	}
+	if er.AccountID == "" {
+		return er, errors.New("erasure without account")
+	}
+	return er, nil
 }
 
 // eraseAccount applies contract.AccountErased. The marker is written first, so that an

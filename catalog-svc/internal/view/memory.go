@@ -1,7 +1,6 @@
 package view
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -21,12 +20,9 @@ func (s *Store) Load(typ string, data []byte) error {
 	var coll string
 	switch {
 	case typ == contract.AccountErased:
-		var er contract.AccountErasure
-		if err := json.Unmarshal(data, &er); err != nil {
-			return err
-		}
-		if er.AccountID == "" {
-			return errors.New("view: erasure without account")
+		er, err := erasureOf(data)
+		if err != nil {
+			return fmt.Errorf("view: %w", err)
 		}
 		s.forgetAccount(er.AccountID)
 		return nil

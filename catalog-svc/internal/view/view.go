@@ -126,12 +126,9 @@ func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
 		return events.Permanent(err)
 	}
 	if e.Type() == contract.AccountErased {
-		var er contract.AccountErasure
-		if err := json.Unmarshal(data, &er); err != nil {
+		er, err := erasureOf(data)
+		if err != nil {
 			return events.Permanent(fmt.Errorf("event %s: %w", e.Type(), err))
-		}
-		if er.AccountID == "" {
-			return events.Permanent(fmt.Errorf("event %s without account", e.Type()))
 		}
 		return s.eraseAccount(ctx, er.AccountID, er.ErasedAt)
 	}
