@@ -211,16 +211,22 @@ func (a *API) export(c *fiber.Ctx) error {
 			_ = e.file.Close()
 		}
 	}
+	// The temporary files are closed here on every early return, and by the stream writer
+	// once it has copied them.
+	streaming := false
+	defer func() {
+		if !streaming {
+			closeAll()
+		}
+	}()
 	for _, svc := range exported {
 		e, err := a.fetchExport(ctx, svc, acc.ID)
 		if err != nil {
-			closeAll()
 			return serviceFailed(err)
 		}
 		exports = append(exports, e)
 		m, err := readManifest(e)
 		if err != nil {
-			closeAll()
 			return serviceFailed(err)
 		}
 		for coll, ids := range m.Records {
@@ -230,22 +236,20 @@ func (a *API) export(c *fiber.Ctx) error {
 	accJSON, err := json.MarshalIndent(exportAccount{AccountID: acc.ID, Name: acc.Name, Status: string(acc.Status), Sandbox: acc.Sandbox,
 		LegacyCredentials: !acc.LegacyOff, Plan: planView(acc.Plan), CreatedAt: acc.CreatedAt, UpdatedAt: acc.UpdatedAt}, "", "  ")
 	if err != nil {
-		closeAll()
 		return err
 	}
 	auditJSON, err := json.MarshalIndent(auditViews(recs), "", "  ")
 	if err != nil {
-		closeAll()
 		return err
 	}
 	manJSON, err := json.MarshalIndent(man, "", "  ")
 	if err != nil {
-		closeAll()
 		return err
 	}
 	c.Set(fiber.HeaderContentType, "application/zip")
 	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="account-%s.zip"`, acc.ID))
 	c.Status(fiber.StatusOK)
+	streaming = true
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer closeAll()
 		zw := zip.NewWriter(w)
