@@ -399,6 +399,12 @@ func TestAccountErasure(t *testing.T) {
 		res := acc.read(t, "property-detail", strconv.Itoa(pid), nil)
 		return res.Code == http.StatusOK && !bError(res.Body)
 	})
+	// The other account's reads below count every failure: its property must be served first
+	// (bookable waits for booking-svc only, and the catalog reads another partition).
+	eventually(t, "the catalog serves the other account's property", func() bool {
+		res := other.read(t, "property-detail", strconv.Itoa(opid), nil)
+		return res.Code == http.StatusOK && !bError(res.Body)
+	})
 	do(t, http.MethodGet, "/media/"+key+"/small.jpg", nil, "").status(t, http.StatusOK)
 	uses := credentialUses(acc, "AE1")
 	// What the searches below look for is there before the deletion: documents of the
