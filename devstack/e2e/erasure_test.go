@@ -287,7 +287,7 @@ func TestGuestErasure(t *testing.T) {
 				t.Errorf("booking %d %s: %v, was %v", id, f, now[f], was[f])
 			}
 		}
-		text := apiText(now)
+		text := jsonText(now)
 		if !strings.Contains(text, "erased@invalid") || !strings.Contains(text, "Erased") {
 			t.Errorf("booking %d is not anonymised: %s", id, text)
 		}
@@ -297,7 +297,7 @@ func TestGuestErasure(t *testing.T) {
 		t.Errorf("nights held after the erasure: %v", h)
 	}
 	acc.b(t, "create", guest(pid, day(31), day(32))).wantStatus(t, 8)
-	if kept := apiText(listed(t, acc, b3.BookingID)); !strings.Contains(kept, "Keepsake"+tag) || !strings.Contains(kept, "bart.keep"+tag) {
+	if kept := jsonText(listed(t, acc, b3.BookingID)); !strings.Contains(kept, "Keepsake"+tag) || !strings.Contains(kept, "bart.keep"+tag) {
 		t.Errorf("the other guest changed: %s", kept)
 	}
 	audit := operator(t, http.MethodGet, "/audit?account="+acc.AccountID, "")
@@ -311,11 +311,6 @@ func TestGuestErasure(t *testing.T) {
 	if counts.Data.Bookings != 0 || counts.Data.Users != 0 {
 		t.Errorf("a second erasure answered %s", r.Body)
 	}
-}
-
-func apiText(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 // belongsTo reports why a stored document belongs to the account (empty: it does not): an
