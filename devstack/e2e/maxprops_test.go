@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -84,7 +83,7 @@ func TestMaxProperties(t *testing.T) {
 func TestMaxPropertiesRace(t *testing.T) {
 	acc := newAccount(t)
 	setPlan(t, acc, obj{"max_properties": 3})
-	var created, refused atomic.Int64
+	var created, refused int
 	answers := make([]response, 10)
 	together.Run(10, func(i int) {
 		answers[i] = sendAResponse(acc, "property", obj{"action": "create", "property": validProperty(fmt.Sprintf("MR%d", i))})
@@ -92,14 +91,14 @@ func TestMaxPropertiesRace(t *testing.T) {
 	for _, r := range answers {
 		switch {
 		case r.Code == http.StatusOK:
-			created.Add(1)
+			created++
 		default:
 			wantPlanLimit(t, r, 3)
-			refused.Add(1)
+			refused++
 		}
 	}
-	if created.Load() != 3 || refused.Load() != 7 {
-		t.Fatalf("%d created, %d refused; want 3 and 7", created.Load(), refused.Load())
+	if created != 3 || refused != 7 {
+		t.Fatalf("%d created, %d refused; want 3 and 7", created, refused)
 	}
 	if n := liveProperties(t, acc); n != 3 {
 		t.Fatalf("%d properties stored, want 3", n)
