@@ -436,6 +436,11 @@ func TestAdminDelete(t *testing.T) {
 	if strings.Contains(string(audit.body), "Doomed") || !strings.Contains(string(audit.body), `"action":"deleted"`) {
 		t.Errorf("audit after deletion: %s", audit.body)
 	}
+	for _, x := range []*testEdge{e, other} {
+		if strings.Contains(x.logs.String(), "Doomed") {
+			t.Error("the logs hold the deleted account's name")
+		}
+	}
 	// A new account never takes the id.
 	next := decodeIssued(t, e.admin(t, http.MethodPost, "/accounts", `{}`))
 	if next.AccountID == acc.AccountID {
