@@ -176,10 +176,7 @@ func (s *Store) drop(k aggregateKey) {
 	}
 	switch k.coll {
 	case collSettings:
-		a.settings = contract.DefaultSettings(k.account)
-		for id, p := range a.props {
-			a.props[id] = priced(p.Snap, a.settings)
-		}
+		a.setSettings(contract.DefaultSettings(k.account))
 	case collProperties:
 		delete(a.props, k.id)
 	case collBookings:

@@ -258,10 +258,7 @@ func (s *Store) put(coll string, data []byte) error {
 		if a.settings.Version >= st.Version && a.settings.Version > 0 {
 			return nil
 		}
-		a.settings = st.WithDefaults()
-		for id, p := range a.props { // currency, time zone and weekend may have changed
-			a.props[id] = priced(p.Snap, a.settings)
-		}
+		a.setSettings(st.WithDefaults())
 	case collProperties:
 		var snap Snapshot
 		if err := json.Unmarshal(data, &snap); err != nil {
@@ -338,6 +335,15 @@ func (s *Store) live(id string) (*account, error) {
 		s.accounts[id] = a
 	}
 	return a, nil
+}
+
+// setSettings replaces the account's settings and prices its properties again with them
+// (currency, time zone and weekend may have changed); s.mu must be held for writing.
+func (a *account) setSettings(st Settings) {
+	a.settings = st
+	for id, p := range a.props {
+		a.props[id] = priced(p.Snap, st)
+	}
 }
 
 // priced builds the served property: the snapshot's pricing with the account's settings.
