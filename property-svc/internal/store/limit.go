@@ -150,7 +150,10 @@ func (s *Store) createWithin(ctx context.Context, account string, max int, creat
 		return 0, err
 	}
 	defer release()
-	ctx, cancel := context.WithTimeout(ctx, createTimeout)
+	// Once the lease is held the create is not cut short by ctx, only by createTimeout: a
+	// write its client gave up on but the server then made would land after the release,
+	// uncounted by the next create, and the account would end over its limit.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
 	defer cancel()
 	n, err := s.liveCount(ctx, account)
 	if err != nil {

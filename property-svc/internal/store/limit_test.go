@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -212,5 +214,55 @@ func TestCreateLeaseHoldsUpItsAccountOnly(t *testing.T) {
 	cancel()
 	if err := <-waiting; !errors.Is(err, context.Canceled) {
 		t.Errorf("the stuck account's create: %v, want it still waiting", err)
+	}
+}
+
+// TestCreateLimitInterruptedNeverOver: a create whose client gives up once it holds the
+// lease still finishes (or fails) before it lets the lease go, so that the next create
+// counts its property: a write the server made after its client gave up cannot land
+// uncounted, and no account ends over its limit.
+func TestCreateLimitInterruptedNeverOver(t *testing.T) {
+	h := newHarness(t)
+	accts := make([]string, 40)
+	var wg sync.WaitGroup
+	for i := range accts {
+		accts[i] = newAccount()
+		wg.Go(func() {
+			cctx, cancel := context.WithTimeout(ctx, time.Duration(i)*250*time.Microsecond)
+			_, _ = h.repo.Create(cctx, accts[i], villa("CUT"), 1)
+			cancel()
+			_, _ = h.repo.Create(ctx, accts[i], villa("NEXT"), 1)
+		})
+	}
+	wg.Wait()
+	// The server may finish a write its client gave up on a moment later: counted once the
+	// counts stay put for a while.
+	var live map[string]int
+	quiet := 0
+	eventually.Holds(t, "the interrupted creates settled", 10*time.Second, func() bool {
+		cur, err := db.Collection(collProperties).Find(ctx, bson.D{{Key: "account_id", Value: bson.D{{Key: "$in", Value: accts}}}, {Key: "deleted", Value: false}})
+		var recs []Record
+		if err == nil {
+			err = cur.All(ctx, &recs)
+		}
+		if err != nil {
+			quiet = 0
+			return false
+		}
+		now := map[string]int{}
+		for _, r := range recs {
+			now[r.AccountID]++
+		}
+		if maps.Equal(now, live) {
+			quiet++
+		} else {
+			live, quiet = now, 0
+		}
+		return quiet >= 10
+	})
+	for _, a := range accts {
+		if live[a] > 1 {
+			t.Errorf("account %s has %d live properties, over its limit of 1", a, live[a])
+		}
 	}
 }
