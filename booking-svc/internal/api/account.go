@@ -125,8 +125,11 @@ func eraseFromAnswer(body []byte, f booking.Forgotten) ([]byte, bool, error) {
 		b.Birthday, b.Birthplace, b.Phone1, b.Phone2, b.Country, b.PhoneCountryCode = "", "", "", "", "", ""
 		b.Address, b.City, b.State, b.Postcode, b.FiscalCode, b.Other = "", "", "", "", "", ""
 		b.AgreeTermNote, b.ManagerNote = "", ""
-		for i, p := range b.Payments {
-			b.Payments[i].Description = booking.Scrub(p.Description, f.Names)
+		if len(b.Payments) > 0 {
+			scrub := booking.Scrubber(f.Names)
+			for i, p := range b.Payments {
+				b.Payments[i].Description = scrub(p.Description)
+			}
 		}
 		if b.ArrivalForm != nil {
 			af := arrivalJSON{IsCompleted: b.ArrivalForm.IsCompleted, DetailInformation: []arrivalGuestJSON{}}

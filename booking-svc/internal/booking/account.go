@@ -203,12 +203,14 @@ func (s *Service) anonymise(b *Booking, email string, hasUser bool, userID int64
 	if own {
 		changed = g != Guest{FirstName: ErasedName, Email: ErasedEmail}
 		b.Guest = Guest{FirstName: ErasedName, Email: ErasedEmail}
-		names := append(personNames(g), email)
-		for id, p := range b.Payments {
-			if d := Scrub(p.Description, names); d != p.Description {
-				p.Description = d
-				b.Payments[id] = p
-				changed = true
+		if len(b.Payments) > 0 {
+			scrub := Scrubber(append(personNames(g), email))
+			for id, p := range b.Payments {
+				if d := scrub(p.Description); d != p.Description {
+					p.Description = d
+					b.Payments[id] = p
+					changed = true
+				}
 			}
 		}
 		if b.Arrival != nil {
@@ -307,17 +309,28 @@ func personNames(g Guest) []string {
 }
 
 // Scrub replaces every whole-word occurrence of names in text (any case) with ErasedName.
-func Scrub(text string, names []string) string {
+func Scrub(text string, names []string) string { return Scrubber(names)(text) }
+
+// Scrubber returns Scrub over names with its patterns compiled once, for the many texts of
+// one erasure. A name given again is matched once: its first pass left nothing of it.
+func Scrubber(names []string) func(text string) string {
+	var res []*regexp.Regexp
+	seen := map[string]bool{}
 	for _, n := range names {
 		n = strings.TrimSpace(n)
-		if len([]rune(n)) < 2 || strings.EqualFold(n, ErasedName) || strings.EqualFold(n, ErasedEmail) {
+		if len([]rune(n)) < 2 || strings.EqualFold(n, ErasedName) || strings.EqualFold(n, ErasedEmail) || seen[n] {
 			continue
 		}
-		re := regexp.MustCompile(`(?i)(^|[^\pL\pN@._-])` + regexp.QuoteMeta(n) + `($|[^\pL\pN@_-])`)
-		// Twice: two occurrences side by side share the character between them.
-		for range 2 {
-			text = re.ReplaceAllString(text, "${1}"+ErasedName+"${2}")
-		}
+		seen[n] = true
+		res = append(res, regexp.MustCompile(`(?i)(^|[^\pL\pN@._-])`+regexp.QuoteMeta(n)+`($|[^\pL\pN@_-])`))
 	}
-	return text
+	return func(text string) string {
+		for _, re := range res {
+			// Twice: two occurrences side by side share the character between them.
+			for range 2 {
+				text = re.ReplaceAllString(text, "${1}"+ErasedName+"${2}")
+			}
+		}
+		return text
+	}
 }
