@@ -1,8 +1,12 @@
 package tenancy
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/gofiber/fiber/v2"
 )
 
 func TestVerify(t *testing.T) {
@@ -75,5 +79,54 @@ func TestMaxPropertiesIsSigned(t *testing.T) {
 				t.Errorf("signed max_properties=%d, presented %d: verified %v", signed, claimed, got)
 			}
 		}
+	}
+}
+
+// TestRequireReadsMaxProperties: Require hands the signed limit to the handler; a limit
+// changed, added, dropped or written otherwise than the signer writes it is refused before
+// the handler runs.
+func TestRequireReadsMaxProperties(t *testing.T) {
+	s := NewSigner("0123456789abcdef0123")
+	app := fiber.New()
+	var got []Tenant
+	app.Post("/internal/a/property", s.Require(), func(c *fiber.Ctx) error {
+		got = append(got, From(c))
+		return c.SendStatus(http.StatusNoContent)
+	})
+	send := func(signed int, edit func(h map[string]string)) int {
+		t.Helper()
+		h := map[string]string{}
+		s.SetHeaders(func(k, v string) { h[k] = v }, Tenant{AccountID: "acc1", MaxProperties: signed}, "POST", "/internal/a/property", time.Now())
+		edit(h)
+		req := httptest.NewRequest(http.MethodPost, "/internal/a/property", nil)
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		resp, err := app.Test(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode
+	}
+	if code := send(5, func(map[string]string) {}); code != http.StatusNoContent || len(got) != 1 || got[0].MaxProperties != 5 {
+		t.Fatalf("a signed limit of 5: HTTP %d, tenants %+v", code, got)
+	}
+	for name, c := range map[string]struct {
+		signed int
+		edit   func(h map[string]string)
+	}{
+		"changed":     {5, func(h map[string]string) { h[HeaderMaxProperties] = "6" }},
+		"dropped":     {5, func(h map[string]string) { delete(h, HeaderMaxProperties) }},
+		"added":       {0, func(h map[string]string) { h[HeaderMaxProperties] = "5" }},
+		"leading 0":   {5, func(h map[string]string) { h[HeaderMaxProperties] = "05" }},
+		"not integer": {5, func(h map[string]string) { h[HeaderMaxProperties] = "5.0" }},
+		"negative":    {5, func(h map[string]string) { h[HeaderMaxProperties] = "-5" }},
+	} {
+		if code := send(c.signed, c.edit); code == http.StatusNoContent {
+			t.Errorf("%s: HTTP %d", name, code)
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("the handler ran for refused requests: %+v", got)
 	}
 }
