@@ -45,15 +45,15 @@ func (s *Store) Export(ctx context.Context, account string) (property.Export, er
 	if err != nil {
 		return out, err
 	}
+	p := settingsPayload(st.withDefaults())
 	settings := property.ExportCollection{Name: "settings", Records: []property.ExportRecord{}}
 	if found {
-		if err := add(&settings, account, settingsPayload(st.withDefaults())); err != nil {
+		if err := add(&settings, account, p); err != nil {
 			return out, err
 		}
 	}
 	// The settings' lists are collections of their own, so that the manifest lists each
 	// brand, category, tag and promotion by its id.
-	p := settingsPayload(st.withDefaults())
 	out.Collections = []property.ExportCollection{props, settings}
 	for _, c := range []struct {
 		name  string
