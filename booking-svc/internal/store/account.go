@@ -195,10 +195,10 @@ func (s *Store) EraseUser(ctx context.Context, account string, id int64, email s
 	if _, err := s.user(ctx, account, id); err != nil {
 		return err
 	}
-	set := bson.D{{Key: "name", Value: anon.Name}, {Key: "email", Value: anon.Email}, {Key: "updated_at", Value: s.now()}}
+	set := bson.D{{Key: "name", Value: anon.Name}, {Key: "email", Value: anon.Email}, {Key: "updated_at", Value: s.now()},
+		{Key: "country", Value: anon.Country}}
 	unset := bson.D{{Key: "company", Value: ""}, {Key: "address", Value: ""}, {Key: "phone1", Value: ""}, {Key: "phone2", Value: ""},
 		{Key: "password_hash", Value: ""}}
-	set = append(set, bson.E{Key: "country", Value: anon.Country})
 	unlock := s.locks.Lock(collUsers + "/" + docID(account, id))
 	_, err := s.users.UpdateOne(ctx, bson.D{{Key: "_id", Value: docID(account, id)}}, bson.D{{Key: "$set", Value: set}, {Key: "$unset", Value: unset}})
 	unlock()
