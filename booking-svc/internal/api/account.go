@@ -360,13 +360,12 @@ func exportFiles(e booking.Export) (map[string]any, map[string][]string) {
 			Country: u.Country, Phone1: u.Phone1, Phone2: u.Phone2})
 		ids["users"] = append(ids["users"], strconv.Itoa(u.UserID))
 	}
-	sort.Strings(ids["guests"])
+	for _, l := range ids {
+		sort.Strings(l)
+	}
 	guestList := make([]guestRecord, 0, len(guests))
 	for _, k := range ids["guests"] {
 		guestList = append(guestList, *guests[k])
-	}
-	for _, l := range ids {
-		sort.Strings(l)
 	}
 	return map[string]any{"bookings": bookings, "payments": payments, "blocks": blocks, "users": users, "guests": guestList}, ids
 }
