@@ -45,7 +45,10 @@ type createLeaseDoc struct {
 // process's creates of the account also wait for each other in memory first, so that only
 // one of them polls the store.
 func (s *Store) lockCreates(ctx context.Context, account string) (release func(), err error) {
-	unlock := s.createLocks.Lock(account)
+	unlock, err := s.createLocks.Lock(ctx, account)
+	if err != nil {
+		return nil, fmt.Errorf("wait for the create lease of %s: %w", account, err)
+	}
 	token := rand.Text()
 	wait := 2 * time.Millisecond
 	for {
@@ -98,38 +101,44 @@ func (s *Store) lockCreates(ctx context.Context, account string) (release func()
 	}
 }
 
-// accountLocks are one mutex per account with a create under way: unlike striped locks, an
-// account waiting out a dead create's lease holds up no other account.
+// accountLocks are one lock per account with a create under way: unlike striped locks, an
+// account waiting out a dead create's lease holds up no other account. A waiter gives up
+// when its context ends, rather than wait for the creates ahead of it.
 type accountLocks struct {
 	mu   sync.Mutex
 	held map[string]*accountLock
 }
 
 type accountLock struct {
-	sync.Mutex
-	users int // holders and waiters; the entry goes with the last
+	token chan struct{} // holds one value while locked
+	users int           // holders and waiters; the entry goes with the last
 }
 
 func newAccountLocks() *accountLocks { return &accountLocks{held: map[string]*accountLock{}} }
 
-// Lock locks account and returns its unlock.
-func (l *accountLocks) Lock(account string) (unlock func()) {
+// Lock locks account and returns its unlock, or ctx's error once ctx ends first.
+func (l *accountLocks) Lock(ctx context.Context, account string) (unlock func(), err error) {
 	l.mu.Lock()
 	e := l.held[account]
 	if e == nil {
-		e = &accountLock{}
+		e = &accountLock{token: make(chan struct{}, 1)}
 		l.held[account] = e
 	}
 	e.users++
 	l.mu.Unlock()
-	e.Lock()
-	return func() {
-		e.Unlock()
+	leave := func() {
 		l.mu.Lock()
 		if e.users--; e.users == 0 {
 			delete(l.held, account)
 		}
 		l.mu.Unlock()
+	}
+	select {
+	case e.token <- struct{}{}:
+		return func() { <-e.token; leave() }, nil
+	case <-ctx.Done():
+		leave()
+		return nil, ctx.Err()
 	}
 }
 

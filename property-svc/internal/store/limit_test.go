@@ -204,16 +204,45 @@ func TestCreateLeaseHoldsUpItsAccountOnly(t *testing.T) {
 	// Enough accounts to share any stripe of a striped lock with the stuck one: none waits.
 	for i := range 2000 {
 		done := make(chan struct{})
-		go func() { h.st.createLocks.Lock("other-" + strconv.Itoa(i))(); close(done) }()
+		go func() {
+			if unlock, err := h.st.createLocks.Lock(ctx, "other-"+strconv.Itoa(i)); err == nil {
+				unlock()
+			}
+			close(done)
+		}()
 		select {
 		case <-done:
 		case <-time.After(time.Second):
 			t.Fatalf("account other-%d waits for the stuck account's creates", i)
 		}
 	}
+	// A second create of the stuck account, waiting behind the first in this process,
+	// gives up when its own context ends.
+	sctx, scancel := context.WithCancel(ctx)
+	second := make(chan error, 1)
+	go func() { _, err := h.repo.Create(sctx, stuck, villa("W2"), 5); second <- err }()
+	time.Sleep(20 * time.Millisecond)
+	scancel()
+	select {
+	case err := <-second:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the second create of the stuck account: %v, want it canceled", err)
+		}
+	case <-time.After(time.Second):
+		t.Errorf("the second create of the stuck account waits on after its context ended")
+	}
 	cancel()
 	if err := <-waiting; !errors.Is(err, context.Canceled) {
 		t.Errorf("the stuck account's create: %v, want it still waiting", err)
+	}
+	unlock, err := h.st.createLocks.Lock(ctx, stuck)
+	must(t, err)
+	unlock()
+	h.st.createLocks.mu.Lock()
+	n := len(h.st.createLocks.held)
+	h.st.createLocks.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d account locks left once no create is under way", n)
 	}
 }
 
