@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,6 +109,12 @@ func serverOf(connectionID string) (string, int, bool) {
 
 // IsDuplicate reports whether err is a unique-key violation.
 func IsDuplicate(err error) bool { return mongo.IsDuplicateKeyError(err) }
+
+// OwnedBy matches the ids "<account>:…" of an account's documents (and the keys of its
+// messages): the filter value that finds everything of the account, e.g. to erase it.
+func OwnedBy(account string) bson.Regex {
+	return bson.Regex{Pattern: "^" + regexp.QuoteMeta(account+":")}
+}
 
 // Index is one index to declare on a collection.
 type Index struct {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -84,13 +83,11 @@ func (s *Store) forgetAccount(acc string) {
 // purge deletes every stored document of the account: its snapshots, their leases and the
 // events of the account the consumer parked (which hold whole snapshots).
 func (s *Store) purge(ctx context.Context, acc string) error {
-	own := bson.D{{Key: "$regex", Value: "^" + regexp.QuoteMeta(acc) + ":"}}
-	for _, n := range snapshotColls {
-		coll := s.colls[n]
-		for _, c := range []string{n, n + "_locks"} {
-			if _, err := coll.Database().Collection(c).DeleteMany(ctx, bson.D{{Key: "_id", Value: own}}); err != nil {
-				return fmt.Errorf("view: erase account from %s: %w", c, err)
-			}
+	own := mongostore.OwnedBy(acc)
+	db := s.parked.Database()
+	for _, c := range mongostore.WithLocks(snapshotColls...) {
+		if _, err := db.Collection(c).DeleteMany(ctx, bson.D{{Key: "_id", Value: own}}); err != nil {
+			return fmt.Errorf("view: erase account from %s: %w", c, err)
 		}
 	}
 	if _, err := s.parked.DeleteMany(ctx, bson.D{{Key: "key", Value: own}}); err != nil {
