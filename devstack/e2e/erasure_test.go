@@ -16,6 +16,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/events/contract"
 )
 
 // storeDoc is one stored document of the stack, as extended JSON.
@@ -602,13 +603,8 @@ func topicsLeft(t *testing.T, accountID string, want []string) []string {
 	for k, m := range latest {
 		switch {
 		case k == events.AccountKey(accountID):
-			var er struct {
-				Type string `json:"type"`
-				Data struct {
-					AccountID string `json:"account_id"`
-				} `json:"data"`
-			}
-			if json.Unmarshal(m.Value, &er) != nil || er.Type != "vros.account.erased" || er.Data.AccountID != accountID {
+			var er contract.AccountErasure
+			if e, err := events.Decode(m.Value, &er); err != nil || e.Type() != contract.AccountErased || er.AccountID != accountID {
 				bad = append(bad, k+" is not the erasure event: "+string(m.Value))
 			}
 		case !events.IsTombstone(m):
