@@ -658,11 +658,11 @@ func TestRebuiltCatalogForgetsErasedAccount(t *testing.T) {
 	// Sentinels: the other account's properties and bookings, published after the erasure's
 	// messages, on every partition of both topics. Once the rebuilt catalog serves them all, it
 	// has read everything before them.
-	parts := func(topic string) int { return len(partitionIDs(t, topic)) }
+	nProp, nBook := len(partitionIDs(t, events.TopicProperty)), len(partitionIDs(t, events.TopicBooking))
 	propParts, bookParts := map[int]bool{}, map[int]bool{}
 	var pids []int
 	var bookings []int64
-	for i := 0; len(propParts) < parts(events.TopicProperty) || len(bookParts) < parts(events.TopicBooking); i++ {
+	for i := 0; len(propParts) < nProp || len(bookParts) < nBook; i++ {
 		if i == 40 {
 			t.Fatalf("40 sentinels cover partitions %v and %v only", propParts, bookParts)
 		}
