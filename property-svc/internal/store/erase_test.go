@@ -3,9 +3,11 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -324,4 +326,63 @@ func TestConcurrentErasures(t *testing.T) {
 	if n := mediaLeft(t, media); n != 0 {
 		t.Errorf("%d media files and chunks left", n)
 	}
+}
+
+// TestEraseWhileWriting: creates (with a limit and without) and settings changes of the
+// account, in two processes, keep arriving while it is erased: each either lands before the
+// erasure saw it (and is erased with the rest) or is refused, and once the writers stop the
+// database holds nothing of the account.
+func TestEraseWhileWriting(t *testing.T) {
+	h, other := newRelayedHarness(t), newRelayedHarness(t)
+	acct := erasable()
+	var mu sync.Mutex
+	var unexpected []error
+	var refused atomic.Int32
+	writers := 6
+	started := make(chan struct{}, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			hw := []*harness{h, other}[w%2]
+			for i := range 200 {
+				if i == 3 {
+					started <- struct{}{}
+				}
+				var err error
+				switch (w + i) % 3 {
+				case 0:
+					_, err = hw.repo.Create(ctx, acct, villa(fmt.Sprintf("W%d-%d", w, i)), 0)
+				case 1:
+					_, err = hw.repo.Create(ctx, acct, villa(fmt.Sprintf("W%d-%d", w, i)), 1000)
+				default:
+					_, err = putSettings(hw, acct, property.AccountSettings{Currency: sp([]string{"EUR", "USD"}[i%2])})
+				}
+				if errors.Is(err, property.ErrAccountErased) {
+					refused.Add(1)
+					return
+				}
+				if err != nil {
+					mu.Lock()
+					unexpected = append(unexpected, err)
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	for range writers {
+		<-started
+	}
+	must(t, h.repo.Erase(ctx, acct))
+	wg.Wait()
+	for _, err := range unexpected {
+		t.Errorf("a write while the account was erased: %v", err)
+	}
+	if refused.Load() == 0 {
+		t.Errorf("no writer was still writing when the account was erased")
+	}
+	if _, err := other.repo.Create(ctx, acct, villa("AFTER"), 0); !errors.Is(err, property.ErrAccountErased) {
+		t.Errorf("create after the erasure: %v", err)
+	}
+	eventually.Holds(t, "nothing of the account left", 10*time.Second, func() bool { return len(holding(t, acct)) == 0 })
 }
