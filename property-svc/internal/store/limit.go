@@ -159,6 +159,9 @@ func (s *Store) createWithin(ctx context.Context, account string, max int, creat
 		return 0, err
 	}
 	defer release()
+	if err := ctx.Err(); err != nil { // it ended while the lease was taken: nothing begun
+		return 0, fmt.Errorf("wait for the create lease of %s: %w", account, err)
+	}
 	// Once the lease is held the create is not cut short by ctx, only by createTimeout: a
 	// write its client gave up on but the server then made would land after the release,
 	// uncounted by the next create, and the account would end over its limit.
