@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"strings"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/erased"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
+	"github.com/vros/vros/libs/mongostore"
 )
 
 // Part is one store that keeps data of accounts.
@@ -134,7 +134,7 @@ func (e *Eraser) Sweep(ctx context.Context) error {
 // key begins with "<account>:"): they hold its snapshots.
 func ParkedEvents(parked *mongo.Collection) Part {
 	return Part{Name: "parked events", Erase: func(ctx context.Context, account string) error {
-		_, err := parked.DeleteMany(ctx, bson.D{{Key: "key", Value: bson.Regex{Pattern: "^" + regexp.QuoteMeta(account+":")}}})
+		_, err := parked.DeleteMany(ctx, bson.D{{Key: "key", Value: mongostore.OwnedBy(account)}})
 		return err
 	}}
 }

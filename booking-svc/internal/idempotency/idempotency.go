@@ -19,7 +19,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"time"
 
@@ -316,7 +315,7 @@ func (k *Keys) Expire(ctx context.Context) error {
 
 // accountKeys is the filter of every record of account.
 func accountKeys(account string) bson.D {
-	return bson.D{{Key: "_id", Value: bson.Regex{Pattern: "^" + regexp.QuoteMeta(account+":")}}}
+	return bson.D{{Key: "_id", Value: mongostore.OwnedBy(account)}}
 }
 
 // EraseAccount deletes every record of account (an erased account).

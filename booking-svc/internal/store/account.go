@@ -14,6 +14,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/erased"
 	"github.com/vros/vros/booking-svc/internal/guest"
 	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/mongostore"
 	"github.com/vros/vros/libs/outbox"
 	"github.com/vros/vros/libs/pricing"
 )
@@ -50,7 +51,7 @@ func byAccount(account string) bson.D { return bson.D{{Key: "account_id", Value:
 
 // idPrefix is the filter of every document whose `_id` begins with "<account>:".
 func idPrefix(account string) bson.D {
-	return bson.D{{Key: "_id", Value: bson.Regex{Pattern: "^" + quoteMeta(account+":")}}}
+	return bson.D{{Key: "_id", Value: mongostore.OwnedBy(account)}}
 }
 
 // AccountBookings returns every booking document of account, in any status, by id.
@@ -289,7 +290,7 @@ func (s *Store) intents() *mongo.Collection { return s.db.Collection(outbox.Coll
 // pendingAggregates lists the account's aggregates that have intents in the outbox, parked
 // ones aside (they are retried through the loader, which answers tombstones now).
 func (s *Store) pendingAggregates(ctx context.Context, account string) ([]string, error) {
-	cur, err := s.intents().Find(ctx, bson.D{{Key: "aggregate", Value: bson.Regex{Pattern: "^" + quoteMeta(account+":")}},
+	cur, err := s.intents().Find(ctx, bson.D{{Key: "aggregate", Value: mongostore.OwnedBy(account)},
 		{Key: "parked", Value: bson.D{{Key: "$ne", Value: true}}}})
 	if err != nil {
 		return nil, fmt.Errorf("read the account's pending events: %w", err)

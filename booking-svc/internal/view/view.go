@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -207,7 +206,7 @@ func (s *Store) forgetKey(ctx context.Context, key string) error {
 // EraseAccount deletes everything the view holds of account (an erased account), in MongoDB
 // and in memory.
 func (s *Store) EraseAccount(ctx context.Context, account string) error {
-	prefix := bson.D{{Key: "_id", Value: bson.Regex{Pattern: "^" + regexp.QuoteMeta(account+":")}}}
+	prefix := bson.D{{Key: "_id", Value: mongostore.OwnedBy(account)}}
 	db := s.props.Database()
 	for _, d := range []struct {
 		coll   string

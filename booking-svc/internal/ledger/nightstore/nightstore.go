@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -185,7 +184,7 @@ func (s *Store) DeleteOp(ctx context.Context, account, owner string) error {
 // EraseAccount deletes every night and op of account (an erased account: docs/booking.md,
 // "Export and erasure").
 func (s *Store) EraseAccount(ctx context.Context, account string) error {
-	if _, err := s.nights.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.Regex{Pattern: "^" + regexp.QuoteMeta(account+":")}}}); err != nil {
+	if _, err := s.nights.DeleteMany(ctx, bson.D{{Key: "_id", Value: mongostore.OwnedBy(account)}}); err != nil {
 		return fmt.Errorf("erase account's nights: %w", err)
 	}
 	if _, err := s.ops.DeleteMany(ctx, bson.D{{Key: "account_id", Value: account}}); err != nil {
