@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -106,7 +105,7 @@ func (s *Store) Erase(ctx context.Context, account string) error {
 	if err := s.eraseFiles(ctx, bson.D{{Key: "metadata.account", Value: account}}); err != nil {
 		return err
 	}
-	prefix := bson.D{{Key: "_id", Value: bson.Regex{Pattern: "^" + regexp.QuoteMeta(account+":")}}}
+	prefix := bson.D{{Key: "_id", Value: mongostore.OwnedBy(account)}}
 	own := bson.D{{Key: "_id", Value: account}}
 	for _, d := range []struct {
 		coll   string
@@ -145,7 +144,7 @@ const publishWait = 3 * time.Second
 // awaitPublished waits, up to publishWait, until the outbox holds no intent of account
 // (an intent's id starts with its aggregate, "<account>:…").
 func (s *Store) awaitPublished(ctx context.Context, account string) error {
-	mine := bson.D{{Key: "_id", Value: bson.Regex{Pattern: "^" + regexp.QuoteMeta(account+":")}}}
+	mine := bson.D{{Key: "_id", Value: mongostore.OwnedBy(account)}}
 	intents := s.props.Database().Collection(outbox.Collection)
 	deadline := time.Now().Add(publishWait)
 	for {
