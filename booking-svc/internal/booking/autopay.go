@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/vros/vros/libs/periodic"
+
 	"github.com/shopspring/decimal"
 
 	"github.com/vros/vros/booking-svc/internal/card"
@@ -28,13 +30,13 @@ func (a Autopay) Run(ctx context.Context) error {
 	if interval <= 0 {
 		interval = 10 * time.Minute
 	}
-	every(ctx, interval, func(ctx context.Context) {
-		if n, err := a.Bookings.ChargeAutopay(ctx); err != nil {
-			a.Log.Warn("automatic payments failed", "err", err)
-		} else if n > 0 {
+	periodic.Run(ctx, interval, func(ctx context.Context) error {
+		n, err := a.Bookings.ChargeAutopay(ctx)
+		if n > 0 {
 			a.Log.Info("automatic payments charged", "count", n)
 		}
-	})
+		return err
+	}, func(err error) { a.Log.Warn("automatic payments failed", "err", err) })
 	return nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/vros/vros/libs/periodic"
 )
 
 // Janitor finishes what stopped requests left: it repairs the ledger changes a crash
@@ -22,22 +24,8 @@ type Janitor struct {
 
 // Run passes until ctx ends.
 func (j Janitor) Run(ctx context.Context) error {
-	every(ctx, j.Lease/4, j.Pass)
+	periodic.Run(ctx, j.Lease/4, func(ctx context.Context) error { j.Pass(ctx); return nil }, nil)
 	return nil
-}
-
-// every runs f every interval until ctx ends (the first run an interval after the start).
-func every(ctx context.Context, interval time.Duration, f func(context.Context)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		f(ctx)
-	}
 }
 
 // Pass runs every chore once; a failed chore is logged, and tried again at the next pass.

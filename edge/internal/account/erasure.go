@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/vros/vros/libs/periodic"
 )
 
 // Eraser erases what the services hold of an account: property-svc's erase, which also
@@ -80,18 +82,7 @@ func deletionAuditID(started time.Time, action string) string {
 // FinishDeletions drives on, every interval, each deletion left unfinished for
 // DeletionRetry (its DELETE interrupted: edge stopped, a service down), until ctx ends.
 func (s *Service) FinishDeletions(ctx context.Context, every time.Duration, onError func(error)) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := s.FinishStale(ctx); err != nil && ctx.Err() == nil && onError != nil {
-				onError(err)
-			}
-		}
-	}
+	periodic.Run(ctx, every, s.FinishStale, onError)
 }
 
 // FinishStale is one tick of FinishDeletions: it finishes every deletion begun more than

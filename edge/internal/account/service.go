@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vros/vros/libs/periodic"
+
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/vros/vros/libs/tenancy"
 )
@@ -155,18 +157,7 @@ func NewService(repo Repository, o Options) *Service {
 // at the next tick from the same point; meanwhile CacheTTL still bounds what is trusted.
 // It returns when ctx ends.
 func (s *Service) Watch(ctx context.Context, every time.Duration, onError func(error)) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := s.Poll(ctx); err != nil && ctx.Err() == nil && onError != nil {
-				onError(err)
-			}
-		}
-	}
+	periodic.Run(ctx, every, s.Poll, onError)
 }
 
 // Poll is one tick of Watch: it drops what this replica cached of every account changed

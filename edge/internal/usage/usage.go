@@ -6,6 +6,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/vros/vros/libs/periodic"
 )
 
 // Interface is what a request used: interface A, interface B's actions, or its owner-token
@@ -170,18 +172,7 @@ func (c *Counter) Flush(ctx context.Context) error {
 // counts are kept for the next). The caller flushes once more at shutdown, after the last
 // request.
 func (c *Counter) Run(ctx context.Context, every time.Duration, onError func(error)) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := c.Flush(ctx); err != nil && ctx.Err() == nil && onError != nil {
-				onError(err)
-			}
-		}
-	}
+	periodic.Run(ctx, every, c.Flush, onError)
 }
 
 // FlushInterval is how often edge flushes its counts.
