@@ -147,22 +147,15 @@ type Credentials struct {
 	OwnerToken    string `json:"owner_token,omitempty"`
 }
 
+// accountView is the account as the admin API shows it: what its export holds, and its
+// public credential identifiers.
 type accountView struct {
-	AccountID         string            `json:"account_id"`
-	Name              string            `json:"name"`
-	Status            string            `json:"status"`
-	Sandbox           bool              `json:"sandbox"`
-	LegacyCredentials bool              `json:"legacy_credentials"`
-	Plan              planView          `json:"plan"`
-	CreatedAt         time.Time         `json:"created_at"`
-	UpdatedAt         time.Time         `json:"updated_at"`
-	Identifiers       map[string]string `json:"identifiers"`
+	exportAccount
+	Identifiers map[string]string `json:"identifiers"`
 }
 
 func view(acc account.Account) accountView {
-	v := accountView{AccountID: acc.ID, Name: acc.Name, Status: string(acc.Status), Sandbox: acc.Sandbox,
-		LegacyCredentials: !acc.LegacyOff, Plan: planView(acc.Plan), CreatedAt: acc.CreatedAt,
-		UpdatedAt: acc.UpdatedAt, Identifiers: map[string]string{}}
+	v := accountView{exportAccount: exportOf(acc), Identifiers: map[string]string{}}
 	for k, id := range acc.Identifiers {
 		v.Identifiers[string(k)] = id
 	}

@@ -163,6 +163,11 @@ type exportAccount struct {
 	UpdatedAt         time.Time `json:"updated_at"`
 }
 
+func exportOf(acc account.Account) exportAccount {
+	return exportAccount{AccountID: acc.ID, Name: acc.Name, Status: string(acc.Status), Sandbox: acc.Sandbox,
+		LegacyCredentials: !acc.LegacyOff, Plan: planView(acc.Plan), CreatedAt: acc.CreatedAt, UpdatedAt: acc.UpdatedAt}
+}
+
 // exportManifest is manifest.json, the export's first entry.
 type exportManifest struct {
 	AccountID  string              `json:"account_id"`
@@ -233,8 +238,7 @@ func (a *API) export(c *fiber.Ctx) error {
 			man.Records[svc+"/"+coll] = slices.Sorted(slices.Values(ids))
 		}
 	}
-	accJSON, err := json.MarshalIndent(exportAccount{AccountID: acc.ID, Name: acc.Name, Status: string(acc.Status), Sandbox: acc.Sandbox,
-		LegacyCredentials: !acc.LegacyOff, Plan: planView(acc.Plan), CreatedAt: acc.CreatedAt, UpdatedAt: acc.UpdatedAt}, "", "  ")
+	accJSON, err := json.MarshalIndent(exportOf(acc), "", "  ")
 	if err != nil {
 		return err
 	}
