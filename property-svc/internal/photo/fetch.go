@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/vros/vros/libs/egress"
 )
 
 // Defaults for Limits and Config; zero fields are replaced by these.
@@ -122,73 +124,10 @@ func NewFetcher(cfg Config) *Fetcher {
 // Config returns the effective configuration (defaults filled in).
 func (f *Fetcher) Config() Config { return f.cfg }
 
-var errForbiddenDial = errors.New("dial to forbidden address")
-
-func (f *Fetcher) control(network, address string, _ syscall.RawConn) error {
-	if network != "tcp4" && network != "tcp6" {
-		return fmt.Errorf("%w: network %s", errForbiddenDial, network)
-	}
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return fmt.Errorf("%w: %q: %w", errForbiddenDial, address, err)
-	}
-	if f.cfg.AllowPrivate || (f.testPublic != nil && f.testPublic(ap)) {
-		return nil
-	}
-	if !IsPublicAddr(ap.Addr()) {
-		return fmt.Errorf("%w: %s", errForbiddenDial, ap.Addr())
-	}
-	return nil
-}
-
-// Special-purpose ranges not covered by the netip predicates.
-var blockedPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),     // "this network"
-	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT
-	netip.MustParsePrefix("192.0.0.0/24"),  // IETF protocol assignments
-	netip.MustParsePrefix("192.0.2.0/24"),  // TEST-NET-1
-	netip.MustParsePrefix("198.18.0.0/15"), // benchmarking
-	netip.MustParsePrefix("198.51.100.0/24"),
-	netip.MustParsePrefix("203.0.113.0/24"),
-	netip.MustParsePrefix("240.0.0.0/4"), // reserved, includes broadcast
-	netip.MustParsePrefix("::/96"),       // IPv4-compatible (deprecated)
-	netip.MustParsePrefix("100::/64"),    // discard-only
-	netip.MustParsePrefix("fec0::/10"),   // site-local (deprecated)
-	netip.MustParsePrefix("2001:db8::/32"),
-}
-
-var (
-	nat64Prefix = netip.MustParsePrefix("64:ff9b::/96")
-	sixToFour   = netip.MustParsePrefix("2002::/16")
-)
-
-// IsPublicAddr reports whether the fetcher may connect to ip when
-// AllowPrivate is false: it rejects loopback, private (RFC 1918, fc00::/7),
-// link-local (including cloud metadata 169.254.169.254), multicast,
-// unspecified and other special-purpose ranges, and looks inside IPv4-mapped,
-// NAT64 and 6to4 addresses.
-func IsPublicAddr(ip netip.Addr) bool {
-	ip = ip.Unmap().WithZone("")
-	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsUnspecified() ||
-		ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() {
-		return false
-	}
-	for _, p := range blockedPrefixes {
-		if p.Contains(ip) {
-			return false
-		}
-	}
-	if ip.Is6() {
-		b := ip.As16()
-		if nat64Prefix.Contains(ip) {
-			return IsPublicAddr(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
-		}
-		if sixToFour.Contains(ip) {
-			return IsPublicAddr(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
-		}
-	}
-	return true
+func (f *Fetcher) control(network, address string, c syscall.RawConn) error {
+	return egress.Control(func(ap netip.AddrPort) bool {
+		return f.cfg.AllowPrivate || (f.testPublic != nil && f.testPublic(ap))
+	})(network, address, c)
 }
 
 // IsLink reports whether s (trimmed) looks like an http or https URL rather
@@ -287,7 +226,7 @@ func (f *Fetcher) classify(ctx context.Context, err error) error {
 	if errors.As(err, &pe) { // from CheckRedirect
 		return pe
 	}
-	if errors.Is(err, errForbiddenDial) {
+	if errors.Is(err, egress.ErrForbidden) {
 		return newErr(ErrForbiddenAddress, err, "")
 	}
 	var ne net.Error
