@@ -1,6 +1,6 @@
 # vros runbook. `make help` lists the targets.
 GO       ?= go
-MODULES  := libs edge property-svc booking-svc catalog-svc devstack
+MODULES  := libs edge property-svc booking-svc catalog-svc integration-svc devstack
 TIMEOUT  ?= 10m
 
 # Real servers (libs/realinfra, run by bin/vros-infra): PostgreSQL + FerretDB and Apache Kafka.

@@ -41,6 +41,22 @@ type Booking struct {
 	BrandID     int64      `json:"brand_id,omitempty"`
 	CreatedAt   time.Time  `json:"created_at"`
 	CancelledAt *time.Time `json:"cancelled_at"` // nil unless cancelled
+	// Payments are the payments recorded on the booking (interface B addbookingpayment and
+	// card charges), never card data: a consumer learns of a payment added or removed by
+	// comparing two snapshots (integration-svc's webhooks do). Absent: none.
+	Payments []BookingPayment `json:"payments,omitempty"`
+	// ArrivalFormCompleted is true once the guest's arrival form is completed.
+	ArrivalFormCompleted bool `json:"arrival_form_completed,omitempty"`
+}
+
+// BookingPayment is one payment of a booking as booking events carry it.
+type BookingPayment struct {
+	PaymentID int64     `json:"payment_id"`
+	Amount    string    `json:"amount"` // decimal string, in Currency
+	Currency  string    `json:"currency"`
+	Method    string    `json:"method,omitempty"`
+	PaidAt    time.Time `json:"paid_at"` // the payment's date as recorded
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // Block is the data of block events: dates an owner closed (interface A).

@@ -1,0 +1,82 @@
+// Package service wires integration-svc: what cmd/integration-svc runs and what the dev
+// launcher and the end-to-end tests start in process.
+//
+// integration-svc is the only vros service that connects to addresses its clients name
+// (webhook targets, iCal feeds): it runs apart so that its egress, its load and its failures
+// stay apart from the services that take bookings (docs/webhooks.md, "Where it runs").
+package service
+
+import (
+	"context"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/vros/vros/libs/config"
+	"github.com/vros/vros/libs/daemon"
+	"github.com/vros/vros/libs/httpapi"
+	"github.com/vros/vros/libs/tenancy"
+)
+
+// Config is integration-svc's configuration (VROS_INTEGRATION_… plus the common variables).
+type Config struct {
+	config.Common
+	Addr string `env:"VROS_INTEGRATION_ADDR" envDefault:":8084"`
+	// BookingURL is booking-svc's internal address: the booking a webhook carries is read
+	// there, and imported iCal feeds are written to its ledger there.
+	BookingURL string `env:"VROS_INTEGRATION_BOOKING_URL" envDefault:"http://127.0.0.1:8082"`
+	// ConsumerGroup is shared by the replicas: each event is turned into webhook deliveries
+	// by one of them.
+	ConsumerGroup string `env:"VROS_INTEGRATION_CONSUMER_GROUP" envDefault:"integration-svc"`
+	// AllowHTTP accepts http:// webhook targets and feed links (development); production
+	// accepts https:// only.
+	AllowHTTP bool `env:"VROS_INTEGRATION_ALLOW_HTTP"`
+
+	Webhooks WebhookConfig
+	ICal     ICalConfig
+}
+
+// Database is integration-svc's MongoDB database.
+const Database = "vros_integration"
+
+// wiring is what the parts of integration-svc are started with.
+type wiring struct {
+	ctx    context.Context
+	cfg    Config
+	base   *daemon.Base
+	app    *fiber.App
+	g      *errgroup.Group
+	signer *tenancy.Signer
+	// hooks is set by wireWebhooks; wireICal reports feed conflicts through it.
+	hooks Emitter
+}
+
+// Run serves integration-svc until ctx ends. ready, when set, receives the listening address.
+func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	base, err := daemon.Open(ctx, "integration-svc", cfg.Common, Database)
+	if err != nil {
+		return err
+	}
+	defer base.Close()
+	app := httpapi.New(httpapi.Options{
+		Telemetry: base.Tel,
+		BodyLimit: 1 << 20,
+		Ready:     base.Ready,
+	})
+	g, gctx := errgroup.WithContext(ctx)
+	w := &wiring{ctx: gctx, cfg: cfg, base: base, app: app, g: g,
+		signer: tenancy.NewSigner(cfg.InternalHMACKey.Reveal())}
+	if err := wireWebhooks(w); err != nil {
+		return err
+	}
+	if err := wireICal(w); err != nil {
+		return err
+	}
+	base.Tel.Logger.Info("integration-svc starting", "addr", cfg.Addr)
+	g.Go(func() error { return httpapi.Serve(gctx, app, cfg.Addr, ready, cfg.ShutdownDrain, 10*time.Second) })
+	return g.Wait()
+}

