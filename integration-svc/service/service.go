@@ -48,8 +48,10 @@ type wiring struct {
 	app    *fiber.App
 	g      *errgroup.Group
 	signer *tenancy.Signer
-	// hooks is set by wireWebhooks; wireICal reports feed conflicts through it.
-	hooks Emitter
+	// hooks and policy are set by wireWebhooks; wireICal reports feed conflicts through
+	// hooks and asks policy whether an account may name private addresses.
+	hooks  Emitter
+	policy Policy
 }
 
 // Run serves integration-svc until ctx ends. ready, when set, receives the listening address.

@@ -12,6 +12,12 @@ type Emitter interface {
 	Emit(ctx context.Context, e webhook.Event) error
 }
 
+// Policy tells whether an operator allowed an account private, loopback and link-local
+// targets (webhook endpoints and feeds).
+type Policy interface {
+	AllowsPrivate(ctx context.Context, account string) (bool, error)
+}
+
 // WebhookConfig tunes webhook delivery (VROS_WEBHOOK_…).
 type WebhookConfig struct{}
 
