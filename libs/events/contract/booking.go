@@ -13,7 +13,9 @@ const (
 
 // Block event types on vros.booking.v1, keyed `<accountId>:block:<blockId>`.
 const (
-	BlockCreated    = "vros.block.created"
+	BlockCreated = "vros.block.created"
+	// BlockUpdated: an imported block's dates changed (its feed event moved).
+	BlockUpdated    = "vros.block.updated"
 	BlockDeleted    = "vros.block.deleted"
 	BlockTypePrefix = "vros.block." // every block event type starts with it
 )
@@ -70,4 +72,7 @@ type Block struct {
 	Deleted    bool   `json:"deleted"` // the dates are open again
 	Version    int64  `json:"version"`
 	CreatedAt  string `json:"created_at"` // "YYYY-MM-DD HH:MM:SS", UTC
+	// FeedID is the iCal feed (integration-svc) a block was imported from; 0: an owner's
+	// block. An imported block's dates follow its feed event (BlockUpdated).
+	FeedID int64 `json:"feed_id,omitempty"`
 }

@@ -45,6 +45,10 @@ type Property struct {
 	Amenities *Amenities `json:"amenities"`
 	// Prices are the per-date prices and minimum nights of setprices_minnights, by date.
 	Prices map[string]DayPrice `json:"prices"`
+	// ICalTokenSHA256 is the hex SHA-256 of the token in the property's iCal export link
+	// (/ical/<token>.ics, interface A property-ical); empty: no link, or revoked. The token
+	// itself never leaves property-svc.
+	ICalTokenSHA256 string `json:"ical_token_sha256,omitempty"`
 }
 
 // Content is the property's A1 content.
