@@ -52,6 +52,12 @@ type wiring struct {
 	// hooks and asks policy whether an account may name private addresses.
 	hooks  Emitter
 	policy Policy
+	// onErase are called, in order, when the account-erased event arrives (wireWebhooks's
+	// consumer reads it); each deletes what its part holds of the account.
+	onErase []func(ctx context.Context, account string) error
+	// loops are started once every part is wired, so that none reads the wiring while
+	// another part is still adding to it.
+	loops []func(ctx context.Context) error
 }
 
 // Run serves integration-svc until ctx ends. ready, when set, receives the listening address.
@@ -77,6 +83,9 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	}
 	if err := wireICal(w); err != nil {
 		return err
+	}
+	for _, loop := range w.loops {
+		g.Go(func() error { return loop(gctx) })
 	}
 	base.Tel.Logger.Info("integration-svc starting", "addr", cfg.Addr)
 	g.Go(func() error { return httpapi.Serve(gctx, app, cfg.Addr, ready, cfg.ShutdownDrain, 10*time.Second) })
