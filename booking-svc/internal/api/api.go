@@ -79,6 +79,13 @@ func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
 	acct.Get("/usage", a.usage)
 	acct.Get("/export", a.export)
 	acct.Post("/guests/erase", a.eraseGuest)
+
+	// integration-svc's reads and writes for webhooks and iCal import (docs/booking.md,
+	// "Integrations").
+	hooks := app.Group("/internal/hooks", httpapi.Use(httpapi.EnvelopeA), signer.Require(), a.live)
+	hooks.Get("/booking/:id", a.hookBooking)
+	ical := app.Group("/internal/ical", httpapi.Use(httpapi.EnvelopeA), signer.Require(), a.live)
+	ical.Get("/property", a.icalProperty)
 }
 
 // domainError maps the domain's errors to the interface's statuses (docs/interface-b.md).
