@@ -3,8 +3,10 @@ module github.com/vros/vros/integration-svc
 go 1.26.0
 
 require (
+	github.com/arran4/golang-ical v0.3.4
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/vros/vros/libs v0.0.0
+	go.mongodb.org/mongo-driver/v2 v2.9.3
 	golang.org/x/sync v0.23.0
 )
 
@@ -37,7 +39,6 @@ require (
 	github.com/xdg-go/scram v1.2.0 // indirect
 	github.com/xdg-go/stringprep v1.0.4 // indirect
 	github.com/youmark/pkcs8 v0.0.0-20240726163527-a2c0da244d78 // indirect
-	go.mongodb.org/mongo-driver/v2 v2.9.3 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel v1.47.0 // indirect
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace v1.47.0 // indirect

@@ -17,7 +17,9 @@ type Event struct {
 	// BrandID is the brand the event belongs to (0: none); an endpoint of one brand receives
 	// only its brand's events.
 	BrandID int64
-	At      time.Time
+	// BookingID, when set, names the booking the delivery carries (read at send time).
+	BookingID int64
+	At        time.Time
 	// Data is the event's JSON payload "data" member.
 	Data []byte
 }

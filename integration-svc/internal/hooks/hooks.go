@@ -1,0 +1,218 @@
+// Package hooks is the webhook domain service: it keeps the accounts' endpoints under their
+// rules and turns an event into deliveries to the endpoints that subscribe to it.
+package hooks
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/vros/vros/integration-svc/internal/store"
+	"github.com/vros/vros/integration-svc/internal/webhook"
+	"github.com/vros/vros/libs/events/contract"
+	"github.com/vros/vros/libs/mongostore"
+)
+
+// ErrTooMany: the account has the most endpoints it may have.
+var ErrTooMany = errors.New("the account has 50 webhook endpoints, the most it may have")
+
+// SecretOverlap is how long a rotated-out secret still signs deliveries.
+const SecretOverlap = 24 * time.Hour
+
+// Hooks is the webhook domain service.
+type Hooks struct {
+	st *store.Store
+	// wake tells the deliverer that deliveries were recorded.
+	wake func()
+	now  func() time.Time
+}
+
+// New returns the service over st; wake is called after deliveries are recorded.
+func New(st *store.Store, wake func()) *Hooks {
+	if wake == nil {
+		wake = func() {}
+	}
+	return &Hooks{st: st, wake: wake, now: func() time.Time { return time.Now().UTC() }}
+}
+
+// Store is the service's store.
+func (h *Hooks) Store() *store.Store { return h.st }
+
+// NewSecret is a fresh signing secret: "whsec_" and the base64 of 24 random bytes.
+func NewSecret() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	return "whsec_" + base64.StdEncoding.EncodeToString(b)
+}
+
+// Create adds an endpoint (its fields already checked) and returns it with its secret.
+func (h *Hooks) Create(ctx context.Context, e webhook.Endpoint) (webhook.Endpoint, error) {
+	n, err := h.st.CountEndpoints(ctx, e.Account)
+	if err != nil {
+		return e, err
+	}
+	if n >= webhook.MaxEndpointsPerAccount {
+		return e, ErrTooMany
+	}
+	id, err := h.st.NextID(ctx)
+	if err != nil {
+		return e, err
+	}
+	now := h.now()
+	e.ID, e.Enabled, e.Secret, e.CreatedAt, e.UpdatedAt = id, true, NewSecret(), now, now
+	return e, h.st.PutEndpoint(ctx, e)
+}
+
+// Change is an update of an endpoint: nil members are left as they are.
+type Change struct {
+	URL         *string
+	EventTypes  []string
+	BrandID     *int64
+	Description *string
+	Enabled     *bool
+}
+
+// Update applies c to the endpoint. Enabling a disabled or paused endpoint resets its
+// failure streak and makes its waiting deliveries due now; disabling pauses them.
+func (h *Hooks) Update(ctx context.Context, account string, id int64, c Change) (webhook.Endpoint, error) {
+	e, err := h.st.Endpoint(ctx, account, id)
+	if err != nil {
+		return e, err
+	}
+	now := h.now()
+	if c.URL != nil {
+		e.URL = *c.URL
+	}
+	if c.EventTypes != nil {
+		e.EventTypes = c.EventTypes
+	}
+	if c.BrandID != nil {
+		e.BrandID = *c.BrandID
+	}
+	if c.Description != nil {
+		e.Description = *c.Description
+	}
+	hold := (*bool)(nil)
+	if c.Enabled != nil && *c.Enabled != e.Enabled {
+		e.Enabled = *c.Enabled
+		if e.Enabled {
+			e.DisabledAt, e.DisabledReason, e.FailureStreak, e.FirstFailureAt = nil, "", 0, nil
+		}
+		v := !e.Enabled
+		hold = &v
+	}
+	e.UpdatedAt = now
+	if err := h.st.PutEndpoint(ctx, e); err != nil {
+		return e, err
+	}
+	if hold != nil {
+		if err := h.st.SetHold(ctx, account, id, *hold, now); err != nil {
+			return e, err
+		}
+		if !*hold {
+			h.wake()
+		}
+	}
+	return e, nil
+}
+
+// RotateSecret gives the endpoint a new secret; the old one still signs for SecretOverlap.
+func (h *Hooks) RotateSecret(ctx context.Context, account string, id int64) (webhook.Endpoint, error) {
+	e, err := h.st.Endpoint(ctx, account, id)
+	if err != nil {
+		return e, err
+	}
+	now := h.now()
+	until := now.Add(SecretOverlap)
+	e.OldSecret, e.OldSecretUntil, e.Secret, e.UpdatedAt = e.Secret, &until, NewSecret(), now
+	return e, h.st.PutEndpoint(ctx, e)
+}
+
+// Test sends a webhook.test event to the endpoint only and returns its message id.
+func (h *Hooks) Test(ctx context.Context, account string, id int64) (string, error) {
+	e, err := h.st.Endpoint(ctx, account, id)
+	if err != nil {
+		return "", err
+	}
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	now := h.now()
+	data, _ := json.Marshal(map[string]any{"webhook_id": id, "message": "This is a test event from vros."})
+	ev := webhook.Event{ID: webhook.MessageID(account, now.UnixNano(), webhook.WebhookTest, string(b)),
+		Account: account, Type: webhook.WebhookTest, At: now, Data: data}
+	if err := h.st.AddDeliveries(ctx, ev, []webhook.Endpoint{e}, now); err != nil {
+		return "", err
+	}
+	h.wake()
+	return ev.ID, nil
+}
+
+// Emit records e for every endpoint of its account that subscribes to it.
+func (h *Hooks) Emit(ctx context.Context, e webhook.Event) error {
+	eps, err := h.Matching(ctx, e)
+	if err != nil || len(eps) == 0 {
+		return err
+	}
+	if err := h.st.AddDeliveries(ctx, e, eps, h.now()); err != nil {
+		return err
+	}
+	h.wake()
+	return nil
+}
+
+// Matching returns the endpoints e goes to: those of its account subscribed to its type
+// and, for an endpoint of one brand, of that brand: a booking's brand for events that
+// carry a booking, the brand's properties (docs/brands.md: none listed = all) otherwise.
+func (h *Hooks) Matching(ctx context.Context, e webhook.Event) ([]webhook.Endpoint, error) {
+	all, err := h.st.ListEndpoints(ctx, e.Account, 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []webhook.Endpoint
+	var brands map[int64][]int64
+	for _, ep := range all {
+		if !ep.Wants(e.Type) {
+			continue
+		}
+		if ep.BrandID > 0 {
+			if webhook.CarriesBooking(e.Type) {
+				if e.BrandID != ep.BrandID {
+					continue
+				}
+			} else {
+				if brands == nil {
+					if brands, err = h.brandProperties(ctx, e.Account); err != nil {
+						return nil, err
+					}
+				}
+				props, ok := brands[ep.BrandID]
+				if !ok || (len(props) > 0 && !slices.Contains(props, e.PropertyID)) {
+					continue
+				}
+			}
+		}
+		out = append(out, ep)
+	}
+	return out, nil
+}
+
+// brandProperties reads the account's brands from its kept settings snapshot.
+func (h *Hooks) brandProperties(ctx context.Context, account string) (map[int64][]int64, error) {
+	snap, ok, err := mongostore.GetSnapshot(ctx, h.st.Snapshots(), account+":settings")
+	out := map[int64][]int64{}
+	if err != nil || !ok {
+		return out, err
+	}
+	var s contract.Settings
+	if err := json.Unmarshal([]byte(snap.Data), &s); err != nil {
+		return nil, err
+	}
+	for _, b := range s.Brands {
+		out[int64(b.ID)] = b.Properties
+	}
+	return out, nil
+}

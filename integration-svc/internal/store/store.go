@@ -1,0 +1,515 @@
+// Package store keeps integration-svc's webhook state in MongoDB: endpoints, deliveries,
+// attempts, the consumer's snapshots and the accounts' private-targets switch.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/vros/vros/integration-svc/internal/webhook"
+	"github.com/vros/vros/libs/mongostore"
+)
+
+// Collections.
+const (
+	Endpoints  = "endpoints"
+	Deliveries = "deliveries"
+	Attempts   = "attempts"
+	Snapshots  = "snapshots"
+	Accounts   = "accounts"
+	Counters   = "counters"
+)
+
+// ErrNotFound: the account has no such endpoint or delivery.
+var ErrNotFound = errors.New("not found")
+
+// Store is the webhook state of every account.
+type Store struct {
+	db        *mongo.Database
+	endpoints *mongo.Collection
+	deliv     *mongo.Collection
+	attempts  *mongo.Collection
+	snaps     *mongo.Collection
+	accounts  *mongo.Collection
+	ids       *mongostore.Sequence
+}
+
+// Open declares the collections and indexes and returns the store.
+func Open(ctx context.Context, db *mongo.Database) (*Store, error) {
+	colls := append(mongostore.WithLocks(Snapshots), Endpoints, Deliveries, Attempts, Accounts, Counters)
+	err := mongostore.Ensure(ctx, db, colls, []mongostore.Index{
+		{Collection: Endpoints, Keys: bson.D{{Key: "account_id", Value: 1}}},
+		{Collection: Deliveries, Keys: bson.D{{Key: "status", Value: 1}, {Key: "hold", Value: 1}, {Key: "event_at", Value: 1}}},
+		{Collection: Deliveries, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "webhook_id", Value: 1}, {Key: "created_at", Value: -1}}},
+		{Collection: Attempts, Keys: bson.D{{Key: "delivery", Value: 1}, {Key: "attempt", Value: 1}}},
+		{Collection: Attempts, Keys: bson.D{{Key: "at", Value: 1}}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Store{db: db, endpoints: db.Collection(Endpoints), deliv: db.Collection(Deliveries),
+		attempts: db.Collection(Attempts), snaps: db.Collection(Snapshots), accounts: db.Collection(Accounts),
+		ids: mongostore.NewSequence(db.Collection(Counters), "webhook", 20)}, nil
+}
+
+// Snapshots is the consumer's collection of kept snapshots (mongostore.KeepNewer).
+func (s *Store) Snapshots() *mongo.Collection { return s.snaps }
+
+// ---- accounts: the operator's switch ----
+
+type accountDoc struct {
+	ID           string     `bson:"_id"`
+	AccountID    string     `bson:"account_id"`
+	AllowPrivate bool       `bson:"allow_private_targets"`
+	ErasedAt     *time.Time `bson:"erased_at,omitempty"`
+}
+
+// AllowsPrivate reports the account's switch (off unless an operator turned it on).
+func (s *Store) AllowsPrivate(ctx context.Context, account string) (bool, error) {
+	var d accountDoc
+	err := s.accounts.FindOne(ctx, bson.D{{Key: "_id", Value: account}}).Decode(&d)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return false, nil
+	}
+	return d.AllowPrivate && d.ErasedAt == nil, err
+}
+
+// SetAllowsPrivate sets the account's switch.
+func (s *Store) SetAllowsPrivate(ctx context.Context, account string, allow bool) error {
+	_, err := s.accounts.UpdateOne(ctx, bson.D{{Key: "_id", Value: account}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "account_id", Value: account}, {Key: "allow_private_targets", Value: allow}}}},
+		options.UpdateOne().SetUpsert(true))
+	return err
+}
+
+// Erased reports whether the account was erased (its later events are ignored).
+func (s *Store) Erased(ctx context.Context, account string) (bool, error) {
+	var d accountDoc
+	err := s.accounts.FindOne(ctx, bson.D{{Key: "_id", Value: account}}).Decode(&d)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return false, nil
+	}
+	return d.ErasedAt != nil, err
+}
+
+// EraseAccount deletes everything of the account and leaves only the mark that it was
+// erased (its id and the time), so that its events read later change nothing.
+func (s *Store) EraseAccount(ctx context.Context, account string, at time.Time) error {
+	byAccount := bson.D{{Key: "account_id", Value: account}}
+	for _, c := range []*mongo.Collection{s.endpoints, s.deliv, s.attempts} {
+		if _, err := c.DeleteMany(ctx, byAccount); err != nil {
+			return err
+		}
+	}
+	if _, err := s.snaps.DeleteMany(ctx, bson.D{{Key: "_id", Value: mongostore.OwnedBy(account)}}); err != nil {
+		return err
+	}
+	_, err := s.accounts.ReplaceOne(ctx, bson.D{{Key: "_id", Value: account}},
+		accountDoc{ID: account, AccountID: account, ErasedAt: &at}, options.Replace().SetUpsert(true))
+	return err
+}
+
+// ---- endpoints ----
+
+type endpointDoc struct {
+	ID             string     `bson:"_id"`
+	AccountID      string     `bson:"account_id"`
+	WebhookID      int64      `bson:"webhook_id"`
+	URL            string     `bson:"url"`
+	EventTypes     []string   `bson:"event_types"`
+	BrandID        int64      `bson:"brand_id"`
+	Description    string     `bson:"description"`
+	Enabled        bool       `bson:"enabled"`
+	DisabledAt     *time.Time `bson:"disabled_at"`
+	DisabledReason string     `bson:"disabled_reason"`
+	FailureStreak  int        `bson:"failure_streak"`
+	FirstFailureAt *time.Time `bson:"first_failure_at"`
+	LastSuccessAt  *time.Time `bson:"last_success_at"`
+	LastFailureAt  *time.Time `bson:"last_failure_at"`
+	Secret         string     `bson:"secret"`
+	OldSecret      string     `bson:"old_secret"`
+	OldSecretUntil *time.Time `bson:"old_secret_until"`
+	CreatedAt      time.Time  `bson:"created_at"`
+	UpdatedAt      time.Time  `bson:"updated_at"`
+}
+
+func endpointKey(account string, id int64) string { return account + ":" + strconv.FormatInt(id, 10) }
+
+func toEndpointDoc(e webhook.Endpoint) endpointDoc {
+	return endpointDoc{ID: endpointKey(e.Account, e.ID), AccountID: e.Account, WebhookID: e.ID, URL: e.URL,
+		EventTypes: e.EventTypes, BrandID: e.BrandID, Description: e.Description, Enabled: e.Enabled,
+		DisabledAt: e.DisabledAt, DisabledReason: e.DisabledReason, FailureStreak: e.FailureStreak,
+		FirstFailureAt: e.FirstFailureAt, LastSuccessAt: e.LastSuccessAt, LastFailureAt: e.LastFailureAt,
+		Secret: e.Secret, OldSecret: e.OldSecret, OldSecretUntil: e.OldSecretUntil, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
+}
+
+func (d endpointDoc) endpoint() webhook.Endpoint {
+	return webhook.Endpoint{Account: d.AccountID, ID: d.WebhookID, URL: d.URL, EventTypes: d.EventTypes,
+		BrandID: d.BrandID, Description: d.Description, Enabled: d.Enabled, DisabledAt: utc(d.DisabledAt),
+		DisabledReason: d.DisabledReason, FailureStreak: d.FailureStreak, FirstFailureAt: utc(d.FirstFailureAt),
+		LastSuccessAt: utc(d.LastSuccessAt), LastFailureAt: utc(d.LastFailureAt), Secret: d.Secret,
+		OldSecret: d.OldSecret, OldSecretUntil: utc(d.OldSecretUntil), CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC()}
+}
+
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// NextID hands out a new endpoint id.
+func (s *Store) NextID(ctx context.Context) (int64, error) { return s.ids.Next(ctx) }
+
+// CountEndpoints is the number of endpoints of the account.
+func (s *Store) CountEndpoints(ctx context.Context, account string) (int64, error) {
+	return s.endpoints.CountDocuments(ctx, bson.D{{Key: "account_id", Value: account}})
+}
+
+// PutEndpoint writes the endpoint whole.
+func (s *Store) PutEndpoint(ctx context.Context, e webhook.Endpoint) error {
+	_, err := s.endpoints.ReplaceOne(ctx, bson.D{{Key: "_id", Value: endpointKey(e.Account, e.ID)}}, toEndpointDoc(e),
+		options.Replace().SetUpsert(true))
+	return err
+}
+
+// Endpoint reads one endpoint of the account.
+func (s *Store) Endpoint(ctx context.Context, account string, id int64) (webhook.Endpoint, error) {
+	var d endpointDoc
+	err := s.endpoints.FindOne(ctx, bson.D{{Key: "_id", Value: endpointKey(account, id)}}).Decode(&d)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return webhook.Endpoint{}, ErrNotFound
+	}
+	if err != nil {
+		return webhook.Endpoint{}, err
+	}
+	return d.endpoint(), nil
+}
+
+// ListEndpoints lists the account's endpoints by id (brand > 0: that brand's only).
+func (s *Store) ListEndpoints(ctx context.Context, account string, brand int64) ([]webhook.Endpoint, error) {
+	f := bson.D{{Key: "account_id", Value: account}}
+	if brand > 0 {
+		f = append(f, bson.E{Key: "brand_id", Value: brand})
+	}
+	cur, err := s.endpoints.Find(ctx, f, options.Find().SetSort(bson.D{{Key: "webhook_id", Value: 1}}))
+	if err != nil {
+		return nil, err
+	}
+	var docs []endpointDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, err
+	}
+	out := make([]webhook.Endpoint, 0, len(docs))
+	for _, d := range docs {
+		out = append(out, d.endpoint())
+	}
+	return out, nil
+}
+
+// DeleteEndpoint deletes the endpoint, its deliveries and their attempts.
+func (s *Store) DeleteEndpoint(ctx context.Context, account string, id int64) error {
+	r, err := s.endpoints.DeleteOne(ctx, bson.D{{Key: "_id", Value: endpointKey(account, id)}})
+	if err != nil {
+		return err
+	}
+	f := bson.D{{Key: "account_id", Value: account}, {Key: "webhook_id", Value: id}}
+	if _, err := s.deliv.DeleteMany(ctx, f); err != nil {
+		return err
+	}
+	if _, err := s.attempts.DeleteMany(ctx, f); err != nil {
+		return err
+	}
+	if r.DeletedCount == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// SetHold holds (endpoint disabled or paused) or releases the endpoint's pending deliveries;
+// a release makes them due now.
+func (s *Store) SetHold(ctx context.Context, account string, id int64, hold bool, now time.Time) error {
+	set := bson.D{{Key: "hold", Value: hold}}
+	if !hold {
+		set = append(set, bson.E{Key: "next_attempt_at", Value: now})
+	}
+	_, err := s.deliv.UpdateMany(ctx, bson.D{{Key: "account_id", Value: account}, {Key: "webhook_id", Value: id},
+		{Key: "status", Value: webhook.StatusPending}}, bson.D{{Key: "$set", Value: set}})
+	return err
+}
+
+// ---- deliveries ----
+
+type deliveryDoc struct {
+	ID            string     `bson:"_id"`
+	AccountID     string     `bson:"account_id"`
+	WebhookID     int64      `bson:"webhook_id"`
+	MessageID     string     `bson:"message_id"`
+	EventType     string     `bson:"event_type"`
+	PropertyID    int64      `bson:"property_id"`
+	BookingID     int64      `bson:"booking_id"`
+	Lane          string     `bson:"lane"`
+	Data          string     `bson:"data"`
+	EventAt       time.Time  `bson:"event_at"`
+	Status        string     `bson:"status"`
+	Hold          bool       `bson:"hold"`
+	Attempts      int        `bson:"attempts"`
+	NextAttemptAt *time.Time `bson:"next_attempt_at"`
+	LeaseUntil    time.Time  `bson:"lease_until"`
+	CreatedAt     time.Time  `bson:"created_at"`
+	DeliveredAt   *time.Time `bson:"delivered_at"`
+}
+
+// DeliveryKey is a delivery's document id: one per (endpoint, message).
+func DeliveryKey(account string, webhookID int64, msg string) string {
+	return endpointKey(account, webhookID) + ":" + msg
+}
+
+// Lane is the ordering unit: one endpoint's deliveries of one property.
+func Lane(account string, webhookID, property int64) string {
+	return endpointKey(account, webhookID) + ":" + strconv.FormatInt(property, 10)
+}
+
+func (d deliveryDoc) delivery() webhook.Delivery {
+	return webhook.Delivery{Account: d.AccountID, WebhookID: d.WebhookID, MessageID: d.MessageID,
+		EventType: d.EventType, PropertyID: d.PropertyID, BookingID: d.BookingID, Data: []byte(d.Data),
+		EventAt: d.EventAt.UTC(), Status: d.Status, Attempts: d.Attempts, NextAttemptAt: utc(d.NextAttemptAt),
+		CreatedAt: d.CreatedAt.UTC(), DeliveredAt: utc(d.DeliveredAt)}
+}
+
+// AddDeliveries records event e for each endpoint, once: a delivery already recorded (the
+// same message derived again) is left as it is. Deliveries to a disabled endpoint wait.
+func (s *Store) AddDeliveries(ctx context.Context, e webhook.Event, to []webhook.Endpoint, now time.Time) error {
+	for _, ep := range to {
+		d := deliveryDoc{ID: DeliveryKey(e.Account, ep.ID, e.ID), AccountID: e.Account, WebhookID: ep.ID,
+			MessageID: e.ID, EventType: e.Type, PropertyID: e.PropertyID, BookingID: e.BookingID,
+			Lane: Lane(e.Account, ep.ID, e.PropertyID), Data: string(e.Data), EventAt: e.At.UTC(),
+			Status: webhook.StatusPending, Hold: !ep.Enabled, NextAttemptAt: &now, CreatedAt: now}
+		_, err := s.deliv.UpdateOne(ctx, bson.D{{Key: "_id", Value: d.ID}},
+			bson.D{{Key: "$setOnInsert", Value: d}}, options.UpdateOne().SetUpsert(true))
+		if err != nil && !mongostore.IsDuplicate(err) {
+			return fmt.Errorf("record delivery %s: %w", d.ID, err)
+		}
+	}
+	return nil
+}
+
+// Due is a delivery the deliverer may send, with its lane.
+type Due struct {
+	webhook.Delivery
+	Lane       string
+	LeaseUntil time.Time
+}
+
+// Heads returns, for each lane with a pending delivery not held, its oldest one (lane
+// order is event time, then message id); at most limit pending deliveries are scanned.
+func (s *Store) Heads(ctx context.Context, limit int64) ([]Due, error) {
+	cur, err := s.deliv.Find(ctx, bson.D{{Key: "status", Value: webhook.StatusPending}, {Key: "hold", Value: false}},
+		options.Find().SetSort(bson.D{{Key: "event_at", Value: 1}, {Key: "_id", Value: 1}}).SetLimit(limit).
+			SetProjection(bson.D{{Key: "data", Value: 0}}))
+	if err != nil {
+		return nil, err
+	}
+	var docs []deliveryDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []Due
+	for _, d := range docs {
+		if seen[d.Lane] {
+			continue
+		}
+		seen[d.Lane] = true
+		out = append(out, Due{Delivery: d.delivery(), Lane: d.Lane, LeaseUntil: d.LeaseUntil})
+	}
+	return out, nil
+}
+
+// Lease claims a pending delivery until until; false when it is no longer pending, is
+// leased by another, or was tried since it was read (attempts differ).
+func (s *Store) Lease(ctx context.Context, d Due, now, until time.Time) (webhook.Delivery, bool, error) {
+	var doc deliveryDoc
+	err := s.deliv.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: DeliveryKey(d.Account, d.WebhookID, d.MessageID)},
+		{Key: "status", Value: webhook.StatusPending}, {Key: "attempts", Value: d.Attempts},
+		{Key: "lease_until", Value: bson.D{{Key: "$lte", Value: now}}}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "lease_until", Value: until}}}},
+		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return webhook.Delivery{}, false, nil
+	}
+	if err != nil {
+		return webhook.Delivery{}, false, err
+	}
+	return doc.delivery(), true, nil
+}
+
+// Finish records attempt a of delivery d and its outcome: delivered, retried at next
+// (nil: failed, given up), releasing the lease.
+func (s *Store) Finish(ctx context.Context, d webhook.Delivery, a webhook.Attempt, ok bool, next *time.Time) error {
+	key := DeliveryKey(d.Account, d.WebhookID, d.MessageID)
+	_, err := s.attempts.InsertOne(ctx, attemptDoc{ID: key + ":" + strconv.Itoa(a.Attempt) + ":" + strconv.FormatInt(a.At.UnixNano(), 36),
+		AccountID: d.Account, WebhookID: d.WebhookID, Delivery: key, Attempt: a.Attempt, At: a.At,
+		StatusCode: a.StatusCode, LatencyMS: a.LatencyMS, Error: a.Error, ResponseExcerpt: a.ResponseExcerpt})
+	if err != nil {
+		return err
+	}
+	set := bson.D{{Key: "attempts", Value: a.Attempt}, {Key: "lease_until", Value: time.Time{}}}
+	switch {
+	case ok:
+		set = append(set, bson.E{Key: "status", Value: webhook.StatusDelivered}, bson.E{Key: "delivered_at", Value: a.At},
+			bson.E{Key: "next_attempt_at", Value: nil})
+	case next == nil:
+		set = append(set, bson.E{Key: "status", Value: webhook.StatusFailed}, bson.E{Key: "next_attempt_at", Value: nil})
+	default:
+		set = append(set, bson.E{Key: "next_attempt_at", Value: *next})
+	}
+	_, err = s.deliv.UpdateOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "status", Value: webhook.StatusPending}},
+		bson.D{{Key: "$set", Value: set}})
+	return err
+}
+
+// Hold holds one delivery (its endpoint turned out disabled at send time).
+func (s *Store) Hold(ctx context.Context, d webhook.Delivery) error {
+	_, err := s.deliv.UpdateOne(ctx, bson.D{{Key: "_id", Value: DeliveryKey(d.Account, d.WebhookID, d.MessageID)}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "hold", Value: true}, {Key: "lease_until", Value: time.Time{}}}}})
+	return err
+}
+
+// Data reads a delivery's stored payload data.
+func (s *Store) Data(ctx context.Context, d webhook.Delivery) ([]byte, error) {
+	var doc deliveryDoc
+	err := s.deliv.FindOne(ctx, bson.D{{Key: "_id", Value: DeliveryKey(d.Account, d.WebhookID, d.MessageID)}}).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, ErrNotFound
+	}
+	return []byte(doc.Data), err
+}
+
+// DeliveryFilter selects an endpoint's deliveries for the log.
+type DeliveryFilter struct {
+	Status   string
+	From, To *time.Time
+	Limit    int64
+	Before   string // a message id: only deliveries created before it
+}
+
+// ListDeliveries lists an endpoint's deliveries, newest first, with their attempts.
+func (s *Store) ListDeliveries(ctx context.Context, account string, webhookID int64, f DeliveryFilter) ([]webhook.Delivery, map[string][]webhook.Attempt, error) {
+	q := bson.D{{Key: "account_id", Value: account}, {Key: "webhook_id", Value: webhookID}}
+	if f.Status != "" {
+		q = append(q, bson.E{Key: "status", Value: f.Status})
+	}
+	created := bson.D{}
+	if f.From != nil {
+		created = append(created, bson.E{Key: "$gte", Value: *f.From})
+	}
+	if f.To != nil {
+		created = append(created, bson.E{Key: "$lt", Value: *f.To})
+	}
+	if f.Before != "" {
+		var b deliveryDoc
+		err := s.deliv.FindOne(ctx, bson.D{{Key: "_id", Value: DeliveryKey(account, webhookID, f.Before)}}).Decode(&b)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return nil, nil, ErrNotFound
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		q = append(q, bson.E{Key: "$or", Value: bson.A{
+			bson.D{{Key: "created_at", Value: bson.D{{Key: "$lt", Value: b.CreatedAt}}}},
+			bson.D{{Key: "created_at", Value: b.CreatedAt}, {Key: "_id", Value: bson.D{{Key: "$lt", Value: b.ID}}}},
+		}})
+	}
+	if len(created) > 0 {
+		q = append(q, bson.E{Key: "created_at", Value: created})
+	}
+	cur, err := s.deliv.Find(ctx, q, options.Find().SetSort(bson.D{{Key: "created_at", Value: -1}, {Key: "_id", Value: -1}}).SetLimit(f.Limit))
+	if err != nil {
+		return nil, nil, err
+	}
+	var docs []deliveryDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, nil, err
+	}
+	out := make([]webhook.Delivery, 0, len(docs))
+	keys := make([]string, 0, len(docs))
+	for _, d := range docs {
+		out = append(out, d.delivery())
+		keys = append(keys, d.ID)
+	}
+	attempts := map[string][]webhook.Attempt{}
+	if len(keys) == 0 {
+		return out, attempts, nil
+	}
+	acur, err := s.attempts.Find(ctx, bson.D{{Key: "delivery", Value: bson.D{{Key: "$in", Value: keys}}}},
+		options.Find().SetSort(bson.D{{Key: "at", Value: 1}}))
+	if err != nil {
+		return nil, nil, err
+	}
+	var adocs []attemptDoc
+	if err := acur.All(ctx, &adocs); err != nil {
+		return nil, nil, err
+	}
+	for _, a := range adocs {
+		msg := a.Delivery[len(endpointKey(account, webhookID))+1:]
+		attempts[msg] = append(attempts[msg], webhook.Attempt{Account: a.AccountID, WebhookID: a.WebhookID, MessageID: msg,
+			Attempt: a.Attempt, At: a.At.UTC(), StatusCode: a.StatusCode, LatencyMS: a.LatencyMS, Error: a.Error,
+			ResponseExcerpt: a.ResponseExcerpt})
+	}
+	return out, attempts, nil
+}
+
+// Redeliver makes the endpoint's deliveries selected by msg (one message) or by their
+// creation in [from, to) pending again, due now, keeping their message ids; it returns
+// how many.
+func (s *Store) Redeliver(ctx context.Context, account string, webhookID int64, msg string, from, to time.Time, hold bool, now time.Time) (int64, error) {
+	q := bson.D{{Key: "account_id", Value: account}, {Key: "webhook_id", Value: webhookID}}
+	if msg != "" {
+		q = append(q, bson.E{Key: "_id", Value: DeliveryKey(account, webhookID, msg)})
+	} else {
+		q = append(q, bson.E{Key: "created_at", Value: bson.D{{Key: "$gte", Value: from}, {Key: "$lt", Value: to}}})
+	}
+	r, err := s.deliv.UpdateMany(ctx, q, bson.D{{Key: "$set", Value: bson.D{
+		{Key: "status", Value: webhook.StatusPending}, {Key: "hold", Value: hold}, {Key: "attempts", Value: 0},
+		{Key: "next_attempt_at", Value: now}, {Key: "delivered_at", Value: nil}, {Key: "lease_until", Value: time.Time{}}}}})
+	if err != nil {
+		return 0, err
+	}
+	if msg != "" && r.MatchedCount == 0 {
+		return 0, ErrNotFound
+	}
+	return r.MatchedCount, nil
+}
+
+// ---- attempts ----
+
+type attemptDoc struct {
+	ID              string    `bson:"_id"`
+	AccountID       string    `bson:"account_id"`
+	WebhookID       int64     `bson:"webhook_id"`
+	Delivery        string    `bson:"delivery"`
+	Attempt         int       `bson:"attempt"`
+	At              time.Time `bson:"at"`
+	StatusCode      int       `bson:"status_code"`
+	LatencyMS       int64     `bson:"latency_ms"`
+	Error           string    `bson:"error"`
+	ResponseExcerpt string    `bson:"response_excerpt"`
+}
+
+// PruneAttempts deletes attempts made before cutoff (the log keeps 7 days).
+func (s *Store) PruneAttempts(ctx context.Context, cutoff time.Time) (int64, error) {
+	r, err := s.attempts.DeleteMany(ctx, bson.D{{Key: "at", Value: bson.D{{Key: "$lt", Value: cutoff}}}})
+	if err != nil {
+		return 0, err
+	}
+	return r.DeletedCount, nil
+}
