@@ -53,6 +53,7 @@ func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
 	in.Post("/property-category", a.group)
 	in.Post("/property-promotion", a.promotion)
 	in.Post("/account-brand", a.brand)
+	in.Post("/property-ical", a.ical)
 
 	a.registerB(app, signer)
 	a.registerAccount(app, signer)

@@ -50,6 +50,14 @@ var accounts atomic.Int64
 
 func newServer(t *testing.T) (*fiber.App, string) {
 	t.Helper()
+	app, _, acc := newServerStore(t)
+	return app, acc
+}
+
+// newServerStore is newServer that also gives the store (its outbox loader shows the
+// events a change publishes).
+func newServerStore(t *testing.T) (*fiber.App, *store.Store, string) {
+	t.Helper()
 	tel, err := telemetry.Setup(context.Background(), "property-api-test", "error")
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +81,7 @@ func newServer(t *testing.T) (*fiber.App, string) {
 	t.Cleanup(func() { cancel(); <-done })
 	app := httpapi.New(httpapi.Options{Telemetry: tel, BodyLimit: 1 << 20})
 	New(property.NewProperties(st, photo.NewFetcher(photo.Config{})), tel.Logger).Register(app, tenancy.NewSigner(testKey))
-	return app, strconv.FormatInt(7000+accounts.Add(1), 10)
+	return app, st, strconv.FormatInt(7000+accounts.Add(1), 10)
 }
 
 // call POSTs body to path on behalf of acc and answers the status and body.

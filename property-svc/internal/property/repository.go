@@ -70,6 +70,13 @@ type Repository interface {
 	ChangeSettings(ctx context.Context, account string, change func(cur Settings) (AccountSettings, error)) (Settings, error)
 	// NextGroupID allocates the id of a new category or tag.
 	NextGroupID(ctx context.Context, kind GroupKind) (int64, error)
+	// ICalLink reads the iCal export link of a live property (no token, not revoked: never
+	// made).
+	ICalLink(ctx context.Context, account, code string) (ICalLink, error)
+	// SetICalToken sets the property's export token (empty: revoked), bumping its version and
+	// recording its event. With onlyIfNone the token is set only if the property never had
+	// one, and the link in force is returned either way, so that concurrent first gets agree.
+	SetICalToken(ctx context.Context, account, code, token string, onlyIfNone bool) (ICalLink, error)
 	// LocateAll returns the property ids of the live properties of account among codes,
 	// by internal code; codes with no live property are missing from the map.
 	LocateAll(ctx context.Context, account string, codes []string) (map[string]int64, error)

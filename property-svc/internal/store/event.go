@@ -61,6 +61,8 @@ func propertyPayload(r Record) contract.Property {
 		Services:  each(r.Services, servicePayload),
 		Amenities: amenitiesPayload(r.Amenities),
 		Prices:    mapValues(r.Prices, func(d DayRec) contract.DayPrice { return contract.DayPrice(d) }),
+		// The link's token stays here; catalog-svc finds the property by its hash.
+		ICalTokenSHA256: r.liveICalHash(),
 	}
 }
 

@@ -33,6 +33,8 @@ func life() map[string]Record {
 	step(PropertyUpdated, func(r *Record) {
 		r.Content.Name, r.Content.Brief, r.Content.Floor, r.Content.Phone = "Villa Aurora on the hill", "Stone villa", "Ground", "+39 0583 1"
 		r.Content.State, r.Content.AllowChildren, r.Content.AllowPet = "LU", &no, &yes
+		// the iCal export link made (property-ical get): events carry its hash, never the token
+		r.ICal = &ICalRec{Token: "pQ1b7wzJ3mTgB1fZl0Kc6vXyHq2sRn8dUe4aLo9iMtE", CreatedAt: at(1)}
 	})
 	step(PhotosUpdated, func(r *Record) {
 		r.Photos = map[string]PhotoRec{

@@ -24,7 +24,9 @@ func (s *Store) Export(ctx context.Context, account string) (property.Export, er
 	var out property.Export
 	props := property.ExportCollection{Name: "properties", Records: []property.ExportRecord{}}
 	for _, r := range recs {
-		if err := add(&props, strconv.FormatInt(r.PropertyID, 10), propertyPayload(r)); err != nil {
+		payload := propertyPayload(r)
+		payload.ICalTokenSHA256 = "" // the export link is a credential: neither it nor its hash is exported
+		if err := add(&props, strconv.FormatInt(r.PropertyID, 10), payload); err != nil {
 			return out, err
 		}
 		if r.Deleted {

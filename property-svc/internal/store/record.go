@@ -38,6 +38,9 @@ type Record struct {
 	Services  []ServiceRec        `bson:"services" json:"services"`
 	Amenities *AmenitiesRec       `bson:"amenities,omitempty" json:"amenities"`
 	Prices    map[string]DayRec   `bson:"prices,omitempty" json:"prices"`
+	// ICal is the property's iCal export link (ical.go); nil until the first get. The token
+	// is a credential: events carry its hash only, the account export leaves it out.
+	ICal *ICalRec `bson:"ical,omitempty" json:"-"`
 }
 
 // ContentRec is A1.

@@ -350,6 +350,12 @@ func (s *Store) write(ctx context.Context, id, change string, set bson.D) (Recor
 // being deleted), with its intent recorded
 // in the outbox first and the resulting snapshot handed to the relay.
 func (s *Store) update(ctx context.Context, id, change string, upd bson.D, upsert bool) (Record, error) {
+	return s.updateWhere(ctx, id, change, nil, upd, upsert)
+}
+
+// updateWhere is update applied only if the property also matches where (ErrNotFound
+// otherwise).
+func (s *Store) updateWhere(ctx context.Context, id, change string, where, upd bson.D, upsert bool) (Record, error) {
 	in, err := s.outbox.Begin(ctx, id)
 	if err != nil {
 		return Record{}, fmt.Errorf("record %s in the outbox: %w", change, err)
@@ -370,6 +376,7 @@ func (s *Store) update(ctx context.Context, id, change string, upd bson.D, upser
 	if !upsert { // a deleted property is as missing as one that never existed
 		filter = append(filter, bson.E{Key: "deleted", Value: bson.D{{Key: "$ne", Value: true}}})
 	}
+	filter = append(filter, where...)
 	var rec Record
 	// The lock is held until the relay has the snapshot, so that an erasure, which deletes
 	// the document under it, records its tombstone after the snapshot (erase.go).
