@@ -1,0 +1,183 @@
+// Package feed is the domain of iCal feed import: a feed an account registers for one of
+// its properties, its poll status, the parsing of an iCal file into the nights its events
+// hold, and the retry schedule of a failing feed (docs/ical.md, "Import").
+package feed
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	ics "github.com/arran4/golang-ical"
+)
+
+// Limits of the ical-feed resource.
+const (
+	MaxName         = 100
+	MaxPerProperty  = 20
+	DefaultInterval = 15
+	MinInterval     = 5
+	MaxInterval     = 1440
+	// MaxEvents is the most events one sync sends to booking-svc (its own limit).
+	MaxEvents = 5000
+	// MaxNights is the most nights one event may hold (booking-svc's limit).
+	MaxNights = 731
+	// MaxUID bounds an event's UID (booking-svc's limit).
+	MaxUID = 255
+	// MaxBackoff caps the wait after failed polls.
+	MaxBackoff = 24 * time.Hour
+)
+
+// Feed is one registered iCal feed of a property.
+type Feed struct {
+	ID              string    `bson:"_id"` // "<account>:<feed_id>"
+	AccountID       string    `bson:"account_id"`
+	FeedID          int64     `bson:"feed_id"`
+	PropertyID      int64     `bson:"property_id"`
+	InternalCode    string    `bson:"internal_code"`
+	URL             string    `bson:"url"`
+	Name            string    `bson:"name"`
+	IntervalMinutes int       `bson:"interval_minutes"`
+	Enabled         bool      `bson:"enabled"`
+	Status          Status    `bson:"status"`
+	CreatedAt       time.Time `bson:"created_at"`
+	UpdatedAt       time.Time `bson:"updated_at"`
+
+	// Deleting: the feed was deleted; its blocks are being removed (the poller finishes
+	// a removal a crash interrupted), then the document goes.
+	Deleting bool `bson:"deleting"`
+	// ETag and LastModified are the validators of the last successful answer, sent back
+	// as If-None-Match and If-Modified-Since.
+	ETag         string `bson:"etag"`
+	LastModified string `bson:"last_modified"`
+	// LeaseUntil and LeaseToken: the poll that holds the feed (one at a time).
+	LeaseUntil time.Time `bson:"lease_until"`
+	LeaseToken string    `bson:"lease_token"`
+	// Reported are the keys of the conflicts already raised as ical.conflict events.
+	Reported []string `bson:"reported"`
+}
+
+// Status is what the last polls of a feed found.
+type Status struct {
+	LastPolledAt        *time.Time `bson:"last_polled_at"`
+	LastSuccessAt       *time.Time `bson:"last_success_at"`
+	LastError           string     `bson:"last_error"`
+	LastErrorAt         *time.Time `bson:"last_error_at"`
+	ConsecutiveFailures int        `bson:"consecutive_failures"`
+	NextPollAt          time.Time  `bson:"next_poll_at"`
+	EventsImported      int        `bson:"events_imported"`
+	NightsBlocked       int        `bson:"nights_blocked"`
+	Conflicts           []Conflict `bson:"conflicts"`
+}
+
+// Conflict is a run of nights an event wants that vros bookings hold (EndDate: the last
+// night, included, as booking-svc answers it).
+type Conflict struct {
+	UID        string  `bson:"uid" json:"uid"`
+	StartDate  string  `bson:"start_date" json:"start_date"`
+	EndDate    string  `bson:"end_date" json:"end_date"`
+	BookingIDs []int64 `bson:"booking_ids" json:"booking_ids"`
+}
+
+// Key identifies a conflict: the same uid, dates and bookings are the same conflict.
+func (c Conflict) Key() string {
+	ids := slices.Clone(c.BookingIDs)
+	slices.Sort(ids)
+	return fmt.Sprintf("%s|%s|%s|%v", c.UID, c.StartDate, c.EndDate, ids)
+}
+
+// Backoff is the wait before the next poll after failures consecutive failed polls:
+// interval × 2^(failures−1), at most MaxBackoff.
+func Backoff(interval time.Duration, failures int) time.Duration {
+	if failures < 1 {
+		return interval
+	}
+	d := interval
+	for i := 1; i < failures; i++ {
+		d *= 2
+		if d >= MaxBackoff {
+			return MaxBackoff
+		}
+	}
+	return min(d, MaxBackoff)
+}
+
+// Event is one event of a feed as booking-svc receives it: its UID and the nights
+// Start..End-1 (End exclusive). Nothing else of the event is kept: a summary or a
+// description may hold a guest's name.
+type Event struct {
+	UID   string `json:"uid"`
+	Start string `json:"start"` // YYYY-MM-DD
+	End   string `json:"end"`   // YYYY-MM-DD, exclusive
+}
+
+// ErrParse wraps every reason a file is not a usable iCal calendar.
+var ErrParse = errors.New("not an iCal calendar")
+
+var dateValue = regexp.MustCompile(`^(\d{8})(T\d{6}Z?)?$`)
+
+// Parse reads an iCal file into its events that end after today (UTC). Every VEVENT
+// with a UID counts; DTSTART and DTEND may be DATEs or DATE-TIMEs (a date-time's date is
+// its date as written: in its own TZID zone, in UTC with a Z, or floating); DTEND is
+// exclusive; a missing DTEND, or one not after DTSTART, holds one night. Cancelled events,
+// events without UID or DTSTART and events that end on or before today are skipped. A
+// file that is not a VCALENDAR is an error, never an empty calendar.
+func Parse(body []byte, today time.Time) ([]Event, error) {
+	trimmed := bytes.TrimSpace(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")))
+	if !bytes.HasPrefix(bytes.ToUpper(trimmed[:min(len(trimmed), 15)]), []byte("BEGIN:VCALENDAR")) {
+		return nil, fmt.Errorf("%w: the file does not begin with BEGIN:VCALENDAR", ErrParse)
+	}
+	cal, err := ics.ParseCalendar(bytes.NewReader(trimmed))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrParse, err)
+	}
+	todayDate := time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC)
+	var out []Event
+	seen := map[string]bool{}
+	for _, ev := range cal.Events() {
+		uid := strings.TrimSpace(ev.Id())
+		if uid == "" || len(uid) > MaxUID || seen[uid] {
+			continue
+		}
+		if p := ev.GetProperty(ics.ComponentPropertyStatus); p != nil && strings.EqualFold(strings.TrimSpace(p.Value), "CANCELLED") {
+			continue
+		}
+		start, ok := dateOf(ev.GetProperty(ics.ComponentPropertyDtStart))
+		if !ok {
+			continue
+		}
+		end, ok := dateOf(ev.GetProperty(ics.ComponentPropertyDtEnd))
+		if !ok || !end.After(start) {
+			end = start.AddDate(0, 0, 1)
+		}
+		if !end.After(todayDate) {
+			continue
+		}
+		if end.Sub(start) > MaxNights*24*time.Hour {
+			end = start.AddDate(0, 0, MaxNights)
+		}
+		seen[uid] = true
+		out = append(out, Event{UID: uid, Start: start.Format(time.DateOnly), End: end.Format(time.DateOnly)})
+		if len(out) > MaxEvents {
+			return nil, fmt.Errorf("%w: more than %d current events", ErrParse, MaxEvents)
+		}
+	}
+	return out, nil
+}
+
+// dateOf is the date of a DTSTART or DTEND value.
+func dateOf(p *ics.IANAProperty) (time.Time, bool) {
+	if p == nil {
+		return time.Time{}, false
+	}
+	m := dateValue.FindStringSubmatch(strings.TrimSpace(p.Value))
+	if m == nil {
+		return time.Time{}, false
+	}
+	d, err := time.Parse("20060102", m[1])
+	return d, err == nil
+}
