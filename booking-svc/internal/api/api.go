@@ -86,6 +86,7 @@ func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
 	hooks.Get("/booking/:id", a.hookBooking)
 	ical := app.Group("/internal/ical", httpapi.Use(httpapi.EnvelopeA), signer.Require(), a.live)
 	ical.Get("/property", a.icalProperty)
+	ical.Post("/sync", a.icalSync)
 }
 
 // domainError maps the domain's errors to the interface's statuses (docs/interface-b.md).

@@ -287,6 +287,9 @@ func (a *API) blockDate(c *fiber.Ctx) error {
 			if errors.Is(err, booking.ErrNotFound) {
 				return httpapi.NotFound(httpapi.StatusNotFound, "block "+strconv.Itoa(id)+" does not exist")
 			}
+			if errors.Is(err, booking.ErrImportedBlock) {
+				return httpapi.Conflict(httpapi.StatusConflict, "block "+strconv.Itoa(id)+" was imported from an iCal feed; change or remove the feed instead")
+			}
 			return domainError(err)
 		}
 		return httpapi.A(c, nil)

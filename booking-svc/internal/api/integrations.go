@@ -2,12 +2,15 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/vros/vros/booking-svc/internal/booking"
+	"github.com/vros/vros/libs/fields"
 	"github.com/vros/vros/libs/httpapi"
+	"github.com/vros/vros/libs/pricing"
 )
 
 // The internal routes integration-svc calls with the account's signed tenant
@@ -52,4 +55,84 @@ func (a *API) icalProperty(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(fiber.Map{"property_id": p.PropertyID})
+}
+
+// decodeFeedSync reads the body of /internal/ical/sync; every rule names its field
+// (docs/booking.md, "iCal import").
+func decodeFeedSync(body []byte) (booking.FeedSync, error) {
+	var v fields.Violations
+	o := fields.Parse(body, "", &v)
+	pid, _ := o.Int("property_id", fields.Int{Required: true, Min: 1})
+	feed, _ := o.Int("feed_id", fields.Int{Required: true, Min: 1})
+	name, _ := o.String("name", fields.Str{Max: booking.MaxFeedName})
+	r := booking.FeedSync{PropertyID: int64(pid), FeedID: int64(feed), Name: name, Events: []booking.FeedEvent{}}
+	events, _ := o.Array("events", fields.List{Required: true, Max: booking.MaxFeedEvents})
+	for i, e := range events {
+		if e == nil {
+			continue
+		}
+		uid, okU := e.String("uid", fields.Str{Required: true, Min: 1, Max: booking.MaxUIDLength})
+		start, okS := e.Date("start", true)
+		end, okE := e.Date("end", true)
+		if !okU || !okS || !okE {
+			continue
+		}
+		field := fields.Path(fields.Index("events", i), "end")
+		switch n := pricing.DaysBetween(pricing.DateOf(start), pricing.DateOf(end)); {
+		case n < 1:
+			v.Add(field, "must be after start")
+		case n > booking.MaxBlockNights:
+			v.Add(field, fmt.Sprintf("must be at most %d nights after start", booking.MaxBlockNights))
+		default:
+			r.Events = append(r.Events, booking.FeedEvent{UID: uid, Start: pricing.DateOf(start), End: pricing.DateOf(end)})
+		}
+	}
+	return r, v.Err()
+}
+
+type feedBlockJSON struct {
+	UID       string `json:"uid"`
+	BlockID   int64  `json:"block_id"`
+	StartDate string `json:"start_date"`
+	EndDate   string `json:"end_date"`
+}
+
+type feedConflictJSON struct {
+	UID        string  `json:"uid"`
+	StartDate  string  `json:"start_date"`
+	EndDate    string  `json:"end_date"`
+	BookingIDs []int64 `json:"booking_ids"`
+}
+
+type feedSyncJSON struct {
+	Blocks        []feedBlockJSON    `json:"blocks"`
+	NightsBlocked int                `json:"nights_blocked"`
+	Conflicts     []feedConflictJSON `json:"conflicts"`
+}
+
+// icalSync: POST /internal/ical/sync → the feed's blocks and conflicts after the sync.
+func (a *API) icalSync(c *fiber.Ctx) error {
+	r, err := decodeFeedSync(c.Body())
+	if err != nil {
+		return err
+	}
+	res, err := a.bookings.SyncFeed(c.UserContext(), account(c), r)
+	switch {
+	case errors.Is(err, booking.ErrNoProperty):
+		return httpapi.NotFound(httpapi.StatusNoProperty, fmt.Sprintf("property %d does not exist", r.PropertyID))
+	case errors.Is(err, booking.ErrBusy):
+		return httpapi.Conflict(httpapi.StatusConflict, "another sync of feed "+strconv.FormatInt(r.FeedID, 10)+" is in progress; try again")
+	case errors.Is(err, booking.ErrSyncIncomplete):
+		return httpapi.Conflict(httpapi.StatusConflict, err.Error())
+	case err != nil:
+		return err
+	}
+	out := feedSyncJSON{Blocks: []feedBlockJSON{}, NightsBlocked: res.NightsBlocked, Conflicts: []feedConflictJSON{}}
+	for _, b := range res.Blocks {
+		out.Blocks = append(out.Blocks, feedBlockJSON{UID: b.UID, BlockID: b.BlockID, StartDate: b.StartDate, EndDate: b.EndDate})
+	}
+	for _, k := range res.Conflicts {
+		out.Conflicts = append(out.Conflicts, feedConflictJSON{UID: k.UID, StartDate: k.StartDate, EndDate: k.EndDate, BookingIDs: k.BookingIDs})
+	}
+	return c.JSON(out)
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -145,5 +146,98 @@ func TestICalProperty(t *testing.T) {
 		if code != tc.code || !strings.Contains(string(body), tc.want) {
 			t.Errorf("%s as %s: %d %s, want %d with %s", tc.query, tc.account, code, body, tc.code, tc.want)
 		}
+	}
+}
+
+// TestICalSyncRoute: /internal/ical/sync answers the feed's blocks and conflicts; every rule
+// of its body names its field and changes nothing; an unknown property is 404; an imported
+// block cannot be deleted through property-blockdate.
+func TestICalSyncRoute(t *testing.T) {
+	s := newServer(t)
+	acct := newAccount("icsync")
+	priceable(t, s, acct, 51)
+	b := s.book(t, acct, 51, "2027-05-12", 1, booking.Guest{FirstName: "Sync", LastName: "Guest"}, 0)
+	code, body := s.do(t, acct, http.MethodPost, "/internal/ical/sync", `{"property_id":51,"feed_id":5,"name":"Airbnb",
+		"events":[{"uid":"e1@airbnb","start":"2027-05-10","end":"2027-05-14"},{"uid":"e2@airbnb","start":"2027-06-01","end":"2027-06-02"}]}`)
+	if code != http.StatusOK {
+		t.Fatalf("sync: %d %s", code, body)
+	}
+	var res struct {
+		Blocks []struct {
+			UID       string `json:"uid"`
+			BlockID   int64  `json:"block_id"`
+			StartDate string `json:"start_date"`
+			EndDate   string `json:"end_date"`
+		} `json:"blocks"`
+		NightsBlocked int `json:"nights_blocked"`
+		Conflicts     []struct {
+			UID        string  `json:"uid"`
+			StartDate  string  `json:"start_date"`
+			EndDate    string  `json:"end_date"`
+			BookingIDs []int64 `json:"booking_ids"`
+		} `json:"conflicts"`
+	}
+	if err := json.Unmarshal(body, &res); err != nil {
+		t.Fatal(err)
+	}
+	wantBody := fmt.Sprintf(`{"blocks":[{"uid":"e1@airbnb","block_id":%d,"start_date":"2027-05-10","end_date":"2027-05-11"},`+
+		`{"uid":"e1@airbnb","block_id":%d,"start_date":"2027-05-13","end_date":"2027-05-13"},`+
+		`{"uid":"e2@airbnb","block_id":%d,"start_date":"2027-06-01","end_date":"2027-06-01"}],"nights_blocked":4,`+
+		`"conflicts":[{"uid":"e1@airbnb","start_date":"2027-05-12","end_date":"2027-05-12","booking_ids":[%d]}]}`,
+		res.Blocks[0].BlockID, res.Blocks[1].BlockID, res.Blocks[2].BlockID, b.BookingID)
+	if string(body) != wantBody {
+		t.Errorf("answer\n%s\nwant\n%s", body, wantBody)
+	}
+	t.Logf("answer: %s", body)
+
+	// The imported block's memo names the feed; property-blockdate refuses to delete it.
+	blk, err := s.st.Block(context.Background(), acct, res.Blocks[0].BlockID)
+	if err != nil || blk.Memo != "Imported from Airbnb" || blk.FeedID != 5 || blk.UID != "e1@airbnb" {
+		t.Errorf("stored block %+v (%v)", blk, err)
+	}
+	code, body = s.do(t, acct, http.MethodPost, "/internal/a/property-blockdate", fmt.Sprintf(`{"action":"delete","block":{"block_id":%d}}`, blk.BlockID))
+	wantMsg := fmt.Sprintf("block %d was imported from an iCal feed; change or remove the feed instead", blk.BlockID)
+	if code != http.StatusConflict || !strings.Contains(string(body), `"conflict"`) || !strings.Contains(string(body), wantMsg) {
+		t.Errorf("delete of an imported block: %d %s", code, body)
+	}
+
+	long := strings.Repeat("x", 256)
+	many := make([]string, 5001)
+	for i := range many {
+		many[i] = `{"uid":"u","start":"2027-01-01","end":"2027-01-02"}`
+	}
+	for _, tc := range []struct {
+		name, body, field, msg string
+		code                   int
+	}{
+		{"not json", `{`, "body", "must be valid JSON", 400},
+		{"no property", `{"feed_id":5,"events":[]}`, "property_id", "is required", 400},
+		{"zero feed", `{"property_id":51,"feed_id":0,"events":[]}`, "feed_id", "", 400},
+		{"no events", `{"property_id":51,"feed_id":5}`, "events", "is required", 400},
+		{"long name", `{"property_id":51,"feed_id":5,"name":"` + strings.Repeat("n", 101) + `","events":[]}`, "name", "", 400},
+		{"end before start", `{"property_id":51,"feed_id":5,"events":[{"uid":"a","start":"2027-01-05","end":"2027-01-05"}]}`, "events[0].end", "must be after start", 400},
+		{"too long", `{"property_id":51,"feed_id":5,"events":[{"uid":"a","start":"2027-01-01","end":"2029-01-02"}]}`, "events[0].end", "must be at most 731 nights after start", 400},
+		{"unreal date", `{"property_id":51,"feed_id":5,"events":[{"uid":"a","start":"2027-02-30","end":"2027-03-02"}]}`, "events[0].start", "", 400},
+		{"empty uid", `{"property_id":51,"feed_id":5,"events":[{"uid":"","start":"2027-01-01","end":"2027-01-02"}]}`, "events[0].uid", "", 400},
+		{"long uid", `{"property_id":51,"feed_id":5,"events":[{"uid":"` + long + `","start":"2027-01-01","end":"2027-01-02"}]}`, "events[0].uid", "", 400},
+		{"5001 events", `{"property_id":51,"feed_id":5,"events":[` + strings.Join(many, ",") + `]}`, "events", "must have at most 5000 items", 400},
+		{"unknown property", `{"property_id":52,"feed_id":5,"events":[]}`, "", "property 52 does not exist", 404},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body := s.do(t, acct, http.MethodPost, "/internal/ical/sync", tc.body)
+			if code != tc.code || !strings.Contains(string(body), `"`+tc.field+`"`) && tc.field != "" || !strings.Contains(string(body), tc.msg) {
+				t.Errorf("%d %s, want %d naming %q with %q", code, body, tc.code, tc.field, tc.msg)
+			}
+		})
+	}
+	// Nothing changed by the refused bodies: the feed's blocks are the same.
+	blocks, err := s.st.FeedBlocks(context.Background(), acct, 51, 5)
+	if err != nil || len(blocks) != 3 {
+		t.Errorf("feed blocks after refused bodies: %d (%v)", len(blocks), err)
+	}
+	// An empty list removes every block of the feed.
+	if code, body := s.do(t, acct, http.MethodPost, "/internal/ical/sync", `{"property_id":51,"feed_id":5,"events":[]}`); code != 200 ||
+		string(body) != `{"blocks":[],"nights_blocked":0,"conflicts":[]}` {
+		t.Errorf("empty events: %d %s", code, body)
 	}
 }

@@ -73,13 +73,21 @@ func (s *Service) CreateBlock(ctx context.Context, account string, r BlockReques
 	return b, nil
 }
 
-// DeleteBlock removes a block of account and frees its nights.
+// ErrImportedBlock: a block imported from an iCal feed follows its feed; only a sync of the
+// feed changes or removes it.
+var ErrImportedBlock = errors.New("the block was imported from an iCal feed")
+
+// DeleteBlock removes an owner's block of account and frees its nights; an imported block is
+// ErrImportedBlock.
 func (s *Service) DeleteBlock(ctx context.Context, account string, id int64) error {
 	ctx, cancel := context.WithTimeout(ctx, s.Deadline)
 	defer cancel()
 	b, err := s.blocks.Block(ctx, account, id)
 	if err != nil {
 		return err // ErrNotFound too
+	}
+	if b.FeedID != 0 {
+		return ErrImportedBlock
 	}
 	owner := blockOwner(id)
 	release := ledger.Stay{Account: account, PropertyID: b.PropertyID, Dates: blockNights(b.StartDate, b.EndDate)}

@@ -183,9 +183,13 @@ type Block struct {
 	StartDate  string
 	EndDate    string // inclusive: the last blocked night
 	Memo       string
-	Deleted    bool
-	Version    int64
-	CreatedAt  time.Time
+	// FeedID is the iCal feed the block was imported from (0: an owner's block), UID the
+	// feed event's uid; an imported block follows its feed (SyncFeed).
+	FeedID    int64
+	UID       string
+	Deleted   bool
+	Version   int64
+	CreatedAt time.Time
 }
 
 // ListFilter selects bookings of one account.

@@ -56,6 +56,17 @@ type Blocks interface {
 	Block(ctx context.Context, account string, id int64) (Block, error)
 	// DeleteBlock marks a block deleted and publishes it; the caller then frees its nights.
 	DeleteBlock(ctx context.Context, account string, id int64) (Block, error)
+	// FeedBlocks returns the live blocks of property pid imported from feed.
+	FeedBlocks(ctx context.Context, account string, pid, feed int64) ([]Block, error)
+	// MoveBlock gives a live block new dates (published as an update).
+	MoveBlock(ctx context.Context, account string, id int64, start, end string) (Block, error)
+	// TakeFeedLease makes holder the only sync of feed until until (a lease whose holder's
+	// time is up is taken over) and answers the blocks earlier holders left unfinished;
+	// ErrBusy while another sync holds it. NoteFeedBlock records a block holder's sync is
+	// about to touch; EndFeedLease gives the lease up (done: the sync finished all it began).
+	TakeFeedLease(ctx context.Context, account string, feed int64, holder string, until time.Time) ([]int64, error)
+	NoteFeedBlock(ctx context.Context, account string, feed int64, holder string, id int64) error
+	EndFeedLease(ctx context.Context, account string, feed int64, holder string, done bool) error
 }
 
 // UserRepository keeps guest users; an email is unique per account, in any case.
@@ -96,8 +107,13 @@ type Ledger interface {
 	End(ctx context.Context, account, owner string) error
 	Repair(ctx context.Context, lease time.Duration, current ledger.Current) (int, error)
 	RepairOwner(ctx context.Context, account, owner string, margin, lease time.Duration, current ledger.Current) (bool, error)
+	// RepairStopped repairs owner's op at once: its writer is known to have stopped.
+	RepairStopped(ctx context.Context, account, owner string, current ledger.Current) (bool, error)
 	// Owner returns who holds a night ("" when free).
 	Owner(ctx context.Context, account string, pid int64, date string) (string, error)
+	// Owners returns who holds each held night of property pid from first to last (both
+	// included), by date.
+	Owners(ctx context.Context, account string, pid int64, first, last string) (map[string]string, error)
 }
 
 // Property is what the domain knows of a property: enough to price a stay.

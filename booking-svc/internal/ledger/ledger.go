@@ -77,6 +77,9 @@ type Store interface {
 	NightOwner(ctx context.Context, account string, pid int64, date string) (string, error)
 	// DeleteNight removes one night.
 	DeleteNight(ctx context.Context, account string, pid int64, date string) error
+	// NightOwners returns who holds each held night of property pid from first to last
+	// (dates, both included), by date.
+	NightOwners(ctx context.Context, account string, pid int64, first, last string) (map[string]string, error)
 	// InsertOp records op; ErrBusy if its owner has one.
 	InsertOp(ctx context.Context, op Op) error
 	// Op returns the op of owner, nil when there is none.
@@ -164,6 +167,12 @@ func (l *Ledger) Owner(ctx context.Context, account string, pid int64, date stri
 	return l.store.NightOwner(ctx, account, pid, date)
 }
 
+// Owners returns who holds each held night of property pid from first to last (both
+// included), by date; a free night is absent.
+func (l *Ledger) Owners(ctx context.Context, account string, pid int64, first, last string) (map[string]string, error) {
+	return l.store.NightOwners(ctx, account, pid, first, last)
+}
+
 // Current tells the janitor which nights an owner should hold now, from its own document
 // (the booking or block); a failed or cancelled one holds none.
 type Current func(ctx context.Context, account, owner string) ([]Stay, error)
@@ -213,6 +222,17 @@ func (l *Ledger) RepairOwner(ctx context.Context, account, owner string, margin,
 	}
 	if !stopped {
 		return false, ErrBusy
+	}
+	return true, l.repair(ctx, *op, current)
+}
+
+// RepairStopped repairs the op of owner now, for a caller that knows its writer has stopped
+// (the iCal sync that took over a feed whose earlier sync returned or whose lease expired).
+// It reports whether there was an op.
+func (l *Ledger) RepairStopped(ctx context.Context, account, owner string, current Current) (bool, error) {
+	op, err := l.store.Op(ctx, account, owner)
+	if err != nil || op == nil {
+		return false, err
 	}
 	return true, l.repair(ctx, *op, current)
 }

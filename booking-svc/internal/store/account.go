@@ -252,6 +252,7 @@ func (s *Store) EraseAccount(ctx context.Context, account string) error {
 	}{
 		{s.payments, idPrefix(account)},
 		{s.emails, idPrefix(account)},
+		{s.db.Collection(collFeedSyncs), idPrefix(account)},
 		{s.db.Collection(collUserEmails + "_locks"), idPrefix(account)},
 		{s.users, byAccount(account)},
 		{s.failed, byAccount(account)},

@@ -82,13 +82,18 @@ func (s *Store) DeleteBlock(ctx context.Context, account string, id int64) (book
 
 // blockMessage is a block's event: the record mapped to contract.Block.
 func blockMessage(b BlockRec) (events.Message, error) {
+	// A block is created (version 1), moved (an imported block following its feed event:
+	// every later version while it lives) and deleted.
 	typ := BlockCreated
-	if b.Deleted {
+	switch {
+	case b.Deleted:
 		typ = BlockDeleted
+	case b.Version > 1:
+		typ = BlockUpdated
 	}
 	agg := blockAggregate(b.AccountID, b.BlockID)
 	v, err := events.Encode(eventSource, typ, agg, b.CreatedAt, contract.Block{AccountID: b.AccountID, BlockID: b.BlockID,
-		PropertyID: b.PropertyID, StartDate: b.StartDate, EndDate: b.EndDate, Memo: b.Memo, Deleted: b.Deleted, Version: b.Version,
+		PropertyID: b.PropertyID, StartDate: b.StartDate, EndDate: b.EndDate, Memo: b.Memo, FeedID: b.FeedID, Deleted: b.Deleted, Version: b.Version,
 		CreatedAt: b.CreatedAt.Format("2006-01-02 15:04:05")})
 	if err != nil {
 		return events.Message{}, fmt.Errorf("block event %s: %w", agg, err)

@@ -179,12 +179,13 @@ func arrivalRec(a arrival.Arrival) ArrivalRec {
 
 func blockOf(r BlockRec) booking.Block {
 	return booking.Block{AccountID: r.AccountID, BlockID: r.BlockID, PropertyID: r.PropertyID, StartDate: r.StartDate,
-		EndDate: r.EndDate, Memo: r.Memo, Deleted: r.Deleted, Version: r.Version, CreatedAt: r.CreatedAt}
+		EndDate: r.EndDate, Memo: r.Memo, FeedID: r.FeedID, UID: r.UID, Deleted: r.Deleted, Version: r.Version, CreatedAt: r.CreatedAt}
 }
 
 func blockRec(b booking.Block) BlockRec {
 	return BlockRec{ID: docID(b.AccountID, b.BlockID), AccountID: b.AccountID, BlockID: b.BlockID, PropertyID: b.PropertyID,
-		StartDate: b.StartDate, EndDate: b.EndDate, Memo: b.Memo, Deleted: b.Deleted, Version: b.Version, CreatedAt: b.CreatedAt}
+		StartDate: b.StartDate, EndDate: b.EndDate, Memo: b.Memo, FeedID: b.FeedID, UID: b.UID, Deleted: b.Deleted, Version: b.Version,
+		CreatedAt: b.CreatedAt}
 }
 
 func userOf(r UserRec) guest.User {

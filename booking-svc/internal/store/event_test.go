@@ -32,9 +32,17 @@ func bookingLife() map[string]BookingRec {
 		rec.LastChange, rec.UpdatedAt = change, at
 		out[change] = rec
 	}
-	step(BookingReserved, rec.CreatedAt, func(*BookingRec) {})
+	// Reserved with one payment: its description (free text naming the guest) and its
+	// gateway charge are never published.
+	step(BookingReserved, rec.CreatedAt, func(r *BookingRec) {
+		r.Payments = map[string]PaymentRec{"8001": {PaymentID: 8001, Amount: "100.00", Currency: "EUR",
+			Description: "deposit from Ada Lovelace", Time: time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC), Method: booking.MethodCard,
+			ChargeID: "ch_NEVER_PUBLISHED", CreatedAt: time.Date(2026, 11, 22, 2, 40, 1, 0, time.UTC)}}
+	})
+	// Updated: a service added and the arrival form completed (its guests never published).
 	step(BookingUpdated, time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC), func(r *BookingRec) {
 		r.Quote.ServiceTotal, r.Quote.GrandTotal = "113.50", "443.50"
+		r.Arrival = &ArrivalRec{ArriveBy: "plane-NEVER-PUBLISHED", IsCompleted: true, Guests: []ArrivalGuest{{Name: "Ada", Surname: "Lovelace"}}}
 	})
 	cancelled := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
 	// The record keeps its nights; the event of a cancelled booking holds none.
@@ -42,13 +50,17 @@ func bookingLife() map[string]BookingRec {
 	return out
 }
 
-// blockLife is one block, created then deleted.
+// blockLife is an owner's block, created then deleted, and a block imported from iCal feed
+// 5 after its feed event moved (its uid is kept, never published).
 func blockLife() map[string]BlockRec {
 	b := BlockRec{ID: "1001:9", AccountID: "1001", BlockID: 9, PropertyID: 17, StartDate: "2027-04-01", EndDate: "2027-04-03",
 		Memo: "painting", Version: 1, CreatedAt: time.Date(2026, 11, 22, 2, 45, 10, 0, time.UTC)}
 	deleted := b
 	deleted.Deleted, deleted.Version = true, 2
-	return map[string]BlockRec{BlockCreated: b, BlockDeleted: deleted}
+	moved := b
+	moved.StartDate, moved.EndDate, moved.Version = "2027-04-02", "2027-04-05", 2
+	moved.Memo, moved.FeedID, moved.UID = "Imported from Airbnb", 5, "UID-NEVER-PUBLISHED"
+	return map[string]BlockRec{BlockCreated: b, BlockUpdated: moved, BlockDeleted: deleted}
 }
 
 // TestEventsMatchTheContract: what booking-svc publishes for each change of a booking or
@@ -92,7 +104,7 @@ func TestEventsMatchTheContract(t *testing.T) {
 // the golden payload.
 func sameAsGolden(t *testing.T, typ string, value []byte) {
 	t.Helper()
-	for _, secret := range []string{"ada@example.com", "Lovelace", "SEALED", "4242"} {
+	for _, secret := range []string{"ada@example.com", "Lovelace", "SEALED", "4242", "NEVER_PUBLISHED", "NEVER-PUBLISHED", "deposit"} {
 		if strings.Contains(string(value), secret) {
 			t.Errorf("guest data or card published (%q): %s", secret, value)
 		}

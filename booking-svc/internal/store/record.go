@@ -198,16 +198,20 @@ type ArrivalGuest struct {
 
 // BlockRec is a block of dates on a property (`_id` "<account>:<blockId>").
 type BlockRec struct {
-	ID         string    `bson:"_id"`
-	AccountID  string    `bson:"account_id"`
-	BlockID    int64     `bson:"block_id"`
-	PropertyID int64     `bson:"property_id"`
-	StartDate  string    `bson:"start_date"`
-	EndDate    string    `bson:"end_date"` // inclusive: the last blocked night
-	Memo       string    `bson:"memo"`
-	Deleted    bool      `bson:"deleted"`
-	Version    int64     `bson:"version"`
-	CreatedAt  time.Time `bson:"created_at"`
+	ID         string `bson:"_id"`
+	AccountID  string `bson:"account_id"`
+	BlockID    int64  `bson:"block_id"`
+	PropertyID int64  `bson:"property_id"`
+	StartDate  string `bson:"start_date"`
+	EndDate    string `bson:"end_date"` // inclusive: the last blocked night
+	Memo       string `bson:"memo"`
+	// FeedID and UID: a block imported from an iCal feed (integration-svc) and the feed
+	// event's uid; 0 and "" for an owner's block.
+	FeedID    int64     `bson:"feed_id,omitempty"`
+	UID       string    `bson:"uid,omitempty"`
+	Deleted   bool      `bson:"deleted"`
+	Version   int64     `bson:"version"`
+	CreatedAt time.Time `bson:"created_at"`
 }
 
 // UserRec is a guest user (B4), `_id` "<account>:<userId>".

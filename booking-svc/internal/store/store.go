@@ -6,9 +6,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +49,7 @@ const (
 	BookingCancelled = contract.BookingCancelled
 	BlockCreated     = contract.BlockCreated
 	BlockDeleted     = contract.BlockDeleted
+	BlockUpdated     = contract.BlockUpdated
 	eventSource      = "/vros/booking-svc"
 )
 
@@ -66,9 +69,10 @@ type Store struct {
 
 // New prepares db and returns a store.
 func New(ctx context.Context, db *mongo.Database) (*Store, error) {
-	err := mongostore.Ensure(ctx, db, append(mongostore.WithLocks(collUserEmails), collBookings, collBlocks, collPayments, collUsers, collCounters, collFailed, outbox.Collection),
+	err := mongostore.Ensure(ctx, db, append(mongostore.WithLocks(collUserEmails), collBookings, collBlocks, collPayments, collUsers, collCounters, collFailed, collFeedSyncs, outbox.Collection),
 		[]mongostore.Index{
 			{Collection: collBlocks, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "property_id", Value: 1}}},
+			{Collection: collBlocks, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "feed_id", Value: 1}}},
 			{Collection: collBookings, Keys: bson.D{{Key: "payment_auto", Value: 1}, {Key: "status", Value: 1}}},
 			// An account's records as a whole: its usage, export, guest and account erasure.
 			{Collection: collBookings, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "created_at", Value: 1}}},
@@ -396,7 +400,8 @@ func bookingMessage(b BookingRec) (events.Message, error) {
 	ev := contract.Booking{AccountID: b.AccountID, BookingID: b.BookingID, PropertyID: b.PropertyID, Status: b.Status, Version: b.Version,
 		Checkin: b.Checkin, Checkout: b.Checkout, Nights: nights, Adults: b.Adults, Children: b.Children, Currency: b.Quote.Currency,
 		TotalRent: b.Quote.TotalRent, GrandTotal: b.Quote.GrandTotal, UserID: b.UserID, BrandID: b.BrandID,
-		CreatedAt: b.CreatedAt, CancelledAt: b.CancelledAt}
+		CreatedAt: b.CreatedAt, CancelledAt: b.CancelledAt, Payments: eventPayments(b.Payments),
+		ArrivalFormCompleted: b.Arrival != nil && b.Arrival.IsCompleted}
 	agg := BookingAggregate(b.AccountID, b.BookingID)
 	typ := b.LastChange
 	if typ == "" {
@@ -407,6 +412,21 @@ func bookingMessage(b BookingRec) (events.Message, error) {
 		return events.Message{}, fmt.Errorf("booking event %s: %w", agg, err)
 	}
 	return events.Message{Topic: events.TopicBooking, Key: agg, Value: v}, nil
+}
+
+// eventPayments are a booking's payments as its events carry them, by payment id: never the
+// description (free text that may name the guest) nor the gateway's charge.
+func eventPayments(ps map[string]PaymentRec) []contract.BookingPayment {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]contract.BookingPayment, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, contract.BookingPayment{PaymentID: p.PaymentID, Amount: p.Amount, Currency: p.Currency, Method: p.Method,
+			PaidAt: p.Time, CreatedAt: p.CreatedAt})
+	}
+	slices.SortFunc(out, func(a, b contract.BookingPayment) int { return cmp.Compare(a.PaymentID, b.PaymentID) })
+	return out
 }
 
 // Autopay lists reserved bookings whose card is kept for automatic payments. It is the one

@@ -91,6 +91,26 @@ func (s *Store) NightOwner(ctx context.Context, account string, pid int64, date 
 	return d.Owner, nil
 }
 
+// NightOwners reads the held nights of property pid from first to last with one range scan
+// of `_id` (a night's key ends with its date, and dates sort as text).
+func (s *Store) NightOwners(ctx context.Context, account string, pid int64, first, last string) (map[string]string, error) {
+	lo, hi := ledger.NightKey(account, pid, first), ledger.NightKey(account, pid, last)
+	cur, err := s.nights.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$gte", Value: lo}, {Key: "$lte", Value: hi}}}})
+	if err != nil {
+		return nil, fmt.Errorf("read nights %s..%s: %w", first, last, err)
+	}
+	var docs []nightDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, fmt.Errorf("read nights %s..%s: %w", first, last, err)
+	}
+	prefix := len(lo) - len(first)
+	out := make(map[string]string, len(docs))
+	for _, d := range docs {
+		out[d.ID[prefix:]] = d.Owner
+	}
+	return out, nil
+}
+
 // DeleteNight removes one night.
 func (s *Store) DeleteNight(ctx context.Context, account string, pid int64, date string) error {
 	if _, err := s.nights.DeleteOne(ctx, bson.D{{Key: "_id", Value: ledger.NightKey(account, pid, date)}}); err != nil {

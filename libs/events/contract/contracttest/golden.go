@@ -25,7 +25,7 @@ func Types() map[string]func() any {
 		contract.ServicesUpdated: property, contract.AmenitiesUpdated: property, contract.PricesUpdated: property,
 		contract.SettingsUpdated: func() any { return new(contract.Settings) },
 		contract.BookingReserved: booking, contract.BookingUpdated: booking, contract.BookingCancelled: booking,
-		contract.BlockCreated: block, contract.BlockDeleted: block,
+		contract.BlockCreated: block, contract.BlockUpdated: block, contract.BlockDeleted: block,
 		contract.AccountErased: func() any { return new(contract.AccountErasure) },
 	}
 }

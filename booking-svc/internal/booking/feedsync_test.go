@@ -1,0 +1,457 @@
+package booking_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/vros/vros/booking-svc/internal/booking"
+	"github.com/vros/vros/booking-svc/internal/ledger"
+	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
+	"github.com/vros/vros/booking-svc/internal/properties"
+	"github.com/vros/vros/libs/pricing"
+)
+
+func ev(uid, start, end string) booking.FeedEvent {
+	s, _ := pricing.ParseDate(start)
+	e, _ := pricing.ParseDate(end)
+	return booking.FeedEvent{UID: uid, Start: s, End: e}
+}
+
+// blk is a wanted block: uid and first and last night.
+type blk struct{ uid, start, end string }
+
+func blocksOf(res booking.FeedResult) []blk {
+	out := []blk{}
+	for _, b := range res.Blocks {
+		out = append(out, blk{b.UID, b.StartDate, b.EndDate})
+	}
+	return out
+}
+
+// datesFrom lists the nights first..last.
+func datesFrom(first, last string) []string {
+	f, _ := pricing.ParseDate(first)
+	l, _ := pricing.ParseDate(last)
+	var out []string
+	for d := f; !d.After(l); d = d.AddDays(1) {
+		out = append(out, d.String())
+	}
+	return out
+}
+
+// checkFeed asserts that the feed's stored blocks are res's and that the ledger holds
+// exactly: each block's nights by that block, each extra owner's nights by it, nothing else
+// in 2027-01-01..2027-03-31; and that no ledger op of the account is left.
+func (f fixture) checkFeed(t *testing.T, account string, pid, feed int64, res booking.FeedResult, extra map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	stored, err := f.st.FeedBlocks(ctx, account, pid, feed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for k, v := range extra {
+		want[k] = v
+	}
+	seen := map[string]bool{}
+	for _, b := range stored {
+		if seen[b.UID+b.StartDate] {
+			t.Errorf("duplicate block of %s at %s", b.UID, b.StartDate)
+		}
+		seen[b.UID+b.StartDate] = true
+		if !slices.ContainsFunc(res.Blocks, func(r booking.FeedBlock) bool {
+			return r.BlockID == b.BlockID && r.StartDate == b.StartDate && r.EndDate == b.EndDate && r.UID == b.UID
+		}) {
+			t.Errorf("stored block %+v is not in the answer %+v", b, res.Blocks)
+		}
+		if b.Memo != "Imported from Test feed" || b.FeedID != feed {
+			t.Errorf("block %d: memo %q feed %d", b.BlockID, b.Memo, b.FeedID)
+		}
+		for _, d := range datesFrom(b.StartDate, b.EndDate) {
+			want[d] = "block:" + strconv.FormatInt(b.BlockID, 10)
+		}
+	}
+	if len(stored) != len(res.Blocks) {
+		t.Errorf("%d stored blocks, answer has %d", len(stored), len(res.Blocks))
+	}
+	got, err := f.led.Owners(ctx, account, pid, "2027-01-01", "2027-03-31")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ledger holds\n%v\nwant\n%v", got, want)
+	}
+	n, err := db.Collection(nightstore.CollOps).CountDocuments(ctx, bson.D{{Key: "account_id", Value: account}})
+	if err != nil || n != 0 {
+		t.Errorf("%d ledger ops left (%v)", n, err)
+	}
+}
+
+// TestFeedSync: the sync table. One feed of one property goes through every kind of change,
+// each step checked against the stored blocks and the ledger.
+func TestFeedSync(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	account := fmt.Sprintf("feed-%d", time.Now().UnixNano())
+	const pid, feed = 31, 7
+	f.priceable(t, account, pid)
+	// A booking on 01-25 and an owner's block on 02-05 (and another feed's block on 02-10).
+	f.reserve(t, account, 900001, pid, []string{"2027-01-25"})
+	owner, err := f.svc.CreateBlock(ctx, account, booking.BlockRequest{InternalCode: "P31", Start: day("2027-02-05"), End: day("2027-02-05")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: 8, Name: "Test feed", Events: []booking.FeedEvent{ev("o", "2027-02-10", "2027-02-11")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := map[string]string{"2027-01-25": "booking:900001", "2027-02-05": "block:" + strconv.FormatInt(owner.BlockID, 10),
+		"2027-02-10": "block:" + strconv.FormatInt(other.Blocks[0].BlockID, 10)}
+
+	var lastA int64
+	for _, step := range []struct {
+		name      string
+		events    []booking.FeedEvent
+		blocks    []blk
+		conflicts []booking.FeedConflict
+		sameA     bool // uid A keeps its block id
+	}{
+		{name: "new events", events: []booking.FeedEvent{ev("A", "2027-01-10", "2027-01-13"), ev("B", "2027-01-20", "2027-01-22")},
+			blocks: []blk{{"A", "2027-01-10", "2027-01-12"}, {"B", "2027-01-20", "2027-01-21"}}},
+		{name: "repeat", events: []booking.FeedEvent{ev("A", "2027-01-10", "2027-01-13"), ev("B", "2027-01-20", "2027-01-22")},
+			blocks: []blk{{"A", "2027-01-10", "2027-01-12"}, {"B", "2027-01-20", "2027-01-21"}}, sameA: true},
+		{name: "moved with overlap", events: []booking.FeedEvent{ev("A", "2027-01-11", "2027-01-15"), ev("B", "2027-01-20", "2027-01-22")},
+			blocks: []blk{{"A", "2027-01-11", "2027-01-14"}, {"B", "2027-01-20", "2027-01-21"}}, sameA: true},
+		{name: "shrunk", events: []booking.FeedEvent{ev("A", "2027-01-12", "2027-01-14"), ev("B", "2027-01-20", "2027-01-22")},
+			blocks: []blk{{"A", "2027-01-12", "2027-01-13"}, {"B", "2027-01-20", "2027-01-21"}}, sameA: true},
+		{name: "moved without overlap keeps its block", events: []booking.FeedEvent{ev("A", "2027-01-15", "2027-01-17"), ev("B", "2027-01-20", "2027-01-22")},
+			blocks: []blk{{"A", "2027-01-15", "2027-01-16"}, {"B", "2027-01-20", "2027-01-21"}}, sameA: true},
+		{name: "split by a booking", events: []booking.FeedEvent{ev("A", "2027-01-15", "2027-01-17"), ev("B", "2027-01-20", "2027-01-22"), ev("C", "2027-01-23", "2027-01-28")},
+			blocks:    []blk{{"A", "2027-01-15", "2027-01-16"}, {"B", "2027-01-20", "2027-01-21"}, {"C", "2027-01-23", "2027-01-24"}, {"C", "2027-01-26", "2027-01-27"}},
+			conflicts: []booking.FeedConflict{{UID: "C", StartDate: "2027-01-25", EndDate: "2027-01-25", BookingIDs: []int64{900001}}}, sameA: true},
+		{name: "other blocks left alone", events: []booking.FeedEvent{ev("A", "2027-01-15", "2027-01-17"), ev("D", "2027-02-04", "2027-02-12")},
+			blocks: []blk{{"A", "2027-01-15", "2027-01-16"}, {"D", "2027-02-04", "2027-02-04"}, {"D", "2027-02-06", "2027-02-09"}, {"D", "2027-02-11", "2027-02-11"}}, sameA: true},
+		{name: "removed event", events: []booking.FeedEvent{ev("D", "2027-02-04", "2027-02-12")},
+			blocks: []blk{{"D", "2027-02-04", "2027-02-04"}, {"D", "2027-02-06", "2027-02-09"}, {"D", "2027-02-11", "2027-02-11"}}},
+		{name: "overlapping events of one feed", events: []booking.FeedEvent{ev("E", "2027-01-01", "2027-01-05"), ev("F", "2027-01-03", "2027-01-08")},
+			blocks: []blk{{"E", "2027-01-01", "2027-01-04"}, {"F", "2027-01-05", "2027-01-07"}}},
+		{name: "empty events", events: []booking.FeedEvent{}, blocks: []blk{}},
+	} {
+		t.Run(step.name, func(t *testing.T) {
+			res, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: step.events})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := blocksOf(res); !reflect.DeepEqual(got, step.blocks) {
+				t.Errorf("blocks %v, want %v", got, step.blocks)
+			}
+			if !reflect.DeepEqual(res.Conflicts, step.conflicts) {
+				t.Errorf("conflicts %+v, want %+v", res.Conflicts, step.conflicts)
+			}
+			n := 0
+			for _, b := range step.blocks {
+				n += len(datesFrom(b.start, b.end))
+			}
+			if res.NightsBlocked != n {
+				t.Errorf("nights_blocked %d, want %d", res.NightsBlocked, n)
+			}
+			for _, b := range res.Blocks {
+				if b.UID == "A" {
+					if step.sameA && b.BlockID != lastA {
+						t.Errorf("A's block is %d, was %d", b.BlockID, lastA)
+					}
+					lastA = b.BlockID
+				}
+			}
+			f.checkFeed(t, account, pid, feed, res, extra)
+		})
+	}
+	if _, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: 99, FeedID: feed, Events: []booking.FeedEvent{}}); !errors.Is(err, booking.ErrNoProperty) {
+		t.Errorf("unknown property: %v", err)
+	}
+	// An imported block cannot be deleted as an owner's block.
+	if err := f.svc.DeleteBlock(ctx, account, other.Blocks[0].BlockID); !errors.Is(err, booking.ErrImportedBlock) {
+		t.Errorf("delete of an imported block: %v", err)
+	}
+}
+
+// TestFeedMoveNeverFreesKeptNights: while a feed event moves back and forth between two
+// overlapping date ranges, another owner keeps trying to take the nights both ranges hold;
+// it never gets one (the move claims the new nights before it releases the old ones).
+func TestFeedMoveNeverFreesKeptNights(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	account := fmt.Sprintf("feedmove-%d", time.Now().UnixNano())
+	const pid, feed = 32, 1
+	f.priceable(t, account, pid)
+	// Each step of the move pauses, so that the other owner's attempts land inside it.
+	f.svc.Crash = func(step, acct string) {
+		if acct == account && strings.HasPrefix(step, "icalsync:move:") {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	kept := datesFrom("2027-01-12", "2027-01-18") // held by both 01-10..01-18 and 01-12..01-21
+	resync := func(start, end string) booking.FeedResult {
+		res, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: []booking.FeedEvent{ev("A", start, end)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	first := resync("2027-01-10", "2027-01-19")
+	var stop atomic.Bool
+	var taken, tries atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; !stop.Load(); n++ {
+				d := kept[(n+i)%len(kept)]
+				intruder := "booking:" + strconv.Itoa(800000+i)
+				err := f.led.Claim(ctx, ledger.Stay{Account: account, PropertyID: pid, Dates: []string{d}}, intruder)
+				tries.Add(1)
+				if err == nil {
+					taken.Add(1)
+					_ = f.led.Release(ctx, ledger.Stay{Account: account, PropertyID: pid, Dates: []string{d}}, intruder)
+				}
+			}
+		}()
+	}
+	var last booking.FeedResult
+	for i := range 10 {
+		if i%2 == 0 {
+			last = resync("2027-01-12", "2027-01-22")
+		} else {
+			last = resync("2027-01-10", "2027-01-19")
+		}
+		if last.Blocks[0].BlockID != first.Blocks[0].BlockID {
+			t.Fatalf("the move made a new block %d (was %d)", last.Blocks[0].BlockID, first.Blocks[0].BlockID)
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	if taken.Load() != 0 || tries.Load() < 10 {
+		t.Errorf("another owner took a kept night %d times in %d tries", taken.Load(), tries.Load())
+	}
+	f.svc.Crash = nil
+	f.checkFeed(t, account, pid, feed, last, nil)
+}
+
+// TestConcurrentFeedSyncs: two replicas (two services on one database, each with its own
+// process-local locks) sync the same feed many times at once; one block per run results,
+// never two, and the ledger holds exactly their nights.
+func TestConcurrentFeedSyncs(t *testing.T) {
+	f1, f2 := newFixture(t), newFixture(t)
+	ctx := context.Background()
+	account := fmt.Sprintf("feedconc-%d", time.Now().UnixNano())
+	const pid, feed = 33, 3
+	f1.priceable(t, account, pid)
+	events := []booking.FeedEvent{ev("A", "2027-01-10", "2027-01-13"), ev("B", "2027-01-20", "2027-01-25"), ev("C", "2027-02-01", "2027-02-03")}
+	var wg sync.WaitGroup
+	results := make(chan booking.FeedResult, 8)
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := f1
+			if i%2 == 1 {
+				f = f2
+			}
+			res, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events})
+			if err != nil {
+				errs <- err
+				return
+			}
+			results <- res
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	close(results)
+	for err := range errs {
+		t.Error(err)
+	}
+	var last booking.FeedResult
+	for r := range results {
+		if got := blocksOf(r); !reflect.DeepEqual(got, []blk{{"A", "2027-01-10", "2027-01-12"}, {"B", "2027-01-20", "2027-01-24"}, {"C", "2027-02-01", "2027-02-02"}}) {
+			t.Errorf("a sync answered %v", got)
+		}
+		if last.Blocks != nil && !reflect.DeepEqual(last, r) {
+			t.Errorf("two syncs answered different blocks: %+v and %+v", last, r)
+		}
+		last = r
+	}
+	f1.checkFeed(t, account, pid, feed, last, nil)
+}
+
+// flakyBlocks fails the n-th write of the feed's blocks and lease (counting from 1).
+type flakyBlocks struct {
+	booking.Blocks
+	n, calls *atomic.Int64
+}
+
+var errWrite = errors.New("write failed (test)")
+
+func (b flakyBlocks) fail() error {
+	if b.calls.Add(1) == b.n.Load() {
+		return errWrite
+	}
+	return nil
+}
+
+func (b flakyBlocks) InsertBlock(ctx context.Context, blk booking.Block) (booking.Block, error) {
+	if err := b.fail(); err != nil {
+		return blk, err
+	}
+	return b.Blocks.InsertBlock(ctx, blk)
+}
+
+func (b flakyBlocks) MoveBlock(ctx context.Context, account string, id int64, start, end string) (booking.Block, error) {
+	if err := b.fail(); err != nil {
+		return booking.Block{}, err
+	}
+	return b.Blocks.MoveBlock(ctx, account, id, start, end)
+}
+
+func (b flakyBlocks) DeleteBlock(ctx context.Context, account string, id int64) (booking.Block, error) {
+	if err := b.fail(); err != nil {
+		return booking.Block{}, err
+	}
+	return b.Blocks.DeleteBlock(ctx, account, id)
+}
+
+func (b flakyBlocks) NoteFeedBlock(ctx context.Context, account string, feed int64, holder string, id int64) error {
+	if err := b.fail(); err != nil {
+		return err
+	}
+	return b.Blocks.NoteFeedBlock(ctx, account, feed, holder, id)
+}
+
+// flakyLedger fails the n-th ledger write (shared count with flakyBlocks).
+type flakyLedger struct {
+	booking.Ledger
+	b flakyBlocks
+}
+
+func (l flakyLedger) Begin(ctx context.Context, op ledger.Op) error {
+	if err := l.b.fail(); err != nil {
+		return err
+	}
+	return l.Ledger.Begin(ctx, op)
+}
+
+func (l flakyLedger) Claim(ctx context.Context, s ledger.Stay, owner string) error {
+	if err := l.b.fail(); err != nil {
+		return err
+	}
+	return l.Ledger.Claim(ctx, s, owner)
+}
+
+func (l flakyLedger) Release(ctx context.Context, s ledger.Stay, owner string) error {
+	if err := l.b.fail(); err != nil {
+		return err
+	}
+	return l.Ledger.Release(ctx, s, owner)
+}
+
+func (l flakyLedger) End(ctx context.Context, account, owner string) error {
+	if err := l.b.fail(); err != nil {
+		return err
+	}
+	return l.Ledger.End(ctx, account, owner)
+}
+
+// TestFeedSyncCutAtEveryStep: a sync that creates, moves and deletes blocks is cut at each
+// of its steps — its context cancelled there, or its n-th write failing — and then synced
+// again: the blocks are exactly the wanted ones, the ledger holds exactly their nights (none
+// held by nobody), no block is duplicated and no ledger op is left.
+func TestFeedSyncCutAtEveryStep(t *testing.T) {
+	base := newFixture(t)
+	ctx := context.Background()
+	before := []booking.FeedEvent{ev("A", "2027-01-10", "2027-01-13"), ev("B", "2027-01-20", "2027-01-23"), ev("C", "2027-02-01", "2027-02-03")}
+	after := []booking.FeedEvent{ev("A", "2027-01-11", "2027-01-16"), ev("C", "2027-02-01", "2027-02-03"), ev("D", "2027-02-10", "2027-02-12")}
+	want := []blk{{"A", "2027-01-11", "2027-01-15"}, {"C", "2027-02-01", "2027-02-02"}, {"D", "2027-02-10", "2027-02-11"}}
+	steps := []string{"leased", "delete:begun", "delete:written", "delete:released", "move:begun", "move:claimed", "move:written",
+		"move:released", "create:begun", "create:claimed", "create:written"}
+	var n, calls atomic.Int64
+	flaky := flakyBlocks{Blocks: base.st, n: &n, calls: &calls}
+	svc := booking.New(booking.Deps{Properties: properties.New(base.vw), Bookings: base.st, Blocks: flaky, Users: base.st,
+		Ledger: flakyLedger{Ledger: base.led, b: flaky}})
+	prepare := func(t *testing.T, name string, pid int64) string {
+		account := fmt.Sprintf("feedcut-%s-%d", strings.ReplaceAll(name, ":", "-"), time.Now().UnixNano())
+		base.priceable(t, account, pid)
+		if _, err := base.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: 1, Name: "Test feed", Events: before}); err != nil {
+			t.Fatal(err)
+		}
+		return account
+	}
+	finish := func(t *testing.T, account string, pid int64) {
+		res, err := base.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: 1, Name: "Test feed", Events: after})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := blocksOf(res); !reflect.DeepEqual(got, want) {
+			t.Errorf("after the retry: %v, want %v", got, want)
+		}
+		base.checkFeed(t, account, pid, 1, res, nil)
+	}
+	for i, step := range steps {
+		t.Run("cancelled at "+step, func(t *testing.T) {
+			pid := int64(100 + i)
+			account := prepare(t, step, pid)
+			cctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			reached := false
+			svc.Crash = func(s, acct string) {
+				if acct == account && s == "icalsync:"+step && !reached {
+					reached = true
+					cancel()
+				}
+			}
+			n.Store(0)
+			if _, err := svc.SyncFeed(cctx, account, booking.FeedSync{PropertyID: pid, FeedID: 1, Name: "Test feed", Events: after}); err == nil && step != "create:written" {
+				t.Errorf("the cut sync succeeded")
+			}
+			svc.Crash = nil
+			if !reached {
+				t.Fatalf("step %s never reached", step)
+			}
+			finish(t, account, pid)
+		})
+	}
+	// Every write of the sync failing in turn, until the sync runs through without one.
+	for k := int64(1); ; k++ {
+		pid := int64(200 + k)
+		account := prepare(t, "write-"+strconv.FormatInt(k, 10), pid)
+		n.Store(k)
+		calls.Store(0)
+		_, err := svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: 1, Name: "Test feed", Events: after})
+		n.Store(0)
+		if calls.Load() < k {
+			if err != nil {
+				t.Fatalf("write %d: no write failed, yet %v", k, err)
+			}
+			break // the sync did fewer than k writes: every one has been failed once
+		}
+		if !errors.Is(err, errWrite) {
+			t.Errorf("write %d failed, the sync answered %v", k, err)
+		}
+		t.Run("write "+strconv.FormatInt(k, 10)+" failing", func(t *testing.T) { finish(t, account, pid) })
+		if k > 60 {
+			t.Fatal("more than 60 writes")
+		}
+	}
+}
