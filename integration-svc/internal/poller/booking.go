@@ -1,0 +1,120 @@
+package poller
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/vros/vros/integration-svc/internal/feed"
+	"github.com/vros/vros/libs/tenancy"
+)
+
+// ErrNoProperty: booking-svc knows no such property of the account.
+var ErrNoProperty = errors.New("no such property")
+
+// SyncResult is booking-svc's answer to a feed sync.
+type SyncResult struct {
+	NightsBlocked int             `json:"nights_blocked"`
+	Conflicts     []feed.Conflict `json:"conflicts"`
+}
+
+// Booking is what the import needs of booking-svc.
+type Booking interface {
+	// PropertyID resolves an internal code of the account (ErrNoProperty when unknown).
+	PropertyID(ctx context.Context, account, internalCode string) (int64, error)
+	// Sync makes the feed's blocks exactly its events' free nights (none: every block of
+	// the feed removed).
+	Sync(ctx context.Context, account string, f *feed.Feed, events []feed.Event) (SyncResult, error)
+}
+
+// BookingClient calls booking-svc's internal iCal routes with a signed tenant context.
+type BookingClient struct {
+	Base   string // booking-svc's internal base URL
+	Signer *tenancy.Signer
+	HTTP   *http.Client
+}
+
+// NewBookingClient returns a client of booking-svc at base.
+func NewBookingClient(base string, signer *tenancy.Signer, timeout time.Duration) *BookingClient {
+	return &BookingClient{Base: strings.TrimRight(base, "/"), Signer: signer, HTTP: &http.Client{Timeout: timeout}}
+}
+
+// PropertyID implements Booking.
+func (b *BookingClient) PropertyID(ctx context.Context, account, code string) (int64, error) {
+	var out struct {
+		PropertyID int64 `json:"property_id"`
+	}
+	status, err := b.do(ctx, account, http.MethodGet, "/internal/ical/property", "internal_code="+url.QueryEscape(code), nil, &out)
+	if status == http.StatusNotFound {
+		return 0, ErrNoProperty
+	}
+	return out.PropertyID, err
+}
+
+type syncRequest struct {
+	PropertyID int64        `json:"property_id"`
+	FeedID     int64        `json:"feed_id"`
+	Name       string       `json:"name"`
+	Events     []feed.Event `json:"events"`
+}
+
+// Sync implements Booking.
+func (b *BookingClient) Sync(ctx context.Context, account string, f *feed.Feed, events []feed.Event) (SyncResult, error) {
+	if events == nil {
+		events = []feed.Event{}
+	}
+	body, err := json.Marshal(syncRequest{PropertyID: f.PropertyID, FeedID: f.FeedID, Name: f.Name, Events: events})
+	if err != nil {
+		return SyncResult{}, err
+	}
+	var out SyncResult
+	status, err := b.do(ctx, account, http.MethodPost, "/internal/ical/sync", "", body, &out)
+	if status == http.StatusNotFound {
+		return SyncResult{}, ErrNoProperty
+	}
+	return out, err
+}
+
+// do calls booking-svc and decodes a 200 answer into out; any other status is an error
+// carrying booking-svc's message.
+func (b *BookingClient) do(ctx context.Context, account, method, path, query string, body []byte, out any) (int, error) {
+	u := b.Base + path
+	if query != "" {
+		u += "?" + query
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	b.Signer.SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: account}, method, path, time.Now())
+	resp, err := b.HTTP.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("booking-svc: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return resp.StatusCode, fmt.Errorf("booking-svc: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Message string `json:"error_message"`
+		}
+		_ = json.Unmarshal(data, &e)
+		return resp.StatusCode, fmt.Errorf("booking-svc answered %d: %s", resp.StatusCode, e.Message)
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return resp.StatusCode, fmt.Errorf("booking-svc: %w", err)
+	}
+	return resp.StatusCode, nil
+}

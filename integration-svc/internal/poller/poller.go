@@ -1,0 +1,301 @@
+// Package poller polls the iCal feeds that are due and has booking-svc block their
+// events' nights (docs/ical.md, "Import"). Any number of replicas run it: a feed is
+// taken with a lease, so one poll of a feed runs at a time, and a feed whose poller died
+// is taken over when its lease ends.
+package poller
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/vros/vros/integration-svc/internal/feed"
+	"github.com/vros/vros/integration-svc/internal/feedstore"
+	"github.com/vros/vros/integration-svc/internal/targets"
+	"github.com/vros/vros/integration-svc/internal/webhook"
+	"github.com/vros/vros/libs/periodic"
+)
+
+// ErrBusy: another poll of the feed is running.
+var ErrBusy = errors.New("a poll of the feed is in progress")
+
+// Emitter raises an event to the account's webhook endpoints.
+type Emitter interface {
+	Emit(ctx context.Context, e webhook.Event) error
+}
+
+// Policy tells whether an account may name private addresses.
+type Policy interface {
+	AllowsPrivate(ctx context.Context, account string) (bool, error)
+}
+
+// Config tunes the poller.
+type Config struct {
+	Period  time.Duration // how often due feeds are looked for
+	Lease   time.Duration // how long a poll holds its feed
+	Timeout time.Duration // one feed request
+	MaxBody int64         // the largest feed accepted, in bytes
+	// AllowHTTP accepts http:// feed links (development).
+	AllowHTTP bool
+}
+
+// Poller polls feeds.
+type Poller struct {
+	Store   *feedstore.Store
+	Booking Booking
+	Hooks   Emitter
+	Policy  Policy
+	Cfg     Config
+	Log     *slog.Logger
+	Now     func() time.Time
+
+	once    sync.Once
+	public  *http.Client
+	private *http.Client
+}
+
+func (p *Poller) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
+}
+
+func (p *Poller) client(allowPrivate bool) *http.Client {
+	p.once.Do(func() {
+		p.public = targets.Client(targets.Rules{AllowHTTP: p.Cfg.AllowHTTP}, p.Cfg.Timeout)
+		p.private = targets.Client(targets.Rules{AllowHTTP: p.Cfg.AllowHTTP, AllowPrivate: true}, p.Cfg.Timeout)
+	})
+	if allowPrivate {
+		return p.private
+	}
+	return p.public
+}
+
+// Run polls due feeds every Cfg.Period until ctx ends.
+func (p *Poller) Run(ctx context.Context) error {
+	periodic.Run(ctx, p.Cfg.Period, p.RunDue, func(err error) {
+		if p.Log != nil {
+			p.Log.Warn("ical poller", "error", err)
+		}
+	})
+	return nil
+}
+
+// RunDue polls every feed that is due now, one after the other.
+func (p *Poller) RunDue(ctx context.Context) error {
+	for ctx.Err() == nil {
+		f, err := p.Store.LeaseDue(ctx, p.now(), p.Cfg.Lease)
+		if err != nil || f == nil {
+			return err
+		}
+		if err := p.process(ctx, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PollNow polls an account's feed at once (the resource's sync and a changed link) and
+// returns it after the poll; ErrBusy when another poll holds it.
+func (p *Poller) PollNow(ctx context.Context, account string, feedID int64) (*feed.Feed, error) {
+	if _, err := p.Store.Get(ctx, account, feedID); err != nil {
+		return nil, err
+	}
+	f, err := p.Store.Lease(ctx, feedstore.DocID(account, feedID), p.now(), p.Cfg.Lease)
+	if err != nil {
+		return nil, err
+	}
+	if f == nil {
+		return nil, ErrBusy
+	}
+	if err := p.process(ctx, f); err != nil {
+		return nil, err
+	}
+	return p.Store.Get(ctx, account, feedID)
+}
+
+// Delete marks a feed deleted and removes its blocks and then the feed at once when it
+// can; otherwise (booking-svc unreachable, a poll holding the feed) the loop finishes it.
+// The feed is gone for the account from the first step on.
+func (p *Poller) Delete(ctx context.Context, account string, feedID int64) error {
+	if _, err := p.Store.MarkDeleting(ctx, account, feedID, p.now()); err != nil {
+		return err
+	}
+	f, err := p.Store.Lease(ctx, feedstore.DocID(account, feedID), p.now(), p.Cfg.Lease)
+	if err != nil || f == nil {
+		return err
+	}
+	return p.process(ctx, f)
+}
+
+// process runs one leased feed: the removal of a deleted feed or one poll. Its outcome is
+// recorded in the feed; the error is only the store's.
+func (p *Poller) process(ctx context.Context, f *feed.Feed) error {
+	if f.Deleting {
+		return p.remove(ctx, f)
+	}
+	url := f.URL
+	now := p.now()
+	f.Status.LastPolledAt = &now
+	err := p.poll(ctx, f)
+	if ctx.Err() != nil {
+		// Stopped: the lease runs out and the feed is polled again.
+		return ctx.Err()
+	}
+	interval := time.Duration(f.IntervalMinutes) * time.Minute
+	if err != nil {
+		f.Status.LastError = err.Error()
+		f.Status.LastErrorAt = &now
+		f.Status.ConsecutiveFailures++
+		f.Status.NextPollAt = now.Add(feed.Backoff(interval, f.Status.ConsecutiveFailures))
+	} else {
+		f.Status.LastSuccessAt = &now
+		f.Status.ConsecutiveFailures = 0
+		f.Status.NextPollAt = now.Add(interval)
+	}
+	_, serr := p.Store.Finish(ctx, f, url)
+	return serr
+}
+
+// remove empties a deleted feed's blocks, then deletes it; on failure it is tried again
+// after the backoff.
+func (p *Poller) remove(ctx context.Context, f *feed.Feed) error {
+	_, err := p.Booking.Sync(ctx, f.AccountID, f, nil)
+	if err == nil || errors.Is(err, ErrNoProperty) {
+		return p.Store.Remove(ctx, f)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	now := p.now()
+	f.Status.LastError = "removing the feed's blocks: " + err.Error()
+	f.Status.LastErrorAt = &now
+	f.Status.ConsecutiveFailures++
+	f.Status.NextPollAt = now.Add(feed.Backoff(time.Minute, f.Status.ConsecutiveFailures))
+	_, serr := p.Store.Finish(ctx, f, f.URL)
+	return serr
+}
+
+// poll fetches the feed and syncs its events; an error leaves the feed's blocks as they
+// are. A 304 is a success with nothing to change.
+func (p *Poller) poll(ctx context.Context, f *feed.Feed) error {
+	allow, err := p.Policy.AllowsPrivate(ctx, f.AccountID)
+	if err != nil {
+		return fmt.Errorf("reading the account's address policy: %w", err)
+	}
+	if msg := targets.Check(ctx, f.URL, targets.Rules{AllowHTTP: p.Cfg.AllowHTTP, AllowPrivate: allow}); msg != "" {
+		return errors.New("the feed link " + msg)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.URL, nil)
+	if err != nil {
+		return fmt.Errorf("the feed link: %w", err)
+	}
+	req.Header.Set("Accept", "text/calendar, */*;q=0.5")
+	req.Header.Set("User-Agent", "vros-ical-import/1")
+	if f.ETag != "" {
+		req.Header.Set("If-None-Match", f.ETag)
+	}
+	if f.LastModified != "" {
+		req.Header.Set("If-Modified-Since", f.LastModified)
+	}
+	resp, err := p.client(allow).Do(req)
+	if err != nil {
+		if targets.IsForbidden(err) {
+			return errors.New("the feed link resolves to a private, loopback or link-local address")
+		}
+		return fmt.Errorf("fetching the feed: %w", err)
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusNotModified:
+		return nil
+	case http.StatusOK:
+	default:
+		return fmt.Errorf("the feed answered HTTP %d", resp.StatusCode)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, p.Cfg.MaxBody+1))
+	if err != nil {
+		return fmt.Errorf("reading the feed: %w", err)
+	}
+	if int64(len(body)) > p.Cfg.MaxBody {
+		return fmt.Errorf("feed larger than %s", sizeText(p.Cfg.MaxBody))
+	}
+	events, err := feed.Parse(body, p.now().UTC())
+	if err != nil {
+		return err
+	}
+	res, err := p.Booking.Sync(ctx, f.AccountID, f, events)
+	if err != nil {
+		return fmt.Errorf("writing the feed's blocks: %w", err)
+	}
+	f.Status.EventsImported = len(events)
+	f.Status.NightsBlocked = res.NightsBlocked
+	if res.Conflicts == nil {
+		res.Conflicts = []feed.Conflict{}
+	}
+	f.Status.Conflicts = res.Conflicts
+	if err := p.report(ctx, f); err != nil {
+		return err
+	}
+	f.ETag = resp.Header.Get("ETag")
+	f.LastModified = resp.Header.Get("Last-Modified")
+	return nil
+}
+
+// report raises an ical.conflict event for each conflict not raised before; the feed
+// remembers the current conflicts' keys (one that goes and comes back is raised again).
+func (p *Poller) report(ctx context.Context, f *feed.Feed) error {
+	before := map[string]bool{}
+	for _, k := range f.Reported {
+		before[k] = true
+	}
+	reported := []string{}
+	for _, c := range f.Status.Conflicts {
+		k := c.Key()
+		if !before[k] {
+			data, err := json.Marshal(conflictData{PropertyID: f.PropertyID, FeedID: f.FeedID, UID: c.UID,
+				StartDate: c.StartDate, EndDate: c.EndDate, BookingIDs: c.BookingIDs})
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256([]byte(fmt.Sprintf("%d|%s|%s|%s", f.FeedID, c.UID, c.StartDate, c.EndDate)))
+			err = p.Hooks.Emit(ctx, webhook.Event{ID: "ical_" + hex.EncodeToString(sum[:12]), Account: f.AccountID,
+				Type: "ical.conflict", PropertyID: f.PropertyID, At: p.now().UTC(), Data: data})
+			if err != nil {
+				return fmt.Errorf("raising ical.conflict: %w", err)
+			}
+		}
+		reported = append(reported, k)
+	}
+	f.Reported = reported
+	return nil
+}
+
+type conflictData struct {
+	PropertyID int64   `json:"property_id"`
+	FeedID     int64   `json:"feed_id"`
+	UID        string  `json:"uid"`
+	StartDate  string  `json:"start_date"`
+	EndDate    string  `json:"end_date"`
+	BookingIDs []int64 `json:"booking_ids"`
+}
+
+func sizeText(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	if n%(1<<10) == 0 {
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+

@@ -1,0 +1,374 @@
+package poller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/vros/vros/integration-svc/internal/feed"
+	"github.com/vros/vros/integration-svc/internal/feedstore"
+	"github.com/vros/vros/integration-svc/internal/webhook"
+	"github.com/vros/vros/libs/embedded"
+)
+
+var db *mongo.Database
+
+func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "icalpoller_test", &db, nil) }
+
+// fakeBooking stands in for booking-svc's iCal routes.
+type fakeBooking struct {
+	mu        sync.Mutex
+	syncs     [][]feed.Event
+	fail      error
+	conflicts []feed.Conflict
+}
+
+func (b *fakeBooking) PropertyID(context.Context, string, string) (int64, error) { return 17, nil }
+
+func (b *fakeBooking) Sync(_ context.Context, _ string, _ *feed.Feed, events []feed.Event) (SyncResult, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fail != nil {
+		return SyncResult{}, b.fail
+	}
+	b.syncs = append(b.syncs, events)
+	n := 0
+	for _, e := range events {
+		s, _ := time.Parse(time.DateOnly, e.Start)
+		en, _ := time.Parse(time.DateOnly, e.End)
+		n += int(en.Sub(s).Hours() / 24)
+	}
+	return SyncResult{NightsBlocked: n, Conflicts: b.conflicts}, nil
+}
+
+func (b *fakeBooking) calls() [][]feed.Event {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([][]feed.Event(nil), b.syncs...)
+}
+
+type fakeHooks struct {
+	mu     sync.Mutex
+	events []webhook.Event
+}
+
+func (h *fakeHooks) Emit(_ context.Context, e webhook.Event) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events = append(h.events, e)
+	return nil
+}
+
+type fakePolicy bool
+
+func (p fakePolicy) AllowsPrivate(context.Context, string) (bool, error) { return bool(p), nil }
+
+// clock is a settable time shared by the pollers of a test.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+
+const calendar = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\nBEGIN:VEVENT\r\nUID:ev1\r\nSUMMARY:Guest Name\r\nDTSTART;VALUE=DATE:20270110\r\nDTEND;VALUE=DATE:20270113\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+
+type env struct {
+	store   *feedstore.Store
+	booking *fakeBooking
+	hooks   *fakeHooks
+	clock   *clock
+}
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := db.Collection(feedstore.Feeds).DeleteMany(ctx, bson.D{}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := feedstore.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{store: s, booking: &fakeBooking{}, hooks: &fakeHooks{},
+		clock: &clock{t: time.Date(2027, 1, 1, 12, 0, 0, 0, time.UTC)}}
+}
+
+func (e *env) poller(private bool) *Poller {
+	return &Poller{Store: e.store, Booking: e.booking, Hooks: e.hooks, Policy: fakePolicy(private), Now: e.clock.Now,
+		Cfg: Config{Period: time.Second, Lease: 2 * time.Minute, Timeout: 5 * time.Second, MaxBody: 5 << 20, AllowHTTP: true}}
+}
+
+func (e *env) create(t *testing.T, account, url string) *feed.Feed {
+	t.Helper()
+	now := e.clock.Now()
+	f := &feed.Feed{AccountID: account, PropertyID: 17, InternalCode: "V1", URL: url, Name: "Airbnb", IntervalMinutes: 15,
+		Enabled: true, CreatedAt: now, UpdatedAt: now, Status: feed.Status{NextPollAt: now}}
+	if err := e.store.Create(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (e *env) get(t *testing.T, f *feed.Feed) *feed.Feed {
+	t.Helper()
+	g, err := e.store.Get(context.Background(), f.AccountID, f.FeedID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// TestConditionalGET: the second poll sends the ETag back, the 304 is a success and
+// booking-svc is not called again.
+func TestConditionalGET(t *testing.T) {
+	e := setup(t)
+	var full, notModified atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("If-None-Match") == `"v1"` {
+			notModified.Add(1)
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		full.Add(1)
+		w.Header().Set("ETag", `"v1"`)
+		_, _ = w.Write([]byte(calendar))
+	}))
+	defer srv.Close()
+	f := e.create(t, "acc1", srv.URL+"/cal.ics")
+	p := e.poller(true)
+	ctx := context.Background()
+	if err := p.RunDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g := e.get(t, f)
+	if g.Status.EventsImported != 1 || g.Status.NightsBlocked != 3 || g.Status.LastSuccessAt == nil || g.ETag != `"v1"` {
+		t.Fatalf("after first poll: %+v etag %q", g.Status, g.ETag)
+	}
+	if !g.Status.NextPollAt.Equal(e.clock.Now().Add(15 * time.Minute)) {
+		t.Fatalf("next poll %s", g.Status.NextPollAt)
+	}
+	// Not due yet: nothing happens.
+	if err := p.RunDue(ctx); err != nil || full.Load()+notModified.Load() != 1 {
+		t.Fatalf("polled before due: %v", err)
+	}
+	e.clock.Set(e.clock.Now().Add(15 * time.Minute))
+	if err := p.RunDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if full.Load() != 1 || notModified.Load() != 1 {
+		t.Fatalf("full %d, 304 %d", full.Load(), notModified.Load())
+	}
+	if n := len(e.booking.calls()); n != 1 {
+		t.Fatalf("%d syncs after the 304, want 1", n)
+	}
+	g = e.get(t, f)
+	if g.Status.ConsecutiveFailures != 0 || !g.Status.LastSuccessAt.Equal(e.clock.Now()) || g.Status.EventsImported != 1 {
+		t.Fatalf("after 304: %+v", g.Status)
+	}
+	if ev := e.booking.calls()[0]; len(ev) != 1 || ev[0] != (feed.Event{UID: "ev1", Start: "2027-01-10", End: "2027-01-13"}) {
+		t.Fatalf("synced %+v", ev)
+	}
+}
+
+// TestFailures: every kind of failure counts, backs off interval × 2^(n−1) up to a day and
+// never touches what was imported (no sync call).
+func TestFailures(t *testing.T) {
+	cases := []struct {
+		name    string
+		handler http.HandlerFunc
+		booking error
+		maxBody int64
+		want    string
+	}{
+		{"status 500", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(500) }, nil, 0, "the feed answered HTTP 500"},
+		{"redirect not followed", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/x", http.StatusFound) }, nil, 0, "HTTP 302"},
+		{"garbage", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("<html>")) }, nil, 0, "not an iCal calendar"},
+		{"over size", func(w http.ResponseWriter, _ *http.Request) {
+			_, _ = w.Write([]byte(calendar + strings.Repeat("X-PAD:0123456789\r\n", 200)))
+		}, nil, 2048, "feed larger than 2 KiB"},
+		{"booking-svc down", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(calendar)) }, errors.New("connection refused"), 0, "writing the feed's blocks"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := setup(t)
+			e.booking.fail = c.booking
+			srv := httptest.NewServer(c.handler)
+			defer srv.Close()
+			f := e.create(t, "acc2", srv.URL+"/cal.ics")
+			p := e.poller(true)
+			if c.maxBody > 0 {
+				p.Cfg.MaxBody = c.maxBody
+			}
+			for i, wait := range []time.Duration{15 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour} {
+				if err := p.RunDue(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				g := e.get(t, f)
+				if g.Status.ConsecutiveFailures != i+1 || !strings.Contains(g.Status.LastError, c.want) {
+					t.Fatalf("poll %d: %+v", i+1, g.Status)
+				}
+				if got := g.Status.NextPollAt.Sub(e.clock.Now()); got != wait {
+					t.Fatalf("poll %d: next in %s, want %s", i+1, got, wait)
+				}
+				e.clock.Set(g.Status.NextPollAt)
+			}
+			if n := len(e.booking.calls()); n != 0 {
+				t.Fatalf("%d syncs on failed polls", n)
+			}
+		})
+	}
+}
+
+// TestPrivateRefusedAtPoll: without the account's switch a loopback link is refused before
+// any connection.
+func TestPrivateRefusedAtPoll(t *testing.T) {
+	e := setup(t)
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	f := e.create(t, "acc3", srv.URL+"/cal.ics")
+	if err := e.poller(false).RunDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	g := e.get(t, f)
+	if !strings.Contains(g.Status.LastError, "private, loopback or link-local") || hits.Load() != 0 {
+		t.Fatalf("%+v, %d hits", g.Status, hits.Load())
+	}
+}
+
+// TestLease: two pollers, one due feed: it is polled once; a poller that took the lease
+// and died leaves the feed to another once the lease is over.
+func TestLease(t *testing.T) {
+	e := setup(t)
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		time.Sleep(200 * time.Millisecond)
+		_, _ = w.Write([]byte(calendar))
+	}))
+	defer srv.Close()
+	f := e.create(t, "acc4", srv.URL+"/cal.ics")
+	var wg sync.WaitGroup
+	for range 2 {
+		p := e.poller(true)
+		wg.Go(func() {
+			if err := p.RunDue(context.Background()); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if hits.Load() != 1 || len(e.booking.calls()) != 1 {
+		t.Fatalf("%d fetches, %d syncs; want 1 each", hits.Load(), len(e.booking.calls()))
+	}
+	// A poller takes the due feed and dies.
+	e.clock.Set(e.clock.Now().Add(15 * time.Minute))
+	dead, err := e.store.LeaseDue(context.Background(), e.clock.Now(), 2*time.Minute)
+	if err != nil || dead == nil || dead.FeedID != f.FeedID {
+		t.Fatal(dead, err)
+	}
+	p := e.poller(true)
+	e.clock.Set(e.clock.Now().Add(time.Minute))
+	if err := p.RunDue(context.Background()); err != nil || hits.Load() != 1 {
+		t.Fatalf("polled under another's lease: %v, %d", err, hits.Load())
+	}
+	e.clock.Set(e.clock.Now().Add(61 * time.Second))
+	if err := p.RunDue(context.Background()); err != nil || hits.Load() != 2 {
+		t.Fatalf("not taken over after the lease: %v, %d", err, hits.Load())
+	}
+	// The dead poller's late finish changes nothing: its lease token is gone.
+	dead.Status.LastError = "late"
+	if ok, err := e.store.Finish(context.Background(), dead, dead.URL); ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if g := e.get(t, f); g.Status.LastError != "" {
+		t.Fatal(g.Status)
+	}
+}
+
+// TestDeleteInterrupted: a delete whose block removal fails is gone for the account at
+// once, and the loop finishes it (empty sync, then the document) once booking-svc answers.
+func TestDeleteInterrupted(t *testing.T) {
+	e := setup(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(calendar)) }))
+	defer srv.Close()
+	f := e.create(t, "acc5", srv.URL+"/cal.ics")
+	p := e.poller(true)
+	ctx := context.Background()
+	if err := p.RunDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.booking.mu.Lock()
+	e.booking.fail = errors.New("booking-svc down")
+	e.booking.mu.Unlock()
+	if err := p.Delete(ctx, f.AccountID, f.FeedID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.Get(ctx, f.AccountID, f.FeedID); !errors.Is(err, feedstore.ErrNotFound) {
+		t.Fatalf("deleted feed still readable: %v", err)
+	}
+	if n, _ := db.Collection(feedstore.Feeds).CountDocuments(ctx, bson.D{{Key: "_id", Value: f.ID}}); n != 1 {
+		t.Fatalf("document gone before its blocks: %d", n)
+	}
+	e.booking.mu.Lock()
+	e.booking.fail = nil
+	e.booking.mu.Unlock()
+	e.clock.Set(e.clock.Now().Add(time.Minute))
+	if err := p.RunDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	calls := e.booking.calls()
+	if len(calls) != 2 || len(calls[1]) != 0 {
+		t.Fatalf("syncs %+v, want the poll then an empty one", calls)
+	}
+	if n, _ := db.Collection(feedstore.Feeds).CountDocuments(ctx, bson.D{{Key: "_id", Value: f.ID}}); n != 0 {
+		t.Fatalf("document left: %d", n)
+	}
+}
+
+// TestConflictRaisedOnce: a conflict becomes one ical.conflict event; the same conflict at
+// the next poll raises none, a different one raises its own.
+func TestConflictRaisedOnce(t *testing.T) {
+	e := setup(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(calendar)) }))
+	defer srv.Close()
+	f := e.create(t, "acc6", srv.URL+"/cal.ics")
+	e.booking.conflicts = []feed.Conflict{{UID: "ev1", StartDate: "2027-01-11", EndDate: "2027-01-12", BookingIDs: []int64{9}}}
+	p := e.poller(true)
+	for range 2 {
+		if err := p.RunDue(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Set(e.clock.Now().Add(15 * time.Minute))
+	}
+	if len(e.hooks.events) != 1 {
+		t.Fatalf("%d events, want 1", len(e.hooks.events))
+	}
+	ev := e.hooks.events[0]
+	want := fmt.Sprintf(`{"property_id":17,"feed_id":%d,"uid":"ev1","start_date":"2027-01-11","end_date":"2027-01-12","booking_ids":[9]}`, f.FeedID)
+	if ev.Type != "ical.conflict" || ev.PropertyID != 17 || ev.Account != "acc6" || string(ev.Data) != want || !strings.HasPrefix(ev.ID, "ical_") {
+		t.Fatalf("%+v %s", ev, ev.Data)
+	}
+	if g := e.get(t, f); len(g.Status.Conflicts) != 1 {
+		t.Fatal(g.Status)
+	}
+	e.booking.conflicts = []feed.Conflict{{UID: "ev1", StartDate: "2027-01-11", EndDate: "2027-01-12", BookingIDs: []int64{9, 10}}}
+	if err := p.RunDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.hooks.events) != 2 {
+		t.Fatalf("%d events, want 2", len(e.hooks.events))
+	}
+}
