@@ -32,12 +32,12 @@ type Hooks struct {
 }
 
 // New returns the service over st; wake is called after deliveries are recorded.
-func New(st *store.Store, wake func()) *Hooks {
-	if wake == nil {
-		wake = func() {}
-	}
-	return &Hooks{st: st, wake: wake, now: func() time.Time { return time.Now().UTC() }}
+func New(st *store.Store) *Hooks {
+	return &Hooks{st: st, wake: func() {}, now: func() time.Time { return time.Now().UTC() }}
 }
+
+// SetWake sets what is called after deliveries are recorded (the deliverer's Wake).
+func (h *Hooks) SetWake(wake func()) { h.wake = wake }
 
 // Store is the service's store.
 func (h *Hooks) Store() *store.Store { return h.st }
@@ -152,10 +152,17 @@ func (h *Hooks) Test(ctx context.Context, account string, id int64) (string, err
 }
 
 // Emit records e for every endpoint of its account that subscribes to it.
-func (h *Hooks) Emit(ctx context.Context, e webhook.Event) error {
+func (h *Hooks) Emit(ctx context.Context, e webhook.Event) error { return h.EmitExcept(ctx, e, 0) }
+
+// EmitExcept is Emit leaving out endpoint except (the disabled endpoint a notice is about).
+func (h *Hooks) EmitExcept(ctx context.Context, e webhook.Event, except int64) error {
 	eps, err := h.Matching(ctx, e)
-	if err != nil || len(eps) == 0 {
+	if err != nil {
 		return err
+	}
+	eps = slices.DeleteFunc(eps, func(ep webhook.Endpoint) bool { return ep.ID == except })
+	if len(eps) == 0 {
+		return nil
 	}
 	if err := h.st.AddDeliveries(ctx, e, eps, h.now()); err != nil {
 		return err
@@ -216,3 +223,6 @@ func (h *Hooks) brandProperties(ctx context.Context, account string) (map[int64]
 	}
 	return out, nil
 }
+
+// Wake tells the deliverer that deliveries are due (a redelivery).
+func (h *Hooks) Wake() { h.wake() }

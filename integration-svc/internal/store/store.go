@@ -14,6 +14,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/vros/vros/integration-svc/internal/webhook"
+	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/mongostore"
 )
 
@@ -43,7 +44,7 @@ type Store struct {
 
 // Open declares the collections and indexes and returns the store.
 func Open(ctx context.Context, db *mongo.Database) (*Store, error) {
-	colls := append(mongostore.WithLocks(Snapshots), Endpoints, Deliveries, Attempts, Accounts, Counters)
+	colls := append(mongostore.WithLocks(Snapshots), Endpoints, Deliveries, Attempts, Accounts, Counters, events.ParkedCollection)
 	err := mongostore.Ensure(ctx, db, colls, []mongostore.Index{
 		{Collection: Endpoints, Keys: bson.D{{Key: "account_id", Value: 1}}},
 		{Collection: Deliveries, Keys: bson.D{{Key: "status", Value: 1}, {Key: "hold", Value: 1}, {Key: "event_at", Value: 1}}},
@@ -512,4 +513,49 @@ func (s *Store) PruneAttempts(ctx context.Context, cutoff time.Time) (int64, err
 		return 0, err
 	}
 	return r.DeletedCount, nil
+}
+
+// ---- endpoint outcomes (atomic, as several deliveries of one endpoint end at once) ----
+
+// Succeeded records a 2xx answer: the failure streak ends.
+func (s *Store) Succeeded(ctx context.Context, account string, id int64, at time.Time) error {
+	_, err := s.endpoints.UpdateOne(ctx, bson.D{{Key: "_id", Value: endpointKey(account, id)}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "failure_streak", Value: 0}, {Key: "first_failure_at", Value: nil},
+			{Key: "last_success_at", Value: at}}}})
+	return err
+}
+
+// Failed records a failed attempt and returns the endpoint afterwards.
+func (s *Store) Failed(ctx context.Context, account string, id int64, at time.Time) (webhook.Endpoint, error) {
+	key := endpointKey(account, id)
+	if _, err := s.endpoints.UpdateOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "first_failure_at", Value: nil}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "first_failure_at", Value: at}}}}); err != nil {
+		return webhook.Endpoint{}, err
+	}
+	if _, err := s.endpoints.UpdateOne(ctx, bson.D{{Key: "_id", Value: key}},
+		bson.D{{Key: "$inc", Value: bson.D{{Key: "failure_streak", Value: 1}}},
+			{Key: "$set", Value: bson.D{{Key: "last_failure_at", Value: at}}}}); err != nil {
+		return webhook.Endpoint{}, err
+	}
+	return s.Endpoint(ctx, account, id)
+}
+
+// Disable disables an enabled endpoint for reason; false when it was not enabled (another
+// replica disabled it first, or the account paused it).
+func (s *Store) Disable(ctx context.Context, account string, id int64, at time.Time, reason string) (bool, error) {
+	r, err := s.endpoints.UpdateOne(ctx, bson.D{{Key: "_id", Value: endpointKey(account, id)}, {Key: "enabled", Value: true}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "enabled", Value: false}, {Key: "disabled_at", Value: at},
+			{Key: "disabled_reason", Value: reason}, {Key: "updated_at", Value: at}}}})
+	if err != nil || r.ModifiedCount == 0 {
+		return false, err
+	}
+	return true, s.SetHold(ctx, account, id, true, at)
+}
+
+// Release gives up a lease without an attempt (the attempt could not be made: booking-svc
+// did not answer); the delivery is due again at next.
+func (s *Store) Release(ctx context.Context, d webhook.Delivery, next time.Time) error {
+	_, err := s.deliv.UpdateOne(ctx, bson.D{{Key: "_id", Value: DeliveryKey(d.Account, d.WebhookID, d.MessageID)}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "lease_until", Value: time.Time{}}, {Key: "next_attempt_at", Value: next}}}})
+	return err
 }

@@ -1,0 +1,397 @@
+// Package deliver sends recorded webhook deliveries to their endpoints: Standard Webhooks
+// signatures, one lane per (endpoint, property) so that an endpoint receives a property's
+// events in order, retries on a schedule, leases so that a stopped replica's deliveries are
+// taken over, and the disabling of an endpoint that keeps failing (docs/webhooks.md).
+package deliver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/vros/vros/integration-svc/internal/store"
+	"github.com/vros/vros/integration-svc/internal/targets"
+	"github.com/vros/vros/integration-svc/internal/webhook"
+	"github.com/vros/vros/libs/tenancy"
+)
+
+// Limits of what is read back from a receiver.
+const (
+	MaxResponse = 64 << 10
+	MaxExcerpt  = 1 << 10
+	UserAgent   = "vros-webhooks/1"
+)
+
+// Config tunes the deliverer.
+type Config struct {
+	Timeout  time.Duration
+	Poll     time.Duration
+	Schedule []time.Duration // Schedule[i]: the wait before attempt i+1; its length is the attempts made
+	// DisableAfter and DisableMinFailures: an endpoint is disabled once every attempt failed
+	// for DisableAfter and at least DisableMinFailures attempts in a row.
+	DisableAfter       time.Duration
+	DisableMinFailures int
+	AllowHTTP          bool
+	Concurrency        int
+	PerEndpoint        int
+	// BookingURL is booking-svc's internal address (GET /internal/hooks/booking/{id}).
+	BookingURL string
+}
+
+// Policy tells whether the account may reach private addresses.
+type Policy interface {
+	AllowsPrivate(ctx context.Context, account string) (bool, error)
+}
+
+// Deliverer sends deliveries.
+type Deliverer struct {
+	cfg     Config
+	st      *store.Store
+	policy  Policy
+	signer  *tenancy.Signer
+	log     *slog.Logger
+	strict  *http.Client
+	private *http.Client
+	booking *http.Client
+	// notify records the webhook.disabled notice of a disabled endpoint.
+	notify   func(ctx context.Context, e webhook.Event) error
+	wake     chan struct{}
+	sem      chan struct{}
+	mu       sync.Mutex
+	inflight map[string]bool // lanes being sent by this process
+	perEP    map[string]int  // deliveries in flight per endpoint
+	disabled metric.Int64Counter
+	sent     metric.Int64Counter
+	now      func() time.Time
+}
+
+// New returns a deliverer; notify records the notice of a disabled endpoint.
+func New(cfg Config, st *store.Store, policy Policy, signer *tenancy.Signer, log *slog.Logger, meter metric.Meter,
+	notify func(ctx context.Context, e webhook.Event) error) *Deliverer {
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 32
+	}
+	if cfg.PerEndpoint <= 0 {
+		cfg.PerEndpoint = 4
+	}
+	d := &Deliverer{cfg: cfg, st: st, policy: policy, signer: signer, log: log, notify: notify,
+		strict:  targets.Client(targets.Rules{AllowHTTP: cfg.AllowHTTP}, cfg.Timeout),
+		private: targets.Client(targets.Rules{AllowHTTP: cfg.AllowHTTP, AllowPrivate: true}, cfg.Timeout),
+		booking: &http.Client{Timeout: cfg.Timeout},
+		wake:    make(chan struct{}, 1), sem: make(chan struct{}, cfg.Concurrency),
+		inflight: map[string]bool{}, perEP: map[string]int{}, now: func() time.Time { return time.Now().UTC() }}
+	if meter != nil {
+		d.disabled, _ = meter.Int64Counter("vros_webhook_endpoints_disabled_total",
+			metric.WithDescription("webhook endpoints disabled after their failure streak"))
+		d.sent, _ = meter.Int64Counter("vros_webhook_attempts_total",
+			metric.WithDescription("webhook delivery attempts, by outcome"))
+	}
+	return d
+}
+
+// Wake makes the deliverer look for due deliveries now (deliveries were recorded).
+func (d *Deliverer) Wake() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Lease is how long a delivery being sent is kept from other replicas.
+func (d *Deliverer) Lease() time.Duration { return 2*d.cfg.Timeout + 5*time.Second }
+
+// Run sends due deliveries until ctx ends.
+func (d *Deliverer) Run(ctx context.Context) error {
+	t := time.NewTicker(d.cfg.Poll)
+	defer t.Stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		if err := d.round(ctx, &wg); err != nil && ctx.Err() == nil {
+			d.log.Warn("webhook delivery round failed", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-d.wake:
+		case <-t.C:
+		}
+	}
+}
+
+// round starts the sending of every lane head that is due, not leased and not in flight here.
+func (d *Deliverer) round(ctx context.Context, wg *sync.WaitGroup) error {
+	heads, err := d.st.Heads(ctx, 5000)
+	if err != nil {
+		return err
+	}
+	now := d.now()
+	for _, h := range heads {
+		if h.NextAttemptAt != nil && h.NextAttemptAt.After(now) || h.LeaseUntil.After(now) {
+			continue
+		}
+		ep := h.Account + ":" + strconv.FormatInt(h.WebhookID, 10)
+		d.mu.Lock()
+		busy := d.inflight[h.Lane] || d.perEP[ep] >= d.cfg.PerEndpoint
+		if !busy {
+			d.inflight[h.Lane] = true
+			d.perEP[ep]++
+		}
+		d.mu.Unlock()
+		if busy {
+			continue
+		}
+		select {
+		case d.sem <- struct{}{}:
+		case <-ctx.Done():
+			d.done(h.Lane, ep)
+			return nil
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-d.sem }()
+			defer d.done(h.Lane, ep)
+			if err := d.send(ctx, h); err != nil && ctx.Err() == nil {
+				d.log.Warn("webhook delivery failed to run", "message_id", h.MessageID, "webhook_id", h.WebhookID, "error", err)
+			}
+			d.Wake() // the lane's next delivery may go now
+		}()
+	}
+	return nil
+}
+
+func (d *Deliverer) done(lane, ep string) {
+	d.mu.Lock()
+	delete(d.inflight, lane)
+	if d.perEP[ep]--; d.perEP[ep] <= 0 {
+		delete(d.perEP, ep)
+	}
+	d.mu.Unlock()
+}
+
+// send makes one attempt of the lane head h.
+func (d *Deliverer) send(ctx context.Context, h store.Due) error {
+	now := d.now()
+	del, ok, err := d.st.Lease(ctx, h, now, now.Add(d.Lease()))
+	if err != nil || !ok {
+		return err
+	}
+	ep, err := d.st.Endpoint(ctx, del.Account, del.WebhookID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // deleted with its deliveries
+	}
+	if err != nil {
+		return err
+	}
+	if !ep.Enabled {
+		return d.st.Hold(ctx, del)
+	}
+	data, err := d.st.Data(ctx, del)
+	if err != nil {
+		return err
+	}
+	payload, err := d.payload(ctx, del, data)
+	if err != nil {
+		// booking-svc did not answer: no attempt was made; try again shortly.
+		_ = d.st.Release(context.WithoutCancel(ctx), del, d.now().Add(d.cfg.Poll))
+		return err
+	}
+	a := d.attempt(ctx, ep, del, payload)
+	return d.record(context.WithoutCancel(ctx), ep, del, a)
+}
+
+// payload is the body sent: {"type","timestamp","data"}, data.booking read now.
+func (d *Deliverer) payload(ctx context.Context, del webhook.Delivery, data []byte) ([]byte, error) {
+	if webhook.CarriesBooking(del.EventType) && del.BookingID > 0 {
+		b, err := d.fetchBooking(ctx, del.Account, del.BookingID)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, err
+		}
+		m["booking"] = b
+		if data, err = json.Marshal(m); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(struct {
+		Type      string          `json:"type"`
+		Timestamp string          `json:"timestamp"`
+		Data      json.RawMessage `json:"data"`
+	}{del.EventType, del.EventAt.UTC().Format(time.RFC3339), data})
+}
+
+// fetchBooking reads the booking's interface B shape from booking-svc; null when it has no
+// such booking (any more).
+func (d *Deliverer) fetchBooking(ctx context.Context, account string, id int64) (json.RawMessage, error) {
+	path := "/internal/hooks/booking/" + strconv.FormatInt(id, 10)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(d.cfg.BookingURL, "/")+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	d.signer.SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: account}, http.MethodGet, path, time.Now())
+	resp, err := d.booking.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return json.RawMessage("null"), nil
+	case resp.StatusCode != http.StatusOK:
+		return nil, fmt.Errorf("booking-svc answered %d", resp.StatusCode)
+	}
+	var out struct {
+		Booking json.RawMessage `json:"booking"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil || len(out.Booking) == 0 {
+		return nil, fmt.Errorf("booking-svc answered no booking")
+	}
+	return out.Booking, nil
+}
+
+// Sign returns the webhook-signature header value: one signature per secret.
+func Sign(secrets []string, msgID string, at time.Time, payload []byte) (string, error) {
+	sigs := make([]string, 0, len(secrets))
+	for _, s := range secrets {
+		wh, err := standardwebhooks.NewWebhook(s)
+		if err != nil {
+			return "", err
+		}
+		sig, err := wh.Sign(msgID, at, payload)
+		if err != nil {
+			return "", err
+		}
+		sigs = append(sigs, sig)
+	}
+	return strings.Join(sigs, " "), nil
+}
+
+// attempt posts payload to the endpoint once.
+func (d *Deliverer) attempt(ctx context.Context, ep webhook.Endpoint, del webhook.Delivery, payload []byte) webhook.Attempt {
+	start := d.now()
+	a := webhook.Attempt{Account: del.Account, WebhookID: del.WebhookID, MessageID: del.MessageID, Attempt: del.Attempts + 1, At: start}
+	fail := func(err error) webhook.Attempt {
+		a.Error = err.Error()
+		a.LatencyMS = time.Since(start).Milliseconds()
+		return a
+	}
+	u, err := url.Parse(ep.URL)
+	if err != nil || !(u.Scheme == "https" || u.Scheme == "http" && d.cfg.AllowHTTP) {
+		return fail(errors.New("the link's scheme is not allowed (https only)"))
+	}
+	allow, err := d.policy.AllowsPrivate(ctx, del.Account)
+	if err != nil {
+		return fail(errors.New("could not read the account's address policy"))
+	}
+	client := d.strict
+	if allow {
+		client = d.private
+	}
+	sig, err := Sign(ep.Secrets(start), del.MessageID, start, payload)
+	if err != nil {
+		return fail(err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(payload))
+	if err != nil {
+		return fail(err)
+	}
+	req.Header.Set(standardwebhooks.HeaderWebhookID, del.MessageID)
+	req.Header.Set(standardwebhooks.HeaderWebhookTimestamp, strconv.FormatInt(start.Unix(), 10))
+	req.Header.Set(standardwebhooks.HeaderWebhookSignature, sig)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", UserAgent)
+	resp, err := client.Do(req)
+	if err != nil {
+		if targets.IsForbidden(err) {
+			return fail(errors.New("forbidden address: the target resolves to a private, loopback or link-local address"))
+		}
+		return fail(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, MaxResponse))
+	a.StatusCode = resp.StatusCode
+	a.LatencyMS = time.Since(start).Milliseconds()
+	a.ResponseExcerpt = Excerpt(body)
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		a.Error = "answered " + strconv.Itoa(resp.StatusCode)
+	}
+	return a
+}
+
+// Excerpt is at most MaxExcerpt bytes of b, valid UTF-8, no rune cut.
+func Excerpt(b []byte) string {
+	if len(b) > MaxExcerpt {
+		b = b[:MaxExcerpt]
+		for len(b) > 0 && !utf8.Valid(b) {
+			b = b[:len(b)-1]
+		}
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// record stores the attempt, schedules the retry or gives up, and disables an endpoint whose
+// failure streak has gone on long enough.
+func (d *Deliverer) record(ctx context.Context, ep webhook.Endpoint, del webhook.Delivery, a webhook.Attempt) error {
+	ok := a.Error == ""
+	var next *time.Time
+	if !ok && a.Attempt < len(d.cfg.Schedule) {
+		t := a.At.Add(d.cfg.Schedule[a.Attempt])
+		next = &t
+	}
+	if err := d.st.Finish(ctx, del, a, ok, next); err != nil {
+		return err
+	}
+	outcome := "failure"
+	if ok {
+		outcome = "success"
+	}
+	if d.sent != nil {
+		d.sent.Add(ctx, 1, metric.WithAttributes(attrOutcome(outcome)))
+	}
+	if ok {
+		return d.st.Succeeded(ctx, ep.Account, ep.ID, a.At)
+	}
+	after, err := d.st.Failed(ctx, ep.Account, ep.ID, a.At)
+	if err != nil {
+		return err
+	}
+	if after.FailureStreak < d.cfg.DisableMinFailures || after.FirstFailureAt == nil ||
+		a.At.Sub(*after.FirstFailureAt) < d.cfg.DisableAfter {
+		return nil
+	}
+	reason := fmt.Sprintf("every attempt failed since %s (%d in a row)", after.FirstFailureAt.Format(time.RFC3339), after.FailureStreak)
+	disabled, err := d.st.Disable(ctx, ep.Account, ep.ID, a.At, reason)
+	if err != nil || !disabled {
+		return err
+	}
+	d.log.Info("webhook endpoint disabled", "account", ep.Account, "webhook_id", ep.ID, "failure_streak", after.FailureStreak)
+	if d.disabled != nil {
+		d.disabled.Add(ctx, 1)
+	}
+	data, _ := json.Marshal(map[string]any{"webhook_id": ep.ID, "url": ep.URL, "disabled_at": a.At.UTC().Format(time.RFC3339),
+		"failure_streak": after.FailureStreak, "reason": reason})
+	return d.notify(ctx, webhook.Event{ID: webhook.MessageID(ep.Account+":webhook:"+strconv.FormatInt(ep.ID, 10), a.At.UnixNano(), webhook.WebhookDisabled, ""),
+		Account: ep.Account, Type: webhook.WebhookDisabled, At: a.At, Data: data})
+}
