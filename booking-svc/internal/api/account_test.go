@@ -527,6 +527,21 @@ func TestAccountErasure(t *testing.T) {
 		}
 		blk := s.block(t, acct, 1, "2027-06-01")
 		keys = append(keys, acct+":block:"+strconv.FormatInt(blk, 10))
+		// A block imported from an iCal feed, and another feed's sync holding its lease.
+		code, body := s.do(t, acct, http.MethodPost, "/internal/ical/sync",
+			`{"property_id":1,"feed_id":3,"name":"Airbnb","events":[{"uid":"e@x","start":"2027-07-01","end":"2027-07-03"}]}`)
+		var synced struct {
+			Blocks []struct {
+				BlockID int64 `json:"block_id"`
+			} `json:"blocks"`
+		}
+		if err := json.Unmarshal(body, &synced); code != http.StatusOK || err != nil || len(synced.Blocks) != 1 {
+			t.Fatalf("sync: %d %s", code, body)
+		}
+		keys = append(keys, acct+":block:"+strconv.FormatInt(synced.Blocks[0].BlockID, 10))
+		if _, err := s.st.TakeFeedLease(ctx, acct, 4, "holder", time.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := s.st.AddUser(ctx, acct, guest.User{Email: "g@example.com", Name: "Gwendolyn"}, false); err != nil {
 			t.Fatal(err)
 		}

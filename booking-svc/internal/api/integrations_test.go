@@ -241,3 +241,73 @@ func TestICalSyncRoute(t *testing.T) {
 		t.Errorf("empty events: %d %s", code, body)
 	}
 }
+
+// published is the data of the newest event on booking id's key, as the relay published it.
+func (s *server) published(t *testing.T, account string, id int64, version int64) contractBooking {
+	t.Helper()
+	key := account + ":booking:" + strconv.FormatInt(id, 10)
+	var out contractBooking
+	waitFor(t, "booking version "+strconv.FormatInt(version, 10)+" published", func() bool {
+		m, ok := s.pub.latest()[key]
+		if !ok {
+			return false
+		}
+		var ce struct {
+			Data contractBooking `json:"data"`
+		}
+		if err := json.Unmarshal(m.Value, &ce); err != nil {
+			t.Fatal(err)
+		}
+		out = ce.Data
+		return out.Version == version
+	})
+	return out
+}
+
+type contractBooking struct {
+	Version  int64 `json:"version"`
+	Payments []struct {
+		PaymentID int64  `json:"payment_id"`
+		Amount    string `json:"amount"`
+	} `json:"payments"`
+	ArrivalFormCompleted bool `json:"arrival_form_completed"`
+}
+
+// TestPaymentsAndArrivalArePublished: adding and removing a payment and completing the arrival
+// form each publish a new version of the booking whose payments and arrival_form_completed
+// say so (integration-svc tells payment.added/removed and arrival_form.completed from them).
+func TestPaymentsAndArrivalArePublished(t *testing.T) {
+	s := newServer(t)
+	acct := newAccount("pubpay")
+	priceable(t, s, acct, 61)
+	b := s.book(t, acct, 61, "2027-07-01", 2, booking.Guest{FirstName: "Pay", LastName: "Guest"}, 0)
+	if got := s.published(t, acct, b.BookingID, b.Version); len(got.Payments) != 1 || got.ArrivalFormCompleted {
+		t.Fatalf("reserved: %+v", got)
+	}
+	post := func(action, body string) []byte {
+		code, out := s.do(t, acct, http.MethodPost, "/internal/b/"+action, body)
+		if code != http.StatusOK || !strings.Contains(string(out), `"status":0`) {
+			t.Fatalf("%s: %d %s", action, code, out)
+		}
+		return out
+	}
+	out := post("addbookingpayment", fmt.Sprintf(`{"action":"addbookingpayment","bookingId":%d,"amount":"50.00","time":"2026-11-01"}`, b.BookingID))
+	var added struct {
+		Data struct {
+			PaymentID json.Number `json:"paymentId"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(out, &added)
+	got := s.published(t, acct, b.BookingID, b.Version+1)
+	if len(got.Payments) != 2 || got.Payments[1].Amount != "50.00" || strconv.FormatInt(got.Payments[1].PaymentID, 10) != added.Data.PaymentID.String() {
+		t.Errorf("after addbookingpayment: %+v (added %s)", got, out)
+	}
+	post("removebookingpayment", fmt.Sprintf(`{"action":"removebookingpayment","paymentId":"%s"}`, added.Data.PaymentID))
+	if got := s.published(t, acct, b.BookingID, b.Version+2); len(got.Payments) != 1 {
+		t.Errorf("after removebookingpayment: %+v", got)
+	}
+	post("updatearrivalform", fmt.Sprintf(`{"action":"updatearrivalform","bookingId":%d,"arriveBy":"car","isCompleted":true}`, b.BookingID))
+	if got := s.published(t, acct, b.BookingID, b.Version+3); !got.ArrivalFormCompleted || len(got.Payments) != 1 {
+		t.Errorf("after updatearrivalform: %+v", got)
+	}
+}
