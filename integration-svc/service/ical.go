@@ -1,7 +1,62 @@
 package service
 
-// ICalConfig tunes the import of iCal feeds (VROS_ICAL_…).
-type ICalConfig struct{}
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
 
-// wireICal starts the iCal feed resource and its poller.
-func wireICal(w *wiring) error { return nil }
+	"github.com/vros/vros/integration-svc/internal/feedapi"
+	"github.com/vros/vros/integration-svc/internal/feedstore"
+	"github.com/vros/vros/integration-svc/internal/poller"
+)
+
+// ICalConfig tunes the import of iCal feeds (VROS_ICAL_…; docs/ical.md, "Configuration").
+type ICalConfig struct {
+	// PollPeriod is how often each replica looks for due feeds.
+	PollPeriod time.Duration `env:"VROS_ICAL_POLL_PERIOD" envDefault:"2s"`
+	// Lease is how long a poll holds its feed; a feed whose poller died is polled again
+	// once it ends. It must outlast RequestTimeout plus BookingTimeout.
+	Lease time.Duration `env:"VROS_ICAL_LEASE" envDefault:"2m"`
+	// RequestTimeout bounds one request to a feed's link.
+	RequestTimeout time.Duration `env:"VROS_ICAL_REQUEST_TIMEOUT" envDefault:"20s"`
+	// BookingTimeout bounds one call to booking-svc (a feed's sync).
+	BookingTimeout time.Duration `env:"VROS_ICAL_BOOKING_TIMEOUT" envDefault:"60s"`
+	// MaxBody is the largest feed accepted, in bytes.
+	MaxBody int64 `env:"VROS_ICAL_MAX_BODY" envDefault:"5242880"`
+}
+
+func (c ICalConfig) validate() error {
+	switch {
+	case c.PollPeriod <= 0, c.RequestTimeout <= 0, c.BookingTimeout <= 0:
+		return errors.New("VROS_ICAL_POLL_PERIOD, VROS_ICAL_REQUEST_TIMEOUT and VROS_ICAL_BOOKING_TIMEOUT must be positive")
+	case c.Lease <= c.RequestTimeout+c.BookingTimeout:
+		return fmt.Errorf("VROS_ICAL_LEASE (%s) must be longer than VROS_ICAL_REQUEST_TIMEOUT plus VROS_ICAL_BOOKING_TIMEOUT (%s)", c.Lease, c.RequestTimeout+c.BookingTimeout)
+	case c.MaxBody < 1024:
+		return errors.New("VROS_ICAL_MAX_BODY must be at least 1024 bytes")
+	}
+	return nil
+}
+
+// wireICal starts the ical-feed resource and the feed poller.
+func wireICal(w *wiring) error {
+	if w.hooks == nil || w.policy == nil {
+		return errors.New("iCal import: the webhook part did not provide its event emitter and address policy")
+	}
+	cfg := w.cfg.ICal
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	store, err := feedstore.Open(w.ctx, w.base.DB)
+	if err != nil {
+		return fmt.Errorf("iCal feed store: %w", err)
+	}
+	booking := poller.NewBookingClient(w.cfg.BookingURL, w.signer, cfg.BookingTimeout)
+	p := &poller.Poller{Store: store, Booking: booking, Hooks: w.hooks, Policy: w.policy, Log: w.base.Tel.Logger,
+		Cfg: poller.Config{Period: cfg.PollPeriod, Lease: cfg.Lease, Timeout: cfg.RequestTimeout, MaxBody: cfg.MaxBody, AllowHTTP: w.cfg.AllowHTTP}}
+	api := &feedapi.API{Store: store, Poller: p, Booking: booking, Policy: w.policy, AllowHTTP: w.cfg.AllowHTTP}
+	api.Register(w.app, w.signer)
+	w.loops = append(w.loops, p.Run)
+	w.onErase = append(w.onErase, func(ctx context.Context, account string) error { return store.Erase(ctx, account) })
+	return nil
+}
