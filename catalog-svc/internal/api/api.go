@@ -28,17 +28,23 @@ type API struct {
 	now       func() time.Time
 	// records holds the search records; see view.Memo for why it is keyed by the property.
 	records view.Memo[*searchRecord]
+	// feeds holds the rendered iCal feeds (ical.go).
+	feeds feeds
 }
 
 // New returns the API. An erased account's search records are dropped with it.
 func New(v *view.Store, mediaBase string) *API {
 	a := &API{view: v, MediaBase: strings.TrimRight(mediaBase, "/"), now: time.Now}
 	v.OnErase(a.records.Forget)
+	v.OnErase(a.feeds.Forget)
 	return a
 }
 
-// Register mounts the routes behind the signature check.
+// Register mounts the routes: behind the signature check but for the iCal export.
 func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
+	// The iCal export: no tenant check, the token in the path is the capability (ical.go).
+	app.Get("/internal/ical/:file", a.ical)
+
 	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), signer.Require())
 	b.Post("/gettax", a.getTax)
 	b.Post("/getservice", a.getService)

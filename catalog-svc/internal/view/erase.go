@@ -71,6 +71,11 @@ func (s *Store) eraseAccount(ctx context.Context, acc string, at time.Time) erro
 // OnErase functions.
 func (s *Store) forgetAccount(acc string) {
 	s.mu.Lock()
+	if a := s.accounts[acc]; a != nil {
+		for _, p := range a.props {
+			s.indexICal(p, nil)
+		}
+	}
 	delete(s.accounts, acc)
 	s.erased[acc] = struct{}{}
 	hooks := s.onErase
@@ -175,16 +180,20 @@ func (s *Store) drop(k aggregateKey) {
 	case collSettings:
 		a.setSettings(contract.DefaultSettings(k.account))
 	case collProperties:
+		s.indexICal(a.props[k.id], nil)
 		delete(a.props, k.id)
+		s.changed(a, k.id)
 	case collBookings:
 		if b := a.bookings[k.id]; b != nil {
 			delete(a.propBook[b.PropertyID], k.id)
 			delete(a.bookings, k.id)
+			s.changed(a, b.PropertyID)
 		}
 	case collBlocks:
 		if b := a.blocks[k.id]; b != nil {
 			delete(a.propBlocks[b.PropertyID], k.id)
 			delete(a.blocks, k.id)
+			s.changed(a, b.PropertyID)
 		}
 	}
 }

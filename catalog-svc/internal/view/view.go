@@ -53,11 +53,13 @@ type account struct {
 	blocks     map[int64]*Block
 	propBook   map[int64]map[int64]struct{} // property → its bookings
 	propBlocks map[int64]map[int64]struct{} // property → its blocks
+	calGen     map[int64]uint64             // property → its calendar's generation (ical.go)
 }
 
 func newAccount(id string) *account {
 	return &account{settings: contract.DefaultSettings(id), props: map[int64]*Property{}, bookings: map[int64]*Booking{},
-		blocks: map[int64]*Block{}, propBook: map[int64]map[int64]struct{}{}, propBlocks: map[int64]map[int64]struct{}{}}
+		blocks: map[int64]*Block{}, propBook: map[int64]map[int64]struct{}{}, propBlocks: map[int64]map[int64]struct{}{},
+		calGen: map[int64]uint64{}}
 }
 
 // Store is the view.
@@ -69,6 +71,8 @@ type Store struct {
 	accounts map[string]*account
 	erased   map[string]struct{} // accounts erased: their events are ignored
 	onErase  []func(acc string)  // what else forgets an erased account (OnErase)
+	icals    icalIndex           // iCal export token hash → property (ical.go)
+	gens     uint64              // the last calendar generation given (ical.go)
 }
 
 // New returns the view in db, loaded from it. Snapshots an erasure interrupted before it
@@ -270,10 +274,13 @@ func (s *Store) put(coll string, data []byte) error {
 		if err != nil {
 			return err
 		}
-		if cur := a.props[snap.PropertyID]; cur != nil && cur.Snap.Version >= snap.Version {
+		cur := a.props[snap.PropertyID]
+		if cur != nil && cur.Snap.Version >= snap.Version {
 			return nil
 		}
 		a.props[snap.PropertyID] = priced(snap, a.settings)
+		s.indexICal(cur, &snap)
+		s.changed(a, snap.PropertyID)
 	case collBookings:
 		var b Booking
 		if err := json.Unmarshal(data, &b); err != nil {
@@ -290,9 +297,11 @@ func (s *Store) put(coll string, data []byte) error {
 				return nil
 			}
 			delete(a.propBook[cur.PropertyID], b.BookingID)
+			s.changed(a, cur.PropertyID)
 		}
 		a.bookings[b.BookingID] = &b
 		index(a.propBook, b.PropertyID, b.BookingID)
+		s.changed(a, b.PropertyID)
 	case collBlocks:
 		var b Block
 		if err := json.Unmarshal(data, &b); err != nil {
@@ -309,9 +318,11 @@ func (s *Store) put(coll string, data []byte) error {
 				return nil
 			}
 			delete(a.propBlocks[cur.PropertyID], b.BlockID)
+			s.changed(a, cur.PropertyID)
 		}
 		a.blocks[b.BlockID] = &b
 		index(a.propBlocks, b.PropertyID, b.BlockID)
+		s.changed(a, b.PropertyID)
 	}
 	return nil
 }
