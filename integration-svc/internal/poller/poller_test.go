@@ -372,3 +372,86 @@ func TestConflictRaisedOnce(t *testing.T) {
 		t.Fatalf("%d events, want 2", len(e.hooks.events))
 	}
 }
+
+// TestInterruptedPollIsRetried: a poll stopped mid-fetch (its process ended) leaves the
+// feed as it was; another poller polls it once the lease is over.
+func TestInterruptedPollIsRetried(t *testing.T) {
+	e := setup(t)
+	var hang atomic.Bool
+	hang.Store(true)
+	started := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hang.Load() {
+			started <- struct{}{}
+			<-r.Context().Done()
+			return
+		}
+		_, _ = w.Write([]byte(calendar))
+	}))
+	defer srv.Close()
+	f := e.create(t, "acc7", srv.URL+"/cal.ics")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.poller(true).RunDue(ctx) }()
+	<-started
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if g := e.get(t, f); g.Status.LastPolledAt != nil || g.Status.ConsecutiveFailures != 0 {
+		t.Fatalf("stopped poll recorded: %+v", g.Status)
+	}
+	hang.Store(false)
+	p := e.poller(true)
+	if err := p.RunDue(context.Background()); err != nil || len(e.booking.calls()) != 0 {
+		t.Fatalf("polled under the dead poll's lease: %v", err)
+	}
+	e.clock.Set(e.clock.Now().Add(2*time.Minute + time.Second))
+	if err := p.RunDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if g := e.get(t, f); g.Status.LastSuccessAt == nil || len(e.booking.calls()) != 1 {
+		t.Fatalf("not retried: %+v", g.Status)
+	}
+}
+
+type failingHooks struct{ fakeHooks }
+
+func (h *failingHooks) Emit(ctx context.Context, ev webhook.Event) error {
+	if err := h.fakeHooks.Emit(ctx, ev); err != nil {
+		return err
+	}
+	if len(h.events) == 1 {
+		return errors.New("store down")
+	}
+	return nil
+}
+
+// TestConflictEmitRetried: a failed Emit fails the poll; the next poll raises the conflict
+// again under the same id.
+func TestConflictEmitRetried(t *testing.T) {
+	e := setup(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(calendar)) }))
+	defer srv.Close()
+	f := e.create(t, "acc8", srv.URL+"/cal.ics")
+	e.booking.conflicts = []feed.Conflict{{UID: "ev1", StartDate: "2027-01-11", EndDate: "2027-01-12", BookingIDs: []int64{9}}}
+	h := &failingHooks{}
+	p := e.poller(true)
+	p.Hooks = h
+	if err := p.RunDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if g := e.get(t, f); g.Status.ConsecutiveFailures != 1 || !strings.Contains(g.Status.LastError, "ical.conflict") {
+		t.Fatal(g.Status)
+	}
+	e.clock.Set(e.clock.Now().Add(15 * time.Minute))
+	if err := p.RunDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.events) != 2 || h.events[0].ID != h.events[1].ID {
+		t.Fatalf("%+v", h.events)
+	}
+	if g := e.get(t, f); g.Status.ConsecutiveFailures != 0 {
+		t.Fatal(g.Status)
+	}
+}
