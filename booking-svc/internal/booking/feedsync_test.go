@@ -455,3 +455,43 @@ func TestFeedSyncCutAtEveryStep(t *testing.T) {
 		}
 	}
 }
+
+// TestFeedSyncProcessStopped: a sync stopped for good in the middle of a move (the process
+// died there, holding its lease): the janitor's repair leaves the ledger exactly as the
+// stored blocks say, and the next sync, once the stopped one's lease is up, converges.
+func TestFeedSyncProcessStopped(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	account := fmt.Sprintf("feedstop-%d", time.Now().UnixNano())
+	const pid, feed = 34, 2
+	f.priceable(t, account, pid)
+	syncFeed := func(svc *booking.Service, events ...booking.FeedEvent) (booking.FeedResult, error) {
+		return svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events})
+	}
+	before, err := syncFeed(f.svc, ev("A", "2027-01-10", "2027-01-13"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dying := booking.New(booking.Deps{Properties: properties.New(f.vw), Bookings: f.st, Blocks: f.st, Users: f.st, Ledger: f.led})
+	dying.Deadline = time.Second
+	reached := make(chan struct{})
+	dying.Crash = func(step, acct string) {
+		if acct == account && step == "icalsync:move:claimed" {
+			close(reached)
+			select {} // the process died here
+		}
+	}
+	go func() { _, _ = syncFeed(dying, ev("A", "2027-01-11", "2027-01-16")) }()
+	<-reached
+	f.repair(t)
+	// The block still says 01-10..01-12; the nights the stopped move claimed are free again.
+	f.checkFeed(t, account, pid, feed, before, nil)
+	after, err := syncFeed(f.svc, ev("A", "2027-01-11", "2027-01-16"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := blocksOf(after); !reflect.DeepEqual(got, []blk{{"A", "2027-01-11", "2027-01-15"}}) || after.Blocks[0].BlockID != before.Blocks[0].BlockID {
+		t.Errorf("after the stopped sync: %+v (was %+v)", after.Blocks, before.Blocks)
+	}
+	f.checkFeed(t, account, pid, feed, after, nil)
+}
