@@ -43,6 +43,9 @@ func (a *API) now() time.Time {
 	return time.Now().UTC()
 }
 
+// SyncWait is how long a sync waits for a poll of the feed already running.
+const SyncWait = 30 * time.Second
+
 var idRule = fields.Int{Required: true, Min: 1, Max: 1 << 53}
 
 func (a *API) handle(c *fiber.Ctx) error {
@@ -101,9 +104,9 @@ func (a *API) handle(c *fiber.Ctx) error {
 		}
 		return httpapi.A(c, fiber.Map{"feed_id": id, "deleted": true})
 	case "sync":
-		fd, err := a.Poller.PollNow(ctx, account, int64(id))
+		fd, err := a.Poller.PollNow(ctx, account, int64(id), SyncWait)
 		if errors.Is(err, poller.ErrBusy) {
-			return httpapi.Conflict(httpapi.StatusConflict, "feed "+strconv.Itoa(id)+" is being polled; try again in a moment")
+			return httpapi.Conflict(httpapi.StatusConflict, "feed "+strconv.Itoa(id)+" is still being polled; try again in a moment")
 		}
 		if err != nil {
 			return notFound(err, id)
@@ -194,7 +197,7 @@ func (a *API) update(c *fiber.Ctx, ctx context.Context, account string, f *field
 	if fd.Enabled && fd.URL != before.URL {
 		// A new link is polled at once; when another poll holds the feed, the loop polls
 		// it (it is due).
-		polled, err := a.Poller.PollNow(ctx, account, int64(id))
+		polled, err := a.Poller.PollNow(ctx, account, int64(id), 0)
 		switch {
 		case err == nil:
 			fd = polled

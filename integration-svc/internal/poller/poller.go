@@ -105,17 +105,38 @@ func (p *Poller) RunDue(ctx context.Context) error {
 }
 
 // PollNow polls an account's feed at once (the resource's sync and a changed link) and
-// returns it after the poll; ErrBusy when another poll holds it.
-func (p *Poller) PollNow(ctx context.Context, account string, feedID int64) (*feed.Feed, error) {
+// returns it after the poll. When another poll holds the feed it waits up to wait for it
+// to end (checking every 100 ms), then answers ErrBusy.
+func (p *Poller) PollNow(ctx context.Context, account string, feedID int64, wait time.Duration) (*feed.Feed, error) {
 	if _, err := p.Store.Get(ctx, account, feedID); err != nil {
 		return nil, err
 	}
-	f, err := p.Store.Lease(ctx, feedstore.DocID(account, feedID), p.now(), p.Cfg.Lease)
-	if err != nil {
-		return nil, err
+	deadline := time.Now().Add(wait)
+	var f *feed.Feed
+	for {
+		var err error
+		f, err = p.Store.Lease(ctx, feedstore.DocID(account, feedID), p.now(), p.Cfg.Lease)
+		if err != nil {
+			return nil, err
+		}
+		if f != nil {
+			break
+		}
+		if !time.Now().Before(deadline) {
+			return nil, ErrBusy
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	if f == nil {
-		return nil, ErrBusy
+	if f.Deleting {
+		// Deleted meanwhile: finish the removal, the feed is gone.
+		if err := p.process(ctx, f); err != nil {
+			return nil, err
+		}
+		return nil, feedstore.ErrNotFound
 	}
 	if err := p.process(ctx, f); err != nil {
 		return nil, err

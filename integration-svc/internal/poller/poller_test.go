@@ -455,3 +455,34 @@ func TestConflictEmitRetried(t *testing.T) {
 		t.Fatal(g.Status)
 	}
 }
+
+// TestPollNowWaits: a sync while the loop polls the feed waits for that poll, then polls.
+func TestPollNowWaits(t *testing.T) {
+	e := setup(t)
+	release := make(chan struct{})
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if hits.Add(1) == 1 {
+			<-release
+		}
+		_, _ = w.Write([]byte(calendar))
+	}))
+	defer srv.Close()
+	f := e.create(t, "acc9", srv.URL+"/cal.ics")
+	done := make(chan error, 1)
+	go func() { done <- e.poller(true).RunDue(context.Background()) }()
+	for hits.Load() == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := e.poller(true).PollNow(context.Background(), f.AccountID, f.FeedID, 0); !errors.Is(err, ErrBusy) {
+		t.Fatalf("no wait: %v, want ErrBusy", err)
+	}
+	go func() { time.Sleep(300 * time.Millisecond); close(release) }()
+	g, err := e.poller(true).PollNow(context.Background(), f.AccountID, f.FeedID, 10*time.Second)
+	if err != nil || hits.Load() != 2 || len(e.booking.calls()) != 2 || g.Status.LastSuccessAt == nil {
+		t.Fatalf("%v, %d fetches, %d syncs", err, hits.Load(), len(e.booking.calls()))
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
