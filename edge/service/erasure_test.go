@@ -18,12 +18,16 @@ import (
 	"github.com/vros/vros/libs/tenancy"
 )
 
-// fakeServices stand in for property-svc and booking-svc's internal account routes. They
+// fakeServices stand in for property-svc's, booking-svc's and integration-svc's internal
+// account routes. They
 // verify the signed tenant context as tenancy.Require does and record what they got.
 type fakeServices struct {
-	t        *testing.T
-	property *httptest.Server
-	booking  *httptest.Server
+	t           *testing.T
+	property    *httptest.Server
+	booking     *httptest.Server
+	integration *httptest.Server
+	// private is integration-svc's allow_private_targets switch by account.
+	private map[string]bool
 
 	mu     sync.Mutex
 	got    []string // "<service> <method> <path>?<query> account=<id> body=<body>"
@@ -40,7 +44,7 @@ type fakeServices struct {
 }
 
 func newFakeServices(t *testing.T) *fakeServices {
-	f := &fakeServices{t: t, down: map[string]bool{}}
+	f := &fakeServices{t: t, down: map[string]bool{}, private: map[string]bool{}}
 	signer := tenancy.NewSigner("test-hmac-key-0123456789")
 	handler := func(service string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
@@ -84,6 +88,20 @@ func newFakeServices(t *testing.T) *fakeServices {
 				_, _ = io.WriteString(w, `{"erased":true}`)
 			case "booking-svc /internal/account/guests/erase":
 				_, _ = io.WriteString(w, `{"bookings":2,"users":1}`)
+			case "integration-svc /internal/account/integrations":
+				f.mu.Lock()
+				defer f.mu.Unlock()
+				if r.Method == http.MethodPut {
+					var in struct {
+						Allow *bool `json:"allow_private_targets"`
+					}
+					if json.Unmarshal(body, &in) != nil || in.Allow == nil {
+						http.Error(w, `{"error":"allow_private_targets: is required"}`, http.StatusBadRequest)
+						return
+					}
+					f.private[acc] = *in.Allow
+				}
+				_, _ = fmt.Fprintf(w, `{"allow_private_targets":%v}`, f.private[acc])
 			default: // a forwarded request: accepted
 				_, _ = io.WriteString(w, `{"code":200,"status":0,"message":"Success","data":{}}`)
 			}
@@ -91,8 +109,10 @@ func newFakeServices(t *testing.T) *fakeServices {
 	}
 	f.property = httptest.NewServer(handler("property-svc"))
 	f.booking = httptest.NewServer(handler("booking-svc"))
+	f.integration = httptest.NewServer(handler("integration-svc"))
 	t.Cleanup(f.property.Close)
 	t.Cleanup(f.booking.Close)
+	t.Cleanup(f.integration.Close)
 	return f
 }
 
@@ -138,7 +158,7 @@ func serviceZip(t *testing.T, service, acc string, stray bool) []byte {
 
 func (f *fakeServices) cfg() Config {
 	return Config{PublicURL: "https://api.example.com", PropertyURL: f.property.URL, BookingURL: f.booking.URL,
-		CacheTTL: time.Hour, AccountPoll: 100 * time.Millisecond, UsageFlush: 50 * time.Millisecond}
+		IntegrationURL: f.integration.URL, CacheTTL: time.Hour, AccountPoll: 100 * time.Millisecond, UsageFlush: 50 * time.Millisecond}
 }
 
 // badGateway asserts a 502 in A's envelope naming service.

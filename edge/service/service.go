@@ -36,13 +36,15 @@ type Config struct {
 	Addr string `env:"VROS_EDGE_ADDR" envDefault:":8080"`
 	// PublicURL is given out as edge_url with new credentials; without it the admin API
 	// issues none, unless Development.
-	PublicURL      string        `env:"VROS_EDGE_PUBLIC_URL"`
-	AdminToken     config.Secret `env:"VROS_EDGE_ADMIN_TOKEN"`
-	PropertyURL    string        `env:"VROS_EDGE_PROPERTY_URL" envDefault:"http://127.0.0.1:8081"`
-	BookingURL     string        `env:"VROS_EDGE_BOOKING_URL"`
-	CatalogURL     string        `env:"VROS_EDGE_CATALOG_URL"`
-	RateLimitRPS   float64       `env:"VROS_EDGE_RATE_LIMIT_RPS" envDefault:"200"`
-	RateLimitBurst int           `env:"VROS_EDGE_RATE_LIMIT_BURST" envDefault:"400"`
+	PublicURL   string        `env:"VROS_EDGE_PUBLIC_URL"`
+	AdminToken  config.Secret `env:"VROS_EDGE_ADMIN_TOKEN"`
+	PropertyURL string        `env:"VROS_EDGE_PROPERTY_URL" envDefault:"http://127.0.0.1:8081"`
+	BookingURL  string        `env:"VROS_EDGE_BOOKING_URL"`
+	CatalogURL  string        `env:"VROS_EDGE_CATALOG_URL"`
+	// IntegrationURL is integration-svc's (webhooks, iCal feed import); empty: not deployed.
+	IntegrationURL string  `env:"VROS_EDGE_INTEGRATION_URL"`
+	RateLimitRPS   float64 `env:"VROS_EDGE_RATE_LIMIT_RPS" envDefault:"200"`
+	RateLimitBurst int     `env:"VROS_EDGE_RATE_LIMIT_BURST" envDefault:"400"`
 	// AccountConcurrency is each account's limit of requests in flight per replica (0: none).
 	AccountConcurrency int           `env:"VROS_EDGE_ACCOUNT_CONCURRENCY" envDefault:"32"`
 	CacheTTL           time.Duration `env:"VROS_EDGE_CREDENTIAL_CACHE_TTL" envDefault:"30s"`
@@ -116,7 +118,8 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 		return err
 	}
 	signer := tenancy.NewSigner(cfg.InternalHMACKey.Reveal())
-	services := backend.New(map[string]string{backend.PropertySvc: cfg.PropertyURL, backend.BookingSvc: cfg.BookingURL}, signer)
+	services := backend.New(map[string]string{backend.PropertySvc: cfg.PropertyURL, backend.BookingSvc: cfg.BookingURL,
+		backend.IntegrationSvc: cfg.IntegrationURL}, signer)
 	accounts := account.NewService(store, account.Options{CacheTTL: cfg.CacheTTL, Eraser: services})
 	loops, stopLoops := context.WithCancel(ctx)
 	defer stopLoops()
@@ -140,6 +143,7 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 	gw, err := gateway.New(gateway.Config{
 		ServiceURLs: map[gateway.Upstream]string{
 			gateway.PropertySvc: cfg.PropertyURL, gateway.BookingSvc: cfg.BookingURL, gateway.CatalogSvc: cfg.CatalogURL,
+			gateway.IntegrationSvc: cfg.IntegrationURL,
 		},
 		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst, AccountConcurrency: cfg.AccountConcurrency,
 		Failures: failures, Tracer: tel.Tracer, PublicURL: cfg.PublicURL, Usage: counter,
@@ -168,12 +172,14 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 	adm.Register(app)
 
 	log.Info("edge starting", "addr", cfg.Addr, "public_url", cfg.PublicURL, "property_url", cfg.PropertyURL,
-		"booking_url", cfg.BookingURL, "catalog_url", cfg.CatalogURL, "trusted_proxies", len(proxies))
+		"booking_url", cfg.BookingURL, "catalog_url", cfg.CatalogURL, "integration_url", cfg.IntegrationURL, "trusted_proxies", len(proxies))
 	return httpapi.Serve(ctx, app, cfg.Addr, func(addr string) {
 		// Before the first request is served: Serve calls this before accepting.
 		if cfg.PublicURL == "" && cfg.Development {
 			adm.SetPublicURL("http://" + reachable(addr))
 		}
+		// X-Vros-Public-URL without a configured public URL: the address edge listens on.
+		gw.SetListenURL("http://" + reachable(addr))
 		if ready != nil {
 			ready(addr)
 		}

@@ -19,6 +19,9 @@ const (
 	// ActionGuestErase records a guest's erasure in an account: the counts of records
 	// anonymised, never who.
 	ActionGuestErase = "guest_erase"
+	// ActionIntegrations records a change of the account's integration settings in
+	// integration-svc (allow_private_targets).
+	ActionIntegrations = "integrations"
 )
 
 // AuditRecord is one account or credential change, appended to the audit log when the

@@ -143,3 +143,10 @@ func (s *Service) GuestErased(ctx context.Context, id string, bookings, users in
 	return s.audit(ctx, AuditRecord{AccountID: id, Action: ActionGuestErase,
 		Changes: []FieldChange{{Field: "bookings", New: bookings}, {Field: "users", New: users}}})
 }
+
+// IntegrationsChanged records in the audit log that the account's integration setting field
+// (held by integration-svc) went from old to new.
+func (s *Service) IntegrationsChanged(ctx context.Context, id, field string, old, new any) error {
+	return s.audit(ctx, AuditRecord{AccountID: id, Action: ActionIntegrations,
+		Changes: []FieldChange{{Field: field, Old: old, New: new}}})
+}

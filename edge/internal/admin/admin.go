@@ -101,6 +101,8 @@ func (a *API) Register(app *fiber.App) {
 	g.Get("/accounts/:id/usage", a.usage)
 	g.Get("/accounts/:id/export", a.export)
 	g.Post("/accounts/:id/guests/erase", a.eraseGuest)
+	g.Get("/accounts/:id/integrations", a.getIntegrations)
+	g.Put("/accounts/:id/integrations", a.putIntegrations)
 	g.Delete("/accounts/:id", a.deleteAccount)
 	g.Get("/audit", a.audit)
 }

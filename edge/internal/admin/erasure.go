@@ -386,6 +386,68 @@ func (a *API) eraseGuest(c *fiber.Ctx) error {
 	return httpapi.A(c, got)
 }
 
+// getIntegrations: GET /admin/v1/accounts/{id}/integrations → the account's integration
+// settings as integration-svc holds them: {"allow_private_targets": false}.
+func (a *API) getIntegrations(c *fiber.Ctx) error {
+	acc, err := a.liveAccount(c)
+	if err != nil {
+		return err
+	}
+	got, err := a.services.Integrations(c.UserContext(), acc.ID)
+	if err != nil {
+		return serviceFailed(err)
+	}
+	return httpapi.A(c, got)
+}
+
+// putIntegrations: PUT /admin/v1/accounts/{id}/integrations {"allow_private_targets": true}
+// → the settings. allow_private_targets lets the account's webhook targets and iCal feed
+// links name private addresses (docs/webhooks.md); it is off for every account unless the
+// operator switches it on. A change is recorded in the audit log with the old and new value.
+func (a *API) putIntegrations(c *fiber.Ctx) error {
+	acc, err := a.liveAccount(c)
+	if err != nil {
+		return err
+	}
+	var v fields.Violations
+	obj := fields.Parse(c.Body(), "", &v)
+	for _, k := range obj.Keys() {
+		if k != "allow_private_targets" {
+			v.Add(k, "is not an integration setting (settings: allow_private_targets)")
+		}
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	// A JSON boolean only: an operator's switch takes no 1 or "yes".
+	var in struct {
+		Allow any `json:"allow_private_targets"`
+	}
+	_ = json.Unmarshal(c.Body(), &in) // an object: fields.Parse read it
+	allow, ok := in.Allow.(bool)
+	if !ok {
+		if in.Allow == nil {
+			return httpapi.InvalidField("allow_private_targets", "is required (true or false)")
+		}
+		return httpapi.InvalidField("allow_private_targets", "must be a boolean (true or false)")
+	}
+	ctx := c.UserContext()
+	before, err := a.services.Integrations(ctx, acc.ID)
+	if err != nil {
+		return serviceFailed(err)
+	}
+	got, err := a.services.SetIntegrations(ctx, acc.ID, backend.Integrations{AllowPrivateTargets: allow})
+	if err != nil {
+		return serviceFailed(err)
+	}
+	if before != got {
+		if err := a.accounts.IntegrationsChanged(ctx, acc.ID, "allow_private_targets", before.AllowPrivateTargets, got.AllowPrivateTargets); err != nil {
+			return err
+		}
+	}
+	return httpapi.A(c, got)
+}
+
 // deleteAccount: DELETE /admin/v1/accounts/{id} → the account id and status deleted, once
 // the account is refused everywhere, its data erased in the services and its credentials
 // gone (account.Service.Delete). A deletion that failed half-way is finished by the next

@@ -22,6 +22,8 @@ import (
 const (
 	PropertySvc = "property-svc"
 	BookingSvc  = "booking-svc"
+	// IntegrationSvc holds the account's integration settings (the private-targets switch).
+	IntegrationSvc = "integration-svc"
 )
 
 // Client calls property-svc and booking-svc.
@@ -190,6 +192,30 @@ func (c *Client) EraseGuest(ctx context.Context, account, email string) (GuestEr
 	}
 	var out GuestErasure
 	err = c.callJSON(ctx, BookingSvc, http.MethodPost, "/internal/account/guests/erase", nil, body, account, &out)
+	return out, err
+}
+
+// Integrations is an account's integration settings in integration-svc.
+type Integrations struct {
+	AllowPrivateTargets bool `json:"allow_private_targets"`
+}
+
+// Integrations reads the account's integration settings from integration-svc.
+func (c *Client) Integrations(ctx context.Context, account string) (Integrations, error) {
+	var out Integrations
+	err := c.callJSON(ctx, IntegrationSvc, http.MethodGet, "/internal/account/integrations", nil, nil, account, &out)
+	return out, err
+}
+
+// SetIntegrations writes the account's integration settings to integration-svc and returns
+// them as it answers.
+func (c *Client) SetIntegrations(ctx context.Context, account string, in Integrations) (Integrations, error) {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return Integrations{}, err
+	}
+	var out Integrations
+	err = c.callJSON(ctx, IntegrationSvc, http.MethodPut, "/internal/account/integrations", nil, body, account, &out)
 	return out, err
 }
 

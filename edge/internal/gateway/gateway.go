@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -42,7 +43,9 @@ type Config struct {
 	// Tracer starts the client span of each forwarded request (nil: none).
 	Tracer trace.Tracer
 	// PublicURL is edge's public base URL (VROS_EDGE_PUBLIC_URL, no trailing slash), sent to
-	// catalog-svc with every read for its links; empty: the request's own base URL.
+	// catalog-svc with every read for its links (empty: the request's own base URL), and to
+	// every service with every forwarded request as X-Vros-Public-URL (empty: the address
+	// edge listens on, SetListenURL).
 	PublicURL string
 	// Usage counts the authenticated requests (nil: none are counted).
 	Usage *usage.Counter
@@ -56,6 +59,8 @@ type Gateway struct {
 	inFlight  *throttle.Concurrency
 	failures  *throttle.Failures
 	publicURL string
+	// listenURL is http://<listen address>, X-Vros-Public-URL when publicURL is empty.
+	listenURL atomic.Pointer[string]
 	usage     *usage.Counter
 }
 
@@ -72,9 +77,33 @@ func New(cfg Config, accounts *account.Service, signer *tenancy.Signer, prop pro
 		if err != nil {
 			return nil, err
 		}
+		u.public = g.publicHeader
 		g.upstreams[name] = u
 	}
 	return g, nil
+}
+
+// HeaderPublicURL carries, to every service, edge's public base URL (no trailing slash): the
+// links a service answers with (property-ical's url) start with it.
+const HeaderPublicURL = "X-Vros-Public-URL"
+
+// SetListenURL sets the base URL X-Vros-Public-URL carries when edge has no public URL
+// configured: http://<the address edge listens on>, known once it listens.
+func (g *Gateway) SetListenURL(u string) {
+	u = strings.TrimRight(u, "/")
+	g.listenURL.Store(&u)
+}
+
+// publicHeader is X-Vros-Public-URL's value: the configured public URL, else the listen
+// URL, else nothing (the header is then not sent).
+func (g *Gateway) publicHeader() string {
+	if g.publicURL != "" {
+		return g.publicURL
+	}
+	if u := g.listenURL.Load(); u != nil {
+		return *u
+	}
+	return ""
 }
 
 // EnvelopeFor is the envelope of a request edge answers before routing it (a 414, a 431):
@@ -102,6 +131,8 @@ func (g *Gateway) Register(app *fiber.App) {
 	}
 
 	app.Get("/media/:key/:file", g.media)
+	// Get serves HEAD too.
+	app.Get("/ical/:file", g.ical)
 }
 
 func (g *Gateway) upstream(name Upstream, what string) (*upstream, error) {
@@ -506,4 +537,48 @@ func (g *Gateway) media(c *fiber.Ctx) error {
 		return err
 	}
 	return u.forward(c, fiber.MethodGet, "/media/"+c.Params("key")+"/"+c.Params("file"), nil, tenancy.Tenant{})
+}
+
+// ical: GET|HEAD /ical/{token}.ics, the iCal export of a property, public (channels read it
+// without credentials: the token is the capability) → catalog-svc GET /internal/ical/{file}
+// with an empty tenant, as /media is. If-None-Match goes along; ETag, Cache-Control,
+// Content-Type and a 304 come back unchanged. Tokens cannot be guessed at speed: each
+// unknown token (a 404) counts as a failed authentication of the client's address, whose
+// spent failures refuse it 429 before any look-up. Nothing is counted in usage (no account
+// is known).
+func (g *Gateway) ical(c *fiber.Ctx) error {
+	if err := g.failures.Check(c); err != nil {
+		return err
+	}
+	file := c.Params("file")
+	if !icalFile(file) {
+		g.failures.Failed(c)
+		return httpapi.NotFound(httpapi.StatusNotFound, "no such calendar")
+	}
+	u, err := g.upstream(CatalogSvc, "the iCal export")
+	if err != nil {
+		return err
+	}
+	if err := u.forward(c, fiber.MethodGet, "/internal/ical/"+file, nil, tenancy.Tenant{}); err != nil {
+		return err
+	}
+	if c.Response().StatusCode() == fiber.StatusNotFound {
+		g.failures.Failed(c)
+	}
+	return nil
+}
+
+// icalFile reports whether file is "<token>.ics" with a token of base64url characters
+// (property-svc's tokens are 43 of them; catalog-svc checks the length).
+func icalFile(file string) bool {
+	tok, ok := strings.CutSuffix(file, ".ics")
+	if !ok || tok == "" || len(tok) > 128 {
+		return false
+	}
+	for _, r := range tok {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }

@@ -8,6 +8,8 @@ const (
 	PropertySvc Upstream = "property-svc"
 	BookingSvc  Upstream = "booking-svc"
 	CatalogSvc  Upstream = "catalog-svc"
+	// IntegrationSvc serves webhooks and the iCal feed import (docs/webhooks.md, docs/ical.md).
+	IntegrationSvc Upstream = "integration-svc"
 )
 
 const (
@@ -39,6 +41,10 @@ var resources = map[string]resource{
 	"property-category":  {PropertySvc, 1 * mib},
 	"property-promotion": {PropertySvc, 256 * kib},
 	"property-blockdate": {BookingSvc, 256 * kib},
+	"property-ical":      {PropertySvc, 256 * kib},
+	"webhook":            {IntegrationSvc, 256 * kib},
+	"webhook-delivery":   {IntegrationSvc, 256 * kib},
+	"ical-feed":          {IntegrationSvc, 256 * kib},
 }
 
 // action is an interface B JSON action: POST /vros/external-booking with {"action": name}

@@ -33,7 +33,7 @@ type received struct {
 	body    []byte
 }
 
-// stubs stand in for property-svc, booking-svc and catalog-svc: each records what it
+// stubs stand in for property-svc, booking-svc, catalog-svc and integration-svc: each records what it
 // receives and answers 200 with B's success envelope naming itself.
 type stubs struct {
 	mu  sync.Mutex
@@ -67,13 +67,13 @@ func (s *stubs) none(t *testing.T) {
 	}
 }
 
-// startRoutedEdge starts a gateway whose three services are recording stubs, without the
+// startRoutedEdge starts a gateway whose four services are recording stubs, without the
 // failed-authentication throttle (the credential tables fail on purpose, many times).
 func startRoutedEdge(t *testing.T) (*edge, *stubs) {
 	t.Helper()
 	s := &stubs{}
 	urls := map[gateway.Upstream]string{}
-	for _, name := range []gateway.Upstream{gateway.PropertySvc, gateway.BookingSvc, gateway.CatalogSvc} {
+	for _, name := range []gateway.Upstream{gateway.PropertySvc, gateway.BookingSvc, gateway.CatalogSvc, gateway.IntegrationSvc} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
 			s.mu.Lock()

@@ -34,6 +34,8 @@ type upstream struct {
 	base string
 	host string
 	port int
+	// public is X-Vros-Public-URL's value ("": not sent); nil in tests that build one alone.
+	public func() string
 }
 
 func newUpstream(name Upstream, rawURL string, signer *tenancy.Signer, prop propagation.TextMapPropagator, tracer trace.Tracer) (*upstream, error) {
@@ -82,6 +84,11 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, t ten
 		req.SetBodyRaw(body)
 	}
 	req.Header.Set(httpapi.HeaderRequestID, httpapi.RequestID(c))
+	if u.public != nil {
+		if p := u.public(); p != "" {
+			req.Header.Set(HeaderPublicURL, p)
+		}
+	}
 	for i := 0; i+1 < len(extra); i += 2 {
 		req.Header.Set(extra[i], extra[i+1])
 	}
@@ -116,6 +123,12 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, t ten
 		span.SetStatus(codes.Error, "")
 	}
 	c.Status(resp.StatusCode())
+	// Only the type the service sent: fasthttp reports a default for none.
+	resp.Header.SetNoDefaultContentType(true)
+	if resp.StatusCode() == fiber.StatusNotModified {
+		// A 304 carries the validators and no representation: not even the default type.
+		c.Response().Header.SetNoDefaultContentType(true)
+	}
 	for _, h := range []string{fiber.HeaderContentType, fiber.HeaderCacheControl, fiber.HeaderETag, fiber.HeaderLastModified, "Idempotent-Replayed",
 		fiber.HeaderRetryAfter} {
 		if v := resp.Header.Peek(h); len(v) > 0 {
@@ -157,6 +170,11 @@ func (u *upstream) span(c *fiber.Ctx, method, path string) (context.Context, tra
 	if strings.HasPrefix(p, "/media/") {
 		template = "/media/{key}/{file}"
 		p = "/media/REDACTED/" + p[strings.LastIndexByte(p, '/')+1:]
+	}
+	if strings.HasPrefix(p, "/internal/ical/") {
+		// The token is a capability: whoever knows it reads the property's calendar.
+		template = "/internal/ical/{token}.ics"
+		p = "/internal/ical/REDACTED.ics"
 	}
 	return u.tracer.Start(c.UserContext(), method+" "+template, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(semconv.HTTPRequestMethodKey.String(method), semconv.ServerAddress(u.host), semconv.ServerPort(u.port),
