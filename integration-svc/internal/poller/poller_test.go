@@ -94,8 +94,10 @@ type env struct {
 func setup(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := db.Collection(feedstore.Feeds).DeleteMany(ctx, bson.D{}); err != nil {
-		t.Fatal(err)
+	for _, c := range []string{feedstore.Feeds, feedstore.Leases} {
+		if _, err := db.Collection(c).DeleteMany(ctx, bson.D{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	s, err := feedstore.Open(ctx, db)
 	if err != nil {
@@ -483,6 +485,30 @@ func TestPollNowWaits(t *testing.T) {
 		t.Fatalf("%v, %d fetches, %d syncs", err, hits.Load(), len(e.booking.calls()))
 	}
 	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestErase: an account's erasure deletes its feeds and their leases, and nothing of
+// another account (whose id shares a prefix).
+func TestErase(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	a := e.create(t, "acc10", "http://127.0.0.1:1/a.ics")
+	e.create(t, "acc10", "http://127.0.0.1:1/b.ics")
+	other := e.create(t, "acc100", "http://127.0.0.1:1/c.ics")
+	if f, err := e.store.Lease(ctx, a.ID, e.clock.Now(), time.Minute); err != nil || f == nil {
+		t.Fatal(f, err)
+	}
+	if err := e.store.Erase(ctx, "acc10"); err != nil {
+		t.Fatal(err)
+	}
+	for coll, want := range map[string]int64{feedstore.Feeds: 1, feedstore.Leases: 0} {
+		if n, _ := db.Collection(coll).CountDocuments(ctx, bson.D{}); n != want {
+			t.Fatalf("%s: %d documents left, want %d", coll, n, want)
+		}
+	}
+	if _, err := e.store.Get(ctx, "acc100", other.FeedID); err != nil {
 		t.Fatal(err)
 	}
 }
