@@ -495,3 +495,59 @@ func TestFeedSyncProcessStopped(t *testing.T) {
 	}
 	f.checkFeed(t, account, pid, feed, after, nil)
 }
+
+// TestFeedSyncRacesBookings: bookings take nights of the feed's events while syncs run (a
+// sync's claim then loses a night it planned as free, and plans again); the last sync, after
+// the bookings stopped, gives the feed exactly the wanted nights no booking holds, the rest
+// as conflicts, and the ledger holds each night once.
+func TestFeedSyncRacesBookings(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	account := fmt.Sprintf("feedrace-%d", time.Now().UnixNano())
+	const pid, feed = 35, 4
+	f.priceable(t, account, pid)
+	events := []booking.FeedEvent{ev("A", "2027-01-01", "2027-01-20"), ev("B", "2027-02-01", "2027-02-15")}
+	wanted := append(datesFrom("2027-01-01", "2027-01-19"), datesFrom("2027-02-01", "2027-02-14")...)
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	booked := sync.Map{} // date → owner
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; !stop.Load(); n++ {
+				d := wanted[(n*7+i*11)%len(wanted)]
+				owner := "booking:" + strconv.Itoa(700000+i*1000+n)
+				if f.led.Claim(ctx, ledger.Stay{Account: account, PropertyID: pid, Dates: []string{d}}, owner) == nil {
+					booked.Store(d, owner)
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+		}()
+	}
+	for start := time.Now(); time.Since(start) < 400*time.Millisecond; {
+		if _, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events}); err != nil &&
+			!errors.Is(err, booking.ErrSyncIncomplete) {
+			t.Fatal(err)
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	res, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := map[string]string{}
+	booked.Range(func(k, v any) bool { extra[k.(string)] = v.(string); return true })
+	if len(extra) == 0 {
+		t.Fatal("no booking got a night")
+	}
+	f.checkFeed(t, account, pid, feed, res, extra)
+	conflicted := 0
+	for _, c := range res.Conflicts {
+		conflicted += len(datesFrom(c.StartDate, c.EndDate))
+	}
+	if res.NightsBlocked+conflicted != len(wanted) || conflicted != len(extra) {
+		t.Errorf("%d nights blocked + %d in conflict, want %d wanted nights (%d booked)", res.NightsBlocked, conflicted, len(wanted), len(extra))
+	}
+}
