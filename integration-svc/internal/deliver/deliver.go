@@ -68,7 +68,7 @@ type Deliverer struct {
 	private *http.Client
 	booking *http.Client
 	// notify records the webhook.disabled notice of a disabled endpoint.
-	notify   func(ctx context.Context, e webhook.Event) error
+	notify   func(ctx context.Context, e webhook.Event, except int64) error
 	wake     chan struct{}
 	sem      chan struct{}
 	mu       sync.Mutex
@@ -79,9 +79,10 @@ type Deliverer struct {
 	now      func() time.Time
 }
 
-// New returns a deliverer; notify records the notice of a disabled endpoint.
+// New returns a deliverer; notify records the notice of a disabled endpoint for the
+// account's endpoints but that one (except).
 func New(cfg Config, st *store.Store, policy Policy, signer *tenancy.Signer, log *slog.Logger, meter metric.Meter,
-	notify func(ctx context.Context, e webhook.Event) error) *Deliverer {
+	notify func(ctx context.Context, e webhook.Event, except int64) error) *Deliverer {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 32
 	}
@@ -377,8 +378,10 @@ func (d *Deliverer) record(ctx context.Context, ep webhook.Endpoint, del webhook
 	if err != nil {
 		return err
 	}
+	// now, not the attempt's start: attempts run concurrently, and one that started before
+	// the streak's first recorded failure still ends after it.
 	if after.FailureStreak < d.cfg.DisableMinFailures || after.FirstFailureAt == nil ||
-		a.At.Sub(*after.FirstFailureAt) < d.cfg.DisableAfter {
+		d.now().Sub(*after.FirstFailureAt) < d.cfg.DisableAfter {
 		return nil
 	}
 	reason := fmt.Sprintf("every attempt failed since %s (%d in a row)", after.FirstFailureAt.Format(time.RFC3339), after.FailureStreak)
@@ -393,5 +396,5 @@ func (d *Deliverer) record(ctx context.Context, ep webhook.Endpoint, del webhook
 	data, _ := json.Marshal(map[string]any{"webhook_id": ep.ID, "url": ep.URL, "disabled_at": a.At.UTC().Format(time.RFC3339),
 		"failure_streak": after.FailureStreak, "reason": reason})
 	return d.notify(ctx, webhook.Event{ID: webhook.MessageID(ep.Account+":webhook:"+strconv.FormatInt(ep.ID, 10), a.At.UnixNano(), webhook.WebhookDisabled, ""),
-		Account: ep.Account, Type: webhook.WebhookDisabled, At: a.At, Data: data})
+		Account: ep.Account, Type: webhook.WebhookDisabled, At: a.At, Data: data}, ep.ID)
 }

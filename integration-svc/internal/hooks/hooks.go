@@ -100,7 +100,7 @@ func (h *Hooks) Update(ctx context.Context, account string, id int64, c Change) 
 	if c.Enabled != nil && *c.Enabled != e.Enabled {
 		e.Enabled = *c.Enabled
 		if e.Enabled {
-			e.DisabledAt, e.DisabledReason, e.FailureStreak, e.FirstFailureAt = nil, "", 0, nil
+			e.DisabledAt, e.DisabledReason, e.FailureStreak, e.FirstFailureAt, e.StreakFrom = nil, "", 0, nil, &now
 		}
 		v := !e.Enabled
 		hold = &v

@@ -51,6 +51,7 @@ func Open(ctx context.Context, db *mongo.Database) (*Store, error) {
 		{Collection: Deliveries, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "webhook_id", Value: 1}, {Key: "created_at", Value: -1}}},
 		{Collection: Attempts, Keys: bson.D{{Key: "delivery", Value: 1}, {Key: "attempt", Value: 1}}},
 		{Collection: Attempts, Keys: bson.D{{Key: "at", Value: 1}}},
+		{Collection: Attempts, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "webhook_id", Value: 1}, {Key: "at", Value: 1}}},
 	})
 	if err != nil {
 		return nil, err
@@ -132,6 +133,7 @@ type endpointDoc struct {
 	DisabledReason string     `bson:"disabled_reason"`
 	FailureStreak  int        `bson:"failure_streak"`
 	FirstFailureAt *time.Time `bson:"first_failure_at"`
+	StreakFrom     *time.Time `bson:"streak_from"`
 	LastSuccessAt  *time.Time `bson:"last_success_at"`
 	LastFailureAt  *time.Time `bson:"last_failure_at"`
 	Secret         string     `bson:"secret"`
@@ -147,14 +149,14 @@ func toEndpointDoc(e webhook.Endpoint) endpointDoc {
 	return endpointDoc{ID: endpointKey(e.Account, e.ID), AccountID: e.Account, WebhookID: e.ID, URL: e.URL,
 		EventTypes: e.EventTypes, BrandID: e.BrandID, Description: e.Description, Enabled: e.Enabled,
 		DisabledAt: e.DisabledAt, DisabledReason: e.DisabledReason, FailureStreak: e.FailureStreak,
-		FirstFailureAt: e.FirstFailureAt, LastSuccessAt: e.LastSuccessAt, LastFailureAt: e.LastFailureAt,
+		FirstFailureAt: e.FirstFailureAt, StreakFrom: e.StreakFrom, LastSuccessAt: e.LastSuccessAt, LastFailureAt: e.LastFailureAt,
 		Secret: e.Secret, OldSecret: e.OldSecret, OldSecretUntil: e.OldSecretUntil, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
 }
 
 func (d endpointDoc) endpoint() webhook.Endpoint {
 	return webhook.Endpoint{Account: d.AccountID, ID: d.WebhookID, URL: d.URL, EventTypes: d.EventTypes,
 		BrandID: d.BrandID, Description: d.Description, Enabled: d.Enabled, DisabledAt: utc(d.DisabledAt),
-		DisabledReason: d.DisabledReason, FailureStreak: d.FailureStreak, FirstFailureAt: utc(d.FirstFailureAt),
+		DisabledReason: d.DisabledReason, FailureStreak: d.FailureStreak, FirstFailureAt: utc(d.FirstFailureAt), StreakFrom: utc(d.StreakFrom),
 		LastSuccessAt: utc(d.LastSuccessAt), LastFailureAt: utc(d.LastFailureAt), Secret: d.Secret,
 		OldSecret: d.OldSecret, OldSecretUntil: utc(d.OldSecretUntil), CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC()}
 }
@@ -359,7 +361,7 @@ func (s *Store) Finish(ctx context.Context, d webhook.Delivery, a webhook.Attemp
 	key := DeliveryKey(d.Account, d.WebhookID, d.MessageID)
 	_, err := s.attempts.InsertOne(ctx, attemptDoc{ID: key + ":" + strconv.Itoa(a.Attempt) + ":" + strconv.FormatInt(a.At.UnixNano(), 36),
 		AccountID: d.Account, WebhookID: d.WebhookID, Delivery: key, Attempt: a.Attempt, At: a.At,
-		StatusCode: a.StatusCode, LatencyMS: a.LatencyMS, Error: a.Error, ResponseExcerpt: a.ResponseExcerpt})
+		StatusCode: a.StatusCode, LatencyMS: a.LatencyMS, Error: a.Error, ResponseExcerpt: a.ResponseExcerpt, OK: ok})
 	if err != nil {
 		return err
 	}
@@ -504,6 +506,7 @@ type attemptDoc struct {
 	LatencyMS       int64     `bson:"latency_ms"`
 	Error           string    `bson:"error"`
 	ResponseExcerpt string    `bson:"response_excerpt"`
+	OK              bool      `bson:"ok"`
 }
 
 // PruneAttempts deletes attempts made before cutoff (the log keeps 7 days).
@@ -525,17 +528,35 @@ func (s *Store) Succeeded(ctx context.Context, account string, id int64, at time
 	return err
 }
 
-// Failed records a failed attempt and returns the endpoint afterwards.
+// Failed records a failed attempt (already in the attempt log, Finish) and returns the
+// endpoint afterwards. The streak is counted from the log, the failed attempts since the
+// last success, rather than incremented: attempts of one endpoint end concurrently, in
+// several replicas, and FerretDB applies an increment as a read and a write.
 func (s *Store) Failed(ctx context.Context, account string, id int64, at time.Time) (webhook.Endpoint, error) {
 	key := endpointKey(account, id)
+	e, err := s.Endpoint(ctx, account, id)
+	if err != nil {
+		return e, err
+	}
+	q := bson.D{{Key: "account_id", Value: account}, {Key: "webhook_id", Value: id}, {Key: "ok", Value: false}}
+	from := e.LastSuccessAt
+	if e.StreakFrom != nil && (from == nil || e.StreakFrom.After(*from)) {
+		from = e.StreakFrom
+	}
+	if from != nil {
+		q = append(q, bson.E{Key: "at", Value: bson.D{{Key: "$gt", Value: *from}}})
+	}
+	n, err := s.attempts.CountDocuments(ctx, q)
+	if err != nil {
+		return e, err
+	}
 	if _, err := s.endpoints.UpdateOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "first_failure_at", Value: nil}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "first_failure_at", Value: at}}}}); err != nil {
-		return webhook.Endpoint{}, err
+		return e, err
 	}
-	if _, err := s.endpoints.UpdateOne(ctx, bson.D{{Key: "_id", Value: key}},
-		bson.D{{Key: "$inc", Value: bson.D{{Key: "failure_streak", Value: 1}}},
-			{Key: "$set", Value: bson.D{{Key: "last_failure_at", Value: at}}}}); err != nil {
-		return webhook.Endpoint{}, err
+	if _, err := s.endpoints.UpdateOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "failure_streak", Value: bson.D{{Key: "$lt", Value: n}}}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "last_failure_at", Value: at}, {Key: "failure_streak", Value: n}}}}); err != nil {
+		return e, err
 	}
 	return s.Endpoint(ctx, account, id)
 }

@@ -71,9 +71,11 @@ type Endpoint struct {
 	FailureStreak  int
 	// FirstFailureAt is the first failed attempt of the current streak.
 	FirstFailureAt *time.Time
-	LastSuccessAt  *time.Time
-	LastFailureAt  *time.Time
-	Secret         string
+	// StreakFrom: failures before it do not count (the endpoint was re-enabled then).
+	StreakFrom    *time.Time
+	LastSuccessAt *time.Time
+	LastFailureAt *time.Time
+	Secret        string
 	// OldSecret signs too until OldSecretUntil (a rotation's overlap).
 	OldSecret      string
 	OldSecretUntil *time.Time
