@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -66,13 +65,7 @@ func wireWebhooks(w *wiring) error {
 	d := deliver.New(deliver.Config{Timeout: wc.Timeout, Poll: wc.Poll, Schedule: wc.RetrySchedule,
 		DisableAfter: wc.DisableAfter, DisableMinFailures: wc.DisableMinFailures, AllowHTTP: w.cfg.AllowHTTP,
 		Concurrency: wc.Concurrency, PerEndpoint: wc.PerEndpoint, BookingURL: w.cfg.BookingURL},
-		st, st, w.signer, log, w.base.Tel.Meter, func(ctx context.Context, e webhook.Event) error {
-			var n struct {
-				WebhookID int64 `json:"webhook_id"`
-			}
-			_ = json.Unmarshal(e.Data, &n)
-			return h.EmitExcept(ctx, e, n.WebhookID)
-		})
+		st, st, w.signer, log, w.base.Tel.Meter, h.EmitExcept)
 	h.SetWake(d.Wake)
 	api.New(h, w.cfg.AllowHTTP).Register(w.app, w.signer)
 	w.onErase = append(w.onErase, func(ctx context.Context, account string) error {
