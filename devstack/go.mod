@@ -3,6 +3,7 @@ module github.com/vros/vros/devstack
 go 1.26.0
 
 require (
+	github.com/arran4/golang-ical v0.3.4
 	github.com/caarlos0/env/v11 v11.4.2
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/segmentio/kafka-go v0.4.51
@@ -11,6 +12,7 @@ require (
 	github.com/vros/vros/booking-svc v0.0.0
 	github.com/vros/vros/catalog-svc v0.0.0
 	github.com/vros/vros/edge v0.0.0
+	github.com/vros/vros/integration-svc v0.0.0
 	github.com/vros/vros/libs v0.0.0
 	github.com/vros/vros/property-svc v0.0.0
 	go.mongodb.org/mongo-driver/v2 v2.9.3
@@ -60,6 +62,8 @@ require (
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/rivo/uniseg v0.2.0 // indirect
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
+	github.com/stripe/stripe-go/v85 v85.0.0 // indirect
 	github.com/twmb/franz-go v1.22.2 // indirect
 	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c // indirect
 	github.com/twmb/franz-go/pkg/kmsg v1.15.0 // indirect
@@ -106,6 +110,7 @@ replace (
 	github.com/vros/vros/booking-svc => ../booking-svc
 	github.com/vros/vros/catalog-svc => ../catalog-svc
 	github.com/vros/vros/edge => ../edge
+	github.com/vros/vros/integration-svc => ../integration-svc
 	github.com/vros/vros/libs => ../libs
 	github.com/vros/vros/property-svc => ../property-svc
 )

@@ -77,6 +77,10 @@ func Ensure(ctx context.Context, edgeURL, adminToken, path string) (acc Account,
 	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &acc) == nil {
 		acc.EdgeURL, acc.AdminToken = edgeURL, adminToken
 		if status, _, err := call(ctx, edgeURL+"/api/account-settings", acc.AHeaders(), `{}`); err == nil && status == 200 {
+			// An account made by an older vros-dev gets the switch too (a repeat changes nothing).
+			if err := allowPrivateTargets(ctx, acc); err != nil {
+				return acc, false, err
+			}
 			return acc, false, writeJSON(path, acc)
 		}
 	}
@@ -104,6 +108,9 @@ func createAccount(ctx context.Context, edgeURL, adminToken string) (Account, er
 	}
 	acc = created.Data
 	acc.EdgeURL, acc.AdminToken = edgeURL, adminToken
+	if err := allowPrivateTargets(ctx, acc); err != nil {
+		return acc, err
+	}
 	for _, step := range []struct{ path, body string }{
 		{"/api/account-settings", `{"currency":"USD","timezone":"America/New_York","languages":["en","it"],"brands":[{"id":1,"name":"Demo Rentals","domain":"demo.example.com"}]}`},
 		{"/api/property", `{"action":"create","property":` + Property + `}`},
@@ -126,6 +133,21 @@ func createAccount(ctx context.Context, edgeURL, adminToken string) (Account, er
 		}
 	}
 	return acc, nil
+}
+
+// allowPrivateTargets switches on, through the admin API, the demo account's
+// allow_private_targets: its webhooks and iCal feeds may name a receiver on this machine
+// (127.0.0.1), which every other account is refused.
+func allowPrivateTargets(ctx context.Context, acc Account) error {
+	status, body, err := callMethod(ctx, http.MethodPut, acc.EdgeURL+"/admin/v1/accounts/"+acc.AccountID+"/integrations",
+		map[string]string{"Authorization": "Bearer " + acc.AdminToken}, `{"allow_private_targets":true}`)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK {
+		return fmt.Errorf("allow private webhook targets: %d %s", status, body)
+	}
+	return nil
 }
 
 // Property is the demo account's first property (internal_code DEMO1).
@@ -159,9 +181,13 @@ func (a Account) BBody(action string, fields map[string]any) string {
 }
 
 func call(ctx context.Context, url string, headers map[string]string, body string) (int, []byte, error) {
+	return callMethod(ctx, http.MethodPost, url, headers, body)
+}
+
+func callMethod(ctx context.Context, method, url string, headers map[string]string, body string) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewBufferString(body))
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewBufferString(body))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -204,7 +230,8 @@ func Announce(w io.Writer, a Account, created bool, accPath, reqPath string) err
 			}
 		}
 		fmt.Fprintf(w, "\nvros is running. Edge: %s   (Ctrl-C stops everything; data stays in %s)\n"+
-			"Demo account %s: credentials in %s, sample requests in %s.\n\n", a.EdgeURL, filepath.Dir(accPath), a.AccountID, accPath, reqPath)
+			"Demo account %s: credentials in %s, sample requests in %s\n"+
+			"(among them a webhook to a receiver on 127.0.0.1, which this account may name).\n\n", a.EdgeURL, filepath.Dir(accPath), a.AccountID, accPath, reqPath)
 		return nil
 	}
 	var buf bytes.Buffer
@@ -251,6 +278,9 @@ Try:
 
   # add a photo (interface A; base64 data or an https link; answers the photo_id)
   %[12]s %[1]s/api/property-photo -d '{"action":"create","photo":{"internal_code":"DEMO1","image":"%[13]s"}}'
+
+  # send the account's booking events as signed webhooks to a receiver on this machine (any HTTP server on 127.0.0.1:9000; the answer holds the signing secret)
+  %[12]s %[1]s/api/webhook -d '{"action":"create","webhook":{"url":"http://127.0.0.1:9000/vros-webhooks","event_types":["booking.created","booking.updated","booking.cancelled"]}}'
 
   # create an account (admin API)
   curl -s -H 'Authorization: Bearer %[11]s' %[1]s/admin/v1/accounts -d '{"name":"Another Owner","sandbox":true}'

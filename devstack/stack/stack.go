@@ -1,5 +1,6 @@
 // Package stack starts the whole of vros in one process: the embedded MongoDB-wire server
-// and Kafka broker (or real ones), then every service, then edge. `make run` and the
+// and Kafka broker (or real ones), then every service (property-svc, booking-svc,
+// catalog-svc, integration-svc), then edge. `make run` and the
 // end-to-end tests both use it, so what the tests exercise is what a developer runs.
 package stack
 
@@ -14,9 +15,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/caarlos0/env/v11"
+
 	booking "github.com/vros/vros/booking-svc/service"
 	catalog "github.com/vros/vros/catalog-svc/service"
 	edge "github.com/vros/vros/edge/service"
+	integration "github.com/vros/vros/integration-svc/service"
 	"github.com/vros/vros/libs/config"
 	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/httpapi"
@@ -31,12 +35,12 @@ type Options struct {
 	MongoURI     string
 	KafkaBrokers []string
 	// Host is the address services listen on; Ports are edge, property-svc, booking-svc,
-	// catalog-svc. A zero port means any free one.
+	// catalog-svc, integration-svc. A zero port means any free one.
 	Host  string
-	Ports [4]int
+	Ports [5]int
 	// InternalPorts are the services' internal listeners (/healthz, /readyz, /metrics), in
 	// the order of Ports; zero means any free port.
-	InternalPorts [4]int
+	InternalPorts [5]int
 	// Secrets shared by the services.
 	HMACKey, EncryptionKey, AdminToken string
 	LogLevel                           string
@@ -61,6 +65,14 @@ type Options struct {
 	// Booking adjusts booking-svc's configuration before it starts (tests: shorter leases
 	// and deadline, a crash hook).
 	Booking func(*booking.Config)
+	// Integration adjusts integration-svc's configuration before it starts (its defaults are
+	// the environment variables' documented ones; the stack sets BookingURL, the consumer
+	// group and AllowHTTP, as the receivers of tests and of `make run` listen on http://).
+	Integration func(*integration.Config)
+	// NoIntegration leaves integration-svc out of the stack; edge then routes its resources to
+	// IntegrationURL when set (a test that runs the binary itself), else answers them 503.
+	NoIntegration  bool
+	IntegrationURL string
 
 	// PublicURL is edge's VROS_EDGE_PUBLIC_URL (edge_url of new credentials); empty means
 	// http://<edge's listen address>.
@@ -70,8 +82,11 @@ type Options struct {
 // Stack is a running vros.
 type Stack struct {
 	EdgeURL, PropertyURL, BookingURL, CatalogURL string
+	// IntegrationURL is integration-svc's ("" with Options.NoIntegration).
+	IntegrationURL string
 	// The services' internal listeners (/healthz, /readyz, /metrics), http://host:port.
 	EdgeInternalURL, PropertyInternalURL, BookingInternalURL, CatalogInternalURL string
+	IntegrationInternalURL                                                       string
 	Infra                                                                        *embedded.Infra // nil with real servers
 	MongoURI                                                                     string
 	KafkaBrokers                                                                 []string
@@ -87,8 +102,11 @@ type Stack struct {
 	// What StartBooking needs.
 	bookingCfg  booking.Config
 	stopBooking func()
-	mu          sync.Mutex
-	errs        []error
+	// What StartIntegration needs.
+	integrationCfg  integration.Config
+	stopIntegration func()
+	mu              sync.Mutex
+	errs            []error
 }
 
 // Start brings the stack up and returns once edge answers.
@@ -157,11 +175,34 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	}
 	s.CatalogURL = "http://" + catAddr
 
+	integrationURL := o.IntegrationURL
+	if !o.NoIntegration {
+		// The documented defaults of every setting, without reading the environment.
+		if err := env.ParseWithOptions(&s.integrationCfg, env.Options{Environment: map[string]string{}}); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("integration-svc defaults: %w", err)
+		}
+		s.integrationCfg.Common = common
+		s.integrationCfg.BookingURL = s.BookingURL
+		s.integrationCfg.ConsumerGroup = "integration-svc"
+		s.integrationCfg.AllowHTTP = true
+		if o.Integration != nil {
+			o.Integration(&s.integrationCfg)
+		}
+		intAddr, err := s.startIntegration(ctx, net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[4])), s.internal(o.InternalPorts[4]))
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.IntegrationURL = "http://" + intAddr
+		integrationURL = s.IntegrationURL
+	}
+
 	edgeAddr, err := s.start(ctx, runCtx, "edge", net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[0])),
 		s.internal(o.InternalPorts[0]), &s.EdgeInternalURL,
 		func(ctx context.Context, addr string, ready func(string)) error {
 			return edge.Run(ctx, edge.Config{Common: common, Addr: addr, AdminToken: config.Secret(o.AdminToken),
-				PropertyURL: s.PropertyURL, BookingURL: s.BookingURL, CatalogURL: s.CatalogURL, RateLimitRPS: o.RateLimitRPS, RateLimitBurst: o.RateLimitBurst,
+				PropertyURL: s.PropertyURL, BookingURL: s.BookingURL, CatalogURL: s.CatalogURL, IntegrationURL: integrationURL, RateLimitRPS: o.RateLimitRPS, RateLimitBurst: o.RateLimitBurst,
 				AccountConcurrency: o.AccountConcurrency,
 				AuthFailureRPS:     o.AuthFailureRPS, AuthFailureBurst: o.AuthFailureBurst,
 				CacheTTL: 30 * time.Second, PublicURL: o.PublicURL, Development: true}, ready)
@@ -199,6 +240,39 @@ func (s *Stack) startBooking(ctx context.Context, addr, internal string) (string
 	})
 	s.stopBooking = func() { cancel(); <-done }
 	return a, err
+}
+
+// startIntegration runs integration-svc under its own context, so that StopIntegration can
+// stop it alone.
+func (s *Stack) startIntegration(ctx context.Context, addr, internal string) (string, error) {
+	ictx, cancel := context.WithCancel(s.runCtx)
+	done := make(chan struct{})
+	a, err := s.start(ctx, ictx, "integration-svc", addr, internal, &s.IntegrationInternalURL, func(ctx context.Context, addr string, ready func(string)) error {
+		defer close(done)
+		cfg := s.integrationCfg
+		cfg.Addr = addr
+		return integration.Run(ctx, cfg, ready)
+	})
+	s.stopIntegration = func() { cancel(); <-done }
+	return a, err
+}
+
+// StopIntegration stops integration-svc alone (its HTTP server, consumer, deliverer and
+// feed poller). It does nothing in a stack without integration-svc.
+func (s *Stack) StopIntegration() {
+	if s.stopIntegration != nil {
+		s.stopIntegration()
+	}
+}
+
+// StartIntegration starts integration-svc again on its address, against the same stores:
+// what it had not delivered or polled when it stopped is taken up again.
+func (s *Stack) StartIntegration(ctx context.Context) error {
+	if s.IntegrationURL == "" {
+		return errors.New("this stack runs without integration-svc (Options.NoIntegration)")
+	}
+	_, err := s.startIntegration(ctx, strings.TrimPrefix(s.IntegrationURL, "http://"), strings.TrimPrefix(s.IntegrationInternalURL, "http://"))
+	return err
 }
 
 // StopBooking stops booking-svc alone (its HTTP server, relay, janitor and consumer).

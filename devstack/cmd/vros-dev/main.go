@@ -25,15 +25,17 @@ import (
 )
 
 type options struct {
-	Dir          string   `env:"VROS_DEV_DIR" envDefault:".data"`
-	Host         string   `env:"VROS_DEV_HOST" envDefault:"127.0.0.1"`
-	EdgePort     int      `env:"VROS_DEV_EDGE_PORT" envDefault:"8080"`
-	PropertyPort int      `env:"VROS_DEV_PROPERTY_PORT" envDefault:"8081"`
-	BookingPort  int      `env:"VROS_DEV_BOOKING_PORT" envDefault:"8082"`
-	CatalogPort  int      `env:"VROS_DEV_CATALOG_PORT" envDefault:"8083"`
-	MongoURI     string   `env:"VROS_MONGO_URI"`
-	KafkaBrokers []string `env:"VROS_KAFKA_BROKERS" envSeparator:","`
-	LogLevel     string   `env:"VROS_LOG_LEVEL" envDefault:"warn"`
+	Dir          string `env:"VROS_DEV_DIR" envDefault:".data"`
+	Host         string `env:"VROS_DEV_HOST" envDefault:"127.0.0.1"`
+	EdgePort     int    `env:"VROS_DEV_EDGE_PORT" envDefault:"8080"`
+	PropertyPort int    `env:"VROS_DEV_PROPERTY_PORT" envDefault:"8081"`
+	BookingPort  int    `env:"VROS_DEV_BOOKING_PORT" envDefault:"8082"`
+	CatalogPort  int    `env:"VROS_DEV_CATALOG_PORT" envDefault:"8083"`
+	// IntegrationPort is integration-svc's (webhooks, iCal feed import).
+	IntegrationPort int      `env:"VROS_DEV_INTEGRATION_PORT" envDefault:"8084"`
+	MongoURI        string   `env:"VROS_MONGO_URI"`
+	KafkaBrokers    []string `env:"VROS_KAFKA_BROKERS" envSeparator:","`
+	LogLevel        string   `env:"VROS_LOG_LEVEL" envDefault:"warn"`
 }
 
 func main() {
@@ -68,7 +70,7 @@ func run() error {
 	fmt.Println("vros-dev: starting embedded MongoDB and Kafka under", o.Dir, "and the services…")
 	s, err := stack.Start(ctx, stack.Options{
 		Dir: o.Dir, MongoURI: o.MongoURI, KafkaBrokers: o.KafkaBrokers, Host: o.Host,
-		Ports:   [4]int{o.EdgePort, o.PropertyPort, o.BookingPort, o.CatalogPort},
+		Ports:   [5]int{o.EdgePort, o.PropertyPort, o.BookingPort, o.CatalogPort, o.IntegrationPort},
 		HMACKey: secrets.HMACKey, EncryptionKey: secrets.EncryptionKey, AdminToken: secrets.AdminToken,
 		LogLevel: o.LogLevel, RateLimitRPS: ec.RateLimitRPS, RateLimitBurst: ec.RateLimitBurst,
 		AuthFailureRPS: ec.AuthFailureRPS, AuthFailureBurst: ec.AuthFailureBurst, AccountConcurrency: ec.AccountConcurrency,
