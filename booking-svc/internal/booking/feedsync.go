@@ -72,8 +72,10 @@ const feedRetryGap = 50 * time.Millisecond
 // import": a round frees the nights a later round gives to another block of the feed).
 const maxSyncRounds = 8
 
-// ErrSyncIncomplete: nights kept changing hands during a sync; a retry finishes it.
-var ErrSyncIncomplete = errors.New("the feed's nights kept changing during the sync; sync again")
+// ErrSyncIncomplete: the sync stopped before the feed's blocks were all as wanted — nights
+// kept changing hands, or the request's time ran short (a first import of thousands of
+// events) — with everything it began finished; a retry goes on from there.
+var ErrSyncIncomplete = errors.New("the sync did not finish (nights kept changing, or too many changes for one request); sync again to go on")
 
 // SyncFeed reconciles the property's blocks imported from the feed with its events: every
 // wanted night that no booking and no other block holds is held by a block of the feed,
@@ -149,6 +151,9 @@ func (s *Service) syncRounds(ctx context.Context, account string, r FeedSync, ho
 	if r.Name == "" {
 		memo = "Imported from iCal feed " + strconv.FormatInt(r.FeedID, 10)
 	}
+	// Past this point no new change begins: what is begun is finished within the deadline.
+	dl, _ := ctx.Deadline()
+	stopAt := dl.Add(-s.Deadline / 5)
 	for range maxSyncRounds {
 		p, err := s.planFeed(ctx, account, r)
 		if err != nil {
@@ -158,6 +163,7 @@ func (s *Service) syncRounds(ctx context.Context, account string, r FeedSync, ho
 			return p.result, true, nil
 		}
 		progress := false
+		late := func() bool { return time.Now().After(stopAt) }
 		step := func(err error) error {
 			if err == nil {
 				progress = true
@@ -169,12 +175,18 @@ func (s *Service) syncRounds(ctx context.Context, account string, r FeedSync, ho
 			return err
 		}
 		for _, b := range p.deletes {
+			if late() {
+				return FeedResult{}, true, ErrSyncIncomplete
+			}
 			if err := step(s.feedDelete(ctx, account, r.FeedID, holder, b)); err != nil {
 				return FeedResult{}, false, err
 			}
 		}
 		var stuck []Block
 		for _, m := range p.moves {
+			if late() {
+				return FeedResult{}, true, ErrSyncIncomplete
+			}
 			err := s.feedMove(ctx, account, r.FeedID, holder, m.block, m.run)
 			if ledger.IsTaken(err) {
 				stuck = append(stuck, m.block)
@@ -184,6 +196,9 @@ func (s *Service) syncRounds(ctx context.Context, account string, r FeedSync, ho
 			}
 		}
 		for _, c := range p.creates {
+			if late() {
+				return FeedResult{}, true, ErrSyncIncomplete
+			}
 			if err := step(s.feedCreate(ctx, account, r, holder, c, memo)); err != nil {
 				return FeedResult{}, false, err
 			}

@@ -55,6 +55,16 @@ func datesFrom(first, last string) []string {
 // in 2027-01-01..2027-03-31; and that no ledger op of the account is left.
 func (f fixture) checkFeed(t *testing.T, account string, pid, feed int64, res booking.FeedResult, extra map[string]string) {
 	t.Helper()
+	f.checkFeedIn(t, account, pid, feed, res, "2027-01-01", "2027-03-31", extra)
+}
+
+// checkFeedIn is checkFeed over the nights first..last.
+func (f fixture) checkFeedIn(t *testing.T, account string, pid, feed int64, res booking.FeedResult, first, last string, extras ...map[string]string) {
+	t.Helper()
+	var extra map[string]string
+	if len(extras) > 0 {
+		extra = extras[0]
+	}
 	ctx := context.Background()
 	stored, err := f.st.FeedBlocks(ctx, account, pid, feed)
 	if err != nil {
@@ -85,7 +95,7 @@ func (f fixture) checkFeed(t *testing.T, account string, pid, feed int64, res bo
 	if len(stored) != len(res.Blocks) {
 		t.Errorf("%d stored blocks, answer has %d", len(stored), len(res.Blocks))
 	}
-	got, err := f.led.Owners(ctx, account, pid, "2027-01-01", "2027-03-31")
+	got, err := f.led.Owners(ctx, account, pid, first, last)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -549,5 +559,49 @@ func TestFeedSyncRacesBookings(t *testing.T) {
 	}
 	if res.NightsBlocked+conflicted != len(wanted) || conflicted != len(extra) {
 		t.Errorf("%d nights blocked + %d in conflict, want %d wanted nights (%d booked)", res.NightsBlocked, conflicted, len(wanted), len(extra))
+	}
+}
+
+// TestFeedSyncLargeImportGoesOn: a first import with more blocks than one request's time
+// allows stops cleanly before its deadline (ErrSyncIncomplete, nothing half done), and each
+// retry goes on from there until the feed is complete.
+func TestFeedSyncLargeImportGoesOn(t *testing.T) {
+	f := newFixture(t)
+	f.svc.Deadline = time.Second
+	ctx := context.Background()
+	account := fmt.Sprintf("feedlarge-%d", time.Now().UnixNano())
+	const pid, feed = 36, 9
+	f.priceable(t, account, pid)
+	var events []booking.FeedEvent
+	first := day("2027-01-01")
+	for i := range 300 {
+		s := first.AddDays(i % 45 * 2)
+		if i >= 45 {
+			s = day("2028-01-01").AddDays(i * 2)
+		}
+		events = append(events, booking.FeedEvent{UID: "u" + strconv.Itoa(i), Start: s, End: s.AddDays(1)})
+	}
+	incomplete := 0
+	for {
+		res, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events})
+		if errors.Is(err, booking.ErrSyncIncomplete) && incomplete < 20 {
+			incomplete++
+			n, _ := db.Collection(nightstore.CollOps).CountDocuments(ctx, bson.D{{Key: "account_id", Value: account}})
+			if n != 0 {
+				t.Fatalf("a stopped sync left %d ledger ops", n)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Blocks) != 300 || res.NightsBlocked != 300 {
+			t.Fatalf("%d blocks, %d nights", len(res.Blocks), res.NightsBlocked)
+		}
+		f.checkFeedIn(t, account, pid, feed, res, "2027-01-01", "2029-12-31")
+		break
+	}
+	if incomplete == 0 {
+		t.Error("the import fitted in one request: the test shows nothing")
 	}
 }
