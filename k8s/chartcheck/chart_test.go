@@ -38,6 +38,7 @@ var components = []component{
 	{"property-svc", 8081, "VROS_PROPERTY_ADDR", []string{"VROS_INTERNAL_HMAC_KEY", "VROS_ENCRYPTION_KEY"}},
 	{"booking-svc", 8082, "VROS_BOOKING_ADDR", []string{"VROS_INTERNAL_HMAC_KEY", "VROS_ENCRYPTION_KEY"}},
 	{"catalog-svc", 8083, "VROS_CATALOG_ADDR", []string{"VROS_INTERNAL_HMAC_KEY"}},
+	{"integration-svc", 8084, "VROS_INTEGRATION_ADDR", []string{"VROS_INTERNAL_HMAC_KEY"}},
 }
 
 var secretEnvNames = []string{"VROS_EDGE_ADMIN_TOKEN", "VROS_INTERNAL_HMAC_KEY", "VROS_ENCRYPTION_KEY"}
@@ -78,9 +79,12 @@ type renderCase struct {
 	// egressPeerLabel, when set, is the app.kubernetes.io/name every MongoDB and Kafka egress
 	// peer must select (the dev pods of k8s/dev in kind).
 	egressPeerLabel bool
+	// integrationPrivate: networkPolicy.integrationTargets.allowPrivate, integration-svc may
+	// reach any address on the receivers' ports.
+	integrationPrivate bool
 }
 
-var all = []string{"edge", "property-svc", "booking-svc", "catalog-svc"}
+var all = []string{"edge", "property-svc", "booking-svc", "catalog-svc", "integration-svc"}
 
 var cases = []renderCase{
 	{
@@ -106,7 +110,7 @@ var cases = []renderCase{
 		partitions: "12", replicationFactor: "3", pullPolicy: corev1.PullIfNotPresent,
 		imagePrefix: "ghcr.io/acme/", imageTag: "1.2.3", mongoFromSecret: true, otlp: true,
 		edgePublicURL:   "https://api.example.com",
-		serviceMonitors: true, metricsFrom: true, edgeFrom: true,
+		serviceMonitors: true, metricsFrom: true, edgeFrom: true, integrationPrivate: true,
 	},
 	{
 		name: "minimal", args: []string{"-f", "k8s/chartcheck/testdata/values-minimal.yaml"},
@@ -472,7 +476,7 @@ func checkDeployment(t *testing.T, c renderCase, r rendered, comp component, d *
 	if comp.name == "edge" {
 		// edge registers the services whose URL is set and its /readyz pings each one, so a
 		// disabled service must have no URL at all.
-		for _, backend := range []string{"property-svc", "booking-svc", "catalog-svc"} {
+		for _, backend := range []string{"property-svc", "booking-svc", "catalog-svc", "integration-svc"} {
 			bc, _ := componentOf(backend)
 			envName := "VROS_EDGE_" + strings.ToUpper(strings.TrimSuffix(backend, "-svc")) + "_URL"
 			if slices.Contains(c.enabled, backend) {
@@ -496,6 +500,12 @@ func checkDeployment(t *testing.T, c renderCase, r rendered, comp component, d *
 		// A live account's card charge reads the property's Stripe key from property-svc.
 		if pc, _ := componentOf("property-svc"); slices.Contains(c.enabled, "property-svc") {
 			plain["VROS_BOOKING_PROPERTY_URL"] = fmt.Sprintf("http://%s:%d", objName("property-svc"), pc.port)
+		}
+	}
+	if comp.name == "integration-svc" {
+		// A booking webhook's booking is read from booking-svc; imported feeds are written there.
+		if bc, _ := componentOf("booking-svc"); slices.Contains(c.enabled, "booking-svc") {
+			plain["VROS_INTEGRATION_BOOKING_URL"] = fmt.Sprintf("http://%s:%d", objName("booking-svc"), bc.port)
 		}
 	}
 	if c.otlp {
@@ -691,10 +701,14 @@ func checkNetworkPolicies(t *testing.T, c renderCase, r rendered) {
 				if len(rule.From) == 0 {
 					t.Errorf("%s: ingress rule %d open to every source", where, i)
 				}
-				// property-svc also answers booking-svc's getpayment (card charges).
+				// property-svc also answers booking-svc's getpayment (card charges); booking-svc
+				// also integration-svc (bookings of webhooks, imported iCal blocks).
 				callers := edgeOnly
 				if name == "property-svc" {
 					callers = []string{"edge", "booking-svc"}
+				}
+				if name == "booking-svc" {
+					callers = []string{"edge", "integration-svc"}
 				}
 				for _, peer := range rule.From {
 					if peer.NamespaceSelector != nil || peer.IPBlock != nil ||
@@ -722,16 +736,25 @@ func checkNetworkPolicies(t *testing.T, c renderCase, r rendered) {
 				t.Errorf("%s: egress rule %d is not DNS, MongoDB, Kafka or a backend: %+v", where, i, rule)
 			case kind == "otlp" && !c.otlp:
 				t.Errorf("%s: OTLP egress without otel.endpoint", where)
-			case strings.HasPrefix(kind, "backend:") && name != "edge" && (name != "booking-svc" || kind != "backend:property-svc"):
-				t.Errorf("%s: only edge (and booking-svc, property-svc) may call the services, got %s", where, kind)
+			case strings.HasPrefix(kind, "backend:") && name != "edge" && (name != "booking-svc" || kind != "backend:property-svc") &&
+				(name != "integration-svc" || kind != "backend:booking-svc"):
+				t.Errorf("%s: only edge (and booking-svc → property-svc, integration-svc → booking-svc) may call the services, got %s", where, kind)
 			case kind == "stripe":
 				if name != "booking-svc" {
 					t.Errorf("%s: only booking-svc charges cards, yet %s may reach HTTPS servers", where, name)
 				}
 				checkPublicOnly(t, where, rule.To)
 			case kind == "photos":
-				if name != "property-svc" {
-					t.Errorf("%s: only property-svc downloads photos, yet %s may reach web servers", where, name)
+				// property-svc downloads photo links; integration-svc delivers webhooks and
+				// polls iCal feeds: the only two that connect to addresses clients name.
+				if name != "property-svc" && name != "integration-svc" {
+					t.Errorf("%s: only property-svc and integration-svc connect to addresses clients name, yet %s may reach web servers", where, name)
+				}
+				if name == "integration-svc" && c.integrationPrivate {
+					if len(rule.To) != 0 {
+						t.Errorf("%s: networkPolicy.integrationTargets.allowPrivate is set, yet the receivers are limited to %+v", where, rule.To)
+					}
+					continue
 				}
 				checkPublicOnly(t, where, rule.To)
 			case (kind == "mongodb" || kind == "kafka") && c.egressPeerLabel:
@@ -755,6 +778,12 @@ func checkNetworkPolicies(t *testing.T, c renderCase, r rendered) {
 		}
 		if name == "property-svc" {
 			want = append(want, "photos")
+		}
+		if name == "integration-svc" {
+			want = append(want, "photos")
+			if slices.Contains(c.enabled, "booking-svc") {
+				want = append(want, "backend:booking-svc")
+			}
 		}
 		if name == "booking-svc" {
 			want = append(want, "stripe")

@@ -37,7 +37,7 @@ const (
 	kafkaPod = "kafka-0"
 )
 
-var services = []string{"edge", "property-svc", "booking-svc", "catalog-svc"}
+var services = []string{"edge", "property-svc", "booking-svc", "catalog-svc", "integration-svc"}
 
 // deployment is a kind cluster with dev MongoDB and Kafka and the chart installed.
 type deployment struct {

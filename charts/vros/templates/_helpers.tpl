@@ -57,6 +57,11 @@ The four services. One list drives every per-service template, so adding a servi
   addrEnv: VROS_CATALOG_ADDR
   secrets:
     internalHmacKey: VROS_INTERNAL_HMAC_KEY
+- name: integration-svc
+  key: integrationSvc
+  addrEnv: VROS_INTEGRATION_ADDR
+  secrets:
+    internalHmacKey: VROS_INTERNAL_HMAC_KEY
 {{- end }}
 
 {{/*
