@@ -24,6 +24,8 @@ type ICalConfig struct {
 	BookingTimeout time.Duration `env:"VROS_ICAL_BOOKING_TIMEOUT" envDefault:"60s"`
 	// MaxBody is the largest feed accepted, in bytes.
 	MaxBody int64 `env:"VROS_ICAL_MAX_BODY" envDefault:"5242880"`
+	// Workers is how many feeds one replica polls at the same time.
+	Workers int `env:"VROS_ICAL_WORKERS" envDefault:"4"`
 }
 
 func (c ICalConfig) validate() error {
@@ -32,6 +34,8 @@ func (c ICalConfig) validate() error {
 		return errors.New("VROS_ICAL_POLL_PERIOD, VROS_ICAL_REQUEST_TIMEOUT and VROS_ICAL_BOOKING_TIMEOUT must be positive")
 	case c.Lease <= c.RequestTimeout+c.BookingTimeout:
 		return fmt.Errorf("VROS_ICAL_LEASE (%s) must be longer than VROS_ICAL_REQUEST_TIMEOUT plus VROS_ICAL_BOOKING_TIMEOUT (%s)", c.Lease, c.RequestTimeout+c.BookingTimeout)
+	case c.Workers < 1 || c.Workers > 64:
+		return errors.New("VROS_ICAL_WORKERS must be 1..64")
 	case c.MaxBody < 1024:
 		return errors.New("VROS_ICAL_MAX_BODY must be at least 1024 bytes")
 	}
@@ -53,7 +57,7 @@ func wireICal(w *wiring) error {
 	}
 	booking := poller.NewBookingClient(w.cfg.BookingURL, w.signer, cfg.BookingTimeout)
 	p := &poller.Poller{Store: store, Booking: booking, Hooks: w.hooks, Policy: w.policy, Log: w.base.Tel.Logger,
-		Cfg: poller.Config{Period: cfg.PollPeriod, Lease: cfg.Lease, Timeout: cfg.RequestTimeout, MaxBody: cfg.MaxBody, AllowHTTP: w.cfg.AllowHTTP}}
+		Cfg: poller.Config{Period: cfg.PollPeriod, Lease: cfg.Lease, Timeout: cfg.RequestTimeout, MaxBody: cfg.MaxBody, Workers: cfg.Workers, AllowHTTP: w.cfg.AllowHTTP}}
 	api := &feedapi.API{Store: store, Poller: p, Booking: booking, Policy: w.policy, AllowHTTP: w.cfg.AllowHTTP}
 	api.Register(w.app, w.signer)
 	w.loops = append(w.loops, p.Run)

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/vros/vros/integration-svc/internal/feed"
 	"github.com/vros/vros/integration-svc/internal/feedstore"
 	"github.com/vros/vros/integration-svc/internal/targets"
@@ -43,6 +45,7 @@ type Config struct {
 	Lease   time.Duration // how long a poll holds its feed
 	Timeout time.Duration // one feed request
 	MaxBody int64         // the largest feed accepted, in bytes
+	Workers int           // feeds polled at the same time by one poller (at least 1)
 	// AllowHTTP accepts http:// feed links (development).
 	AllowHTTP bool
 }
@@ -90,18 +93,25 @@ func (p *Poller) Run(ctx context.Context) error {
 	return nil
 }
 
-// RunDue polls every feed that is due now, one after the other.
+// RunDue polls every feed that is due now, Cfg.Workers at a time (one slow link does not
+// hold up the others), and returns when none is left.
 func (p *Poller) RunDue(ctx context.Context) error {
-	for ctx.Err() == nil {
-		f, err := p.Store.LeaseDue(ctx, p.now(), p.Cfg.Lease)
-		if err != nil || f == nil {
-			return err
-		}
-		if err := p.process(ctx, f); err != nil {
-			return err
-		}
+	var g errgroup.Group
+	for range max(p.Cfg.Workers, 1) {
+		g.Go(func() error {
+			for ctx.Err() == nil {
+				f, err := p.Store.LeaseDue(ctx, p.now(), p.Cfg.Lease)
+				if err != nil || f == nil {
+					return err
+				}
+				if err := p.process(ctx, f); err != nil {
+					return err
+				}
+			}
+			return ctx.Err()
+		})
 	}
-	return nil
+	return g.Wait()
 }
 
 // PollNow polls an account's feed at once (the resource's sync and a changed link) and

@@ -109,7 +109,7 @@ func setup(t *testing.T) *env {
 
 func (e *env) poller(private bool) *Poller {
 	return &Poller{Store: e.store, Booking: e.booking, Hooks: e.hooks, Policy: fakePolicy(private), Now: e.clock.Now,
-		Cfg: Config{Period: time.Second, Lease: 2 * time.Minute, Timeout: 5 * time.Second, MaxBody: 5 << 20, AllowHTTP: true}}
+		Cfg: Config{Period: time.Second, Lease: 2 * time.Minute, Timeout: 5 * time.Second, MaxBody: 5 << 20, Workers: 3, AllowHTTP: true}}
 }
 
 func (e *env) create(t *testing.T, account, url string) *feed.Feed {
@@ -510,5 +510,36 @@ func TestErase(t *testing.T) {
 	}
 	if _, err := e.store.Get(ctx, "acc100", other.FeedID); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSlowFeedHoldsNoOther: while one feed's link hangs, the poller's other workers poll
+// the other due feeds.
+func TestSlowFeedHoldsNoOther(t *testing.T) {
+	e := setup(t)
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		<-release
+		_, _ = w.Write([]byte(calendar))
+	}))
+	defer slow.Close()
+	fast := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(calendar)) }))
+	defer fast.Close()
+	e.create(t, "acc11", slow.URL+"/slow.ics")
+	e.create(t, "acc11", fast.URL+"/a.ics")
+	e.create(t, "acc11", fast.URL+"/b.ics")
+	done := make(chan error, 1)
+	go func() { done <- e.poller(true).RunDue(context.Background()) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(e.booking.calls()) < 2 {
+		if time.Now().After(deadline) {
+			close(release)
+			t.Fatalf("%d fast feeds synced while the slow one hangs, want 2", len(e.booking.calls()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(release)
+	if err := <-done; err != nil || len(e.booking.calls()) != 3 {
+		t.Fatalf("%v, %d syncs", err, len(e.booking.calls()))
 	}
 }
