@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/vros/vros/booking-svc/internal/booking"
 )
@@ -309,5 +310,40 @@ func TestPaymentsAndArrivalArePublished(t *testing.T) {
 	post("updatearrivalform", fmt.Sprintf(`{"action":"updatearrivalform","bookingId":%d,"arriveBy":"car","isCompleted":true}`, b.BookingID))
 	if got := s.published(t, acct, b.BookingID, b.Version+3); !got.ArrivalFormCompleted || len(got.Payments) != 1 {
 		t.Errorf("after updatearrivalform: %+v", got)
+	}
+}
+
+// TestHookBookingStatuses: a cancelled booking is answered (a booking.cancelled webhook shows
+// it); an attempt that never became a booking (pending, failed) is not.
+func TestHookBookingStatuses(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	acct := newAccount("hookst")
+	b := s.book(t, acct, 71, "2027-08-01", 2, booking.Guest{FirstName: "St"}, 0)
+	if _, err := s.st.Update(ctx, acct, b.BookingID, booking.Cancelled, func(x *booking.Booking) error {
+		x.Status = booking.StatusCancelled
+		now := time.Now()
+		x.CancelledAt = &now
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	code, body := s.do(t, acct, http.MethodGet, "/internal/hooks/booking/"+strconv.FormatInt(b.BookingID, 10), "")
+	if code != http.StatusOK || !strings.Contains(string(body), `"status":"cancelled"`) {
+		t.Errorf("cancelled booking: %d %s", code, body)
+	}
+	pending, _ := s.st.NextBookingID(ctx)
+	if err := s.st.InsertPending(ctx, booking.Booking{AccountID: acct, BookingID: pending, PropertyID: 71, Status: booking.StatusPending,
+		Nights: []string{"2027-09-01"}, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := s.do(t, acct, http.MethodGet, "/internal/hooks/booking/"+strconv.FormatInt(pending, 10), ""); code != http.StatusNotFound {
+		t.Errorf("pending attempt: %d %s", code, body)
+	}
+	if err := s.st.MarkFailed(ctx, acct, pending); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := s.do(t, acct, http.MethodGet, "/internal/hooks/booking/"+strconv.FormatInt(pending, 10), ""); code != http.StatusNotFound {
+		t.Errorf("failed attempt: %d %s", code, body)
 	}
 }
