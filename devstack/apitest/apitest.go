@@ -110,3 +110,18 @@ func StartStack(ctx context.Context, o stack.Options) (*stack.Stack, *mongo.Clie
 	}
 	return st, db, nil
 }
+
+// AllowPrivateTargets sets the account's allow_private_targets through edge's admin API
+// (PUT /admin/v1/accounts/{id}/integrations): on, its webhooks and iCal feeds may name
+// loopback and other private addresses, as the tests' receivers are.
+func AllowPrivateTargets(c *http.Client, edgeURL, adminToken, accountID string, allow bool) error {
+	r, err := Send(c, http.MethodPut, edgeURL+"/admin/v1/accounts/"+accountID+"/integrations",
+		map[string]string{"Authorization": "Bearer " + adminToken}, JSON(map[string]bool{"allow_private_targets": allow}))
+	if err != nil {
+		return err
+	}
+	if r.Code != http.StatusOK {
+		return fmt.Errorf("allow_private_targets: HTTP %d %s", r.Code, r.Body)
+	}
+	return nil
+}
