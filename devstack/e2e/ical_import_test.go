@@ -188,3 +188,41 @@ func TestICalImport(t *testing.T) {
 		t.Fatalf("deleted feed's nights still held: %v", got)
 	}
 }
+
+// TestICalImportPolledByLoop: a new feed is polled by the service's own loop (no sync
+// asked); a loopback link is refused at create for an account the operator did not allow
+// private targets, naming feed.url.
+func TestICalImportPolledByLoop(t *testing.T) {
+	acc := newAccount(t)
+	pid := bookable(t, acc, "ICL1")
+	feedSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, icalFile(map[string][2]string{"loop-1": {day(50), day(52)}}))
+	}))
+	defer feedSrv.Close()
+	body := obj{"action": "create", "feed": obj{"internal_code": "ICL1", "url": feedSrv.URL + "/cal.ics"}}
+	acc.a(t, "ical-feed", body).wantViolation(t, "feed.url", "private, loopback or link-local")
+	admin := map[string]string{"Authorization": "Bearer " + adminToken}
+	do(t, http.MethodPut, "/admin/v1/accounts/"+acc.AccountID+"/integrations", admin, `{"allow_private_targets":true}`).status(t, http.StatusOK)
+	f := acc.feedAction(t, body)
+	deadline := time.Now().Add(viewsWithin)
+	for {
+		g := acc.feedAction(t, obj{"action": "get", "feed": obj{"feed_id": f.FeedID}})
+		if g.Status.LastSuccessAt != nil {
+			if g.Status.EventsImported != 1 || g.Status.NightsBlocked != 2 {
+				t.Fatalf("%+v", g.Status)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("feed not polled by the loop: %+v", g.Status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got := held(t, acc, pid, day(50), 2); len(got) != 2 {
+		t.Fatalf("not blocked: %v", got)
+	}
+	// Another account neither sees nor changes the feed.
+	other := newAccount(t)
+	other.a(t, "ical-feed", obj{"action": "get", "feed": obj{"feed_id": f.FeedID}}).status(t, http.StatusNotFound)
+	other.a(t, "ical-feed", obj{"action": "delete", "feed": obj{"feed_id": f.FeedID}}).status(t, http.StatusNotFound)
+}
