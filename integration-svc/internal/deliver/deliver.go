@@ -34,6 +34,9 @@ const (
 	MaxResponse = 64 << 10
 	MaxExcerpt  = 1 << 10
 	UserAgent   = "vros-webhooks/1"
+	// EndpointCache is how long a sending replica uses an endpoint it read (its URL and
+	// secrets); its own writes to the endpoint drop the copy at once.
+	EndpointCache = time.Second
 )
 
 // Config tunes the deliverer.
@@ -142,7 +145,7 @@ func (d *Deliverer) round(ctx context.Context, wg *sync.WaitGroup) error {
 	}
 	now := d.now()
 	for _, h := range heads {
-		if h.NextAttemptAt != nil && h.NextAttemptAt.After(now) || h.LeaseUntil.After(now) {
+		if !d.due(h, now) {
 			continue
 		}
 		ep := h.Account + ":" + strconv.FormatInt(h.WebhookID, 10)
@@ -166,14 +169,37 @@ func (d *Deliverer) round(ctx context.Context, wg *sync.WaitGroup) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-d.sem }()
-			defer d.done(h.Lane, ep)
-			if err := d.send(ctx, h); err != nil && ctx.Err() == nil {
-				d.log.Warn("webhook delivery failed to run", "message_id", h.MessageID, "webhook_id", h.WebhookID, "error", err)
-			}
-			d.Wake() // the lane's next delivery may go now
+			d.drain(ctx, h)
+			d.done(h.Lane, ep)
+			d.Wake() // a delivery recorded while the lane was ending waits for no tick
 		}()
 	}
 	return nil
+}
+
+// drain sends the lane's deliveries from h on, one after the other in the lane's order,
+// for as long as its next one is due: a burst on one lane needs no round per delivery.
+// It stops at a delivery that waits (a retry, a hold, another replica's lease), which
+// the rounds take up when it is due.
+func (d *Deliverer) drain(ctx context.Context, h store.Due) {
+	for ctx.Err() == nil {
+		if err := d.send(ctx, h); err != nil {
+			if ctx.Err() == nil {
+				d.log.Warn("webhook delivery failed to run", "message_id", h.MessageID, "webhook_id", h.WebhookID, "error", err)
+			}
+			return
+		}
+		next, ok, err := d.st.LaneHead(ctx, h.Lane)
+		if err != nil || !ok || !d.due(next, d.now()) || next.MessageID == h.MessageID && next.Attempts == h.Attempts {
+			return
+		}
+		h = next
+	}
+}
+
+// due reports whether h may be sent now: its time has come and no lease holds it.
+func (d *Deliverer) due(h store.Due, now time.Time) bool {
+	return (h.NextAttemptAt == nil || !h.NextAttemptAt.After(now)) && !h.LeaseUntil.After(now)
 }
 
 func (d *Deliverer) done(lane, ep string) {
@@ -192,7 +218,11 @@ func (d *Deliverer) send(ctx context.Context, h store.Due) error {
 	if err != nil || !ok {
 		return err
 	}
-	ep, err := d.st.Endpoint(ctx, del.Account, del.WebhookID)
+	ep, err := d.st.EndpointCached(ctx, del.Account, del.WebhookID, EndpointCache)
+	if err == nil && !ep.Enabled {
+		// the copy may predate a re-enabling in another replica: hold only on a fresh read.
+		ep, err = d.st.Endpoint(ctx, del.Account, del.WebhookID)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // deleted with its deliveries
 	}
@@ -202,11 +232,7 @@ func (d *Deliverer) send(ctx context.Context, h store.Due) error {
 	if !ep.Enabled {
 		return d.st.Hold(ctx, del)
 	}
-	data, err := d.st.Data(ctx, del)
-	if err != nil {
-		return err
-	}
-	payload, err := d.payload(ctx, del, data)
+	payload, err := d.payload(ctx, del, del.Data)
 	if err != nil {
 		// booking-svc did not answer: no attempt was made; try again shortly.
 		_ = d.st.Release(context.WithoutCancel(ctx), del, d.now().Add(d.cfg.Poll))
@@ -372,6 +398,9 @@ func (d *Deliverer) record(ctx context.Context, ep webhook.Endpoint, del webhook
 		d.sent.Add(ctx, 1, metric.WithAttributes(attrOutcome(outcome)))
 	}
 	if ok {
+		if ep.FailureStreak == 0 && ep.FirstFailureAt == nil && ep.LastSuccessAt != nil && a.At.Sub(*ep.LastSuccessAt) < EndpointCache {
+			return nil // no streak to end; last_success_at is at most that much behind in a burst
+		}
 		return d.st.Succeeded(ctx, ep.Account, ep.ID, a.At)
 	}
 	after, err := d.st.Failed(ctx, ep.Account, ep.ID, a.At)

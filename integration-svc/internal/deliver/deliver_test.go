@@ -429,3 +429,31 @@ func TestResponseExcerptCapped(t *testing.T) {
 		t.Fatalf("excerpt of %d bytes, valid %v, status %d", len(a.ResponseExcerpt), utf8.ValidString(a.ResponseExcerpt), a.StatusCode)
 	}
 }
+
+// A burst on one lane is drained by the worker that took its head, in order, without a
+// round per delivery: with the store's periodic read turned off (an hour), every event
+// still arrives, in event order, while events keep being recorded during the drain.
+func TestBurstOnOneLaneDrainedInOrder(t *testing.T) {
+	rc := newReceiver(t, nil)
+	e := start(t, deliver.Config{Poll: time.Hour})
+	ep := e.endpoint(t, rc.srv.URL, webhook.PropertyUpdated)
+	const n = 60
+	base := time.Now()
+	for i := range n {
+		e.emit(t, fmt.Sprintf("msg_burst%03d", i), 7, webhook.PropertyUpdated, base.Add(time.Duration(i)*time.Millisecond))
+	}
+	eventually.Holds(t, "every event of the burst", 30*time.Second, func() bool { return len(rc.all()) >= n })
+	got := rc.all()
+	if len(got) != n {
+		t.Fatalf("%d received, want %d (a duplicate?)", len(got), n)
+	}
+	for i, r := range got {
+		if r.ID != fmt.Sprintf("msg_burst%03d", i) {
+			t.Fatalf("receipt %d is %s: out of order", i, r.ID)
+		}
+	}
+	eventually.Holds(t, "every delivery recorded as delivered", 10*time.Second, func() bool {
+		dels, _, err := e.st.ListDeliveries(context.Background(), e.account, ep.ID, store.DeliveryFilter{Status: webhook.StatusPending, Limit: 500})
+		return err == nil && len(dels) == 0
+	})
+}

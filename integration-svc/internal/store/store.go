@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -26,6 +27,9 @@ const (
 	Snapshots  = "snapshots"
 	Accounts   = "accounts"
 	Counters   = "counters"
+	// Queue holds one document per pending delivery (its scheduling state), apart from the
+	// delivery log, so that what the deliverer scans does not grow with history.
+	Queue = "due"
 )
 
 // ErrNotFound: the account has no such endpoint or delivery.
@@ -36,18 +40,32 @@ type Store struct {
 	db        *mongo.Database
 	endpoints *mongo.Collection
 	deliv     *mongo.Collection
+	queue     *mongo.Collection
 	attempts  *mongo.Collection
 	snaps     *mongo.Collection
 	accounts  *mongo.Collection
 	ids       *mongostore.Sequence
+
+	// epCache holds endpoints read for sending (EndpointCached), dropped by this process's
+	// writes to them.
+	epMu    sync.Mutex
+	epCache map[string]cachedEndpoint
+}
+
+type cachedEndpoint struct {
+	ep webhook.Endpoint
+	at time.Time
 }
 
 // Open declares the collections and indexes and returns the store.
 func Open(ctx context.Context, db *mongo.Database) (*Store, error) {
-	colls := append(mongostore.WithLocks(Snapshots), Endpoints, Deliveries, Attempts, Accounts, Counters, events.ParkedCollection)
+	colls := append(mongostore.WithLocks(Snapshots), Endpoints, Deliveries, Attempts, Accounts, Counters, Queue, events.ParkedCollection)
 	err := mongostore.Ensure(ctx, db, colls, []mongostore.Index{
 		{Collection: Endpoints, Keys: bson.D{{Key: "account_id", Value: 1}}},
 		{Collection: Deliveries, Keys: bson.D{{Key: "status", Value: 1}, {Key: "hold", Value: 1}, {Key: "event_at", Value: 1}}},
+		{Collection: Queue, Keys: bson.D{{Key: "hold", Value: 1}, {Key: "event_at", Value: 1}}},
+		{Collection: Queue, Keys: bson.D{{Key: "lane", Value: 1}, {Key: "event_at", Value: 1}}},
+		{Collection: Queue, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "webhook_id", Value: 1}}},
 		{Collection: Deliveries, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "webhook_id", Value: 1}, {Key: "created_at", Value: -1}}},
 		{Collection: Attempts, Keys: bson.D{{Key: "delivery", Value: 1}, {Key: "attempt", Value: 1}}},
 		{Collection: Attempts, Keys: bson.D{{Key: "at", Value: 1}}},
@@ -56,9 +74,32 @@ func Open(ctx context.Context, db *mongo.Database) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, endpoints: db.Collection(Endpoints), deliv: db.Collection(Deliveries),
+	s := &Store{db: db, endpoints: db.Collection(Endpoints), deliv: db.Collection(Deliveries), queue: db.Collection(Queue),
 		attempts: db.Collection(Attempts), snaps: db.Collection(Snapshots), accounts: db.Collection(Accounts),
-		ids: mongostore.NewSequence(db.Collection(Counters), "webhook", 20)}, nil
+		ids: mongostore.NewSequence(db.Collection(Counters), "webhook", 20), epCache: map[string]cachedEndpoint{}}
+	if err := s.backfillQueue(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// backfillQueue queues every pending delivery that has no queue document (deliveries
+// recorded before the queue existed); once per start, idempotent.
+func (s *Store) backfillQueue(ctx context.Context) error {
+	cur, err := s.deliv.Find(ctx, bson.D{{Key: "status", Value: webhook.StatusPending}}, options.Find().SetProjection(bson.D{{Key: "data", Value: 0}}))
+	if err != nil {
+		return err
+	}
+	var docs []deliveryDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return err
+	}
+	for _, d := range docs {
+		if err := s.enqueue(ctx, d, false); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Snapshots is the consumer's collection of kept snapshots (mongostore.KeepNewer).
@@ -104,8 +145,11 @@ func (s *Store) Erased(ctx context.Context, account string) (bool, error) {
 // EraseAccount deletes everything of the account and leaves only the mark that it was
 // erased (its id and the time), so that its events read later change nothing.
 func (s *Store) EraseAccount(ctx context.Context, account string, at time.Time) error {
+	s.epMu.Lock()
+	clear(s.epCache) // rare: simpler than finding the account's entries
+	s.epMu.Unlock()
 	byAccount := bson.D{{Key: "account_id", Value: account}}
-	for _, c := range []*mongo.Collection{s.endpoints, s.deliv, s.attempts} {
+	for _, c := range []*mongo.Collection{s.endpoints, s.queue, s.deliv, s.attempts} {
 		if _, err := c.DeleteMany(ctx, byAccount); err != nil {
 			return err
 		}
@@ -179,6 +223,7 @@ func (s *Store) CountEndpoints(ctx context.Context, account string) (int64, erro
 
 // PutEndpoint writes the endpoint whole.
 func (s *Store) PutEndpoint(ctx context.Context, e webhook.Endpoint) error {
+	defer s.forget(e.Account, e.ID)
 	_, err := s.endpoints.ReplaceOne(ctx, bson.D{{Key: "_id", Value: endpointKey(e.Account, e.ID)}}, toEndpointDoc(e),
 		options.Replace().SetUpsert(true))
 	return err
@@ -195,6 +240,38 @@ func (s *Store) Endpoint(ctx context.Context, account string, id int64) (webhook
 		return webhook.Endpoint{}, err
 	}
 	return d.endpoint(), nil
+}
+
+// EndpointCached is Endpoint read at most maxAge ago by this process and not written by it
+// since (the deliverer's read: an endpoint's URL and secrets change rarely, and a pause,
+// disabling or deletion is honoured by the queue's hold, not by this copy).
+func (s *Store) EndpointCached(ctx context.Context, account string, id int64, maxAge time.Duration) (webhook.Endpoint, error) {
+	key := endpointKey(account, id)
+	now := time.Now()
+	s.epMu.Lock()
+	c, ok := s.epCache[key]
+	s.epMu.Unlock()
+	if ok && now.Sub(c.at) < maxAge {
+		return c.ep, nil
+	}
+	e, err := s.Endpoint(ctx, account, id)
+	if err != nil {
+		return e, err
+	}
+	s.epMu.Lock()
+	if len(s.epCache) > 10000 {
+		clear(s.epCache)
+	}
+	s.epCache[key] = cachedEndpoint{ep: e, at: now}
+	s.epMu.Unlock()
+	return e, nil
+}
+
+// forget drops the cached copy of an endpoint this process writes.
+func (s *Store) forget(account string, id int64) {
+	s.epMu.Lock()
+	delete(s.epCache, endpointKey(account, id))
+	s.epMu.Unlock()
 }
 
 // ListEndpoints lists the account's endpoints by id (brand > 0: that brand's only).
@@ -220,11 +297,15 @@ func (s *Store) ListEndpoints(ctx context.Context, account string, brand int64) 
 
 // DeleteEndpoint deletes the endpoint, its deliveries and their attempts.
 func (s *Store) DeleteEndpoint(ctx context.Context, account string, id int64) error {
+	defer s.forget(account, id)
 	r, err := s.endpoints.DeleteOne(ctx, bson.D{{Key: "_id", Value: endpointKey(account, id)}})
 	if err != nil {
 		return err
 	}
 	f := bson.D{{Key: "account_id", Value: account}, {Key: "webhook_id", Value: id}}
+	if _, err := s.queue.DeleteMany(ctx, f); err != nil {
+		return err
+	}
 	if _, err := s.deliv.DeleteMany(ctx, f); err != nil {
 		return err
 	}
@@ -240,10 +321,16 @@ func (s *Store) DeleteEndpoint(ctx context.Context, account string, id int64) er
 // SetHold holds (endpoint disabled or paused) or releases the endpoint's pending deliveries;
 // a release makes them due now.
 func (s *Store) SetHold(ctx context.Context, account string, id int64, hold bool, now time.Time) error {
+	defer s.forget(account, id)
 	set := bson.D{{Key: "hold", Value: hold}}
 	if !hold {
 		set = append(set, bson.E{Key: "next_attempt_at", Value: now})
 	}
+	if _, err := s.queue.UpdateMany(ctx, bson.D{{Key: "account_id", Value: account}, {Key: "webhook_id", Value: id}},
+		bson.D{{Key: "$set", Value: set}}); err != nil {
+		return err
+	}
+	// the log shows the same schedule (a rare write: pausing, disabling, re-enabling).
 	_, err := s.deliv.UpdateMany(ctx, bson.D{{Key: "account_id", Value: account}, {Key: "webhook_id", Value: id},
 		{Key: "status", Value: webhook.StatusPending}}, bson.D{{Key: "$set", Value: set}})
 	return err
@@ -288,18 +375,79 @@ func (d deliveryDoc) delivery() webhook.Delivery {
 		CreatedAt: d.CreatedAt.UTC(), DeliveredAt: utc(d.DeliveredAt)}
 }
 
+// queueDoc is a pending delivery's place in the queue: its lane, order and scheduling
+// state. It exists exactly while its delivery is pending (a stale one, left by a stop
+// between two writes, is removed when it is next leased).
+type queueDoc struct {
+	ID            string     `bson:"_id"`
+	AccountID     string     `bson:"account_id"`
+	WebhookID     int64      `bson:"webhook_id"`
+	MessageID     string     `bson:"message_id"`
+	Lane          string     `bson:"lane"`
+	EventAt       time.Time  `bson:"event_at"`
+	Hold          bool       `bson:"hold"`
+	Attempts      int        `bson:"attempts"`
+	NextAttemptAt *time.Time `bson:"next_attempt_at"`
+	LeaseUntil    time.Time  `bson:"lease_until"`
+}
+
+func (q queueDoc) due() Due {
+	return Due{Delivery: webhook.Delivery{Account: q.AccountID, WebhookID: q.WebhookID, MessageID: q.MessageID,
+		EventAt: q.EventAt.UTC(), Status: webhook.StatusPending, Attempts: q.Attempts, NextAttemptAt: utc(q.NextAttemptAt)},
+		Lane: q.Lane, LeaseUntil: q.LeaseUntil.UTC()}
+}
+
+// enqueue queues pending delivery d; reset (a redelivery) also resets an existing queue
+// document's schedule, else an existing one is left as it is.
+func (s *Store) enqueue(ctx context.Context, d deliveryDoc, reset bool) error {
+	sched := bson.D{{Key: "hold", Value: d.Hold}, {Key: "attempts", Value: d.Attempts},
+		{Key: "next_attempt_at", Value: d.NextAttemptAt}, {Key: "lease_until", Value: time.Time{}}}
+	ident := bson.D{{Key: "account_id", Value: d.AccountID}, {Key: "webhook_id", Value: d.WebhookID},
+		{Key: "message_id", Value: d.MessageID}, {Key: "lane", Value: d.Lane}, {Key: "event_at", Value: d.EventAt}}
+	upd := bson.D{{Key: "$setOnInsert", Value: append(ident, sched...)}}
+	if reset {
+		upd = bson.D{{Key: "$setOnInsert", Value: ident}, {Key: "$set", Value: sched}}
+	}
+	_, err := s.queue.UpdateOne(ctx, bson.D{{Key: "_id", Value: d.ID}}, upd, options.UpdateOne().SetUpsert(true))
+	if err != nil && !mongostore.IsDuplicate(err) {
+		return fmt.Errorf("queue delivery %s: %w", d.ID, err)
+	}
+	return nil
+}
+
 // AddDeliveries records event e for each endpoint, once: a delivery already recorded (the
 // same message derived again) is left as it is. Deliveries to a disabled endpoint wait.
+// The delivery is written first, then its queue document: a stop between the two is
+// repaired when the message is derived again (it is, as it was not committed).
 func (s *Store) AddDeliveries(ctx context.Context, e webhook.Event, to []webhook.Endpoint, now time.Time) error {
 	for _, ep := range to {
 		d := deliveryDoc{ID: DeliveryKey(e.Account, ep.ID, e.ID), AccountID: e.Account, WebhookID: ep.ID,
 			MessageID: e.ID, EventType: e.Type, PropertyID: e.PropertyID, BookingID: e.BookingID,
 			Lane: Lane(e.Account, ep.ID, e.PropertyID), Data: string(e.Data), EventAt: e.At.UTC(),
 			Status: webhook.StatusPending, Hold: !ep.Enabled, NextAttemptAt: &now, CreatedAt: now}
-		_, err := s.deliv.UpdateOne(ctx, bson.D{{Key: "_id", Value: d.ID}},
+		r, err := s.deliv.UpdateOne(ctx, bson.D{{Key: "_id", Value: d.ID}},
 			bson.D{{Key: "$setOnInsert", Value: d}}, options.UpdateOne().SetUpsert(true))
 		if err != nil && !mongostore.IsDuplicate(err) {
 			return fmt.Errorf("record delivery %s: %w", d.ID, err)
+		}
+		if err == nil && r.UpsertedCount == 0 {
+			// recorded before: queue it only if it is still pending (its queue document may
+			// be missing after a stop).
+			var old deliveryDoc
+			err := s.deliv.FindOne(ctx, bson.D{{Key: "_id", Value: d.ID}}, options.FindOne().SetProjection(bson.D{{Key: "data", Value: 0}})).Decode(&old)
+			if errors.Is(err, mongo.ErrNoDocuments) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if old.Status != webhook.StatusPending {
+				continue
+			}
+			d = old
+		}
+		if err := s.enqueue(ctx, d, false); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -312,16 +460,17 @@ type Due struct {
 	LeaseUntil time.Time
 }
 
+var queueOrder = bson.D{{Key: "event_at", Value: 1}, {Key: "_id", Value: 1}}
+
 // Heads returns, for each lane with a pending delivery not held, its oldest one (lane
 // order is event time, then message id); at most limit pending deliveries are scanned.
+// It reads the queue only (pending deliveries), never the log.
 func (s *Store) Heads(ctx context.Context, limit int64) ([]Due, error) {
-	cur, err := s.deliv.Find(ctx, bson.D{{Key: "status", Value: webhook.StatusPending}, {Key: "hold", Value: false}},
-		options.Find().SetSort(bson.D{{Key: "event_at", Value: 1}, {Key: "_id", Value: 1}}).SetLimit(limit).
-			SetProjection(bson.D{{Key: "data", Value: 0}}))
+	cur, err := s.queue.Find(ctx, bson.D{{Key: "hold", Value: false}}, options.Find().SetSort(queueOrder).SetLimit(limit))
 	if err != nil {
 		return nil, err
 	}
-	var docs []deliveryDoc
+	var docs []queueDoc
 	if err := cur.All(ctx, &docs); err != nil {
 		return nil, err
 	}
@@ -332,31 +481,60 @@ func (s *Store) Heads(ctx context.Context, limit int64) ([]Due, error) {
 			continue
 		}
 		seen[d.Lane] = true
-		out = append(out, Due{Delivery: d.delivery(), Lane: d.Lane, LeaseUntil: d.LeaseUntil})
+		out = append(out, d.due())
 	}
 	return out, nil
 }
 
+// LaneHead returns the oldest pending delivery of lane that is not held; false when none.
+func (s *Store) LaneHead(ctx context.Context, lane string) (Due, bool, error) {
+	var d queueDoc
+	err := s.queue.FindOne(ctx, bson.D{{Key: "lane", Value: lane}, {Key: "hold", Value: false}},
+		options.FindOne().SetSort(queueOrder)).Decode(&d)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return Due{}, false, nil
+	}
+	if err != nil {
+		return Due{}, false, err
+	}
+	return d.due(), true, nil
+}
+
 // Lease claims a pending delivery until until; false when it is no longer pending, is
-// leased by another, or was tried since it was read (attempts differ).
+// held, is leased by another, or was tried since it was read (attempts differ). The
+// returned delivery carries its data.
 func (s *Store) Lease(ctx context.Context, d Due, now, until time.Time) (webhook.Delivery, bool, error) {
-	var doc deliveryDoc
-	err := s.deliv.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: DeliveryKey(d.Account, d.WebhookID, d.MessageID)},
-		{Key: "status", Value: webhook.StatusPending}, {Key: "attempts", Value: d.Attempts},
-		{Key: "lease_until", Value: bson.D{{Key: "$lte", Value: now}}}},
+	key := DeliveryKey(d.Account, d.WebhookID, d.MessageID)
+	var q queueDoc
+	err := s.queue.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: key}, {Key: "hold", Value: false},
+		{Key: "attempts", Value: d.Attempts}, {Key: "lease_until", Value: bson.D{{Key: "$lte", Value: now}}}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "lease_until", Value: until}}}},
-		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&doc)
+		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&q)
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return webhook.Delivery{}, false, nil
 	}
 	if err != nil {
 		return webhook.Delivery{}, false, err
 	}
-	return doc.delivery(), true, nil
+	var doc deliveryDoc
+	err = s.deliv.FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) || err == nil && doc.Status != webhook.StatusPending {
+		// deleted, or finished by an attempt whose queue update a stop cut short.
+		_, err = s.queue.DeleteOne(ctx, bson.D{{Key: "_id", Value: key}})
+		return webhook.Delivery{}, false, err
+	}
+	if err != nil {
+		return webhook.Delivery{}, false, err
+	}
+	out := doc.delivery()
+	out.Attempts = max(out.Attempts, q.Attempts)
+	return out, true, nil
 }
 
 // Finish records attempt a of delivery d and its outcome: delivered, retried at next
-// (nil: failed, given up), releasing the lease.
+// (nil: failed, given up), releasing the lease. The attempt is logged first, then the
+// delivery, then the queue (a stop in between leaves the queue document, whose next
+// lease finds the delivery finished and removes it).
 func (s *Store) Finish(ctx context.Context, d webhook.Delivery, a webhook.Attempt, ok bool, next *time.Time) error {
 	key := DeliveryKey(d.Account, d.WebhookID, d.MessageID)
 	_, err := s.attempts.InsertOne(ctx, attemptDoc{ID: key + ":" + strconv.Itoa(a.Attempt) + ":" + strconv.FormatInt(a.At.UnixNano(), 36),
@@ -375,14 +553,23 @@ func (s *Store) Finish(ctx context.Context, d webhook.Delivery, a webhook.Attemp
 	default:
 		set = append(set, bson.E{Key: "next_attempt_at", Value: *next})
 	}
-	_, err = s.deliv.UpdateOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "status", Value: webhook.StatusPending}},
-		bson.D{{Key: "$set", Value: set}})
+	// by _id alone: FerretDB reads only the one document then (any other condition makes
+	// it scan the collection); the lease keeps others off this delivery.
+	if _, err = s.deliv.UpdateOne(ctx, bson.D{{Key: "_id", Value: key}}, bson.D{{Key: "$set", Value: set}}); err != nil {
+		return err
+	}
+	if next == nil || ok {
+		_, err = s.queue.DeleteOne(ctx, bson.D{{Key: "_id", Value: key}})
+		return err
+	}
+	_, err = s.queue.UpdateOne(ctx, bson.D{{Key: "_id", Value: key}}, bson.D{{Key: "$set", Value: bson.D{
+		{Key: "attempts", Value: a.Attempt}, {Key: "next_attempt_at", Value: *next}, {Key: "lease_until", Value: time.Time{}}}}})
 	return err
 }
 
 // Hold holds one delivery (its endpoint turned out disabled at send time).
 func (s *Store) Hold(ctx context.Context, d webhook.Delivery) error {
-	_, err := s.deliv.UpdateOne(ctx, bson.D{{Key: "_id", Value: DeliveryKey(d.Account, d.WebhookID, d.MessageID)}},
+	_, err := s.queue.UpdateOne(ctx, bson.D{{Key: "_id", Value: DeliveryKey(d.Account, d.WebhookID, d.MessageID)}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "hold", Value: true}, {Key: "lease_until", Value: time.Time{}}}}})
 	return err
 }
@@ -490,6 +677,20 @@ func (s *Store) Redeliver(ctx context.Context, account string, webhookID int64, 
 	if msg != "" && r.MatchedCount == 0 {
 		return 0, ErrNotFound
 	}
+	// then queue them, due now (a delivery in flight meanwhile is sent again: at-least-once).
+	cur, err := s.deliv.Find(ctx, q, options.Find().SetProjection(bson.D{{Key: "data", Value: 0}}))
+	if err != nil {
+		return 0, err
+	}
+	var docs []deliveryDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return 0, err
+	}
+	for _, d := range docs {
+		if err := s.enqueue(ctx, d, true); err != nil {
+			return 0, err
+		}
+	}
 	return r.MatchedCount, nil
 }
 
@@ -522,6 +723,7 @@ func (s *Store) PruneAttempts(ctx context.Context, cutoff time.Time) (int64, err
 
 // Succeeded records a 2xx answer: the failure streak ends.
 func (s *Store) Succeeded(ctx context.Context, account string, id int64, at time.Time) error {
+	defer s.forget(account, id)
 	_, err := s.endpoints.UpdateOne(ctx, bson.D{{Key: "_id", Value: endpointKey(account, id)}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "failure_streak", Value: 0}, {Key: "first_failure_at", Value: nil},
 			{Key: "last_success_at", Value: at}}}})
@@ -533,6 +735,7 @@ func (s *Store) Succeeded(ctx context.Context, account string, id int64, at time
 // last success, rather than incremented: attempts of one endpoint end concurrently, in
 // several replicas, and FerretDB applies an increment as a read and a write.
 func (s *Store) Failed(ctx context.Context, account string, id int64, at time.Time) (webhook.Endpoint, error) {
+	defer s.forget(account, id)
 	key := endpointKey(account, id)
 	e, err := s.Endpoint(ctx, account, id)
 	if err != nil {
@@ -564,6 +767,7 @@ func (s *Store) Failed(ctx context.Context, account string, id int64, at time.Ti
 // Disable disables an enabled endpoint for reason; false when it was not enabled (another
 // replica disabled it first, or the account paused it).
 func (s *Store) Disable(ctx context.Context, account string, id int64, at time.Time, reason string) (bool, error) {
+	defer s.forget(account, id)
 	r, err := s.endpoints.UpdateOne(ctx, bson.D{{Key: "_id", Value: endpointKey(account, id)}, {Key: "enabled", Value: true}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "enabled", Value: false}, {Key: "disabled_at", Value: at},
 			{Key: "disabled_reason", Value: reason}, {Key: "updated_at", Value: at}}}})
@@ -576,7 +780,7 @@ func (s *Store) Disable(ctx context.Context, account string, id int64, at time.T
 // Release gives up a lease without an attempt (the attempt could not be made: booking-svc
 // did not answer); the delivery is due again at next.
 func (s *Store) Release(ctx context.Context, d webhook.Delivery, next time.Time) error {
-	_, err := s.deliv.UpdateOne(ctx, bson.D{{Key: "_id", Value: DeliveryKey(d.Account, d.WebhookID, d.MessageID)}},
+	_, err := s.queue.UpdateOne(ctx, bson.D{{Key: "_id", Value: DeliveryKey(d.Account, d.WebhookID, d.MessageID)}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "lease_until", Value: time.Time{}}, {Key: "next_attempt_at", Value: next}}}})
 	return err
 }

@@ -1,0 +1,298 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/vros/vros/integration-svc/internal/store"
+	"github.com/vros/vros/integration-svc/internal/webhook"
+	"github.com/vros/vros/libs/embedded"
+)
+
+var db *mongo.Database
+
+func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "whstore", &db, nil) }
+
+var accounts atomic.Int64
+
+type fixture struct {
+	st      *store.Store
+	account string
+	ep      webhook.Endpoint
+}
+
+func setup(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{st: st, account: fmt.Sprintf("qacc%d", accounts.Add(1))}
+	id, err := st.NextID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	f.ep = webhook.Endpoint{Account: f.account, ID: id, URL: "https://example.com/h", EventTypes: []string{"*"},
+		Enabled: true, Secret: "whsec_x", CreatedAt: now, UpdatedAt: now}
+	if err := st.PutEndpoint(ctx, f.ep); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *fixture) add(t *testing.T, msg string, property int64, at time.Time) {
+	t.Helper()
+	e := webhook.Event{ID: msg, Account: f.account, Type: webhook.PropertyUpdated, PropertyID: property, At: at, Data: []byte(`{"n":"` + msg + `"}`)}
+	if err := f.st.AddDeliveries(context.Background(), e, []webhook.Endpoint{f.ep}, time.Now().UTC()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// queued lists the account's queue documents' message ids.
+func (f *fixture) queued(t *testing.T) map[string]bool {
+	t.Helper()
+	cur, err := db.Collection(store.Queue).Find(context.Background(), bson.D{{Key: "account_id", Value: f.account}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []struct {
+		MessageID string `bson:"message_id"`
+	}
+	if err := cur.All(context.Background(), &docs); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, d := range docs {
+		out[d.MessageID] = true
+	}
+	return out
+}
+
+func (f *fixture) head(t *testing.T, property int64) (store.Due, bool) {
+	t.Helper()
+	h, ok, err := f.st.LaneHead(context.Background(), store.Lane(f.account, f.ep.ID, property))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, ok
+}
+
+func (f *fixture) finish(t *testing.T, h store.Due, ok bool, next *time.Time) {
+	t.Helper()
+	now := time.Now().UTC()
+	del, leased, err := f.st.Lease(context.Background(), h, now, now.Add(time.Minute))
+	if err != nil || !leased {
+		t.Fatalf("lease %s: %v %v", h.MessageID, leased, err)
+	}
+	a := webhook.Attempt{Account: f.account, WebhookID: f.ep.ID, MessageID: del.MessageID, Attempt: del.Attempts + 1, At: now}
+	if !ok {
+		a.Error = "answered 503"
+	}
+	if err := f.st.Finish(context.Background(), del, a, ok, next); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The queue holds exactly the pending deliveries: a delivered or given-up one leaves it, a
+// retried one stays with its new schedule, and the log keeps them all.
+func TestQueueHoldsOnlyPending(t *testing.T) {
+	f := setup(t)
+	base := time.Now().UTC()
+	for i, m := range []string{"msg_q1", "msg_q2", "msg_q3"} {
+		f.add(t, m, 1, base.Add(time.Duration(i)*time.Millisecond))
+	}
+	h, ok := f.head(t, 1)
+	if !ok || h.MessageID != "msg_q1" {
+		t.Fatalf("head %+v %v", h, ok)
+	}
+	f.finish(t, h, true, nil) // delivered
+	h, _ = f.head(t, 1)
+	f.finish(t, h, false, nil) // given up
+	h, _ = f.head(t, 1)
+	later := time.Now().Add(time.Hour).UTC()
+	f.finish(t, h, false, &later) // retried later
+	q := f.queued(t)
+	if len(q) != 1 || !q["msg_q3"] {
+		t.Fatalf("queue %v", q)
+	}
+	h, ok = f.head(t, 1)
+	if !ok || h.Attempts != 1 || h.NextAttemptAt == nil || !h.NextAttemptAt.Equal(later.Truncate(time.Millisecond)) {
+		t.Fatalf("retried head %+v", h)
+	}
+	dels, _, err := f.st.ListDeliveries(context.Background(), f.account, f.ep.ID, store.DeliveryFilter{Limit: 10})
+	if err != nil || len(dels) != 3 {
+		t.Fatalf("log %d %v", len(dels), err)
+	}
+	status := map[string]string{}
+	for _, d := range dels {
+		status[d.MessageID] = d.Status
+	}
+	if status["msg_q1"] != webhook.StatusDelivered || status["msg_q2"] != webhook.StatusFailed || status["msg_q3"] != webhook.StatusPending {
+		t.Fatalf("log statuses %v", status)
+	}
+}
+
+// Nothing lost, nothing stuck, when a process stops between two writes.
+func TestQueueAfterStopBetweenWrites(t *testing.T) {
+	ctx := context.Background()
+	queue := db.Collection(store.Queue)
+	cases := []struct {
+		name string
+		run  func(t *testing.T, f *fixture)
+	}{
+		{"recorded, not queued: the message derived again queues it", func(t *testing.T, f *fixture) {
+			f.add(t, "msg_s1", 1, time.Now())
+			if _, err := queue.DeleteOne(ctx, bson.D{{Key: "_id", Value: store.DeliveryKey(f.account, f.ep.ID, "msg_s1")}}); err != nil {
+				t.Fatal(err)
+			}
+			f.add(t, "msg_s1", 1, time.Now())
+			if h, ok := f.head(t, 1); !ok || h.MessageID != "msg_s1" {
+				t.Fatalf("not queued again: %+v %v", h, ok)
+			}
+		}},
+		{"recorded, not queued: the next start queues it", func(t *testing.T, f *fixture) {
+			f.add(t, "msg_s2", 1, time.Now())
+			if _, err := queue.DeleteOne(ctx, bson.D{{Key: "_id", Value: store.DeliveryKey(f.account, f.ep.ID, "msg_s2")}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := store.Open(ctx, db); err != nil {
+				t.Fatal(err)
+			}
+			if h, ok := f.head(t, 1); !ok || h.MessageID != "msg_s2" {
+				t.Fatalf("not queued at start: %+v %v", h, ok)
+			}
+		}},
+		{"delivered, queue not updated: the next lease drops it and the lane goes on", func(t *testing.T, f *fixture) {
+			f.add(t, "msg_s3", 1, time.Now())
+			f.add(t, "msg_s4", 1, time.Now().Add(time.Millisecond))
+			h, _ := f.head(t, 1)
+			f.finish(t, h, true, nil)
+			// the queue document as it was before the finish (the stop cut its removal)
+			if _, err := queue.InsertOne(ctx, bson.D{{Key: "_id", Value: store.DeliveryKey(f.account, f.ep.ID, "msg_s3")},
+				{Key: "account_id", Value: f.account}, {Key: "webhook_id", Value: f.ep.ID}, {Key: "message_id", Value: "msg_s3"},
+				{Key: "lane", Value: store.Lane(f.account, f.ep.ID, 1)}, {Key: "event_at", Value: h.EventAt}, {Key: "hold", Value: false},
+				{Key: "attempts", Value: 0}, {Key: "lease_until", Value: time.Time{}}}); err != nil {
+				t.Fatal(err)
+			}
+			stale, _ := f.head(t, 1)
+			now := time.Now().UTC()
+			if _, leased, err := f.st.Lease(ctx, stale, now, now.Add(time.Minute)); err != nil || leased {
+				t.Fatalf("a delivered delivery leased again: %v %v", leased, err)
+			}
+			if h, ok := f.head(t, 1); !ok || h.MessageID != "msg_s4" {
+				t.Fatalf("lane stuck on the stale document: %+v %v", h, ok)
+			}
+		}},
+		{"already delivered, derived again: not queued again", func(t *testing.T, f *fixture) {
+			f.add(t, "msg_s5", 1, time.Now())
+			h, _ := f.head(t, 1)
+			f.finish(t, h, true, nil)
+			f.add(t, "msg_s5", 1, time.Now())
+			if q := f.queued(t); len(q) != 0 {
+				t.Fatalf("queued again: %v", q)
+			}
+		}},
+		{"leased by a stopped process: taken again once the lease ends", func(t *testing.T, f *fixture) {
+			f.add(t, "msg_s6", 1, time.Now())
+			h, _ := f.head(t, 1)
+			now := time.Now().UTC()
+			if _, ok, err := f.st.Lease(ctx, h, now, now.Add(50*time.Millisecond)); err != nil || !ok {
+				t.Fatal(ok, err)
+			}
+			if _, ok, _ := f.st.Lease(ctx, h, now, now.Add(time.Minute)); ok {
+				t.Fatal("leased twice")
+			}
+			h, _ = f.head(t, 1)
+			later := now.Add(100 * time.Millisecond)
+			if del, ok, err := f.st.Lease(ctx, h, later, later.Add(time.Minute)); err != nil || !ok || string(del.Data) != `{"n":"msg_s6"}` {
+				t.Fatalf("not taken after the lease: %v %v %s", ok, err, del.Data)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.run(t, setup(t)) })
+	}
+}
+
+// A held endpoint's deliveries leave the heads and cannot be leased; a release makes them
+// due now; deleting the endpoint empties its queue; a redelivery queues again.
+func TestQueueHoldDeleteRedeliver(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t)
+	f.add(t, "msg_h1", 1, time.Now())
+	h, _ := f.head(t, 1)
+	if err := f.st.SetHold(ctx, f.account, f.ep.ID, true, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.head(t, 1); ok {
+		t.Fatal("a held delivery is a head")
+	}
+	now := time.Now().UTC()
+	if _, ok, _ := f.st.Lease(ctx, h, now, now.Add(time.Minute)); ok {
+		t.Fatal("a held delivery leased")
+	}
+	if err := f.st.SetHold(ctx, f.account, f.ep.ID, false, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	h, ok := f.head(t, 1)
+	if !ok {
+		t.Fatal("released delivery not a head")
+	}
+	f.finish(t, h, true, nil)
+	n, err := f.st.Redeliver(ctx, f.account, f.ep.ID, "msg_h1", time.Time{}, time.Time{}, false, time.Now().UTC())
+	if err != nil || n != 1 {
+		t.Fatal(n, err)
+	}
+	if h, ok := f.head(t, 1); !ok || h.MessageID != "msg_h1" || h.Attempts != 0 {
+		t.Fatalf("redelivery not queued: %+v", h)
+	}
+	if err := f.st.DeleteEndpoint(ctx, f.account, f.ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	if q := f.queued(t); len(q) != 0 {
+		t.Fatalf("queue after delete: %v", q)
+	}
+}
+
+// EndpointCached serves a recent copy and drops it when this process writes the endpoint.
+func TestEndpointCachedDroppedByWrites(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t)
+	if _, err := f.st.EndpointCached(ctx, f.account, f.ep.ID, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	// a write by another process: the copy is served until it ages
+	if _, err := db.Collection(store.Endpoints).UpdateOne(ctx, bson.D{{Key: "_id", Value: f.account + ":" + fmt.Sprint(f.ep.ID)}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "url", Value: "https://example.com/other"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := f.st.EndpointCached(ctx, f.account, f.ep.ID, time.Minute); e.URL != f.ep.URL {
+		t.Fatalf("copy not used: %s", e.URL)
+	}
+	if e, _ := f.st.EndpointCached(ctx, f.account, f.ep.ID, 0); e.URL != "https://example.com/other" {
+		t.Fatalf("aged copy used: %s", e.URL)
+	}
+	ep := f.ep
+	ep.URL = "https://example.com/third"
+	if err := f.st.PutEndpoint(ctx, ep); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := f.st.EndpointCached(ctx, f.account, f.ep.ID, time.Minute); e.URL != ep.URL {
+		t.Fatalf("copy kept after this process's write: %s", e.URL)
+	}
+	if err := f.st.DeleteEndpoint(ctx, f.account, f.ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.EndpointCached(ctx, f.account, f.ep.ID, time.Minute); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("deleted endpoint served: %v", err)
+	}
+}
