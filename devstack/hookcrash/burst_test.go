@@ -120,12 +120,15 @@ func TestKillDuringBurst(t *testing.T) {
 			kill, n, w, c, isWriting())
 		killedAt = append(killedAt, n)
 		time.Sleep(300 * time.Millisecond) // writes go on while it is down
+		began := time.Now()
 		if err := svc.start(ctx); err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("restart %d: ready in %v", kill, time.Since(began).Round(time.Millisecond))
 		_, mark = rc.count()
 	}
 	<-writing
+	wrote := time.Now()
 	mu.Lock()
 	if len(failures) > 0 {
 		t.Errorf("%d writes failed (integration-svc is not on their path): %v", len(failures), failures)
@@ -181,6 +184,7 @@ func TestKillDuringBurst(t *testing.T) {
 	if m := missing(msgs); len(m) > 0 {
 		t.Fatalf("%d events never arrived, e.g. %v", len(m), m[:min(len(m), 10)])
 	}
+	t.Logf("every event arrived %v after the last write was answered", time.Since(wrote).Round(time.Millisecond))
 	for k, ids := range distinct(msgs) {
 		if len(ids) != want[k] {
 			t.Errorf("%s: %d distinct messages, want %d", k, len(ids), want[k])
