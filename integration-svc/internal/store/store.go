@@ -404,11 +404,14 @@ func (s *Store) enqueue(ctx context.Context, d deliveryDoc, reset bool) error {
 		{Key: "next_attempt_at", Value: d.NextAttemptAt}, {Key: "lease_until", Value: time.Time{}}}
 	ident := bson.D{{Key: "account_id", Value: d.AccountID}, {Key: "webhook_id", Value: d.WebhookID},
 		{Key: "message_id", Value: d.MessageID}, {Key: "lane", Value: d.Lane}, {Key: "event_at", Value: d.EventAt}}
-	upd := bson.D{{Key: "$setOnInsert", Value: append(ident, sched...)}}
+	var err error
 	if reset {
-		upd = bson.D{{Key: "$setOnInsert", Value: ident}, {Key: "$set", Value: sched}}
+		_, err = s.queue.UpdateOne(ctx, bson.D{{Key: "_id", Value: d.ID}}, bson.D{{Key: "$setOnInsert", Value: ident}, {Key: "$set", Value: sched}},
+			options.UpdateOne().SetUpsert(true))
+	} else {
+		// an insert is one write where FerretDB runs an upsert as a read and a write
+		_, err = s.queue.InsertOne(ctx, append(bson.D{{Key: "_id", Value: d.ID}}, append(ident, sched...)...))
 	}
-	_, err := s.queue.UpdateOne(ctx, bson.D{{Key: "_id", Value: d.ID}}, upd, options.UpdateOne().SetUpsert(true))
 	if err != nil && !mongostore.IsDuplicate(err) {
 		return fmt.Errorf("queue delivery %s: %w", d.ID, err)
 	}
@@ -425,12 +428,11 @@ func (s *Store) AddDeliveries(ctx context.Context, e webhook.Event, to []webhook
 			MessageID: e.ID, EventType: e.Type, PropertyID: e.PropertyID, BookingID: e.BookingID,
 			Lane: Lane(e.Account, ep.ID, e.PropertyID), Data: string(e.Data), EventAt: e.At.UTC(),
 			Status: webhook.StatusPending, Hold: !ep.Enabled, NextAttemptAt: &now, CreatedAt: now}
-		r, err := s.deliv.UpdateOne(ctx, bson.D{{Key: "_id", Value: d.ID}},
-			bson.D{{Key: "$setOnInsert", Value: d}}, options.UpdateOne().SetUpsert(true))
+		_, err := s.deliv.InsertOne(ctx, d)
 		if err != nil && !mongostore.IsDuplicate(err) {
 			return fmt.Errorf("record delivery %s: %w", d.ID, err)
 		}
-		if err == nil && r.UpsertedCount == 0 {
+		if err != nil {
 			// recorded before: queue it only if it is still pending (its queue document may
 			// be missing after a stop).
 			var old deliveryDoc
