@@ -114,6 +114,9 @@ func (a *API) webhook(c *fiber.Ctx) error {
 		}
 		out := make([]map[string]any, 0, len(eps))
 		for _, e := range eps {
+			if e, err = a.h.Store().Streak(ctx, e); err != nil {
+				return err
+			}
 			out = append(out, endpointJSON(e, false))
 		}
 		return httpapi.A(c, fiber.Map{"webhooks": out})
@@ -148,6 +151,9 @@ func (a *API) webhook(c *fiber.Ctx) error {
 		if err != nil {
 			return notFound(err, id)
 		}
+		if e, err = a.h.Store().Streak(ctx, e); err != nil {
+			return err
+		}
 		return httpapi.A(c, endpointJSON(e, false))
 	}
 	if err := v.Err(); err != nil {
@@ -158,6 +164,9 @@ func (a *API) webhook(c *fiber.Ctx) error {
 		e, err := a.h.Store().Endpoint(ctx, acc, id)
 		if err != nil {
 			return notFound(err, id)
+		}
+		if e, err = a.h.Store().Streak(ctx, e); err != nil {
+			return err
 		}
 		return httpapi.A(c, endpointJSON(e, false))
 	case "delete":

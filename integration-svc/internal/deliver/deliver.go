@@ -77,6 +77,9 @@ type Deliverer struct {
 	mu       sync.Mutex
 	inflight map[string]bool // lanes being sent by this process
 	perEP    map[string]int  // deliveries in flight per endpoint
+	// failedAt holds, per endpoint, a failed attempt of this process not yet followed by a
+	// recorded success, so that the next success is recorded at once.
+	failedAt map[string]bool
 	disabled metric.Int64Counter
 	sent     metric.Int64Counter
 	now      func() time.Time
@@ -97,7 +100,7 @@ func New(cfg Config, st *store.Store, policy Policy, signer *tenancy.Signer, log
 		private: targets.Client(targets.Rules{AllowHTTP: cfg.AllowHTTP, AllowPrivate: true}, cfg.Timeout),
 		booking: &http.Client{Timeout: cfg.Timeout},
 		wake:    make(chan struct{}, 1), sem: make(chan struct{}, cfg.Concurrency),
-		inflight: map[string]bool{}, perEP: map[string]int{}, now: func() time.Time { return time.Now().UTC() }}
+		inflight: map[string]bool{}, perEP: map[string]int{}, failedAt: map[string]bool{}, now: func() time.Time { return time.Now().UTC() }}
 	if meter != nil {
 		d.disabled, _ = meter.Int64Counter("vros_webhook_endpoints_disabled_total",
 			metric.WithDescription("webhook endpoints disabled after their failure streak"))
@@ -398,12 +401,20 @@ func (d *Deliverer) record(ctx context.Context, ep webhook.Endpoint, del webhook
 		d.sent.Add(ctx, 1, metric.WithAttributes(attrOutcome(outcome)))
 	}
 	if ok {
-		if ep.FailureStreak == 0 && ep.FirstFailureAt == nil && ep.LastSuccessAt != nil && a.At.Sub(*ep.LastSuccessAt) < EndpointCache {
-			return nil // no streak to end; last_success_at is at most that much behind in a burst
+		key := ep.Account + ":" + strconv.FormatInt(ep.ID, 10)
+		d.mu.Lock()
+		_, ok := d.failedAt[key]
+		delete(d.failedAt, key)
+		d.mu.Unlock()
+		if !ok && ep.LastSuccessAt != nil && a.At.Sub(*ep.LastSuccessAt) < EndpointCache {
+			return nil // no failure here to end; last_success_at is at most that much behind in a burst
 		}
 		return d.st.Succeeded(ctx, ep.Account, ep.ID, a.At)
 	}
-	after, err := d.st.Failed(ctx, ep.Account, ep.ID, a.At)
+	d.mu.Lock()
+	d.failedAt[ep.Account+":"+strconv.FormatInt(ep.ID, 10)] = true
+	d.mu.Unlock()
+	after, err := d.st.Failed(ctx, ep.Account, ep.ID)
 	if err != nil {
 		return err
 	}
@@ -424,6 +435,8 @@ func (d *Deliverer) record(ctx context.Context, ep webhook.Endpoint, del webhook
 	}
 	data, _ := json.Marshal(map[string]any{"webhook_id": ep.ID, "url": ep.URL, "disabled_at": a.At.UTC().Format(time.RFC3339),
 		"failure_streak": after.FailureStreak, "reason": reason})
-	return d.notify(ctx, webhook.Event{ID: webhook.MessageID(ep.Account+":webhook:"+strconv.FormatInt(ep.ID, 10), a.At.UnixNano(), webhook.WebhookDisabled, ""),
+	// One notice per streak: attempts ending at once (in this replica or another) that each
+	// see the streak long enough record the same message, once.
+	return d.notify(ctx, webhook.Event{ID: webhook.MessageID(ep.Account+":webhook:"+strconv.FormatInt(ep.ID, 10), after.FirstFailureAt.UnixNano(), webhook.WebhookDisabled, ""),
 		Account: ep.Account, Type: webhook.WebhookDisabled, At: a.At, Data: data}, ep.ID)
 }

@@ -175,11 +175,8 @@ type endpointDoc struct {
 	Enabled        bool       `bson:"enabled"`
 	DisabledAt     *time.Time `bson:"disabled_at"`
 	DisabledReason string     `bson:"disabled_reason"`
-	FailureStreak  int        `bson:"failure_streak"`
-	FirstFailureAt *time.Time `bson:"first_failure_at"`
 	StreakFrom     *time.Time `bson:"streak_from"`
 	LastSuccessAt  *time.Time `bson:"last_success_at"`
-	LastFailureAt  *time.Time `bson:"last_failure_at"`
 	Secret         string     `bson:"secret"`
 	OldSecret      string     `bson:"old_secret"`
 	OldSecretUntil *time.Time `bson:"old_secret_until"`
@@ -192,16 +189,16 @@ func endpointKey(account string, id int64) string { return account + ":" + strco
 func toEndpointDoc(e webhook.Endpoint) endpointDoc {
 	return endpointDoc{ID: endpointKey(e.Account, e.ID), AccountID: e.Account, WebhookID: e.ID, URL: e.URL,
 		EventTypes: e.EventTypes, BrandID: e.BrandID, Description: e.Description, Enabled: e.Enabled,
-		DisabledAt: e.DisabledAt, DisabledReason: e.DisabledReason, FailureStreak: e.FailureStreak,
-		FirstFailureAt: e.FirstFailureAt, StreakFrom: e.StreakFrom, LastSuccessAt: e.LastSuccessAt, LastFailureAt: e.LastFailureAt,
+		DisabledAt: e.DisabledAt, DisabledReason: e.DisabledReason,
+		StreakFrom: e.StreakFrom, LastSuccessAt: e.LastSuccessAt,
 		Secret: e.Secret, OldSecret: e.OldSecret, OldSecretUntil: e.OldSecretUntil, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
 }
 
 func (d endpointDoc) endpoint() webhook.Endpoint {
 	return webhook.Endpoint{Account: d.AccountID, ID: d.WebhookID, URL: d.URL, EventTypes: d.EventTypes,
 		BrandID: d.BrandID, Description: d.Description, Enabled: d.Enabled, DisabledAt: utc(d.DisabledAt),
-		DisabledReason: d.DisabledReason, FailureStreak: d.FailureStreak, FirstFailureAt: utc(d.FirstFailureAt), StreakFrom: utc(d.StreakFrom),
-		LastSuccessAt: utc(d.LastSuccessAt), LastFailureAt: utc(d.LastFailureAt), Secret: d.Secret,
+		DisabledReason: d.DisabledReason, StreakFrom: utc(d.StreakFrom),
+		LastSuccessAt: utc(d.LastSuccessAt), Secret: d.Secret,
 		OldSecret: d.OldSecret, OldSecretUntil: utc(d.OldSecretUntil), CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC()}
 }
 
@@ -723,27 +720,32 @@ func (s *Store) PruneAttempts(ctx context.Context, cutoff time.Time) (int64, err
 
 // ---- endpoint outcomes (atomic, as several deliveries of one endpoint end at once) ----
 
-// Succeeded records a 2xx answer: the failure streak ends.
+// Succeeded records the time of a successful attempt, which ends the failure streak (the
+// streak is counted from the attempt log after it: Streak).
 func (s *Store) Succeeded(ctx context.Context, account string, id int64, at time.Time) error {
 	defer s.forget(account, id)
 	_, err := s.endpoints.UpdateOne(ctx, bson.D{{Key: "_id", Value: endpointKey(account, id)}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "failure_streak", Value: 0}, {Key: "first_failure_at", Value: nil},
-			{Key: "last_success_at", Value: at}}}})
+		bson.D{{Key: "$set", Value: bson.D{{Key: "last_success_at", Value: at}}}})
 	return err
 }
 
-// Failed records a failed attempt (already in the attempt log, Finish) and returns the
-// endpoint afterwards. The streak is counted from the log, the failed attempts since the
-// last success, rather than incremented: attempts of one endpoint end concurrently, in
-// several replicas, and FerretDB applies an increment as a read and a write.
-func (s *Store) Failed(ctx context.Context, account string, id int64, at time.Time) (webhook.Endpoint, error) {
-	defer s.forget(account, id)
-	key := endpointKey(account, id)
+// Failed is the endpoint after a failed attempt (already in the attempt log, Finish), its
+// streak filled in (Streak). It writes nothing: the streak lives in the attempt log alone,
+// so no update of the endpoint document can race a Disable (FerretDB applies an update as a
+// read and a write of the whole document, and a concurrent one is lost), and attempts
+// ending at once in several replicas all count.
+func (s *Store) Failed(ctx context.Context, account string, id int64) (webhook.Endpoint, error) {
 	e, err := s.Endpoint(ctx, account, id)
 	if err != nil {
 		return e, err
 	}
-	q := bson.D{{Key: "account_id", Value: account}, {Key: "webhook_id", Value: id}, {Key: "ok", Value: false}}
+	return s.Streak(ctx, e)
+}
+
+// Streak fills in e's failure streak from the attempt log: the failed attempts since the
+// later of its last success and its re-enabling, the first and the last of them.
+func (s *Store) Streak(ctx context.Context, e webhook.Endpoint) (webhook.Endpoint, error) {
+	q := bson.D{{Key: "account_id", Value: e.Account}, {Key: "webhook_id", Value: e.ID}, {Key: "ok", Value: false}}
 	from := e.LastSuccessAt
 	if e.StreakFrom != nil && (from == nil || e.StreakFrom.After(*from)) {
 		from = e.StreakFrom
@@ -751,19 +753,27 @@ func (s *Store) Failed(ctx context.Context, account string, id int64, at time.Ti
 	if from != nil {
 		q = append(q, bson.E{Key: "at", Value: bson.D{{Key: "$gt", Value: *from}}})
 	}
-	n, err := s.attempts.CountDocuments(ctx, q)
+	cur, err := s.attempts.Find(ctx, q, options.Find().SetProjection(bson.D{{Key: "at", Value: 1}}))
 	if err != nil {
 		return e, err
 	}
-	if _, err := s.endpoints.UpdateOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "first_failure_at", Value: nil}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "first_failure_at", Value: at}}}}); err != nil {
+	var docs []struct {
+		At time.Time `bson:"at"`
+	}
+	if err := cur.All(ctx, &docs); err != nil {
 		return e, err
 	}
-	if _, err := s.endpoints.UpdateOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "failure_streak", Value: bson.D{{Key: "$lt", Value: n}}}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "last_failure_at", Value: at}, {Key: "failure_streak", Value: n}}}}); err != nil {
-		return e, err
+	e.FailureStreak, e.FirstFailureAt, e.LastFailureAt = len(docs), nil, nil
+	for _, d := range docs {
+		at := d.At.UTC()
+		if e.FirstFailureAt == nil || at.Before(*e.FirstFailureAt) {
+			e.FirstFailureAt = &at
+		}
+		if e.LastFailureAt == nil || at.After(*e.LastFailureAt) {
+			e.LastFailureAt = &at
+		}
 	}
-	return s.Endpoint(ctx, account, id)
+	return e, nil
 }
 
 // Disable disables an enabled endpoint for reason; false when it was not enabled (another
