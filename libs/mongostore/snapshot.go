@@ -75,20 +75,36 @@ func WithLocks(names ...string) []string {
 
 // ReplaceIf replaces document id of coll with doc if it still matches cond (a claim as it was
 // read), and reports whether it did. MongoDB applies the conditional replace atomically;
-// FerretDB reads and then writes, so ReplaceIf holds the document's lease meanwhile (as
-// KeepNewer does): of two writers taking over one document they read alike, exactly one
+// FerretDB reads and then writes, so ReplaceIf holds the document's lease meanwhile
+// (WithLease): of two writers taking over one document they read alike, exactly one
 // succeeds. Declare coll with WithLocks.
 func ReplaceIf(ctx context.Context, coll *mongo.Collection, id string, cond bson.D, doc any) (bool, error) {
+	var took bool
+	err := WithLease(ctx, coll, id, func() error {
+		res, err := coll.ReplaceOne(ctx, append(bson.D{{Key: "_id", Value: id}}, cond...), doc)
+		if err != nil {
+			return fmt.Errorf("replace %s: %w", id, err)
+		}
+		took = res.MatchedCount == 1
+		return nil
+	})
+	return took, err
+}
+
+// WithLease runs fn holding the lease on document id of coll, the one KeepNewer and ReplaceIf
+// take: a read-modify-write of the document inside fn is not interleaved with another
+// writer's that takes the lease too, in this process or in another replica. MongoDB applies
+// one update atomically, but not a read followed by a write, and FerretDB applies even one
+// update as a read and a write of the whole document, so writers of one document that
+// change different fields of it lose each other's writes without it. Declare coll with
+// WithLocks.
+func WithLease(ctx context.Context, coll *mongo.Collection, id string, fn func() error) error {
 	release, err := lease(ctx, coll.Database().Collection(coll.Name()+locksSuffix), id)
 	if err != nil {
-		return false, err
+		return err
 	}
 	defer release()
-	res, err := coll.ReplaceOne(ctx, append(bson.D{{Key: "_id", Value: id}}, cond...), doc)
-	if err != nil {
-		return false, fmt.Errorf("replace %s: %w", id, err)
-	}
-	return res.MatchedCount == 1, nil
+	return fn()
 }
 
 // GetSnapshot returns snapshot id of coll, or ok false when there is none.

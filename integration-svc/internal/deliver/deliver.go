@@ -425,7 +425,7 @@ func (d *Deliverer) record(ctx context.Context, ep webhook.Endpoint, del webhook
 		return nil
 	}
 	reason := fmt.Sprintf("every attempt failed since %s (%d in a row)", after.FirstFailureAt.Format(time.RFC3339), after.FailureStreak)
-	disabled, err := d.st.Disable(ctx, ep.Account, ep.ID, a.At, reason)
+	disabled, err := d.st.Disable(ctx, ep.Account, ep.ID, a.At, reason, after)
 	if err != nil || !disabled {
 		return err
 	}

@@ -64,7 +64,7 @@ func (h *Hooks) Create(ctx context.Context, e webhook.Endpoint) (webhook.Endpoin
 	}
 	now := h.now()
 	e.ID, e.Enabled, e.Secret, e.CreatedAt, e.UpdatedAt = id, true, NewSecret(), now, now
-	return e, h.st.PutEndpoint(ctx, e)
+	return e, h.st.AddEndpoint(ctx, e)
 }
 
 // Change is an update of an endpoint: nil members are left as they are.
@@ -79,57 +79,46 @@ type Change struct {
 // Update applies c to the endpoint. Enabling a disabled or paused endpoint resets its
 // failure streak and makes its waiting deliveries due now; disabling pauses them.
 func (h *Hooks) Update(ctx context.Context, account string, id int64, c Change) (webhook.Endpoint, error) {
-	e, err := h.st.Endpoint(ctx, account, id)
-	if err != nil {
-		return e, err
-	}
 	now := h.now()
-	if c.URL != nil {
-		e.URL = *c.URL
-	}
-	if c.EventTypes != nil {
-		e.EventTypes = c.EventTypes
-	}
-	if c.BrandID != nil {
-		e.BrandID = *c.BrandID
-	}
-	if c.Description != nil {
-		e.Description = *c.Description
-	}
-	hold := (*bool)(nil)
-	if c.Enabled != nil && *c.Enabled != e.Enabled {
-		e.Enabled = *c.Enabled
-		if e.Enabled {
-			e.DisabledAt, e.DisabledReason, e.FailureStreak, e.FirstFailureAt, e.StreakFrom = nil, "", 0, nil, &now
+	var released bool
+	e, _, err := h.st.ModifyEndpoint(ctx, account, id, now, func(e *webhook.Endpoint) bool {
+		if c.URL != nil {
+			e.URL = *c.URL
 		}
-		v := !e.Enabled
-		hold = &v
-	}
-	e.UpdatedAt = now
-	if err := h.st.PutEndpoint(ctx, e); err != nil {
-		return e, err
-	}
-	if hold != nil {
-		if err := h.st.SetHold(ctx, account, id, *hold, now); err != nil {
-			return e, err
+		if c.EventTypes != nil {
+			e.EventTypes = c.EventTypes
 		}
-		if !*hold {
-			h.wake()
+		if c.BrandID != nil {
+			e.BrandID = *c.BrandID
 		}
+		if c.Description != nil {
+			e.Description = *c.Description
+		}
+		released = false
+		if c.Enabled != nil && *c.Enabled != e.Enabled {
+			e.Enabled = *c.Enabled
+			if e.Enabled {
+				e.DisabledAt, e.DisabledReason, e.StreakFrom, released = nil, "", &now, true
+			}
+		}
+		e.UpdatedAt = now
+		return true
+	})
+	if err == nil && released {
+		h.wake()
 	}
-	return e, nil
+	return e, err
 }
 
 // RotateSecret gives the endpoint a new secret; the old one still signs for SecretOverlap.
 func (h *Hooks) RotateSecret(ctx context.Context, account string, id int64) (webhook.Endpoint, error) {
-	e, err := h.st.Endpoint(ctx, account, id)
-	if err != nil {
-		return e, err
-	}
 	now := h.now()
 	until := now.Add(SecretOverlap)
-	e.OldSecret, e.OldSecretUntil, e.Secret, e.UpdatedAt = e.Secret, &until, NewSecret(), now
-	return e, h.st.PutEndpoint(ctx, e)
+	e, _, err := h.st.ModifyEndpoint(ctx, account, id, now, func(e *webhook.Endpoint) bool {
+		e.OldSecret, e.OldSecretUntil, e.Secret, e.UpdatedAt = e.Secret, &until, NewSecret(), now
+		return true
+	})
+	return e, err
 }
 
 // Test sends a webhook.test event to the endpoint only and returns its message id.

@@ -59,7 +59,7 @@ type cachedEndpoint struct {
 
 // Open declares the collections and indexes and returns the store.
 func Open(ctx context.Context, db *mongo.Database) (*Store, error) {
-	colls := append(mongostore.WithLocks(Snapshots), Endpoints, Deliveries, Attempts, Accounts, Counters, Queue, events.ParkedCollection)
+	colls := append(mongostore.WithLocks(Snapshots, Endpoints), Deliveries, Attempts, Accounts, Counters, Queue, events.ParkedCollection)
 	err := mongostore.Ensure(ctx, db, colls, []mongostore.Index{
 		{Collection: Endpoints, Keys: bson.D{{Key: "account_id", Value: 1}}},
 		{Collection: Deliveries, Keys: bson.D{{Key: "status", Value: 1}, {Key: "hold", Value: 1}, {Key: "event_at", Value: 1}}},
@@ -218,12 +218,48 @@ func (s *Store) CountEndpoints(ctx context.Context, account string) (int64, erro
 	return s.endpoints.CountDocuments(ctx, bson.D{{Key: "account_id", Value: account}})
 }
 
-// PutEndpoint writes the endpoint whole.
-func (s *Store) PutEndpoint(ctx context.Context, e webhook.Endpoint) error {
-	defer s.forget(e.Account, e.ID)
-	_, err := s.endpoints.ReplaceOne(ctx, bson.D{{Key: "_id", Value: endpointKey(e.Account, e.ID)}}, toEndpointDoc(e),
-		options.Replace().SetUpsert(true))
+// AddEndpoint stores a new endpoint.
+func (s *Store) AddEndpoint(ctx context.Context, e webhook.Endpoint) error {
+	_, err := s.endpoints.InsertOne(ctx, toEndpointDoc(e))
 	return err
+}
+
+// ModifyEndpoint applies change to the endpoint as it is stored and writes the result,
+// unless change reports that it changed nothing; it returns the endpoint as it is then.
+// When change enables or disables the endpoint, its queued deliveries are released (due
+// at now) or held with it.
+//
+// Every write of a stored endpoint goes through here, under the endpoint's lease
+// (mongostore.WithLease): the account's edits, a secret's rotation, the deliverers' records
+// of a success and their disabling run in several replicas at once, and FerretDB applies an
+// update as a read and a write of the whole document, so without the lease a replica's
+// success record could put back a rotated-out secret, and a disabling could land between an
+// enabling and its release of the queue, leaving deliveries held behind an enabled endpoint.
+func (s *Store) ModifyEndpoint(ctx context.Context, account string, id int64, now time.Time,
+	change func(e *webhook.Endpoint) bool) (webhook.Endpoint, bool, error) {
+	key := endpointKey(account, id)
+	defer s.forget(account, id)
+	var e webhook.Endpoint
+	var changed bool
+	err := mongostore.WithLease(ctx, s.endpoints, key, func() error {
+		var err error
+		if e, err = s.Endpoint(ctx, account, id); err != nil {
+			return err
+		}
+		was := e.Enabled
+		if changed = change(&e); !changed {
+			return nil
+		}
+		// no upsert: an endpoint deleted meanwhile stays deleted.
+		if _, err := s.endpoints.ReplaceOne(ctx, bson.D{{Key: "_id", Value: key}}, toEndpointDoc(e)); err != nil {
+			return err
+		}
+		if e.Enabled != was {
+			return s.setHold(ctx, account, id, !e.Enabled, now)
+		}
+		return nil
+	})
+	return e, changed, err
 }
 
 // Endpoint reads one endpoint of the account.
@@ -315,21 +351,19 @@ func (s *Store) DeleteEndpoint(ctx context.Context, account string, id int64) er
 	return nil
 }
 
-// SetHold holds (endpoint disabled or paused) or releases the endpoint's pending deliveries;
-// a release makes them due now.
-func (s *Store) SetHold(ctx context.Context, account string, id int64, hold bool, now time.Time) error {
-	defer s.forget(account, id)
+// setHold holds (endpoint disabled or paused) or releases the endpoint's pending deliveries;
+// a release makes them due now. Only ModifyEndpoint calls it, with the endpoint's lease.
+func (s *Store) setHold(ctx context.Context, account string, id int64, hold bool, now time.Time) error {
 	set := bson.D{{Key: "hold", Value: hold}}
 	if !hold {
 		set = append(set, bson.E{Key: "next_attempt_at", Value: now})
 	}
-	if _, err := s.queue.UpdateMany(ctx, bson.D{{Key: "account_id", Value: account}, {Key: "webhook_id", Value: id}},
-		bson.D{{Key: "$set", Value: set}}); err != nil {
-		return err
-	}
-	// the log shows the same schedule (a rare write: pausing, disabling, re-enabling).
-	_, err := s.deliv.UpdateMany(ctx, bson.D{{Key: "account_id", Value: account}, {Key: "webhook_id", Value: id},
-		{Key: "status", Value: webhook.StatusPending}}, bson.D{{Key: "$set", Value: set}})
+	// The queue alone: the log's pending entries are written by their attempts only. Writing
+	// them here too raced the attempts that re-enabling lets go at once: FerretDB applies an
+	// update as a read and a write of the whole document, so an entry just recorded
+	// delivered was put back to pending (devstack/hookcrash TestAutoDisable).
+	_, err := s.queue.UpdateMany(ctx, bson.D{{Key: "account_id", Value: account}, {Key: "webhook_id", Value: id}},
+		bson.D{{Key: "$set", Value: set}})
 	return err
 }
 
@@ -718,14 +752,22 @@ func (s *Store) PruneAttempts(ctx context.Context, cutoff time.Time) (int64, err
 	return r.DeletedCount, nil
 }
 
-// ---- endpoint outcomes (atomic, as several deliveries of one endpoint end at once) ----
+// ---- endpoint outcomes (several deliveries of one endpoint end at once) ----
 
 // Succeeded records the time of a successful attempt, which ends the failure streak (the
-// streak is counted from the attempt log after it: Streak).
+// streak is counted from the attempt log after it: Streak); an earlier time than the one
+// stored (attempts end out of order) changes nothing.
 func (s *Store) Succeeded(ctx context.Context, account string, id int64, at time.Time) error {
-	defer s.forget(account, id)
-	_, err := s.endpoints.UpdateOne(ctx, bson.D{{Key: "_id", Value: endpointKey(account, id)}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "last_success_at", Value: at}}}})
+	_, _, err := s.ModifyEndpoint(ctx, account, id, at, func(e *webhook.Endpoint) bool {
+		if e.LastSuccessAt != nil && !at.After(*e.LastSuccessAt) {
+			return false
+		}
+		e.LastSuccessAt = &at
+		return true
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil // deleted meanwhile
+	}
 	return err
 }
 
@@ -776,17 +818,26 @@ func (s *Store) Streak(ctx context.Context, e webhook.Endpoint) (webhook.Endpoin
 	return e, nil
 }
 
-// Disable disables an enabled endpoint for reason; false when it was not enabled (another
-// replica disabled it first, or the account paused it).
-func (s *Store) Disable(ctx context.Context, account string, id int64, at time.Time, reason string) (bool, error) {
-	defer s.forget(account, id)
-	r, err := s.endpoints.UpdateOne(ctx, bson.D{{Key: "_id", Value: endpointKey(account, id)}, {Key: "enabled", Value: true}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "enabled", Value: false}, {Key: "disabled_at", Value: at},
-			{Key: "disabled_reason", Value: reason}, {Key: "updated_at", Value: at}}}})
-	if err != nil || r.ModifiedCount == 0 {
-		return false, err
+// Disable disables the endpoint for reason and holds its deliveries, if it is still as seen
+// when its failure streak was counted: enabled, with no success and no re-enabling since.
+// False when it was not (another replica disabled it first, the account paused or
+// re-enabled it, or an attempt succeeded meanwhile) or was deleted.
+func (s *Store) Disable(ctx context.Context, account string, id int64, at time.Time, reason string, seen webhook.Endpoint) (bool, error) {
+	_, disabled, err := s.ModifyEndpoint(ctx, account, id, at, func(e *webhook.Endpoint) bool {
+		if !e.Enabled || !sameTime(e.LastSuccessAt, seen.LastSuccessAt) || !sameTime(e.StreakFrom, seen.StreakFrom) {
+			return false
+		}
+		e.Enabled, e.DisabledAt, e.DisabledReason, e.UpdatedAt = false, &at, reason, at
+		return true
+	})
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
 	}
-	return true, s.SetHold(ctx, account, id, true, at)
+	return disabled, err
+}
+
+func sameTime(a, b *time.Time) bool {
+	return a == nil && b == nil || a != nil && b != nil && a.Equal(*b)
 }
 
 // Release gives up a lease without an attempt (the attempt could not be made: booking-svc

@@ -43,7 +43,7 @@ func setup(t *testing.T) *fixture {
 	now := time.Now().UTC()
 	f.ep = webhook.Endpoint{Account: f.account, ID: id, URL: "https://example.com/h", EventTypes: []string{"*"},
 		Enabled: true, Secret: "whsec_x", CreatedAt: now, UpdatedAt: now}
-	if err := st.PutEndpoint(ctx, f.ep); err != nil {
+	if err := st.AddEndpoint(ctx, f.ep); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -75,6 +75,15 @@ func (f *fixture) queued(t *testing.T) map[string]bool {
 		out[d.MessageID] = true
 	}
 	return out
+}
+
+// enable pauses (false) or enables the endpoint, holding or releasing its deliveries.
+func (f *fixture) enable(t *testing.T, on bool) {
+	t.Helper()
+	if _, _, err := f.st.ModifyEndpoint(context.Background(), f.account, f.ep.ID, time.Now().UTC(),
+		func(e *webhook.Endpoint) bool { e.Enabled = on; return true }); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (f *fixture) head(t *testing.T, property int64) (store.Due, bool) {
@@ -230,9 +239,7 @@ func TestQueueHoldDeleteRedeliver(t *testing.T) {
 	f := setup(t)
 	f.add(t, "msg_h1", 1, time.Now())
 	h, _ := f.head(t, 1)
-	if err := f.st.SetHold(ctx, f.account, f.ep.ID, true, time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	f.enable(t, false)
 	if _, ok := f.head(t, 1); ok {
 		t.Fatal("a held delivery is a head")
 	}
@@ -240,9 +247,7 @@ func TestQueueHoldDeleteRedeliver(t *testing.T) {
 	if _, ok, _ := f.st.Lease(ctx, h, now, now.Add(time.Minute)); ok {
 		t.Fatal("a held delivery leased")
 	}
-	if err := f.st.SetHold(ctx, f.account, f.ep.ID, false, time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	f.enable(t, true)
 	h, ok := f.head(t, 1)
 	if !ok {
 		t.Fatal("released delivery not a head")
@@ -281,12 +286,11 @@ func TestEndpointCachedDroppedByWrites(t *testing.T) {
 	if e, _ := f.st.EndpointCached(ctx, f.account, f.ep.ID, 0); e.URL != "https://example.com/other" {
 		t.Fatalf("aged copy used: %s", e.URL)
 	}
-	ep := f.ep
-	ep.URL = "https://example.com/third"
-	if err := f.st.PutEndpoint(ctx, ep); err != nil {
+	third := "https://example.com/third"
+	if _, _, err := f.st.ModifyEndpoint(ctx, f.account, f.ep.ID, time.Now(), func(e *webhook.Endpoint) bool { e.URL = third; return true }); err != nil {
 		t.Fatal(err)
 	}
-	if e, _ := f.st.EndpointCached(ctx, f.account, f.ep.ID, time.Minute); e.URL != ep.URL {
+	if e, _ := f.st.EndpointCached(ctx, f.account, f.ep.ID, time.Minute); e.URL != third {
 		t.Fatalf("copy kept after this process's write: %s", e.URL)
 	}
 	if err := f.st.DeleteEndpoint(ctx, f.account, f.ep.ID); err != nil {

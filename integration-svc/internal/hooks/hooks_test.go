@@ -1,0 +1,175 @@
+package hooks_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	"github.com/vros/vros/integration-svc/internal/hooks"
+	"github.com/vros/vros/integration-svc/internal/store"
+	"github.com/vros/vros/integration-svc/internal/webhook"
+	"github.com/vros/vros/libs/embedded"
+)
+
+var db *mongo.Database
+
+func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "hooks", &db, nil) }
+
+var accounts atomic.Int64
+
+// open returns two services over one database, as two replicas have.
+func open(t *testing.T) (*hooks.Hooks, *hooks.Hooks, string) {
+	t.Helper()
+	var hs [2]*hooks.Hooks
+	for i := range hs {
+		st, err := store.Open(context.Background(), db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs[i] = hooks.New(st)
+	}
+	return hs[0], hs[1], fmt.Sprintf("hacc%d", accounts.Add(1))
+}
+
+// held counts the endpoint's queued deliveries that are held, and all of them.
+func held(t *testing.T, account string, id int64) (held, all int) {
+	t.Helper()
+	cur, err := db.Collection(store.Queue).Find(context.Background(), bson.D{{Key: "account_id", Value: account}, {Key: "webhook_id", Value: id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []struct {
+		Hold bool `bson:"hold"`
+	}
+	if err := cur.All(context.Background(), &docs); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		if d.Hold {
+			held++
+		}
+	}
+	return held, len(docs)
+}
+
+// An account's writes to an endpoint (a rotated secret, a changed description) are never
+// undone by the deliverers' writes to it (the last success, from several replicas at once):
+// the secret the API answered is the one stored and signed with.
+func TestEndpointWritesSurviveConcurrentSuccesses(t *testing.T) {
+	ctx := context.Background()
+	api, other, account := open(t)
+	ep, err := api.Create(ctx, webhook.Endpoint{Account: account, URL: "https://example.com/h", EventTypes: []string{"*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 6 {
+		st := []*hooks.Hooks{api, other}[i%2].Store()
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := st.Succeeded(ctx, account, ep.ID, time.Now().UTC()); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	for i := range 20 {
+		rot, err := api.RotateSecret(ctx, account, ep.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		desc := fmt.Sprintf("round %d", i)
+		if _, err := api.Update(ctx, account, ep.ID, hooks.Change{Description: &desc}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := other.Store().Endpoint(ctx, account, ep.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Secret != rot.Secret || got.Description != desc {
+			close(stop)
+			wg.Wait()
+			t.Fatalf("round %d: stored secret %s… description %q; the API answered secret %s… and wrote %q",
+				i, got.Secret[:10], got.Description, rot.Secret[:10], desc)
+		}
+	}
+	close(stop)
+	wg.Wait()
+}
+
+// A disabling that races an account's update of the endpoint loses neither: the update is
+// stored, and the endpoint's queue is held exactly when the endpoint ends disabled, so no
+// delivery waits behind an enabled endpoint.
+func TestDisableRacingUpdatesLeavesQueueMatchingEndpoint(t *testing.T) {
+	ctx := context.Background()
+	api, deliverer, account := open(t)
+	ep, err := api.Create(ctx, webhook.Endpoint{Account: account, URL: "https://example.com/h", EventTypes: []string{"*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	for i := range 3 {
+		data := []byte(`{}`)
+		if err := api.Emit(ctx, webhook.Event{ID: fmt.Sprintf("msg_r%d", i), Account: account, Type: webhook.PropertyUpdated,
+			PropertyID: int64(i + 1), At: now, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enable, disable := true, false
+	for i := range 30 {
+		// rounds alternate: the account re-enables (after a disabling) or pauses, while the
+		// deliverer of another replica disables for a failure streak and the account edits.
+		seen, err := deliverer.Store().Endpoint(ctx, account, ep.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		desc := fmt.Sprintf("round %d", i)
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			if _, err := deliverer.Store().Disable(ctx, account, ep.ID, time.Now().UTC(), "test streak", seen); err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Go(func() {
+			if _, err := api.Update(ctx, account, ep.ID, hooks.Change{Description: &desc}); err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Wait()
+		got, err := api.Store().Endpoint(ctx, account, ep.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, all := held(t, account, ep.ID)
+		if got.Description != desc {
+			t.Fatalf("round %d: the account's update was lost (description %q)", i, got.Description)
+		}
+		if got.Enabled && h != 0 || !got.Enabled && h != all {
+			t.Fatalf("round %d: endpoint enabled=%v with %d of %d queued deliveries held", i, got.Enabled, h, all)
+		}
+		toggle := &enable
+		if i%3 == 2 {
+			toggle = &disable // a pause, then an enabling, between rounds
+			if _, err := api.Update(ctx, account, ep.ID, hooks.Change{Enabled: toggle}); err != nil {
+				t.Fatal(err)
+			}
+			toggle = &enable
+		}
+		if _, err := api.Update(ctx, account, ep.ID, hooks.Change{Enabled: toggle}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
