@@ -34,20 +34,21 @@ var build struct {
 // binary builds stripe-mock once per test process (the Go build cache keeps it across runs).
 func binary() (bin, dir string, err error) {
 	build.once.Do(func() {
-		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module).Output()
-		if err != nil {
-			build.err = fmt.Errorf("locate %s: %w", module, err)
-			return
-		}
-		build.dir = strings.TrimSpace(string(out))
 		tmp, err := os.MkdirTemp("", "stripe-mock-*")
 		if err != nil {
 			build.err = err
 			return
 		}
+		// Build first: it downloads the module when the cache lacks it, which `go list -m`
+		// does not (it then names no directory, and the fixtures are not found).
 		build.bin = filepath.Join(tmp, "stripe-mock")
 		if out, err := exec.Command("go", "build", "-o", build.bin, module).CombinedOutput(); err != nil {
 			build.err = fmt.Errorf("build %s: %w\n%s", module, err, out)
+			return
+		}
+		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module).Output()
+		if build.dir = strings.TrimSpace(string(out)); err != nil || build.dir == "" {
+			build.err = fmt.Errorf("locate %s: %v (directory %q)", module, err, build.dir)
 		}
 	})
 	return build.bin, build.dir, build.err
