@@ -29,35 +29,40 @@ const SnapshotLease = 10 * time.Second
 // coll holds afterwards and whether it is the one given.
 //
 // Replicas of a consumer apply the same events each at its own pace into one database, so
-// versions 2 and 1 of a snapshot can arrive at the same moment. The write is one conditional
-// replace (stored version older, or none: upsert), which MongoDB applies atomically. FerretDB
-// applies it as a read and a write of the whole document, so a version 1 could land over a
-// version 2 between them: writers of one snapshot therefore also take a lease on it first, a
-// document in coll's "_locks" sibling that only one insert can create (declare both with
-// WithLocks at start-up). Nothing is written, and no lease taken, when a version at least as
-// new is already stored.
+// versions 2 and 1 of a snapshot can arrive at the same moment. Writers of one snapshot take
+// a lease on it (WithLease; declare coll with WithLocks at start-up), read it again and
+// replace it by _id alone if theirs is newer. The version is not a condition of the replace:
+// MongoDB would apply one atomically, but FerretDB applies it as a read and a write anyway,
+// and on SQLite (the embedded store) any filter beyond a lone _id reads and decodes every
+// document of the collection, so each event scanned every snapshot ever kept. A writer that
+// finds half its lease gone before it writes gives up (the consumer retries), so that it
+// cannot write after its lease ran out and passed to a newer version's writer. Nothing is
+// written, and no lease taken, when a version at least as new is already stored.
 func KeepNewer(ctx context.Context, coll *mongo.Collection, id string, version int64, data string) (Snapshot, bool, error) {
 	cur, ok, err := GetSnapshot(ctx, coll, id)
 	if err != nil || (ok && cur.Version >= version) {
 		return cur, false, err
 	}
-	release, err := lease(ctx, coll.Database().Collection(coll.Name()+locksSuffix), id)
-	if err != nil {
-		return cur, false, err
-	}
-	defer release()
 	s := Snapshot{ID: id, Version: version, Data: data}
-	older := bson.D{{Key: "_id", Value: id}, {Key: "version", Value: bson.D{{Key: "$lt", Value: version}}}}
-	_, err = coll.ReplaceOne(ctx, older, s, options.Replace().SetUpsert(true))
-	switch {
-	case err == nil:
-		return s, true, nil
-	case IsDuplicate(err): // the upsert found a version at least as new: keep it
-		cur, _, err := GetSnapshot(ctx, coll, id)
+	kept := false
+	err = WithLease(ctx, coll, id, func() error {
+		taken := time.Now()
+		if cur, ok, err = GetSnapshot(ctx, coll, id); err != nil || (ok && cur.Version >= version) {
+			return err
+		}
+		if time.Since(taken) > SnapshotLease/2 {
+			return fmt.Errorf("store snapshot %s v%d: the lease is running out", id, version)
+		}
+		if _, err := coll.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}}, s, options.Replace().SetUpsert(true)); err != nil {
+			return fmt.Errorf("store snapshot %s v%d: %w", id, version, err)
+		}
+		kept = true
+		return nil
+	})
+	if !kept {
 		return cur, false, err
-	default:
-		return s, false, fmt.Errorf("store snapshot %s v%d: %w", id, version, err)
 	}
+	return s, true, nil
 }
 
 const locksSuffix = "_locks"

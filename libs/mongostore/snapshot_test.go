@@ -3,6 +3,7 @@ package mongostore_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -140,5 +141,33 @@ func TestReplaceIfHasOneWinner(t *testing.T) {
 		if n := wins.Load(); n != 1 {
 			t.Fatalf("round %d: %d writers took the claim over, want 1", round, n)
 		}
+	}
+}
+
+// BenchmarkKeepNewer keeps new versions of one snapshot beside none and beside 5000 others
+// (about 2 KB each, a booking's size): the cost should not grow with the others.
+// go test -run '^$' -bench KeepNewer ./mongostore/
+func BenchmarkKeepNewer(b *testing.B) {
+	ctx := context.Background()
+	data := strings.Repeat("x", 2000)
+	for _, others := range []int{0, 5000} {
+		b.Run(fmt.Sprintf("others=%d", others), func(b *testing.B) {
+			coll := fresh("bench")
+			if others > 0 {
+				docs := make([]any, others)
+				for i := range docs {
+					docs[i] = mongostore.Snapshot{ID: fmt.Sprintf("o%d", i), Version: 1, Data: data}
+				}
+				if _, err := coll.InsertMany(ctx, docs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				if _, _, err := mongostore.KeepNewer(ctx, coll, "k", int64(i+1), data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
