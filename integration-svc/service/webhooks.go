@@ -71,7 +71,7 @@ func wireWebhooks(w *wiring) error {
 	w.onErase = append(w.onErase, func(ctx context.Context, account string) error {
 		return st.EraseAccount(ctx, account, time.Now().UTC())
 	})
-	cons := &derive.Consumer{Snaps: st.Snapshots(), Emit: h.Emit, Erased: st.Erased,
+	cons := &derive.Consumer{Snaps: st.Snapshots(), Emit: h.EmitAll, Erased: st.Erased,
 		Erase: func(ctx context.Context, account string) error {
 			for _, f := range w.onErase {
 				if err := f(ctx, account); err != nil {

@@ -19,8 +19,8 @@ import (
 type Consumer struct {
 	// Snaps is the collection of kept snapshots, keyed by the Kafka key.
 	Snaps *mongo.Collection
-	// Emit records an event's deliveries.
-	Emit func(ctx context.Context, e webhook.Event) error
+	// Emit records the deliveries of one message's events (all of one account).
+	Emit func(ctx context.Context, evs []webhook.Event) error
 	// Erased tells whether an account was erased (its later events are ignored).
 	Erased func(ctx context.Context, account string) (bool, error)
 	// Erase deletes what integration-svc holds of an erased account.
@@ -77,10 +77,8 @@ func (c *Consumer) Handle(ctx context.Context, m kafka.Message) error {
 	if err != nil {
 		return events.Permanent(err)
 	}
-	for _, e := range evs {
-		if err := c.Emit(ctx, e); err != nil {
-			return err
-		}
+	if err := c.Emit(ctx, evs); err != nil {
+		return err
 	}
 	_, _, err = mongostore.KeepNewer(ctx, c.Snaps, key, v.Version, string(raw))
 	return err

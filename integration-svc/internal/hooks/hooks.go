@@ -141,59 +141,71 @@ func (h *Hooks) Test(ctx context.Context, account string, id int64) (string, err
 }
 
 // Emit records e for every endpoint of its account that subscribes to it.
-func (h *Hooks) Emit(ctx context.Context, e webhook.Event) error { return h.EmitExcept(ctx, e, 0) }
+func (h *Hooks) Emit(ctx context.Context, e webhook.Event) error {
+	return h.emit(ctx, []webhook.Event{e}, 0)
+}
+
+// EmitAll is Emit of the events of one account (one message's), reading its endpoints once.
+func (h *Hooks) EmitAll(ctx context.Context, evs []webhook.Event) error { return h.emit(ctx, evs, 0) }
 
 // EmitExcept is Emit leaving out endpoint except (the disabled endpoint a notice is about).
 func (h *Hooks) EmitExcept(ctx context.Context, e webhook.Event, except int64) error {
-	eps, err := h.Matching(ctx, e)
+	return h.emit(ctx, []webhook.Event{e}, except)
+}
+
+func (h *Hooks) emit(ctx context.Context, evs []webhook.Event, except int64) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	account := evs[0].Account
+	all, err := h.st.ListEndpoints(ctx, account, 0)
 	if err != nil {
 		return err
 	}
-	eps = slices.DeleteFunc(eps, func(ep webhook.Endpoint) bool { return ep.ID == except })
-	if len(eps) == 0 {
-		return nil
+	all = slices.DeleteFunc(all, func(ep webhook.Endpoint) bool { return ep.ID == except })
+	var brands map[int64][]int64 // read when an endpoint of one brand needs them
+	recorded := false
+	for _, e := range evs {
+		if e.Account != account {
+			return errors.New("hooks: events of several accounts emitted together")
+		}
+		var to []webhook.Endpoint
+		for _, ep := range all {
+			if !ep.Wants(e.Type) {
+				continue
+			}
+			if ep.BrandID > 0 && !webhook.CarriesBooking(e.Type) && brands == nil {
+				if brands, err = h.brandProperties(ctx, account); err != nil {
+					return err
+				}
+			}
+			if ep.BrandID > 0 && !ofBrand(ep.BrandID, e, brands) {
+				continue
+			}
+			to = append(to, ep)
+		}
+		if len(to) == 0 {
+			continue
+		}
+		if err := h.st.AddDeliveries(ctx, e, to, h.now()); err != nil {
+			return err
+		}
+		recorded = true
 	}
-	if err := h.st.AddDeliveries(ctx, e, eps, h.now()); err != nil {
-		return err
+	if recorded {
+		h.wake()
 	}
-	h.wake()
 	return nil
 }
 
-// Matching returns the endpoints e goes to: those of its account subscribed to its type
-// and, for an endpoint of one brand, of that brand: a booking's brand for events that
+// ofBrand tells whether e goes to an endpoint of brand: a booking's brand for events that
 // carry a booking, the brand's properties (docs/brands.md: none listed = all) otherwise.
-func (h *Hooks) Matching(ctx context.Context, e webhook.Event) ([]webhook.Endpoint, error) {
-	all, err := h.st.ListEndpoints(ctx, e.Account, 0)
-	if err != nil {
-		return nil, err
+func ofBrand(brand int64, e webhook.Event, brands map[int64][]int64) bool {
+	if webhook.CarriesBooking(e.Type) {
+		return e.BrandID == brand
 	}
-	var out []webhook.Endpoint
-	var brands map[int64][]int64
-	for _, ep := range all {
-		if !ep.Wants(e.Type) {
-			continue
-		}
-		if ep.BrandID > 0 {
-			if webhook.CarriesBooking(e.Type) {
-				if e.BrandID != ep.BrandID {
-					continue
-				}
-			} else {
-				if brands == nil {
-					if brands, err = h.brandProperties(ctx, e.Account); err != nil {
-						return nil, err
-					}
-				}
-				props, ok := brands[ep.BrandID]
-				if !ok || (len(props) > 0 && !slices.Contains(props, e.PropertyID)) {
-					continue
-				}
-			}
-		}
-		out = append(out, ep)
-	}
-	return out, nil
+	props, ok := brands[brand]
+	return ok && (len(props) == 0 || slices.Contains(props, e.PropertyID))
 }
 
 // brandProperties reads the account's brands from its kept settings snapshot.

@@ -2,7 +2,9 @@ package hooks_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +17,8 @@ import (
 	"github.com/vros/vros/integration-svc/internal/store"
 	"github.com/vros/vros/integration-svc/internal/webhook"
 	"github.com/vros/vros/libs/embedded"
+	"github.com/vros/vros/libs/events/contract"
+	"github.com/vros/vros/libs/mongostore"
 )
 
 var db *mongo.Database
@@ -171,5 +175,72 @@ func TestDisableRacingUpdatesLeavesQueueMatchingEndpoint(t *testing.T) {
 		if _, err := api.Update(ctx, account, ep.ID, hooks.Change{Enabled: toggle}); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestMatchingByTypeAndBrand: an event goes to the account's endpoints subscribed to its
+// type (or "*"); an endpoint of one brand gets a booking's events by the booking's brand and
+// property-level events by the brand's properties (a brand listing none has them all, an
+// unknown brand none); one message's events are recorded for each endpoint they match.
+func TestMatchingByTypeAndBrand(t *testing.T) {
+	ctx := context.Background()
+	h, _, account := open(t)
+	settings, _ := json.Marshal(contract.Settings{Brands: []contract.Brand{{ID: 1, Properties: []int64{10}}, {ID: 2}}})
+	if _, _, err := mongostore.KeepNewer(ctx, h.Store().Snapshots(), account+":settings", 1, string(settings)); err != nil {
+		t.Fatal(err)
+	}
+	eps := map[string]webhook.Endpoint{}
+	for name, ep := range map[string]webhook.Endpoint{
+		"all":      {EventTypes: []string{"*"}},
+		"bookings": {EventTypes: []string{webhook.BookingCreated}},
+		"brand1":   {EventTypes: []string{"*"}, BrandID: 1},
+		"brand2":   {EventTypes: []string{"*"}, BrandID: 2},
+		"brand3":   {EventTypes: []string{"*"}, BrandID: 3},
+	} {
+		ep.Account, ep.URL = account, "https://example.com/"+name
+		created, err := h.Create(ctx, ep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eps[name] = created
+	}
+	// other: an endpoint of another account, subscribed to everything.
+	if _, err := h.Create(ctx, webhook.Endpoint{Account: account + "x", URL: "https://example.com/other", EventTypes: []string{"*"}}); err != nil {
+		t.Fatal(err)
+	}
+	ev := func(id, typ string, property, brand int64) webhook.Event {
+		return webhook.Event{ID: id, Account: account, Type: typ, PropertyID: property, BrandID: brand, BookingID: 7, At: time.Now(), Data: []byte(`{}`)}
+	}
+	rows := []struct {
+		e    webhook.Event
+		want []string
+	}{
+		{ev("msg_b1", webhook.BookingCreated, 11, 1), []string{"all", "bookings", "brand1"}},
+		{ev("msg_b0", webhook.BookingCreated, 10, 0), []string{"all", "bookings"}},
+		{ev("msg_b2", webhook.BookingCancelled, 10, 2), []string{"all", "brand2"}},
+		{ev("msg_p10", webhook.PropertyUpdated, 10, 0), []string{"all", "brand1", "brand2"}},
+		{ev("msg_p11", webhook.PropertyUpdated, 11, 0), []string{"all", "brand2"}},
+	}
+	evs := make([]webhook.Event, len(rows))
+	for i, r := range rows {
+		evs[i] = r.e
+	}
+	if err := h.EmitAll(ctx, evs); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		var got []string
+		for name, ep := range eps {
+			if _, err := h.Store().Data(ctx, webhook.Delivery{Account: account, WebhookID: ep.ID, MessageID: r.e.ID}); err == nil {
+				got = append(got, name)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, r.want) {
+			t.Errorf("%s %s (property %d, brand %d) went to %v, want %v", r.e.ID, r.e.Type, r.e.PropertyID, r.e.BrandID, got, r.want)
+		}
+	}
+	if err := h.EmitAll(ctx, []webhook.Event{ev("msg_x", webhook.PropertyUpdated, 1, 0), {ID: "msg_y", Account: "another"}}); err == nil {
+		t.Error("events of two accounts emitted together")
 	}
 }
