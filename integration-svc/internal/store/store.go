@@ -30,6 +30,9 @@ const (
 	// Queue holds one document per pending delivery (its scheduling state), apart from the
 	// delivery log, so that what the deliverer scans does not grow with history.
 	Queue = "due"
+	// ErasedAccounts holds one permanent mark per erased account, {_id, at}, as in every
+	// service (docs/erasure.md).
+	ErasedAccounts = "erased_accounts"
 )
 
 // ErrNotFound: the account has no such endpoint or delivery.
@@ -44,6 +47,7 @@ type Store struct {
 	attempts  *mongo.Collection
 	snaps     *mongo.Collection
 	accounts  *mongo.Collection
+	erased    *mongo.Collection
 	ids       *mongostore.Sequence
 
 	// epCache holds endpoints read for sending (EndpointCached), dropped by this process's
@@ -59,7 +63,7 @@ type cachedEndpoint struct {
 
 // Open declares the collections and indexes and returns the store.
 func Open(ctx context.Context, db *mongo.Database) (*Store, error) {
-	colls := append(mongostore.WithLocks(Snapshots, Endpoints), Deliveries, Attempts, Accounts, Counters, Queue, events.ParkedCollection)
+	colls := append(mongostore.WithLocks(Snapshots, Endpoints), Deliveries, Attempts, Accounts, Counters, Queue, ErasedAccounts, events.ParkedCollection)
 	err := mongostore.Ensure(ctx, db, colls, []mongostore.Index{
 		{Collection: Endpoints, Keys: bson.D{{Key: "account_id", Value: 1}}},
 		{Collection: Deliveries, Keys: bson.D{{Key: "status", Value: 1}, {Key: "hold", Value: 1}, {Key: "event_at", Value: 1}}},
@@ -75,7 +79,7 @@ func Open(ctx context.Context, db *mongo.Database) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, endpoints: db.Collection(Endpoints), deliv: db.Collection(Deliveries), queue: db.Collection(Queue),
-		attempts: db.Collection(Attempts), snaps: db.Collection(Snapshots), accounts: db.Collection(Accounts),
+		attempts: db.Collection(Attempts), snaps: db.Collection(Snapshots), accounts: db.Collection(Accounts), erased: db.Collection(ErasedAccounts),
 		ids: mongostore.NewSequence(db.Collection(Counters), "webhook", 20), epCache: map[string]cachedEndpoint{}}
 	if err := s.backfillQueue(ctx); err != nil {
 		return nil, err
@@ -108,10 +112,9 @@ func (s *Store) Snapshots() *mongo.Collection { return s.snaps }
 // ---- accounts: the operator's switch ----
 
 type accountDoc struct {
-	ID           string     `bson:"_id"`
-	AccountID    string     `bson:"account_id"`
-	AllowPrivate bool       `bson:"allow_private_targets"`
-	ErasedAt     *time.Time `bson:"erased_at,omitempty"`
+	ID           string `bson:"_id"`
+	AccountID    string `bson:"account_id"`
+	AllowPrivate bool   `bson:"allow_private_targets"`
 }
 
 // AllowsPrivate reports the account's switch (off unless an operator turned it on).
@@ -121,7 +124,7 @@ func (s *Store) AllowsPrivate(ctx context.Context, account string) (bool, error)
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return false, nil
 	}
-	return d.AllowPrivate && d.ErasedAt == nil, err
+	return d.AllowPrivate, err
 }
 
 // SetAllowsPrivate sets the account's switch.
@@ -134,31 +137,31 @@ func (s *Store) SetAllowsPrivate(ctx context.Context, account string, allow bool
 
 // Erased reports whether the account was erased (its later events are ignored).
 func (s *Store) Erased(ctx context.Context, account string) (bool, error) {
-	var d accountDoc
-	err := s.accounts.FindOne(ctx, bson.D{{Key: "_id", Value: account}}).Decode(&d)
+	err := s.erased.FindOne(ctx, bson.D{{Key: "_id", Value: account}}).Err()
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return false, nil
 	}
-	return d.ErasedAt != nil, err
+	return err == nil, err
 }
 
-// EraseAccount deletes everything of the account and leaves only the mark that it was
-// erased (its id and the time), so that its events read later change nothing.
+// EraseAccount marks the account erased, then deletes everything of it: the mark (its id
+// and the time) is all that stays, so that its events read later, from another partition,
+// change nothing, and an erasure stopped half-way is finished when its event is read again.
 func (s *Store) EraseAccount(ctx context.Context, account string, at time.Time) error {
+	_, err := s.erased.InsertOne(ctx, bson.D{{Key: "_id", Value: account}, {Key: "at", Value: at.UTC()}})
+	if err != nil && !mongostore.IsDuplicate(err) {
+		return fmt.Errorf("mark account erased: %w", err)
+	}
 	s.epMu.Lock()
 	clear(s.epCache) // rare: simpler than finding the account's entries
 	s.epMu.Unlock()
 	byAccount := bson.D{{Key: "account_id", Value: account}}
-	for _, c := range []*mongo.Collection{s.endpoints, s.queue, s.deliv, s.attempts} {
+	for _, c := range []*mongo.Collection{s.endpoints, s.queue, s.deliv, s.attempts, s.accounts} {
 		if _, err := c.DeleteMany(ctx, byAccount); err != nil {
 			return err
 		}
 	}
-	if _, err := s.snaps.DeleteMany(ctx, bson.D{{Key: "_id", Value: mongostore.OwnedBy(account)}}); err != nil {
-		return err
-	}
-	_, err := s.accounts.ReplaceOne(ctx, bson.D{{Key: "_id", Value: account}},
-		accountDoc{ID: account, AccountID: account, ErasedAt: &at}, options.Replace().SetUpsert(true))
+	_, err = s.snaps.DeleteMany(ctx, bson.D{{Key: "_id", Value: mongostore.OwnedBy(account)}})
 	return err
 }
 
