@@ -8,11 +8,11 @@ import (
 
 	"github.com/biter777/countries"
 	"github.com/gofiber/fiber/v2"
-	"github.com/shopspring/decimal"
 
 	"github.com/vros/vros/catalog-svc/internal/view"
 	"github.com/vros/vros/libs/fields"
 	"github.com/vros/vros/libs/httpapi"
+	"github.com/vros/vros/libs/ifaceb"
 	"github.com/vros/vros/libs/pricing"
 )
 
@@ -62,7 +62,7 @@ func (a *API) getTax(c *fiber.Ctx) error {
 	}
 	out := []taxJSON{}
 	for _, t := range p.Snap.Taxes {
-		out = append(out, taxJSON{Name: t.Name, Amount: money(t.Amount), Def: flag(t.Def), Type: t.Type, CalculationType: t.CalculationType})
+		out = append(out, taxJSON{Name: t.Name, Amount: ifaceb.Money(t.Amount), Def: flag(t.Def), Type: t.Type, CalculationType: t.CalculationType})
 	}
 	return httpapi.B(c, out)
 }
@@ -87,9 +87,9 @@ func (a *API) getService(c *fiber.Ctx) error {
 	}
 	out := []serviceJSON{}
 	for _, s := range p.Snap.Services {
-		sj := serviceJSON{Name: s.Name, Amount: money(s.Amount), Def: flag(s.Def), Type: s.Type}
+		sj := serviceJSON{Name: s.Name, Amount: ifaceb.Money(s.Amount), Def: flag(s.Def), Type: s.Type}
 		for _, t := range s.Taxes {
-			sj.Taxes = append(sj.Taxes, serviceTaxJSON{Name: t.Name, Perc: money(t.Perc)})
+			sj.Taxes = append(sj.Taxes, serviceTaxJSON{Name: t.Name, Perc: ifaceb.Money(t.Perc)})
 		}
 		out = append(out, sj)
 	}
@@ -189,98 +189,13 @@ func (a *API) getNonAvailable(c *fiber.Ctx) error {
 	return httpapi.B(c, out)
 }
 
-type seasonJSON struct {
-	SeasonName     string       `json:"seasonName"`
-	StartDate      string       `json:"startDate,omitempty"`
-	EndDate        string       `json:"endDate,omitempty"`
-	MinimumStay    int          `json:"minimumStay"`
-	Nightly        json.Number  `json:"nightly"`
-	Weekly         json.Number  `json:"weekly"`
-	Monthly        *json.Number `json:"monthly,omitempty"`
-	Weekend        json.Number  `json:"weekend"`
-	AllowCheckins  string       `json:"allowCheckins"`
-	AllowCheckouts string       `json:"allowCheckouts"`
-	Def            int          `json:"def"`
-}
-
-type rateTableJSON struct {
-	TableName        string `json:"tableName"`
-	LimitOccupant    int    `json:"limitOccupant"`
-	ExtraOccupantFee struct {
-		Nightly json.Number `json:"nightly"`
-		Weekend json.Number `json:"weekend"`
-	} `json:"extraOccupantFee"`
-	FirstNightSurcharge   json.Number  `json:"firstNightSurcharge"`
-	OneNightStaySurcharge json.Number  `json:"oneNightStaySurcharge"`
-	Seasons               []seasonJSON `json:"seasons"`
-}
-
-// weekly is the weekly price of a rate: its own, else 7 nights at the daily price.
-func weekly(p view.Prices) json.Number {
-	if p.Weekly != "" {
-		return money(p.Weekly)
-	}
-	if d, err := decimal.NewFromString(p.Daily); err == nil {
-		return dec(d.Mul(decimal.NewFromInt(7)))
-	}
-	return "0"
-}
-
-func orAll(s string) string {
-	if s == "" {
-		return "All"
-	}
-	return s
-}
-
-// getRateTable shows the property's A4 rates: the base rate is the season with def 1.
+// getRateTable shows the property's A4 rates (ifaceb.RateTableOf).
 func (a *API) getRateTable(c *fiber.Ctx) error {
 	p, _, err := a.property(c)
 	if err != nil {
 		return err
 	}
-	out := rateTableJSON{TableName: "Standard", FirstNightSurcharge: "0", OneNightStaySurcharge: "0", Seasons: []seasonJSON{}}
-	out.ExtraOccupantFee.Nightly, out.ExtraOccupantFee.Weekend = "0", "0"
-	r := p.Snap.Rates
-	if r == nil {
-		return httpapi.B(c, out)
-	}
-	out.LimitOccupant = r.Setting.StandardOccupants
-	out.ExtraOccupantFee.Nightly = money(r.Rate.ExtraDaily)
-	out.ExtraOccupantFee.Weekend = money(r.Rate.ExtraDaily)
-	if r.Rate.ExtraWeekend != "" {
-		out.ExtraOccupantFee.Weekend = money(r.Rate.ExtraWeekend)
-	}
-	out.FirstNightSurcharge = money(r.Setting.FirstDaySurcharge)
-	if r.Setting.FirstDaySurchargeOneNight {
-		out.OneNightStaySurcharge = money(r.Setting.FirstDaySurcharge)
-	}
-	season := func(name string, min int, pr view.Prices, in, outd string, def int) seasonJSON {
-		s := seasonJSON{SeasonName: name, MinimumStay: min, Nightly: money(pr.Daily), Weekly: weekly(pr), Monthly: optMoney(pr.Monthly),
-			Weekend: money(pr.Daily), AllowCheckins: orAll(in), AllowCheckouts: orAll(outd), Def: def}
-		if pr.Weekend != "" {
-			s.Weekend = money(pr.Weekend)
-		}
-		return s
-	}
-	out.Seasons = append(out.Seasons, season("Standard", r.MinimumStay, r.Rate, r.Setting.DefaultAllowCheckin, r.Setting.DefaultAllowCheckout, 1))
-	for _, se := range r.Seasons {
-		min := se.MinimumStay
-		if min == 0 {
-			min = r.MinimumStay
-		}
-		in, o := se.AllowCheckin, se.AllowCheckout
-		if in == "" {
-			in = r.Setting.DefaultAllowCheckin
-		}
-		if o == "" {
-			o = r.Setting.DefaultAllowCheckout
-		}
-		s := season(se.Name, min, se.Prices, in, o, 0)
-		s.StartDate, s.EndDate = se.StartDate, se.EndDate
-		out.Seasons = append(out.Seasons, s)
-	}
-	return httpapi.B(c, out)
+	return httpapi.B(c, ifaceb.RateTableOf(p.Snap))
 }
 
 // countryNames is every ISO 3166-1 alpha-2 code with its English name.
@@ -315,22 +230,9 @@ func (a *API) getProperties(c *fiber.Ctx) error {
 	acc := account(c)
 	out := []propertyEntryJSON{}
 	for _, p := range sc.filter(a.view.Properties(acc)) {
-		out = append(out, propertyEntryJSON{ID: compositeOf(acc, p.Snap.PropertyID), Name: p.Snap.Content.Name})
+		out = append(out, propertyEntryJSON{ID: ifaceb.CompositeID(acc, p.Snap.PropertyID), Name: p.Snap.Content.Name})
 	}
 	return httpapi.B(c, out)
-}
-
-type summaryJSON struct {
-	ID       string `json:"id"`
-	Name     string `json:"name"`
-	Address  string `json:"address"`
-	City     string `json:"city"`
-	Postcode string `json:"postcode"`
-	State    string `json:"state"`
-	Country  string `json:"country"`
-	Brief    string `json:"brief"`
-	Bedroom  int    `json:"bedroom"`
-	Bathroom int    `json:"bathroom"`
 }
 
 func (a *API) getPropertyInfo(c *fiber.Ctx) error {
@@ -338,9 +240,7 @@ func (a *API) getPropertyInfo(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ct := p.Snap.Content
-	return httpapi.B(c, []summaryJSON{{ID: compositeOf(account(c), p.Snap.PropertyID), Name: ct.Name, Address: ct.Address, City: ct.City,
-		Postcode: ct.Postcode, State: ct.State, Country: ct.Country, Brief: ct.Brief, Bedroom: ct.Bedrooms, Bathroom: ct.Bathrooms}})
+	return httpapi.B(c, []ifaceb.Summary{ifaceb.SummaryOf(account(c), p.Snap)})
 }
 
 type dayJSON struct {
@@ -478,8 +378,8 @@ func (a *API) getReservations(c *fiber.Ctx) error {
 		if hasFrom && b.Checkout <= from.String() || hasTo && b.Checkin > to.String() {
 			continue
 		}
-		list = append(list, reservationJSON{ID: compositeOf(acc, b.BookingID), StartDate: b.Checkin, EndDate: b.Checkout,
-			Amount: money(b.GrandTotal), Currency: b.Currency, Status: b.Status, CreatedAt: b.CreatedAt.In(loc).Format(timestampLayout),
+		list = append(list, reservationJSON{ID: ifaceb.CompositeID(acc, b.BookingID), StartDate: b.Checkin, EndDate: b.Checkout,
+			Amount: ifaceb.Money(b.GrandTotal), Currency: b.Currency, Status: b.Status, CreatedAt: b.CreatedAt.In(loc).Format(timestampLayout),
 			BrandID: b.BrandID})
 	}
 	return httpapi.B(c, fiber.Map{"reservations": list})

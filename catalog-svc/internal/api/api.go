@@ -141,26 +141,6 @@ func (in *input) date(name string, required bool) (pricing.Date, bool) {
 	return pricing.DateOf(t), true
 }
 
-// money writes a decimal string as an exact JSON number ("" is 0).
-func money(s string) json.Number {
-	if s == "" {
-		return "0"
-	}
-	if _, err := decimal.NewFromString(s); err != nil {
-		return "0"
-	}
-	return json.Number(s)
-}
-
-// optMoney is money, nil when absent.
-func optMoney(s string) *json.Number {
-	if s == "" {
-		return nil
-	}
-	n := money(s)
-	return &n
-}
-
 func dec(d decimal.Decimal) json.Number { return json.Number(d.String()) }
 
 func flag(b bool) int {
@@ -171,5 +151,3 @@ func flag(b bool) int {
 }
 
 func optFlag(b *bool) int { return flag(b != nil && *b) }
-
-func compositeOf(acc string, id int64) string { return acc + "_" + strconv.FormatInt(id, 10) }

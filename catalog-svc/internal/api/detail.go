@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/libs/ifaceb"
 )
 
 type minMaxDecJSON struct {
@@ -165,7 +166,7 @@ func (a *API) detail(base string, langs []string, p *view.Property) detailJSON {
 	}
 	if r := p.Snap.Rates; r != nil {
 		out.MinimumStay = r.MinimumStay
-		out.RateValue = money(r.Rate.Daily)
+		out.RateValue = ifaceb.Money(r.Rate.Daily)
 	}
 	lo, hi, _ := a.priceSpan([]*view.Property{p})
 	out.RangeRates = rangeRatesJSON{Day: minMaxDecJSON{dec(lo), dec(hi)}, Week: spanTimes(lo, hi, 7), Month: spanTimes(lo, hi, 28)}

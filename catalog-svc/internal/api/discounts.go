@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/vros/vros/libs/httpapi"
+	"github.com/vros/vros/libs/ifaceb"
 )
 
 // discountJSON is one range of getdiscounts: the original's {startDate, endDate}, then what
@@ -51,7 +52,7 @@ func (a *API) getDiscounts(c *fiber.Ctx) error {
 		sort.Slice(los, func(i, j int) bool { return los[i].Days < los[j].Days })
 		tiers := make([]string, 0, len(los))
 		for _, l := range los {
-			tiers = append(tiers, fmt.Sprintf("%d+ nights %s%%", l.Days, money(l.Discount)))
+			tiers = append(tiers, fmt.Sprintf("%d+ nights %s%%", l.Days, ifaceb.Money(l.Discount)))
 		}
 		out = append(out, discountJSON{StartDate: today, EndDate: "", Type: "los", Name: strings.Join(tiers, ", ")})
 	}
