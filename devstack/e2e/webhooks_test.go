@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -141,9 +142,19 @@ func TestWebhooksEndToEnd(t *testing.T) {
 			t.Fatalf("card data in a webhook: %v", bk["creditCard"])
 		}
 	}
-	if _, ok := rc.find("property.created", 0); !ok {
-		t.Fatal("no property.created")
+	// Property events carry the property in interface B's shape: what its reads answer.
+	pc, okc := rc.find("property.created", 0)
+	ru, okr := rc.find("rates.updated", 0)
+	if !okc || !okr {
+		t.Fatal("no property.created or rates.updated")
 	}
+	var info []any
+	var table any
+	poll.Holds(t, "property.created's property is getpropertyinfo's, rates.updated's rate_table getratetable's", 10*time.Second, func() bool {
+		acc.b(t, "getpropertyinfo", obj{"propertyId": acc.AccountID + "_" + strconv.Itoa(pid)}).ok(t, &info)
+		acc.b(t, "getratetable", obj{"propertyId": pid}).ok(t, &table)
+		return len(info) == 1 && reflect.DeepEqual(pc.Data["property"], info[0]) && reflect.DeepEqual(ru.Data["rate_table"], table)
+	})
 	// in order for the property: created, payment, cancelled.
 	order := map[string]int{}
 	for i, m := range rc.all() {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vros/vros/integration-svc/internal/webhook"
 	"github.com/vros/vros/libs/events/contract"
+	"github.com/vros/vros/libs/ifaceb"
 )
 
 // Change is one snapshot of key and the one kept before it (Old nil: first seen).
@@ -215,8 +216,20 @@ func propertyEvents(c Change) ([]webhook.Event, error) {
 		return nil, err
 	}
 	b := &builder{c: c, version: cur.Version}
-	data := map[string]any{"property_id": cur.PropertyID, "internal_code": cur.InternalCode, "version": cur.Version, "name": cur.Content.Name}
-	add := func(t string) error { return b.add(t, cur.PropertyID, 0, 0, "", data) }
+	// Each event carries the property as of its version in interface B's shape: the
+	// property's summary (getpropertyinfo) or its rate table (getratetable); a deletion only
+	// its ids. Unlike a booking (read at send time), a property holds no guest data to keep
+	// out of the store.
+	add := func(t string) error {
+		data := map[string]any{"property_id": cur.PropertyID, "internal_code": cur.InternalCode, "version": cur.Version, "name": cur.Content.Name}
+		switch t {
+		case webhook.PropertyCreated, webhook.PropertyUpdated:
+			data["property"] = ifaceb.SummaryOf(c.Account, *cur)
+		case webhook.RatesUpdated:
+			data["rate_table"] = ifaceb.RateTableOf(*cur)
+		}
+		return b.add(t, cur.PropertyID, 0, 0, "", data)
+	}
 	switch {
 	case cur.Deleted:
 		if old == nil || !old.Deleted {

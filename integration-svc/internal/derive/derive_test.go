@@ -232,6 +232,30 @@ func TestPropertyEvents(t *testing.T) {
 				if m["internal_code"] != "V1" || m["property_id"] != float64(3) || m["version"] != float64(tc.cur.Version) {
 					t.Fatalf("data %v", m)
 				}
+				// the resource in interface B's shape, as of this version.
+				prop, _ := m["property"].(map[string]any)
+				table, _ := m["rate_table"].(map[string]any)
+				switch e.Type {
+				case webhook.PropertyCreated, webhook.PropertyUpdated:
+					if prop["id"] != "a1_3" || prop["name"] != tc.cur.Content.Name || prop["bedroom"] != float64(tc.cur.Content.Bedrooms) || table != nil {
+						t.Fatalf("%s data %v", e.Type, m)
+					}
+				case webhook.RatesUpdated:
+					// a property without rates has an empty table, as getratetable answers.
+					seasons, _ := table["seasons"].([]any)
+					ok := table["tableName"] == "Standard" && prop == nil && len(seasons) == 0 && tc.cur.Rates == nil
+					if tc.cur.Rates != nil && len(seasons) == 1 {
+						std, _ := seasons[0].(map[string]any)
+						ok = table["tableName"] == "Standard" && prop == nil && std["def"] == float64(1) && std["minimumStay"] == float64(tc.cur.Rates.MinimumStay)
+					}
+					if !ok {
+						t.Fatalf("%s data %v", e.Type, m)
+					}
+				default:
+					if prop != nil || table != nil {
+						t.Fatalf("%s carries a resource: %v", e.Type, m)
+					}
+				}
 			}
 		})
 	}
