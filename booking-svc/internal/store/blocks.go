@@ -58,14 +58,20 @@ func (s *Store) block(ctx context.Context, account string, id int64) (BlockRec, 
 
 // DeleteBlock marks a block deleted and publishes it; the caller then frees its nights.
 func (s *Store) DeleteBlock(ctx context.Context, account string, id int64) (booking.Block, error) {
+	return s.changeBlock(ctx, account, id, "delete", nil, bson.D{{Key: "deleted", Value: true}})
+}
+
+// changeBlock sets fields of block id, if it also matches cond, as a new version that the
+// outbox publishes; verb names the change in errors.
+func (s *Store) changeBlock(ctx context.Context, account string, id int64, verb string, cond, set bson.D) (booking.Block, error) {
 	in, err := s.outbox.Begin(ctx, blockAggregate(account, id))
 	if err != nil {
-		return booking.Block{}, fmt.Errorf("delete block %d: %w", id, err)
+		return booking.Block{}, fmt.Errorf("%s block %d: %w", verb, id, err)
 	}
 	var b BlockRec
 	unlock := s.locks.Lock(collBlocks + "/" + docID(account, id))
-	err = s.blocks.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: docID(account, id)}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "deleted", Value: true}}}, {Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}},
+	err = s.blocks.FindOneAndUpdate(ctx, append(bson.D{{Key: "_id", Value: docID(account, id)}}, cond...),
+		bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}},
 		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&b)
 	unlock()
 	if err != nil {
@@ -73,7 +79,7 @@ func (s *Store) DeleteBlock(ctx context.Context, account string, id int64) (book
 		if errors.Is(err, mongo.ErrNoDocuments) {
 			return blockOf(b), fmt.Errorf("block %d: %w", id, booking.ErrNotFound)
 		}
-		return blockOf(b), fmt.Errorf("delete block %d: %w", id, err)
+		return blockOf(b), fmt.Errorf("%s block %d: %w", verb, id, err)
 	}
 	m, merr := blockMessage(b)
 	s.outbox.Done(in, s.snapshot(b.AccountID, b.Version, m, merr))

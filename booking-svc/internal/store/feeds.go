@@ -53,27 +53,8 @@ func (s *Store) FeedBlocks(ctx context.Context, account string, pid, feed int64)
 // MoveBlock gives a live block new dates (a new version, published as vros.block.updated);
 // the caller has claimed the nights it gains and releases those it loses after.
 func (s *Store) MoveBlock(ctx context.Context, account string, id int64, start, end string) (booking.Block, error) {
-	in, err := s.outbox.Begin(ctx, blockAggregate(account, id))
-	if err != nil {
-		return booking.Block{}, fmt.Errorf("move block %d: %w", id, err)
-	}
-	var b BlockRec
-	unlock := s.locks.Lock(collBlocks + "/" + docID(account, id))
-	err = s.blocks.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: docID(account, id)}, {Key: "deleted", Value: false}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "start_date", Value: start}, {Key: "end_date", Value: end}}},
-			{Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}},
-		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&b)
-	unlock()
-	if err != nil {
-		s.outbox.Done(in, nil)
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			return blockOf(b), fmt.Errorf("block %d: %w", id, booking.ErrNotFound)
-		}
-		return blockOf(b), fmt.Errorf("move block %d: %w", id, err)
-	}
-	m, merr := blockMessage(b)
-	s.outbox.Done(in, s.snapshot(b.AccountID, b.Version, m, merr))
-	return blockOf(b), nil
+	return s.changeBlock(ctx, account, id, "move", bson.D{{Key: "deleted", Value: false}},
+		bson.D{{Key: "start_date", Value: start}, {Key: "end_date", Value: end}})
 }
 
 // TakeFeedLease makes holder the only sync of account's feed until until: it inserts the
