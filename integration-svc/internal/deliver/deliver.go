@@ -53,7 +53,14 @@ type Config struct {
 	PerEndpoint        int
 	// BookingURL is booking-svc's internal address (GET /internal/hooks/booking/{id}).
 	BookingURL string
+	// Repair is how often held deliveries of enabled endpoints are released (store.RepairHolds);
+	// 0 is RepairEvery.
+	Repair time.Duration
 }
+
+// RepairEvery is how often, by default, the deliverer looks for deliveries held behind an
+// endpoint that is enabled (a hold taken from a copy read just before an enabling).
+const RepairEvery = 10 * time.Second
 
 // Policy tells whether the account may reach private addresses.
 type Policy interface {
@@ -95,6 +102,9 @@ func New(cfg Config, st *store.Store, policy Policy, signer *tenancy.Signer, log
 	if cfg.PerEndpoint <= 0 {
 		cfg.PerEndpoint = 4
 	}
+	if cfg.Repair <= 0 {
+		cfg.Repair = RepairEvery
+	}
 	d := &Deliverer{cfg: cfg, st: st, policy: policy, signer: signer, log: log, notify: notify,
 		strict:  targets.Client(targets.Rules{AllowHTTP: cfg.AllowHTTP}, cfg.Timeout),
 		private: targets.Client(targets.Rules{AllowHTTP: cfg.AllowHTTP, AllowPrivate: true}, cfg.Timeout),
@@ -125,6 +135,8 @@ func (d *Deliverer) Lease() time.Duration { return 2*d.cfg.Timeout + 5*time.Seco
 func (d *Deliverer) Run(ctx context.Context) error {
 	t := time.NewTicker(d.cfg.Poll)
 	defer t.Stop()
+	repair := time.NewTicker(d.cfg.Repair)
+	defer repair.Stop()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
@@ -136,6 +148,12 @@ func (d *Deliverer) Run(ctx context.Context) error {
 			return nil
 		case <-d.wake:
 		case <-t.C:
+		case <-repair.C:
+			if n, err := d.st.RepairHolds(ctx, d.now()); err != nil && ctx.Err() == nil {
+				d.log.Warn("webhook hold repair failed", "error", err)
+			} else if n > 0 {
+				d.log.Info("webhook deliveries held behind enabled or deleted endpoints repaired", "endpoints", n)
+			}
 		}
 	}
 }
@@ -227,7 +245,8 @@ func (d *Deliverer) send(ctx context.Context, h store.Due) error {
 		ep, err = d.st.Endpoint(ctx, del.Account, del.WebhookID)
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return nil // deleted with its deliveries
+		// deleted with its deliveries; this one was recorded just after.
+		return d.st.Drop(context.WithoutCancel(ctx), del)
 	}
 	if err != nil {
 		return err

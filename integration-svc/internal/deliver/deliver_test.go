@@ -3,6 +3,7 @@ package deliver_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/vros/vros/integration-svc/internal/deliver"
@@ -456,4 +458,41 @@ func TestBurstOnOneLaneDrainedInOrder(t *testing.T) {
 		dels, _, err := e.st.ListDeliveries(context.Background(), e.account, ep.ID, store.DeliveryFilter{Status: webhook.StatusPending, Limit: 500})
 		return err == nil && len(dels) == 0
 	})
+}
+
+// A delivery held by a copy of its endpoint read just before the endpoint was enabled is
+// released by the deliverer's repair and arrives; one recorded just after its endpoint was
+// deleted is dropped, not tried again and again.
+func TestHeldBehindEnabledEndpointArrivesAndOrphanIsDropped(t *testing.T) {
+	ctx := context.Background()
+	rc := newReceiver(t, nil)
+	e := start(t, deliver.Config{Repair: 100 * time.Millisecond})
+	ep := e.endpoint(t, rc.srv.URL, "*")
+	stale := ep
+	stale.Enabled = false
+	record := func(id string, to webhook.Endpoint) {
+		t.Helper()
+		ev := webhook.Event{ID: id, Account: e.account, Type: webhook.PropertyUpdated, PropertyID: 1, At: time.Now(), Data: []byte(`{"property_id":1}`)}
+		if err := e.st.AddDeliveries(ctx, ev, []webhook.Endpoint{to}, time.Now().UTC()); err != nil {
+			t.Fatal(err)
+		}
+		e.d.Wake()
+	}
+	record("msg_stale", stale)
+	eventually.Holds(t, "the delivery held behind an enabled endpoint arrives", 10*time.Second, func() bool {
+		return len(rc.all()) == 1 && rc.all()[0].ID == "msg_stale"
+	})
+	gone := e.endpoint(t, rc.srv.URL, "*")
+	if err := e.st.DeleteEndpoint(ctx, e.account, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	record("msg_gone", gone)
+	eventually.Holds(t, "the deleted endpoint's delivery dropped", 10*time.Second, func() bool {
+		_, err := e.st.Data(ctx, webhook.Delivery{Account: e.account, WebhookID: gone.ID, MessageID: "msg_gone"})
+		return errors.Is(err, store.ErrNotFound)
+	})
+	n, err := db.Collection(store.Queue).CountDocuments(ctx, bson.D{{Key: "account_id", Value: e.account}, {Key: "webhook_id", Value: gone.ID}})
+	if err != nil || n != 0 || len(rc.all()) != 1 {
+		t.Fatalf("after the drop: %d queued (%v), %d received", n, err, len(rc.all()))
+	}
 }

@@ -338,14 +338,7 @@ func (s *Store) DeleteEndpoint(ctx context.Context, account string, id int64) er
 	if err != nil {
 		return err
 	}
-	f := bson.D{{Key: "account_id", Value: account}, {Key: "webhook_id", Value: id}}
-	if _, err := s.queue.DeleteMany(ctx, f); err != nil {
-		return err
-	}
-	if _, err := s.deliv.DeleteMany(ctx, f); err != nil {
-		return err
-	}
-	if _, err := s.attempts.DeleteMany(ctx, f); err != nil {
+	if err := s.dropDeliveries(ctx, account, id); err != nil {
 		return err
 	}
 	if r.DeletedCount == 0 {
@@ -354,8 +347,72 @@ func (s *Store) DeleteEndpoint(ctx context.Context, account string, id int64) er
 	return nil
 }
 
+// dropDeliveries deletes an endpoint's queue, deliveries and attempts.
+func (s *Store) dropDeliveries(ctx context.Context, account string, id int64) error {
+	f := bson.D{{Key: "account_id", Value: account}, {Key: "webhook_id", Value: id}}
+	for _, c := range []*mongo.Collection{s.queue, s.deliv, s.attempts} {
+		if _, err := c.DeleteMany(ctx, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RepairHolds releases the held deliveries of every endpoint that is enabled, and drops
+// what is left of an endpoint that no longer exists; it returns how many endpoints it
+// repaired. A delivery takes its hold from a copy of its endpoint read a moment earlier
+// (the consumer recording it, a redelivery, the deliverer holding it at send time), so one
+// written just after its endpoint was enabled elsewhere would wait behind an enabled
+// endpoint for good. Each endpoint is read under its lease, as ModifyEndpoint writes it, so
+// a disabling cannot come between the read and the release.
+func (s *Store) RepairHolds(ctx context.Context, now time.Time) (int, error) {
+	cur, err := s.queue.Find(ctx, bson.D{{Key: "hold", Value: true}},
+		options.Find().SetProjection(bson.D{{Key: "account_id", Value: 1}, {Key: "webhook_id", Value: 1}}))
+	if err != nil {
+		return 0, err
+	}
+	var docs []queueDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return 0, err
+	}
+	held := map[string]queueDoc{}
+	for _, d := range docs {
+		held[endpointKey(d.AccountID, d.WebhookID)] = d
+	}
+	repaired := 0
+	for key, d := range held {
+		err := mongostore.WithLease(ctx, s.endpoints, key, func() error {
+			e, err := s.Endpoint(ctx, d.AccountID, d.WebhookID)
+			switch {
+			case errors.Is(err, ErrNotFound):
+				repaired++
+				return s.dropDeliveries(ctx, d.AccountID, d.WebhookID)
+			case err != nil || !e.Enabled:
+				return err
+			}
+			repaired++
+			return s.setHold(ctx, d.AccountID, d.WebhookID, false, now)
+		})
+		if err != nil {
+			return repaired, err
+		}
+	}
+	return repaired, nil
+}
+
+// Drop deletes a delivery whose endpoint no longer exists (recorded just after its
+// deletion), with its queue document.
+func (s *Store) Drop(ctx context.Context, d webhook.Delivery) error {
+	key := DeliveryKey(d.Account, d.WebhookID, d.MessageID)
+	if _, err := s.queue.DeleteOne(ctx, bson.D{{Key: "_id", Value: key}}); err != nil {
+		return err
+	}
+	_, err := s.deliv.DeleteOne(ctx, bson.D{{Key: "_id", Value: key}})
+	return err
+}
+
 // setHold holds (endpoint disabled or paused) or releases the endpoint's pending deliveries;
-// a release makes them due now. Only ModifyEndpoint calls it, with the endpoint's lease.
+// a release makes them due now. Only called with the endpoint's lease held.
 func (s *Store) setHold(ctx context.Context, account string, id int64, hold bool, now time.Time) error {
 	set := bson.D{{Key: "hold", Value: hold}}
 	if !hold {

@@ -365,3 +365,47 @@ func TestEraseAccountLeavesOnlyTheMark(t *testing.T) {
 		t.Fatal("the other account reads as erased")
 	}
 }
+
+// TestRepairHoldsReleasesEnabledAndDropsDeleted: deliveries recorded from a copy of their
+// endpoint read just before a change (held by a copy that said disabled; for an endpoint
+// deleted meanwhile) are repaired: the enabled endpoint's are released and due, the deleted
+// one's are gone, and a disabled endpoint's stay held.
+func TestRepairHoldsReleasesEnabledAndDropsDeleted(t *testing.T) {
+	ctx := context.Background()
+	enabled, deleted, disabled := setup(t), setup(t), setup(t)
+	for _, f := range []*fixture{enabled, deleted, disabled} {
+		stale := f.ep
+		stale.Enabled = false
+		e := webhook.Event{ID: "msg_r1", Account: f.account, Type: webhook.PropertyUpdated, PropertyID: 1, At: time.Now(), Data: []byte(`{}`)}
+		if err := f.st.AddDeliveries(ctx, e, []webhook.Endpoint{stale}, time.Now().UTC()); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := f.head(t, 1); ok {
+			t.Fatal("a delivery recorded from a disabled copy is not held")
+		}
+	}
+	if err := deleted.st.DeleteEndpoint(ctx, deleted.account, deleted.ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	deleted.add(t, "msg_r2", 1, time.Now()) // recorded just after the deletion
+	disabled.enable(t, false)
+	if _, err := enabled.st.RepairHolds(ctx, time.Now().UTC()); err != nil {
+		t.Fatal(err)
+	}
+	if h, ok := enabled.head(t, 1); !ok || h.MessageID != "msg_r1" || h.NextAttemptAt == nil || h.NextAttemptAt.After(time.Now()) {
+		t.Fatalf("the enabled endpoint's delivery is not released and due: %+v %v", h, ok)
+	}
+	if q := deleted.queued(t); len(q) != 1 || !q["msg_r2"] {
+		// msg_r2 is not held: the deliverer drops it when it finds the endpoint gone.
+		t.Fatalf("the deleted endpoint's queue after the repair: %v", q)
+	}
+	if _, err := deleted.st.Data(ctx, webhook.Delivery{Account: deleted.account, WebhookID: deleted.ep.ID, MessageID: "msg_r1"}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the deleted endpoint's held delivery is still logged: %v", err)
+	}
+	if q := disabled.queued(t); len(q) != 1 {
+		t.Fatalf("the disabled endpoint's queue: %v", q)
+	}
+	if _, ok := disabled.head(t, 1); ok {
+		t.Fatal("the disabled endpoint's delivery was released")
+	}
+}
