@@ -542,30 +542,23 @@ func (g *Gateway) media(c *fiber.Ctx) error {
 // ical: GET|HEAD /ical/{token}.ics, the iCal export of a property, public (channels read it
 // without credentials: the token is the capability) → catalog-svc GET /internal/ical/{file}
 // with an empty tenant, as /media is. If-None-Match goes along; ETag, Cache-Control,
-// Content-Type and a 304 come back unchanged. Tokens cannot be guessed at speed: each
-// unknown token (a 404) counts as a failed authentication of the client's address, whose
-// spent failures refuse it 429 before any look-up. Nothing is counted in usage (no account
-// is known).
+// Content-Type and a 304 come back unchanged. Nothing is counted in usage (no account is
+// known). An unknown token is not a failed authentication of the caller's address: tokens
+// are 256 random bits, so the throttle would not slow guessing, while channels poll from a
+// few shared addresses and keep polling links that died (rotated, revoked, deleted), so
+// counting them would refuse those addresses every other owner's feeds, and anyone could
+// lock a channel out by subscribing it to made-up links (docs/limits.md).
 func (g *Gateway) ical(c *fiber.Ctx) error {
-	if err := g.failures.Check(c); err != nil {
-		return err
-	}
 	file := c.Params("file")
 	if !icalFile(file) {
-		g.failures.Failed(c)
+		c.Set(fiber.HeaderCacheControl, "no-store")
 		return httpapi.NotFound(httpapi.StatusNotFound, "no such calendar")
 	}
 	u, err := g.upstream(CatalogSvc, "the iCal export")
 	if err != nil {
 		return err
 	}
-	if err := u.forward(c, fiber.MethodGet, "/internal/ical/"+file, nil, tenancy.Tenant{}); err != nil {
-		return err
-	}
-	if c.Response().StatusCode() == fiber.StatusNotFound {
-		g.failures.Failed(c)
-	}
-	return nil
+	return u.forward(c, fiber.MethodGet, "/internal/ical/"+file, nil, tenancy.Tenant{})
 }
 
 // icalFile reports whether file is "<token>.ics" with a token of base64url characters

@@ -189,34 +189,36 @@ func TestRouteICal(t *testing.T) {
 	}
 }
 
-// TestRouteICalThrottle: the feed route takes no credentials, so each unknown token (404)
-// counts as a failed authentication of the client's address: once its failures are spent,
-// every feed request from it is refused 429 (the known token too) before catalog-svc is
-// asked, while another address still reads the feed.
-func TestRouteICalThrottle(t *testing.T) {
+// TestRouteICalNeverThrottled: an address that polls many unknown or dead links (a
+// channel's fetcher) is never refused a live one, and spends none of its
+// failed-authentication budget; a malformed link's 404 is not cached.
+func TestRouteICalNeverThrottled(t *testing.T) {
 	e, cat, _, _ := startICalEdge(t, gateway.Config{Failures: throttle.NewFailures(0.001, 3)})
 	file := "/ical/" + icalToken + ".ics"
-	for i := range 3 {
-		if got := getICal(t, e, http.MethodGet, "/ical/guess"+strings.Repeat("x", i)+".ics", "203.0.113.7", nil); got.code != 404 {
-			t.Fatalf("guess %d: HTTP %d, want 404", i, got.code)
+	for i := range 10 {
+		if got := getICal(t, e, http.MethodGet, "/ical/dead"+strings.Repeat("x", i)+".ics", "203.0.113.7", nil); got.code != 404 {
+			t.Fatalf("dead link %d: HTTP %d, want 404", i, got.code)
 		}
-	}
-	// The known token's reads count nothing.
-	if got := getICal(t, e, http.MethodGet, file, "203.0.113.8", nil); got.code != 200 {
-		t.Fatalf("another address: HTTP %d, want 200", got.code)
 	}
 	cat.take()
-	got := getICal(t, e, http.MethodGet, file, "203.0.113.7", nil)
-	if got.code != http.StatusTooManyRequests {
-		t.Fatalf("after 3 unknown tokens: HTTP %d, want 429: %s", got.code, got.body)
-	}
-	if n := len(cat.take()); n != 0 {
-		t.Errorf("a throttled address reached catalog-svc %d times", n)
-	}
 	for range 5 {
-		if got := getICal(t, e, http.MethodGet, file, "203.0.113.8", nil); got.code != 200 {
-			t.Fatalf("the other address: HTTP %d, want 200", got.code)
+		if got := getICal(t, e, http.MethodGet, file, "203.0.113.7", nil); got.code != 200 {
+			t.Fatalf("the live link after 10 dead ones: HTTP %d, want 200: %s", got.code, got.body)
 		}
+	}
+	if n := len(cat.take()); n != 5 {
+		t.Errorf("catalog-svc was asked %d times, want 5", n)
+	}
+	// the address's budget is untouched: an interface A request with a wrong credential is
+	// refused as such (401), not as throttled (429).
+	acc := e.createAccount(t, false)
+	h := headersA(acc)
+	h["servicepass"] = "wrong"
+	if got := e.send(t, "203.0.113.7", http.MethodPost, "/api/property", h, `{"action":"list"}`); got.code != http.StatusUnauthorized {
+		t.Fatalf("a wrong credential after the dead links: HTTP %d", got.code)
+	}
+	if got := getICal(t, e, http.MethodGet, "/ical/not%20base64.ics", "203.0.113.7", nil); got.code != 404 || got.cache != "no-store" {
+		t.Fatalf("a malformed link: HTTP %d, Cache-Control %q", got.code, got.cache)
 	}
 }
 
