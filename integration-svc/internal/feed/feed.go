@@ -120,23 +120,31 @@ var ErrParse = errors.New("not an iCal calendar")
 
 var dateValue = regexp.MustCompile(`^(\d{8})(T\d{6}Z?)?$`)
 
-// Parse reads an iCal file into its events that end after today (UTC). Every VEVENT
-// with a UID counts; DTSTART and DTEND may be DATEs or DATE-TIMEs (a date-time's date is
-// its date as written: in its own TZID zone, in UTC with a Z, or floating); DTEND is
-// exclusive; a missing DTEND, or one not after DTSTART, holds one night. Cancelled events,
-// events without UID or DTSTART and events that end on or before today are skipped. A
-// file that is not a VCALENDAR is an error, never an empty calendar.
-func Parse(body []byte, today time.Time) ([]Event, error) {
+// Calendar is what Parse keeps of an iCal file.
+type Calendar struct {
+	// Events are the current events (see Parse) with their dates as written: Window cuts
+	// them to what a sync sends on a given day, so that a copy kept for later syncs (a 304
+	// answer) is cut on that later day, not on the day of its parse.
+	Events []Event
+}
+
+// Parse reads an iCal file into its current events: those not ended before today (UTC).
+// Every VEVENT with a UID counts; DTSTART and DTEND may be DATEs or DATE-TIMEs (a
+// date-time's date is its date as written: in its own TZID zone, in UTC with a Z, or
+// floating); DTEND is exclusive; a missing DTEND, or one not after DTSTART, holds one
+// night. Cancelled events, events without UID or DTSTART and events that ended before
+// today are skipped. A file that is not a VCALENDAR is an error, never an empty calendar.
+func Parse(body []byte, today time.Time) (Calendar, error) {
 	trimmed := bytes.TrimSpace(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")))
 	if !bytes.HasPrefix(bytes.ToUpper(trimmed[:min(len(trimmed), 15)]), []byte("BEGIN:VCALENDAR")) {
-		return nil, fmt.Errorf("%w: the file does not begin with BEGIN:VCALENDAR", ErrParse)
+		return Calendar{}, fmt.Errorf("%w: the file does not begin with BEGIN:VCALENDAR", ErrParse)
 	}
 	cal, err := ics.ParseCalendar(bytes.NewReader(trimmed))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrParse, err)
+		return Calendar{}, fmt.Errorf("%w: %v", ErrParse, err)
 	}
-	todayDate := time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC)
-	var out []Event
+	todayDate := dateOnly(today)
+	var out Calendar
 	seen := map[string]bool{}
 	for _, ev := range cal.Events() {
 		uid := strings.TrimSpace(ev.Id())
@@ -154,19 +162,55 @@ func Parse(body []byte, today time.Time) ([]Event, error) {
 		if !ok || !end.After(start) {
 			end = start.AddDate(0, 0, 1)
 		}
-		if !end.After(todayDate) {
+		if ended(end, todayDate) {
 			continue
 		}
-		if end.Sub(start) > MaxNights*24*time.Hour {
-			end = start.AddDate(0, 0, MaxNights)
-		}
 		seen[uid] = true
-		out = append(out, Event{UID: uid, Start: start.Format(time.DateOnly), End: end.Format(time.DateOnly)})
-		if len(out) > MaxEvents {
-			return nil, fmt.Errorf("%w: more than %d current events", ErrParse, MaxEvents)
+		out.Events = append(out.Events, Event{UID: uid, Start: start.Format(time.DateOnly), End: end.Format(time.DateOnly)})
+		if len(out.Events) > MaxEvents {
+			return Calendar{}, fmt.Errorf("%w: more than %d current events", ErrParse, MaxEvents)
 		}
 	}
 	return out, nil
+}
+
+// ended reports whether an event whose nights end before end (exclusive) is over on day
+// today (UTC). It is judged a day late: when it is today in UTC it is still yesterday west
+// of UTC, where an event ending today still holds tonight.
+func ended(end, today time.Time) bool {
+	return end.Before(today)
+}
+
+// Window is what a sync sends on day today (UTC) of events as Parse returns them: ended
+// events left out (see ended), and an event longer than MaxNights nights cut to MaxNights
+// from yesterday or its start, whichever is later, so that an event begun long ago keeps
+// its coming nights. A shorter event keeps its dates as written (a running stay's block
+// does not change every day).
+func Window(events []Event, today time.Time) []Event {
+	todayDate := dateOnly(today)
+	yesterday := todayDate.AddDate(0, 0, -1)
+	out := make([]Event, 0, len(events))
+	for _, e := range events {
+		start, err1 := time.Parse(time.DateOnly, e.Start)
+		end, err2 := time.Parse(time.DateOnly, e.End)
+		if err1 != nil || err2 != nil || !end.After(start) || ended(end, todayDate) {
+			continue
+		}
+		if end.Sub(start) > MaxNights*24*time.Hour {
+			if start.Before(yesterday) {
+				start = yesterday
+			}
+			if limit := start.AddDate(0, 0, MaxNights); end.After(limit) {
+				end = limit
+			}
+		}
+		out = append(out, Event{UID: e.UID, Start: start.Format(time.DateOnly), End: end.Format(time.DateOnly)})
+	}
+	return out
+}
+
+func dateOnly(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 }
 
 // dateOf is the date of a DTSTART or DTEND value.

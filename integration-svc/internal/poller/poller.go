@@ -260,10 +260,12 @@ func (p *Poller) poll(ctx context.Context, f *feed.Feed) error {
 	if int64(len(body)) > p.Cfg.MaxBody {
 		return fmt.Errorf("feed larger than %s", sizeText(p.Cfg.MaxBody))
 	}
-	events, err := feed.Parse(body, p.now().UTC())
+	today := p.now().UTC()
+	parsed, err := feed.Parse(body, today)
 	if err != nil {
 		return err
 	}
+	events := feed.Window(parsed.Events, today)
 	res, err := p.Booking.Sync(ctx, f.AccountID, f, events)
 	if err != nil {
 		return fmt.Errorf("writing the feed's blocks: %w", err)
