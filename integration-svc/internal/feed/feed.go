@@ -5,6 +5,8 @@ package feed
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
@@ -26,7 +28,8 @@ const (
 	MaxEvents = 5000
 	// MaxNights is the most nights one event may hold (booking-svc's limit).
 	MaxNights = 731
-	// MaxUID bounds an event's UID (booking-svc's limit).
+	// MaxUID bounds an event's UID (booking-svc's limit); a longer UID is sent as
+	// "sha256:<hex of its SHA-256>".
 	MaxUID = 255
 	// MaxBackoff caps the wait after failed polls.
 	MaxBackoff = 24 * time.Hour
@@ -126,20 +129,26 @@ type Calendar struct {
 	// them to what a sync sends on a given day, so that a copy kept for later syncs (a 304
 	// answer) is cut on that later day, not on the day of its parse.
 	Events []Event
+	// Skipped counts the VEVENTs left out as unusable: no UID, no or unreadable DTSTART,
+	// dates past 9999-12-31.
+	Skipped int
 }
 
 // Parse reads an iCal file into its current events: those not ended before today (UTC).
-// Every VEVENT with a UID counts; DTSTART and DTEND may be DATEs or DATE-TIMEs (a
+// Every VEVENT with a UID counts (a UID longer than MaxUID bytes is kept hashed); DTSTART and DTEND may be DATEs or DATE-TIMEs (a
 // date-time's date is its date as written: in its own TZID zone, in UTC with a Z, or
 // floating); DTEND is exclusive; a missing DTEND, or one not after DTSTART, holds one
-// night. Cancelled events, events without UID or DTSTART and events that ended before
-// today are skipped. A file that is not a VCALENDAR is an error, never an empty calendar.
+// night. Cancelled events and events that ended before today are left out; events without
+// UID, with no or an unreadable DTSTART, or with dates past 9999-12-31 too, and counted as
+// skipped. A file that is not a VCALENDAR is an error, never an empty calendar.
 func Parse(body []byte, today time.Time) (Calendar, error) {
 	trimmed := bytes.TrimSpace(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")))
 	if !bytes.HasPrefix(bytes.ToUpper(trimmed[:min(len(trimmed), 15)]), []byte("BEGIN:VCALENDAR")) {
 		return Calendar{}, fmt.Errorf("%w: the file does not begin with BEGIN:VCALENDAR", ErrParse)
 	}
-	cal, err := ics.ParseCalendar(bytes.NewReader(trimmed))
+	// Properties between components are common in real files (a calendar name after the
+	// events); the library refuses them unless told to keep them as calendar properties.
+	cal, err := ics.ParseCalendarWithOptions(bytes.NewReader(trimmed), ics.WithUnknownPropertyHandler(ics.AcceptUnknownPropertyHandler))
 	if err != nil {
 		return Calendar{}, fmt.Errorf("%w: %v", ErrParse, err)
 	}
@@ -148,7 +157,15 @@ func Parse(body []byte, today time.Time) (Calendar, error) {
 	seen := map[string]bool{}
 	for _, ev := range cal.Events() {
 		uid := strings.TrimSpace(ev.Id())
-		if uid == "" || len(uid) > MaxUID || seen[uid] {
+		if uid == "" {
+			out.Skipped++
+			continue
+		}
+		if len(uid) > MaxUID {
+			sum := sha256.Sum256([]byte(uid))
+			uid = "sha256:" + hex.EncodeToString(sum[:])
+		}
+		if seen[uid] {
 			continue
 		}
 		if p := ev.GetProperty(ics.ComponentPropertyStatus); p != nil && strings.EqualFold(strings.TrimSpace(p.Value), "CANCELLED") {
@@ -156,11 +173,17 @@ func Parse(body []byte, today time.Time) (Calendar, error) {
 		}
 		start, ok := dateOf(ev.GetProperty(ics.ComponentPropertyDtStart))
 		if !ok {
+			out.Skipped++
 			continue
 		}
 		end, ok := dateOf(ev.GetProperty(ics.ComponentPropertyDtEnd))
 		if !ok || !end.After(start) {
 			end = start.AddDate(0, 0, 1)
+		}
+		if end.Year() > 9999 {
+			// Not a YYYY-MM-DD date: booking-svc would refuse the whole sync.
+			out.Skipped++
+			continue
 		}
 		if ended(end, todayDate) {
 			continue

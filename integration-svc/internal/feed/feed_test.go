@@ -1,6 +1,8 @@
 package feed
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"reflect"
 	"strings"
@@ -126,5 +128,42 @@ func TestWindowLater(t *testing.T) {
 	want := []Event{{"long", "2027-01-14", "2029-01-14"}, {"later", "2027-03-01", "2027-03-05"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v, want %+v", got, want)
+	}
+}
+
+// TestParseOddEvents: a UID too long for booking-svc is kept hashed; an event with an
+// unreadable DTSTART or dates past year 9999 is left out and counted; a property between
+// components (common in real files, refused by the library's strict default) is read past.
+func TestParseOddEvents(t *testing.T) {
+	today := time.Date(2027, 1, 5, 0, 0, 0, 0, time.UTC)
+	long := "x" + strings.Repeat("é", 200) + "@airbnb.com" // 412 bytes
+	sum := sha256.Sum256([]byte(long))
+	hashed := "sha256:" + hex.EncodeToString(sum[:])
+	body := cal(
+		vevent("UID:"+long, "DTSTART;VALUE=DATE:20270110", "DTEND;VALUE=DATE:20270112"),
+		vevent("UID:"+long, "DTSTART;VALUE=DATE:20270210", "DTEND;VALUE=DATE:20270212"),
+		vevent("UID:bad-start", "DTSTART:tomorrow", "DTEND;VALUE=DATE:20270112"),
+		vevent("UID:no-start", "DTEND;VALUE=DATE:20270112"),
+		vevent("DTSTART;VALUE=DATE:20270110"),
+		vevent("UID:y9999", "DTSTART;VALUE=DATE:99991231"),
+		vevent("UID:y9999b", "DTSTART;VALUE=DATE:99991230", "DTEND;VALUE=DATE:99991231"),
+	)
+	c, err := Parse(body, today)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Event{{hashed, "2027-01-10", "2027-01-12"}, {"y9999b", "9999-12-30", "9999-12-31"}}
+	if !reflect.DeepEqual(c.Events, want) || c.Skipped != 4 {
+		t.Fatalf("got %+v skipped %d, want %+v skipped 4", c.Events, c.Skipped, want)
+	}
+	if len(hashed) > MaxUID {
+		t.Fatal(len(hashed))
+	}
+	between := []byte("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\n" +
+		vevent("UID:a", "DTSTART;VALUE=DATE:20270110") + "X-WR-CALNAME:Listing 1\r\n" +
+		vevent("UID:b", "DTSTART;VALUE=DATE:20270120") + "END:VCALENDAR\r\n")
+	c, err = Parse(between, today)
+	if err != nil || len(c.Events) != 2 {
+		t.Fatalf("a property between components: %+v, %v", c, err)
 	}
 }
