@@ -52,7 +52,7 @@ func (b *builder) add(typ string, property, brand, booking int64, extra string, 
 		return err
 	}
 	b.out = append(b.out, webhook.Event{ID: webhook.MessageID(b.c.Key, b.version, typ, extra), Account: b.c.Account,
-		Type: typ, PropertyID: property, BrandID: brand, BookingID: booking, At: b.c.At, Data: raw})
+		Type: typ, PropertyID: property, BrandID: brand, BookingID: booking, At: b.c.At, Seq: len(b.out), Data: raw})
 	return nil
 }
 
@@ -86,13 +86,15 @@ func bookingEvents(c Change) ([]webhook.Event, error) {
 		}
 		return m
 	}
-	avail := func(nights []string) error {
+	// avail raises availability.changed for the nights of property; extra tells apart the
+	// event of the property a booking moved away from (the new one's has "").
+	avail := func(property int64, nights []string, extra string) error {
 		if len(nights) == 0 {
 			return nil
 		}
 		slices.Sort(nights)
-		return b.add(webhook.AvailabilityChanged, cur.PropertyID, cur.BrandID, 0, "", map[string]any{
-			"property_id": cur.PropertyID, "start_date": nights[0], "end_date": nights[len(nights)-1],
+		return b.add(webhook.AvailabilityChanged, property, cur.BrandID, 0, extra, map[string]any{
+			"property_id": property, "start_date": nights[0], "end_date": nights[len(nights)-1],
 			"reason": "booking", "booking_id": cur.BookingID})
 	}
 	var oldPays []contract.BookingPayment
@@ -106,7 +108,7 @@ func bookingEvents(c Change) ([]webhook.Event, error) {
 		if err := b.add(webhook.BookingCreated, cur.PropertyID, cur.BrandID, cur.BookingID, "", head()); err != nil {
 			return nil, err
 		}
-		if err := avail(slices.Clone(cur.Nights)); err != nil {
+		if err := avail(cur.PropertyID, slices.Clone(cur.Nights), ""); err != nil {
 			return nil, err
 		}
 	default:
@@ -120,7 +122,20 @@ func bookingEvents(c Change) ([]webhook.Event, error) {
 				return nil, err
 			}
 		}
-		if err := avail(symmetric(old.Nights, cur.Nights)); err != nil {
+		if old.PropertyID != cur.PropertyID {
+			// moved to another property: the old one's nights are freed, the new one's taken
+			// (a cancelled booking holds none).
+			if old.Status != "cancelled" {
+				if err := avail(old.PropertyID, slices.Clone(old.Nights), "from:"+strconv.FormatInt(old.PropertyID, 10)); err != nil {
+					return nil, err
+				}
+			}
+			if cur.Status != "cancelled" {
+				if err := avail(cur.PropertyID, slices.Clone(cur.Nights), ""); err != nil {
+					return nil, err
+				}
+			}
+		} else if err := avail(cur.PropertyID, symmetric(old.Nights, cur.Nights), ""); err != nil {
 			return nil, err
 		}
 	}

@@ -260,3 +260,32 @@ func TestPropertyEvents(t *testing.T) {
 		})
 	}
 }
+
+// A booking moved to another property frees the old property's nights and takes the new
+// one's: each property gets its availability.changed, on its own lane (property) and with
+// its own message id, even when the dates stay the same; the events keep their derived
+// order (Seq).
+func TestBookingMovedToAnotherProperty(t *testing.T) {
+	n3 := []string{"2027-01-10", "2027-01-11", "2027-01-12"}
+	moved := booking(2, "reserved", n3, func(b *contract.Booking) { b.PropertyID = 4 })
+	evs := derive(t, contract.BookingUpdated, "a1:booking:7", booking(1, "reserved", n3, nil), moved)
+	want := []string{webhook.BookingUpdated, webhook.AvailabilityChanged, webhook.AvailabilityChanged}
+	if g := types(evs); !slices.Equal(g, want) {
+		t.Fatalf("types = %v, want %v", g, want)
+	}
+	for i, e := range evs {
+		if e.Seq != i {
+			t.Fatalf("event %d (%s) has seq %d", i, e.Type, e.Seq)
+		}
+	}
+	from, to := data(t, evs[1]), data(t, evs[2])
+	if evs[1].PropertyID != 3 || from["property_id"] != float64(3) || from["start_date"] != "2027-01-10" || from["end_date"] != "2027-01-12" {
+		t.Fatalf("the left property's event: property %d %v", evs[1].PropertyID, from)
+	}
+	if evs[2].PropertyID != 4 || to["property_id"] != float64(4) || to["start_date"] != "2027-01-10" || to["end_date"] != "2027-01-12" {
+		t.Fatalf("the new property's event: property %d %v", evs[2].PropertyID, to)
+	}
+	if evs[1].ID == evs[2].ID {
+		t.Fatal("the two availability events share a message id")
+	}
+}

@@ -20,6 +20,9 @@ type Event struct {
 	// BookingID, when set, names the booking the delivery carries (read at send time).
 	BookingID int64
 	At        time.Time
+	// Seq orders the events derived from one message, which share At: an endpoint gets them
+	// in this order (booking.created before its payment.added, say).
+	Seq int
 	// Data is the event's JSON payload "data" member.
 	Data []byte
 }
