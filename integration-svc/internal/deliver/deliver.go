@@ -56,6 +56,8 @@ type Config struct {
 	// Repair is how often held deliveries of enabled endpoints are released (store.RepairHolds);
 	// 0 is RepairEvery.
 	Repair time.Duration
+	// Window is how many due lanes a round reads at most; 0 is 5000.
+	Window int64
 }
 
 // RepairEvery is how often, by default, the deliverer looks for deliveries held behind an
@@ -105,6 +107,9 @@ func New(cfg Config, st *store.Store, policy Policy, signer *tenancy.Signer, log
 	if cfg.Repair <= 0 {
 		cfg.Repair = RepairEvery
 	}
+	if cfg.Window <= 0 {
+		cfg.Window = 5000
+	}
 	d := &Deliverer{cfg: cfg, st: st, policy: policy, signer: signer, log: log, notify: notify,
 		strict:  targets.Client(targets.Rules{AllowHTTP: cfg.AllowHTTP}, cfg.Timeout),
 		private: targets.Client(targets.Rules{AllowHTTP: cfg.AllowHTTP, AllowPrivate: true}, cfg.Timeout),
@@ -149,78 +154,90 @@ func (d *Deliverer) Run(ctx context.Context) error {
 		case <-d.wake:
 		case <-t.C:
 		case <-repair.C:
-			if n, err := d.st.RepairHolds(ctx, d.now()); err != nil && ctx.Err() == nil {
-				d.log.Warn("webhook hold repair failed", "error", err)
-			} else if n > 0 {
-				d.log.Info("webhook deliveries held behind enabled or deleted endpoints repaired", "endpoints", n)
+			if err := d.repair(ctx); err != nil && ctx.Err() == nil {
+				d.log.Warn("webhook repair failed", "error", err)
 			}
 		}
 	}
 }
 
-// round starts the sending of every lane head that is due, not leased and not in flight here.
+// round starts draining every lane that is due (store.DueLanes), not in flight here, and
+// whose endpoint has room for one more attempt in flight.
 func (d *Deliverer) round(ctx context.Context, wg *sync.WaitGroup) error {
-	heads, err := d.st.Heads(ctx, 5000)
+	d.mu.Lock()
+	var busy []string
+	for ep, n := range d.perEP {
+		if n >= d.cfg.PerEndpoint {
+			busy = append(busy, ep)
+		}
+	}
+	d.mu.Unlock()
+	lanes, err := d.st.DueLanes(ctx, d.now(), busy, d.cfg.Window)
 	if err != nil {
 		return err
 	}
-	now := d.now()
-	for _, h := range heads {
-		if !d.due(h, now) {
-			continue
-		}
-		ep := h.Account + ":" + strconv.FormatInt(h.WebhookID, 10)
+	for _, l := range lanes {
+		ep := l.Account + ":" + strconv.FormatInt(l.WebhookID, 10)
 		d.mu.Lock()
-		busy := d.inflight[h.Lane] || d.perEP[ep] >= d.cfg.PerEndpoint
-		if !busy {
-			d.inflight[h.Lane] = true
+		skip := d.inflight[l.Lane] || d.perEP[ep] >= d.cfg.PerEndpoint
+		if !skip {
+			d.inflight[l.Lane] = true
 			d.perEP[ep]++
 		}
 		d.mu.Unlock()
-		if busy {
+		if skip {
 			continue
 		}
 		select {
 		case d.sem <- struct{}{}:
 		case <-ctx.Done():
-			d.done(h.Lane, ep)
+			d.done(l.Lane, ep)
 			return nil
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-d.sem }()
-			d.drain(ctx, h)
-			d.done(h.Lane, ep)
+			d.drain(ctx, l.Lane)
+			d.done(l.Lane, ep)
 			d.Wake() // a delivery recorded while the lane was ending waits for no tick
 		}()
 	}
 	return nil
 }
 
-// drain sends the lane's deliveries from h on, one after the other in the lane's order,
-// for as long as its next one is due: a burst on one lane needs no round per delivery.
-// It stops at a delivery that waits (a retry, a hold, another replica's lease), which
-// the rounds take up when it is due.
-func (d *Deliverer) drain(ctx context.Context, h store.Due) {
+// drain sends the lane's deliveries one after the other in the lane's order for as long as
+// its head may be sent now, so that a burst on one lane needs no round per delivery. It
+// stops at a head that waits, and tells the lane's schedule when to look again: a retry's
+// time, held (its endpoint paused or disabled), or gone (no delivery left). A head another
+// replica is sending is left to it (the lane's rounds look again).
+func (d *Deliverer) drain(ctx context.Context, lane string) {
+	var last store.Due
 	for ctx.Err() == nil {
-		if err := d.send(ctx, h); err != nil {
-			if ctx.Err() == nil {
-				d.log.Warn("webhook delivery failed to run", "message_id", h.MessageID, "webhook_id", h.WebhookID, "error", err)
+		h, ok, err := d.st.LaneHead(ctx, lane)
+		now := d.now()
+		switch {
+		case err != nil:
+		case !ok:
+			err = d.st.LaneDone(ctx, lane)
+		case h.Hold:
+			err = d.st.SetLaneNext(ctx, lane, now, true)
+		case h.LeaseUntil.After(now):
+		case h.NextAttemptAt != nil && h.NextAttemptAt.After(now):
+			err = d.st.SetLaneNext(ctx, lane, *h.NextAttemptAt, false)
+		case h.MessageID == last.MessageID && h.Attempts == last.Attempts:
+			// tried and unchanged (its lease was taken elsewhere, say): the rounds look again.
+		default:
+			if err = d.send(ctx, h); err == nil {
+				last = h
+				continue
 			}
-			return
 		}
-		next, ok, err := d.st.LaneHead(ctx, h.Lane)
-		if err != nil || !ok || !d.due(next, d.now()) || next.MessageID == h.MessageID && next.Attempts == h.Attempts {
-			return
+		if err != nil && ctx.Err() == nil {
+			d.log.Warn("webhook lane drain failed", "lane", lane, "error", err)
 		}
-		h = next
+		return
 	}
-}
-
-// due reports whether h may be sent now: its time has come and no lease holds it.
-func (d *Deliverer) due(h store.Due, now time.Time) bool {
-	return (h.NextAttemptAt == nil || !h.NextAttemptAt.After(now)) && !h.LeaseUntil.After(now)
 }
 
 func (d *Deliverer) done(lane, ep string) {
@@ -444,7 +461,13 @@ func (d *Deliverer) record(ctx context.Context, ep webhook.Endpoint, del webhook
 		return nil
 	}
 	reason := fmt.Sprintf("every attempt failed since %s (%d in a row)", after.FirstFailureAt.Format(time.RFC3339), after.FailureStreak)
-	disabled, err := d.st.Disable(ctx, ep.Account, ep.ID, a.At, reason, after)
+	data, _ := json.Marshal(map[string]any{"webhook_id": ep.ID, "url": ep.URL, "disabled_at": a.At.UTC().Format(time.RFC3339),
+		"failure_streak": after.FailureStreak, "reason": reason})
+	// One notice per streak: attempts ending at once (in this replica or another) that each
+	// see the streak long enough record the same message, once.
+	notice := webhook.Event{ID: webhook.MessageID(ep.Account+":webhook:"+strconv.FormatInt(ep.ID, 10), after.FirstFailureAt.UnixNano(), webhook.WebhookDisabled, ""),
+		Account: ep.Account, Type: webhook.WebhookDisabled, At: a.At, Data: data}
+	disabled, err := d.st.Disable(ctx, ep.Account, ep.ID, a.At, reason, after, notice)
 	if err != nil || !disabled {
 		return err
 	}
@@ -452,10 +475,37 @@ func (d *Deliverer) record(ctx context.Context, ep webhook.Endpoint, del webhook
 	if d.disabled != nil {
 		d.disabled.Add(ctx, 1)
 	}
-	data, _ := json.Marshal(map[string]any{"webhook_id": ep.ID, "url": ep.URL, "disabled_at": a.At.UTC().Format(time.RFC3339),
-		"failure_streak": after.FailureStreak, "reason": reason})
-	// One notice per streak: attempts ending at once (in this replica or another) that each
-	// see the streak long enough record the same message, once.
-	return d.notify(ctx, webhook.Event{ID: webhook.MessageID(ep.Account+":webhook:"+strconv.FormatInt(ep.ID, 10), after.FirstFailureAt.UnixNano(), webhook.WebhookDisabled, ""),
-		Account: ep.Account, Type: webhook.WebhookDisabled, At: a.At, Data: data}, ep.ID)
+	return d.recordNotice(ctx, ep.Account, ep.ID, notice)
+}
+
+// recordNotice records an endpoint's webhook.disabled notice for the account's other
+// endpoints and clears it from the endpoint; if either fails, the repair records it later
+// (the same message id: recorded once).
+func (d *Deliverer) recordNotice(ctx context.Context, account string, id int64, notice webhook.Event) error {
+	if err := d.notify(ctx, notice, id); err != nil {
+		return err
+	}
+	return d.st.NoticeRecorded(ctx, account, id, notice.ID)
+}
+
+// repair runs the periodic repairs: holds and lanes (store.RepairHolds), and the notices of
+// disablings not recorded yet.
+func (d *Deliverer) repair(ctx context.Context) error {
+	n, err := d.st.RepairHolds(ctx, d.now())
+	if n > 0 {
+		d.log.Info("webhook lanes and holds repaired", "count", n)
+	}
+	if err != nil {
+		return err
+	}
+	eps, err := d.st.PendingNotices(ctx)
+	if err != nil {
+		return err
+	}
+	for _, ep := range eps {
+		if err := d.recordNotice(ctx, ep.Account, ep.ID, *ep.Notice); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -85,6 +86,8 @@ type env struct {
 	h       *hooks.Hooks
 	d       *deliver.Deliverer
 	account string
+	// failNotices: that many recordings of a webhook.disabled notice fail (a store error).
+	failNotices atomic.Int32
 }
 
 var accounts int
@@ -111,7 +114,13 @@ func start(t *testing.T, cfg deliver.Config) *env {
 		cfg.DisableMinFailures = 1000
 	}
 	cfg.AllowHTTP = true
-	e.d = deliver.New(cfg, st, st, tenancy.NewSigner(hmacKey), slog.New(slog.DiscardHandler), nil, e.h.EmitExcept)
+	notify := func(ctx context.Context, ev webhook.Event, except int64) error {
+		if e.failNotices.Add(-1) >= 0 {
+			return errors.New("the store failed")
+		}
+		return e.h.EmitExcept(ctx, ev, except)
+	}
+	e.d = deliver.New(cfg, st, st, tenancy.NewSigner(hmacKey), slog.New(slog.DiscardHandler), nil, notify)
 	e.h.SetWake(e.d.Wake)
 	done := make(chan struct{})
 	go func() { _ = e.d.Run(ctx); close(done) }()
@@ -494,5 +503,103 @@ func TestHeldBehindEnabledEndpointArrivesAndOrphanIsDropped(t *testing.T) {
 	n, err := db.Collection(store.Queue).CountDocuments(ctx, bson.D{{Key: "account_id", Value: e.account}, {Key: "webhook_id", Value: gone.ID}})
 	if err != nil || n != 0 || len(rc.all()) != 1 {
 		t.Fatalf("after the drop: %d queued (%v), %d received", n, err, len(rc.all()))
+	}
+}
+
+// One endpoint's backlog, longer than a round's window and waiting for a retry, does not keep
+// another endpoint's new delivery waiting (the window holds lanes whose time has come, not
+// the oldest deliveries).
+func TestBacklogOfOneEndpointStarvesNoOther(t *testing.T) {
+	down := newReceiver(t, func(received) int { return http.StatusServiceUnavailable })
+	up := newReceiver(t, nil)
+	e := start(t, deliver.Config{Window: 5, Schedule: []time.Duration{0, time.Hour}})
+	e.endpoint(t, down.srv.URL, webhook.PropertyUpdated)
+	e.endpoint(t, up.srv.URL, webhook.RatesUpdated)
+	base := time.Now().Add(-time.Minute)
+	for i := range 20 {
+		e.emit(t, fmt.Sprintf("msg_back%d", i), 1, webhook.PropertyUpdated, base.Add(time.Duration(i)*time.Millisecond))
+	}
+	eventually.Holds(t, "the failing endpoint's head tried", 10*time.Second, func() bool { return len(down.all()) >= 1 })
+	e.emit(t, "msg_other", 2, webhook.RatesUpdated, time.Now())
+	eventually.Holds(t, "the other endpoint's delivery arrives", 10*time.Second, func() bool { return len(up.all()) == 1 })
+	if n := len(down.all()); n != 1 {
+		t.Fatalf("the failing endpoint got %d attempts, want its head once (the rest waits behind it)", n)
+	}
+}
+
+// A held delivery at the head of its lane holds the lane: a newer delivery of the same
+// property, not held, waits until the head is released (by the repair) and sent first.
+func TestHeldHeadHoldsItsLane(t *testing.T) {
+	ctx := context.Background()
+	rc := newReceiver(t, nil)
+	e := start(t, deliver.Config{Repair: 300 * time.Millisecond})
+	ep := e.endpoint(t, rc.srv.URL, "*")
+	stale := ep
+	stale.Enabled = false
+	base := time.Now()
+	for i, to := range []webhook.Endpoint{stale, ep} {
+		ev := webhook.Event{ID: fmt.Sprintf("msg_h%d", i), Account: e.account, Type: webhook.PropertyUpdated, PropertyID: 1,
+			At: base.Add(time.Duration(i) * time.Millisecond), Data: []byte(`{"property_id":1}`)}
+		if err := e.st.AddDeliveries(ctx, ev, []webhook.Endpoint{to}, time.Now().UTC()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.d.Wake()
+	eventually.Holds(t, "both delivered", 10*time.Second, func() bool { return len(rc.all()) == 2 })
+	if got := []string{rc.all()[0].ID, rc.all()[1].ID}; got[0] != "msg_h0" || got[1] != "msg_h1" {
+		t.Fatalf("order %v, want the held head first", got)
+	}
+}
+
+// Events derived from one message share their time: they arrive in the order derived
+// (Seq), not in the order of their message ids.
+func TestEventsOfOneMessageInDerivedOrder(t *testing.T) {
+	ctx := context.Background()
+	rc := newReceiver(t, nil)
+	e := start(t, deliver.Config{})
+	e.endpoint(t, rc.srv.URL, "*")
+	at := time.Now()
+	// ids sort against the derived order
+	evs := []webhook.Event{
+		{ID: "msg_z", Account: e.account, Type: webhook.BookingCreated, PropertyID: 1, At: at, Seq: 0, Data: []byte(`{"property_id":1}`)},
+		{ID: "msg_m", Account: e.account, Type: webhook.PaymentAdded, PropertyID: 1, At: at, Seq: 1, Data: []byte(`{"property_id":1}`)},
+		{ID: "msg_a", Account: e.account, Type: webhook.ArrivalFormCompleted, PropertyID: 1, At: at, Seq: 2, Data: []byte(`{"property_id":1}`)},
+	}
+	if err := e.h.EmitAll(ctx, evs); err != nil {
+		t.Fatal(err)
+	}
+	eventually.Holds(t, "all three", 10*time.Second, func() bool { return len(rc.all()) == 3 })
+	var got []string
+	for _, r := range rc.all() {
+		got = append(got, r.ID)
+	}
+	if strings.Join(got, ",") != "msg_z,msg_m,msg_a" {
+		t.Fatalf("order %v, want msg_z,msg_m,msg_a", got)
+	}
+}
+
+// The notice of a disabling whose recording failed right after the disabling is recorded by
+// the repair: the account's other endpoint still gets it, once.
+func TestDisabledNoticeRecordedAfterAFailure(t *testing.T) {
+	bad := newReceiver(t, func(received) int { return http.StatusBadGateway })
+	watcher := newReceiver(t, nil)
+	e := start(t, deliver.Config{Schedule: []time.Duration{0}, DisableMinFailures: 2, Repair: 200 * time.Millisecond})
+	e.failNotices.Store(1)
+	ep := e.endpoint(t, bad.srv.URL, webhook.PropertyUpdated)
+	e.endpoint(t, watcher.srv.URL, webhook.WebhookDisabled)
+	for i := range 2 {
+		e.emit(t, fmt.Sprintf("msg_n%d", i), int64(10+i), webhook.PropertyUpdated, time.Now())
+	}
+	eventually.Holds(t, "the notice after the failed recording", 10*time.Second, func() bool { return len(watcher.all()) == 1 })
+	if n := watcher.all()[0]; n.Type != webhook.WebhookDisabled || n.Data["webhook_id"] != float64(ep.ID) {
+		t.Fatalf("notice %s", n.Body)
+	}
+	got, _ := e.st.Endpoint(context.Background(), e.account, ep.ID)
+	if got.Enabled || got.Notice != nil {
+		t.Fatalf("endpoint after the notice: enabled %v, pending notice %v", got.Enabled, got.Notice)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if n := len(watcher.all()); n != 1 {
+		t.Fatalf("the notice arrived %d times", n)
 	}
 }

@@ -143,7 +143,7 @@ func TestDisableRacingUpdatesLeavesQueueMatchingEndpoint(t *testing.T) {
 		desc := fmt.Sprintf("round %d", i)
 		var wg sync.WaitGroup
 		wg.Go(func() {
-			if _, err := deliverer.Store().Disable(ctx, account, ep.ID, time.Now().UTC(), "test streak", seen); err != nil {
+			if _, err := deliverer.Store().Disable(ctx, account, ep.ID, time.Now().UTC(), "test streak", seen, webhook.Event{ID: fmt.Sprintf("msg_notice%d", i), Account: account, Type: webhook.WebhookDisabled, At: time.Now(), Data: []byte(`{}`)}); err != nil {
 				t.Error(err)
 			}
 		})

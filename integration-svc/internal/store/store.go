@@ -4,8 +4,10 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -33,6 +35,11 @@ const (
 	// ErasedAccounts holds one permanent mark per erased account, {_id, at}, as in every
 	// service (docs/erasure.md).
 	ErasedAccounts = "erased_accounts"
+	// Lanes holds one document per lane that has queued deliveries: when its head may next be
+	// looked at and whether it is held. The deliverer's rounds read lanes, not deliveries, so
+	// that one endpoint's backlog (however long) is one entry, and a lane waiting for a retry
+	// is out of the round altogether.
+	Lanes = "lanes"
 )
 
 // ErrNotFound: the account has no such endpoint or delivery.
@@ -44,6 +51,7 @@ type Store struct {
 	endpoints *mongo.Collection
 	deliv     *mongo.Collection
 	queue     *mongo.Collection
+	lanes     *mongo.Collection
 	attempts  *mongo.Collection
 	snaps     *mongo.Collection
 	accounts  *mongo.Collection
@@ -63,12 +71,14 @@ type cachedEndpoint struct {
 
 // Open declares the collections and indexes and returns the store.
 func Open(ctx context.Context, db *mongo.Database) (*Store, error) {
-	colls := append(mongostore.WithLocks(Snapshots, Endpoints), Deliveries, Attempts, Accounts, Counters, Queue, ErasedAccounts, events.ParkedCollection)
+	colls := append(mongostore.WithLocks(Snapshots, Endpoints), Deliveries, Attempts, Accounts, Counters, Queue, Lanes, ErasedAccounts, events.ParkedCollection)
 	err := mongostore.Ensure(ctx, db, colls, []mongostore.Index{
 		{Collection: Endpoints, Keys: bson.D{{Key: "account_id", Value: 1}}},
 		{Collection: Deliveries, Keys: bson.D{{Key: "status", Value: 1}, {Key: "hold", Value: 1}, {Key: "event_at", Value: 1}}},
-		{Collection: Queue, Keys: bson.D{{Key: "hold", Value: 1}, {Key: "event_at", Value: 1}}},
-		{Collection: Queue, Keys: bson.D{{Key: "lane", Value: 1}, {Key: "event_at", Value: 1}}},
+		{Collection: Queue, Keys: bson.D{{Key: "hold", Value: 1}}},
+		{Collection: Queue, Keys: bson.D{{Key: "lane", Value: 1}, {Key: "event_at", Value: 1}, {Key: "seq", Value: 1}, {Key: "_id", Value: 1}}},
+		{Collection: Lanes, Keys: bson.D{{Key: "hold", Value: 1}, {Key: "next_at", Value: 1}}},
+		{Collection: Lanes, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "webhook_id", Value: 1}}},
 		{Collection: Queue, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "webhook_id", Value: 1}}},
 		{Collection: Deliveries, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "webhook_id", Value: 1}, {Key: "created_at", Value: -1}}},
 		{Collection: Attempts, Keys: bson.D{{Key: "delivery", Value: 1}, {Key: "attempt", Value: 1}}},
@@ -78,10 +88,13 @@ func Open(ctx context.Context, db *mongo.Database) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, endpoints: db.Collection(Endpoints), deliv: db.Collection(Deliveries), queue: db.Collection(Queue),
+	s := &Store{db: db, endpoints: db.Collection(Endpoints), deliv: db.Collection(Deliveries), queue: db.Collection(Queue), lanes: db.Collection(Lanes),
 		attempts: db.Collection(Attempts), snaps: db.Collection(Snapshots), accounts: db.Collection(Accounts), erased: db.Collection(ErasedAccounts),
 		ids: mongostore.NewSequence(db.Collection(Counters), "webhook", 20), epCache: map[string]cachedEndpoint{}}
 	if err := s.backfillQueue(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := s.ensureLanes(ctx, time.Now().UTC()); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -156,7 +169,7 @@ func (s *Store) EraseAccount(ctx context.Context, account string, at time.Time) 
 	clear(s.epCache) // rare: simpler than finding the account's entries
 	s.epMu.Unlock()
 	byAccount := bson.D{{Key: "account_id", Value: account}}
-	for _, c := range []*mongo.Collection{s.endpoints, s.queue, s.deliv, s.attempts, s.accounts} {
+	for _, c := range []*mongo.Collection{s.endpoints, s.queue, s.lanes, s.deliv, s.attempts, s.accounts} {
 		if _, err := c.DeleteMany(ctx, byAccount); err != nil {
 			return err
 		}
@@ -185,6 +198,14 @@ type endpointDoc struct {
 	OldSecretUntil *time.Time `bson:"old_secret_until"`
 	CreatedAt      time.Time  `bson:"created_at"`
 	UpdatedAt      time.Time  `bson:"updated_at"`
+	Notice         *noticeDoc `bson:"notice,omitempty"`
+}
+
+// noticeDoc is the webhook.disabled event waiting to be recorded.
+type noticeDoc struct {
+	ID   string    `bson:"id"`
+	At   time.Time `bson:"at"`
+	Data string    `bson:"data"`
 }
 
 func endpointKey(account string, id int64) string { return account + ":" + strconv.FormatInt(id, 10) }
@@ -194,7 +215,15 @@ func toEndpointDoc(e webhook.Endpoint) endpointDoc {
 		EventTypes: e.EventTypes, BrandID: e.BrandID, Description: e.Description, Enabled: e.Enabled,
 		DisabledAt: e.DisabledAt, DisabledReason: e.DisabledReason,
 		StreakFrom: e.StreakFrom, LastSuccessAt: e.LastSuccessAt,
-		Secret: e.Secret, OldSecret: e.OldSecret, OldSecretUntil: e.OldSecretUntil, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
+		Secret: e.Secret, OldSecret: e.OldSecret, OldSecretUntil: e.OldSecretUntil, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
+		Notice: noticeOf(e.Notice)}
+}
+
+func noticeOf(e *webhook.Event) *noticeDoc {
+	if e == nil {
+		return nil
+	}
+	return &noticeDoc{ID: e.ID, At: e.At, Data: string(e.Data)}
 }
 
 func (d endpointDoc) endpoint() webhook.Endpoint {
@@ -202,7 +231,15 @@ func (d endpointDoc) endpoint() webhook.Endpoint {
 		BrandID: d.BrandID, Description: d.Description, Enabled: d.Enabled, DisabledAt: utc(d.DisabledAt),
 		DisabledReason: d.DisabledReason, StreakFrom: utc(d.StreakFrom),
 		LastSuccessAt: utc(d.LastSuccessAt), Secret: d.Secret,
-		OldSecret: d.OldSecret, OldSecretUntil: utc(d.OldSecretUntil), CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC()}
+		OldSecret: d.OldSecret, OldSecretUntil: utc(d.OldSecretUntil), CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC(),
+		Notice: d.Notice.event(d.AccountID)}
+}
+
+func (n *noticeDoc) event(account string) *webhook.Event {
+	if n == nil {
+		return nil
+	}
+	return &webhook.Event{ID: n.ID, Account: account, Type: webhook.WebhookDisabled, At: n.At.UTC(), Data: []byte(n.Data)}
 }
 
 func utc(t *time.Time) *time.Time {
@@ -350,7 +387,7 @@ func (s *Store) DeleteEndpoint(ctx context.Context, account string, id int64) er
 // dropDeliveries deletes an endpoint's queue, deliveries and attempts.
 func (s *Store) dropDeliveries(ctx context.Context, account string, id int64) error {
 	f := bson.D{{Key: "account_id", Value: account}, {Key: "webhook_id", Value: id}}
-	for _, c := range []*mongo.Collection{s.queue, s.deliv, s.attempts} {
+	for _, c := range []*mongo.Collection{s.queue, s.lanes, s.deliv, s.attempts} {
 		if _, err := c.DeleteMany(ctx, f); err != nil {
 			return err
 		}
@@ -358,46 +395,96 @@ func (s *Store) dropDeliveries(ctx context.Context, account string, id int64) er
 	return nil
 }
 
-// RepairHolds releases the held deliveries of every endpoint that is enabled, and drops
-// what is left of an endpoint that no longer exists; it returns how many endpoints it
-// repaired. A delivery takes its hold from a copy of its endpoint read a moment earlier
-// (the consumer recording it, a redelivery, the deliverer holding it at send time), so one
-// written just after its endpoint was enabled elsewhere would wait behind an enabled
-// endpoint for good. Each endpoint is read under its lease, as ModifyEndpoint writes it, so
-// a disabling cannot come between the read and the release.
+// RepairHolds schedules the lanes that lost their schedule (ensureLanes), releases the held
+// deliveries and lanes of every endpoint that is enabled, and drops what is left of an
+// endpoint that no longer exists; it returns how many lanes and endpoints it repaired. A
+// delivery takes its hold from a copy of its endpoint read a moment earlier (the consumer
+// recording it, a redelivery, the deliverer holding it at send time), so one written just
+// after its endpoint was enabled elsewhere would wait behind an enabled endpoint for good.
+// Each endpoint is read under its lease, as ModifyEndpoint writes it, so a disabling cannot
+// come between the read and the release.
 func (s *Store) RepairHolds(ctx context.Context, now time.Time) (int, error) {
-	cur, err := s.queue.Find(ctx, bson.D{{Key: "hold", Value: true}},
-		options.Find().SetProjection(bson.D{{Key: "account_id", Value: 1}, {Key: "webhook_id", Value: 1}}))
+	repaired, err := s.ensureLanes(ctx, now)
 	if err != nil {
-		return 0, err
+		return repaired, err
 	}
-	var docs []queueDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return 0, err
+	held := map[string][2]any{} // endpoint key → account, webhook id
+	for _, c := range []*mongo.Collection{s.queue, s.lanes} {
+		cur, err := c.Find(ctx, bson.D{{Key: "hold", Value: true}},
+			options.Find().SetProjection(bson.D{{Key: "account_id", Value: 1}, {Key: "webhook_id", Value: 1}}))
+		if err != nil {
+			return repaired, err
+		}
+		var docs []queueDoc
+		if err := cur.All(ctx, &docs); err != nil {
+			return repaired, err
+		}
+		for _, d := range docs {
+			held[endpointKey(d.AccountID, d.WebhookID)] = [2]any{d.AccountID, d.WebhookID}
+		}
 	}
-	held := map[string]queueDoc{}
-	for _, d := range docs {
-		held[endpointKey(d.AccountID, d.WebhookID)] = d
-	}
-	repaired := 0
-	for key, d := range held {
+	for key, ep := range held {
+		account, id := ep[0].(string), ep[1].(int64)
 		err := mongostore.WithLease(ctx, s.endpoints, key, func() error {
-			e, err := s.Endpoint(ctx, d.AccountID, d.WebhookID)
+			e, err := s.Endpoint(ctx, account, id)
 			switch {
 			case errors.Is(err, ErrNotFound):
 				repaired++
-				return s.dropDeliveries(ctx, d.AccountID, d.WebhookID)
+				return s.dropDeliveries(ctx, account, id)
 			case err != nil || !e.Enabled:
 				return err
 			}
 			repaired++
-			return s.setHold(ctx, d.AccountID, d.WebhookID, false, now)
+			return s.setHold(ctx, account, id, false, now)
 		})
 		if err != nil {
 			return repaired, err
 		}
 	}
 	return repaired, nil
+}
+
+// ensureLanes schedules, due at now, every lane that has queued deliveries and no schedule
+// (one queued while its lane was being removed as empty, if LaneDone's second look missed
+// it; or queued before lanes were kept); it returns how many.
+func (s *Store) ensureLanes(ctx context.Context, now time.Time) (int, error) {
+	cur, err := s.queue.Find(ctx, bson.D{}, options.Find().SetProjection(bson.D{{Key: "lane", Value: 1},
+		{Key: "account_id", Value: 1}, {Key: "webhook_id", Value: 1}, {Key: "hold", Value: 1}}))
+	if err != nil {
+		return 0, err
+	}
+	var queued []queueDoc
+	if err := cur.All(ctx, &queued); err != nil {
+		return 0, err
+	}
+	if len(queued) == 0 {
+		return 0, nil
+	}
+	lcur, err := s.lanes.Find(ctx, bson.D{}, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return 0, err
+	}
+	var lanes []laneDoc
+	if err := lcur.All(ctx, &lanes); err != nil {
+		return 0, err
+	}
+	scheduled := make(map[string]bool, len(lanes))
+	for _, l := range lanes {
+		scheduled[l.ID] = true
+	}
+	n := 0
+	for _, q := range queued {
+		if scheduled[q.Lane] {
+			continue
+		}
+		scheduled[q.Lane] = true
+		l := laneDoc{ID: q.Lane, AccountID: q.AccountID, WebhookID: q.WebhookID, Endpoint: endpointKey(q.AccountID, q.WebhookID), NextAt: now, Hold: q.Hold}
+		if _, err := s.lanes.InsertOne(ctx, l); err != nil && !mongostore.IsDuplicate(err) {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // Drop deletes a delivery whose endpoint no longer exists (recorded just after its
@@ -411,19 +498,27 @@ func (s *Store) Drop(ctx context.Context, d webhook.Delivery) error {
 	return err
 }
 
-// setHold holds (endpoint disabled or paused) or releases the endpoint's pending deliveries;
-// a release makes them due now. Only called with the endpoint's lease held.
+// setHold holds (endpoint disabled or paused) or releases the endpoint's pending deliveries
+// and its lanes; a release makes the held ones due now, and leaves a delivery that waits for
+// a retry (not held) at its time. Only called with the endpoint's lease held.
+//
+// The queue alone, not the log: the log's pending entries are written by their attempts
+// only. Writing them here too raced the attempts that re-enabling lets go at once: FerretDB
+// applies an update as a read and a write of the whole document, so an entry just recorded
+// delivered was put back to pending (devstack/hookcrash TestAutoDisable).
 func (s *Store) setHold(ctx context.Context, account string, id int64, hold bool, now time.Time) error {
+	ep := bson.D{{Key: "account_id", Value: account}, {Key: "webhook_id", Value: id}}
 	set := bson.D{{Key: "hold", Value: hold}}
+	laneSet := bson.D{{Key: "hold", Value: hold}}
 	if !hold {
 		set = append(set, bson.E{Key: "next_attempt_at", Value: now})
+		laneSet = append(laneSet, bson.E{Key: "next_at", Value: now})
 	}
-	// The queue alone: the log's pending entries are written by their attempts only. Writing
-	// them here too raced the attempts that re-enabling lets go at once: FerretDB applies an
-	// update as a read and a write of the whole document, so an entry just recorded
-	// delivered was put back to pending (devstack/hookcrash TestAutoDisable).
-	_, err := s.queue.UpdateMany(ctx, bson.D{{Key: "account_id", Value: account}, {Key: "webhook_id", Value: id}},
-		bson.D{{Key: "$set", Value: set}})
+	if _, err := s.queue.UpdateMany(ctx, append(slices.Clone(ep), bson.E{Key: "hold", Value: !hold}),
+		bson.D{{Key: "$set", Value: set}}); err != nil {
+		return err
+	}
+	_, err := s.lanes.UpdateMany(ctx, ep, bson.D{{Key: "$set", Value: laneSet}})
 	return err
 }
 
@@ -440,6 +535,7 @@ type deliveryDoc struct {
 	Lane          string     `bson:"lane"`
 	Data          string     `bson:"data"`
 	EventAt       time.Time  `bson:"event_at"`
+	Seq           int        `bson:"seq"`
 	Status        string     `bson:"status"`
 	Hold          bool       `bson:"hold"`
 	Attempts      int        `bson:"attempts"`
@@ -476,25 +572,42 @@ type queueDoc struct {
 	MessageID     string     `bson:"message_id"`
 	Lane          string     `bson:"lane"`
 	EventAt       time.Time  `bson:"event_at"`
+	Seq           int        `bson:"seq"`
 	Hold          bool       `bson:"hold"`
 	Attempts      int        `bson:"attempts"`
 	NextAttemptAt *time.Time `bson:"next_attempt_at"`
 	LeaseUntil    time.Time  `bson:"lease_until"`
+	// LeaseToken names the lease under which an attempt runs; a redelivery clears it, so the
+	// attempt's outcome no longer overwrites the delivery (Finish).
+	LeaseToken string `bson:"lease_token"`
 }
 
 func (q queueDoc) due() Due {
 	return Due{Delivery: webhook.Delivery{Account: q.AccountID, WebhookID: q.WebhookID, MessageID: q.MessageID,
 		EventAt: q.EventAt.UTC(), Status: webhook.StatusPending, Attempts: q.Attempts, NextAttemptAt: utc(q.NextAttemptAt)},
-		Lane: q.Lane, LeaseUntil: q.LeaseUntil.UTC()}
+		Lane: q.Lane, Hold: q.Hold, LeaseUntil: q.LeaseUntil.UTC()}
 }
 
-// enqueue queues pending delivery d; reset (a redelivery) also resets an existing queue
-// document's schedule, else an existing one is left as it is.
+// laneDoc is a lane's scheduling state (Lanes).
+type laneDoc struct {
+	ID        string    `bson:"_id"` // the lane
+	AccountID string    `bson:"account_id"`
+	WebhookID int64     `bson:"webhook_id"`
+	Endpoint  string    `bson:"ep"` // account:webhook
+	NextAt    time.Time `bson:"next_at"`
+	Hold      bool      `bson:"hold"`
+}
+
+// enqueue queues pending delivery d and makes sure its lane is scheduled; reset (a
+// redelivery) also resets an existing queue document's schedule and lease, and makes its lane
+// due now (the delivery may now be its head), else an existing one is left as it is. The
+// queue document is written before the lane's, so that a lane found empty and removed
+// meanwhile is seen to have it (LaneDone).
 func (s *Store) enqueue(ctx context.Context, d deliveryDoc, reset bool) error {
 	sched := bson.D{{Key: "hold", Value: d.Hold}, {Key: "attempts", Value: d.Attempts},
-		{Key: "next_attempt_at", Value: d.NextAttemptAt}, {Key: "lease_until", Value: time.Time{}}}
+		{Key: "next_attempt_at", Value: d.NextAttemptAt}, {Key: "lease_until", Value: time.Time{}}, {Key: "lease_token", Value: ""}}
 	ident := bson.D{{Key: "account_id", Value: d.AccountID}, {Key: "webhook_id", Value: d.WebhookID},
-		{Key: "message_id", Value: d.MessageID}, {Key: "lane", Value: d.Lane}, {Key: "event_at", Value: d.EventAt}}
+		{Key: "message_id", Value: d.MessageID}, {Key: "lane", Value: d.Lane}, {Key: "event_at", Value: d.EventAt}, {Key: "seq", Value: d.Seq}}
 	var err error
 	if reset {
 		_, err = s.queue.UpdateOne(ctx, bson.D{{Key: "_id", Value: d.ID}}, bson.D{{Key: "$setOnInsert", Value: ident}, {Key: "$set", Value: sched}},
@@ -505,6 +618,23 @@ func (s *Store) enqueue(ctx context.Context, d deliveryDoc, reset bool) error {
 	}
 	if err != nil && !mongostore.IsDuplicate(err) {
 		return fmt.Errorf("queue delivery %s: %w", d.ID, err)
+	}
+	next := time.Now().UTC()
+	if d.NextAttemptAt != nil {
+		next = *d.NextAttemptAt
+	}
+	lane := laneDoc{ID: d.Lane, AccountID: d.AccountID, WebhookID: d.WebhookID, Endpoint: endpointKey(d.AccountID, d.WebhookID), NextAt: next, Hold: d.Hold}
+	if reset {
+		_, err = s.lanes.UpdateOne(ctx, bson.D{{Key: "_id", Value: d.Lane}}, bson.D{
+			{Key: "$set", Value: bson.D{{Key: "next_at", Value: next}}},
+			{Key: "$setOnInsert", Value: bson.D{{Key: "account_id", Value: lane.AccountID}, {Key: "webhook_id", Value: lane.WebhookID},
+				{Key: "ep", Value: lane.Endpoint}, {Key: "hold", Value: lane.Hold}}}}, options.UpdateOne().SetUpsert(true))
+	} else {
+		// a lane already scheduled keeps its time: its head is older than d.
+		_, err = s.lanes.InsertOne(ctx, lane)
+	}
+	if err != nil && !mongostore.IsDuplicate(err) {
+		return fmt.Errorf("schedule lane %s: %w", d.Lane, err)
 	}
 	return nil
 }
@@ -517,7 +647,7 @@ func (s *Store) AddDeliveries(ctx context.Context, e webhook.Event, to []webhook
 	for _, ep := range to {
 		d := deliveryDoc{ID: DeliveryKey(e.Account, ep.ID, e.ID), AccountID: e.Account, WebhookID: ep.ID,
 			MessageID: e.ID, EventType: e.Type, PropertyID: e.PropertyID, BookingID: e.BookingID,
-			Lane: Lane(e.Account, ep.ID, e.PropertyID), Data: string(e.Data), EventAt: e.At.UTC(),
+			Lane: Lane(e.Account, ep.ID, e.PropertyID), Data: string(e.Data), EventAt: e.At.UTC(), Seq: e.Seq,
 			Status: webhook.StatusPending, Hold: !ep.Enabled, NextAttemptAt: &now, CreatedAt: now}
 		_, err := s.deliv.InsertOne(ctx, d)
 		if err != nil && !mongostore.IsDuplicate(err) {
@@ -546,44 +676,55 @@ func (s *Store) AddDeliveries(ctx context.Context, e webhook.Event, to []webhook
 	return nil
 }
 
-// Due is a delivery the deliverer may send, with its lane.
+// Due is a queued delivery, with its lane and scheduling state.
 type Due struct {
 	webhook.Delivery
 	Lane       string
+	Hold       bool
 	LeaseUntil time.Time
 }
 
-var queueOrder = bson.D{{Key: "event_at", Value: 1}, {Key: "_id", Value: 1}}
+// queueOrder is a lane's order: event time, then the order of the events derived from one
+// message, then the message id.
+var queueOrder = bson.D{{Key: "event_at", Value: 1}, {Key: "seq", Value: 1}, {Key: "_id", Value: 1}}
 
-// Heads returns, for each lane with a pending delivery not held, its oldest one (lane
-// order is event time, then message id); at most limit pending deliveries are scanned.
-// It reads the queue only (pending deliveries), never the log.
-func (s *Store) Heads(ctx context.Context, limit int64) ([]Due, error) {
-	cur, err := s.queue.Find(ctx, bson.D{{Key: "hold", Value: false}}, options.Find().SetSort(queueOrder).SetLimit(limit))
+// DueLane is a lane whose head may be sent now.
+type DueLane struct {
+	Lane      string
+	Account   string
+	WebhookID int64
+}
+
+// DueLanes returns at most limit lanes not held whose time has come, the longest waiting
+// first, leaving out the endpoints in busy (account:webhook keys: those this process sends to
+// as much as it may). A lane is one entry however many deliveries wait in it, and a lane
+// whose head waits for a retry is not among them, so one endpoint's backlog never crowds out
+// other endpoints' deliveries.
+func (s *Store) DueLanes(ctx context.Context, now time.Time, busy []string, limit int64) ([]DueLane, error) {
+	f := bson.D{{Key: "hold", Value: false}, {Key: "next_at", Value: bson.D{{Key: "$lte", Value: now}}}}
+	if len(busy) > 0 {
+		f = append(f, bson.E{Key: "ep", Value: bson.D{{Key: "$nin", Value: busy}}})
+	}
+	cur, err := s.lanes.Find(ctx, f, options.Find().SetSort(bson.D{{Key: "next_at", Value: 1}, {Key: "_id", Value: 1}}).SetLimit(limit))
 	if err != nil {
 		return nil, err
 	}
-	var docs []queueDoc
+	var docs []laneDoc
 	if err := cur.All(ctx, &docs); err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
-	var out []Due
+	out := make([]DueLane, 0, len(docs))
 	for _, d := range docs {
-		if seen[d.Lane] {
-			continue
-		}
-		seen[d.Lane] = true
-		out = append(out, d.due())
+		out = append(out, DueLane{Lane: d.ID, Account: d.AccountID, WebhookID: d.WebhookID})
 	}
 	return out, nil
 }
 
-// LaneHead returns the oldest pending delivery of lane that is not held; false when none.
+// LaneHead returns the lane's oldest queued delivery, held or not (a held head holds its
+// lane: nothing behind it goes first); false when the lane has none.
 func (s *Store) LaneHead(ctx context.Context, lane string) (Due, bool, error) {
 	var d queueDoc
-	err := s.queue.FindOne(ctx, bson.D{{Key: "lane", Value: lane}, {Key: "hold", Value: false}},
-		options.FindOne().SetSort(queueOrder)).Decode(&d)
+	err := s.queue.FindOne(ctx, bson.D{{Key: "lane", Value: lane}}, options.FindOne().SetSort(queueOrder)).Decode(&d)
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return Due{}, false, nil
 	}
@@ -593,15 +734,50 @@ func (s *Store) LaneHead(ctx context.Context, lane string) (Due, bool, error) {
 	return d.due(), true, nil
 }
 
+// SetLaneNext makes the lane's rounds wait until at (its head waits for a retry, or is
+// held: hold).
+func (s *Store) SetLaneNext(ctx context.Context, lane string, at time.Time, hold bool) error {
+	_, err := s.lanes.UpdateOne(ctx, bson.D{{Key: "_id", Value: lane}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "next_at", Value: at}, {Key: "hold", Value: hold}}}})
+	return err
+}
+
+// LaneDone removes the lane's schedule once it has no queued delivery. A delivery queued
+// meanwhile wrote its queue document before it found the lane scheduled, so it is seen by
+// the look that follows the removal, and the lane is scheduled again.
+func (s *Store) LaneDone(ctx context.Context, lane string) error {
+	var l laneDoc
+	err := s.lanes.FindOne(ctx, bson.D{{Key: "_id", Value: lane}}).Decode(&l)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := s.lanes.DeleteOne(ctx, bson.D{{Key: "_id", Value: lane}}); err != nil {
+		return err
+	}
+	h, ok, err := s.LaneHead(ctx, lane)
+	if err != nil || !ok {
+		return err
+	}
+	l.NextAt, l.Hold = time.Now().UTC(), h.Hold
+	if _, err := s.lanes.InsertOne(ctx, l); err != nil && !mongostore.IsDuplicate(err) {
+		return err
+	}
+	return nil
+}
+
 // Lease claims a pending delivery until until; false when it is no longer pending, is
 // held, is leased by another, or was tried since it was read (attempts differ). The
 // returned delivery carries its data.
 func (s *Store) Lease(ctx context.Context, d Due, now, until time.Time) (webhook.Delivery, bool, error) {
 	key := DeliveryKey(d.Account, d.WebhookID, d.MessageID)
 	var q queueDoc
+	token := rand.Text()
 	err := s.queue.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: key}, {Key: "hold", Value: false},
 		{Key: "attempts", Value: d.Attempts}, {Key: "lease_until", Value: bson.D{{Key: "$lte", Value: now}}}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "lease_until", Value: until}}}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "lease_until", Value: until}, {Key: "lease_token", Value: token}}}},
 		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&q)
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return webhook.Delivery{}, false, nil
@@ -620,7 +796,7 @@ func (s *Store) Lease(ctx context.Context, d Due, now, until time.Time) (webhook
 		return webhook.Delivery{}, false, err
 	}
 	out := doc.delivery()
-	out.Attempts = max(out.Attempts, q.Attempts)
+	out.Attempts, out.Lease = max(out.Attempts, q.Attempts), token
 	return out, true, nil
 }
 
@@ -633,6 +809,16 @@ func (s *Store) Finish(ctx context.Context, d webhook.Delivery, a webhook.Attemp
 	_, err := s.attempts.InsertOne(ctx, attemptDoc{ID: key + ":" + strconv.Itoa(a.Attempt) + ":" + strconv.FormatInt(a.At.UnixNano(), 36),
 		AccountID: d.Account, WebhookID: d.WebhookID, Delivery: key, Attempt: a.Attempt, At: a.At,
 		StatusCode: a.StatusCode, LatencyMS: a.LatencyMS, Error: a.Error, ResponseExcerpt: a.ResponseExcerpt, OK: ok})
+	if err != nil {
+		return err
+	}
+	// A redelivery meanwhile (it cleared the lease) owns the delivery now: the attempt is in
+	// the log, and the outcome changes nothing else.
+	var q queueDoc
+	err = s.queue.FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Decode(&q)
+	if errors.Is(err, mongo.ErrNoDocuments) || err == nil && q.LeaseToken != d.Lease {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -882,18 +1068,56 @@ func (s *Store) Streak(ctx context.Context, e webhook.Endpoint) (webhook.Endpoin
 // when its failure streak was counted: enabled, with no success and no re-enabling since.
 // False when it was not (another replica disabled it first, the account paused or
 // re-enabled it, or an attempt succeeded meanwhile) or was deleted.
-func (s *Store) Disable(ctx context.Context, account string, id int64, at time.Time, reason string, seen webhook.Endpoint) (bool, error) {
+//
+// notice is the webhook.disabled event to record for the account's other endpoints: it is
+// kept on the endpoint with the disabling (PendingNotices) until NoticeRecorded.
+func (s *Store) Disable(ctx context.Context, account string, id int64, at time.Time, reason string, seen webhook.Endpoint, notice webhook.Event) (bool, error) {
 	_, disabled, err := s.ModifyEndpoint(ctx, account, id, at, func(e *webhook.Endpoint) bool {
 		if !e.Enabled || !sameTime(e.LastSuccessAt, seen.LastSuccessAt) || !sameTime(e.StreakFrom, seen.StreakFrom) {
 			return false
 		}
-		e.Enabled, e.DisabledAt, e.DisabledReason, e.UpdatedAt = false, &at, reason, at
+		e.Enabled, e.DisabledAt, e.DisabledReason, e.UpdatedAt, e.Notice = false, &at, reason, at, &notice
 		return true
 	})
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
 	}
 	return disabled, err
+}
+
+// PendingNotices lists the endpoints whose disabling's notice is not recorded yet (a store
+// error right after the disabling), with their notices.
+func (s *Store) PendingNotices(ctx context.Context) ([]webhook.Endpoint, error) {
+	cur, err := s.endpoints.Find(ctx, bson.D{{Key: "notice", Value: bson.D{{Key: "$ne", Value: nil}}}})
+	if err != nil {
+		return nil, err
+	}
+	var docs []endpointDoc
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, err
+	}
+	out := make([]webhook.Endpoint, 0, len(docs))
+	for _, d := range docs {
+		if d.Notice != nil {
+			out = append(out, d.endpoint())
+		}
+	}
+	return out, nil
+}
+
+// NoticeRecorded clears the endpoint's pending notice msg (recorded for the other endpoints).
+func (s *Store) NoticeRecorded(ctx context.Context, account string, id int64, msg string) error {
+	_, _, err := s.ModifyEndpoint(ctx, account, id, time.Now().UTC(), func(e *webhook.Endpoint) bool {
+		if e.Notice == nil || e.Notice.ID != msg {
+			return false
+		}
+		e.Notice = nil
+		return true
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
 }
 
 func sameTime(a, b *time.Time) bool {

@@ -89,13 +89,15 @@ func (f *fixture) enable(t *testing.T, on bool) {
 	}
 }
 
+// head returns the lane's head if it may be sent: false when the lane is empty or its head
+// (the oldest delivery) is held.
 func (f *fixture) head(t *testing.T, property int64) (store.Due, bool) {
 	t.Helper()
 	h, ok, err := f.st.LaneHead(context.Background(), store.Lane(f.account, f.ep.ID, property))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h, ok
+	return h, ok && !h.Hold
 }
 
 func (f *fixture) finish(t *testing.T, h store.Due, ok bool, next *time.Time) {
@@ -407,5 +409,49 @@ func TestRepairHoldsReleasesEnabledAndDropsDeleted(t *testing.T) {
 	}
 	if _, ok := disabled.head(t, 1); ok {
 		t.Fatal("the disabled endpoint's delivery was released")
+	}
+}
+
+// A redelivery made while an attempt is in flight wins: the attempt's outcome (here its last,
+// failed) is logged but neither fails the delivery nor takes it out of the queue.
+func TestRedeliveryWhileAttemptInFlight(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t)
+	f.add(t, "msg_fl", 1, time.Now())
+	h, _ := f.head(t, 1)
+	now := time.Now().UTC()
+	del, ok, err := f.st.Lease(ctx, h, now, now.Add(time.Minute))
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if n, err := f.st.Redeliver(ctx, f.account, f.ep.ID, "msg_fl", time.Time{}, time.Time{}, false, now); err != nil || n != 1 {
+		t.Fatal(n, err)
+	}
+	a := webhook.Attempt{Account: f.account, WebhookID: f.ep.ID, MessageID: "msg_fl", Attempt: 1, At: now, Error: "answered 503"}
+	if err := f.st.Finish(ctx, del, a, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if h, ok := f.head(t, 1); !ok || h.MessageID != "msg_fl" || h.Attempts != 0 {
+		t.Fatalf("the redelivery is not queued afresh: %+v %v", h, ok)
+	}
+	dels, atts, err := f.st.ListDeliveries(ctx, f.account, f.ep.ID, store.DeliveryFilter{Limit: 10})
+	if err != nil || len(dels) != 1 || dels[0].Status != webhook.StatusPending || len(atts["msg_fl"]) != 1 {
+		t.Fatalf("log: %+v attempts %v (%v)", dels, atts, err)
+	}
+}
+
+// Queue order within a lane: event time, then the derived order (Seq), then the id.
+func TestLaneOrderBySeq(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t)
+	at := time.Now()
+	for i, id := range []string{"msg_z", "msg_a"} {
+		e := webhook.Event{ID: id, Account: f.account, Type: webhook.PropertyUpdated, PropertyID: 1, At: at, Seq: i, Data: []byte(`{}`)}
+		if err := f.st.AddDeliveries(ctx, e, []webhook.Endpoint{f.ep}, time.Now().UTC()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if h, ok := f.head(t, 1); !ok || h.MessageID != "msg_z" {
+		t.Fatalf("head %+v, want msg_z (seq 0)", h)
 	}
 }

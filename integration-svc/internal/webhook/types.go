@@ -81,6 +81,10 @@ type Endpoint struct {
 	OldSecretUntil *time.Time
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	// Notice is the webhook.disabled event of the endpoint's disabling until it is recorded
+	// for the account's other endpoints (nil then): kept with the disabling, so that a
+	// failure to record it right after is made good later (deliver.RepairEvery).
+	Notice *Event
 }
 
 // Wants reports whether the endpoint subscribes to events of type t.
@@ -120,6 +124,9 @@ type Delivery struct {
 	NextAttemptAt *time.Time
 	CreatedAt     time.Time
 	DeliveredAt   *time.Time
+	// Lease is the token of the lease under which this process sends it (store.Lease): its
+	// outcome is recorded only if the lease is still this one (not redelivered meanwhile).
+	Lease string
 }
 
 // Attempt is one try of a delivery.
