@@ -95,14 +95,19 @@ func (s *Service) SyncFeed(ctx context.Context, account string, r FeedSync) (Fee
 	if err != nil {
 		return FeedResult{}, err
 	}
-	if err := s.takeFeedLease(ctx, account, r.FeedID, holder); err != nil {
+	done := false
+	taken, err := s.takeFeedLease(ctx, account, r.FeedID, holder)
+	if taken {
+		// Given up however the sync ends, a failed repair too: left with its notes (not
+		// done), it expires a second later and the next sync repairs again.
+		defer func() {
+			_ = s.blocks.EndFeedLease(context.WithoutCancel(ctx), account, r.FeedID, holder, done)
+		}()
+	}
+	if err != nil {
 		return FeedResult{}, err
 	}
 	faults.At(ctx, "leased")
-	done := false
-	defer func() {
-		_ = s.blocks.EndFeedLease(context.WithoutCancel(ctx), account, r.FeedID, holder, done)
-	}()
 	var res FeedResult
 	res, done, err = s.syncRounds(ctx, account, r, holder)
 	return res, err
@@ -117,30 +122,31 @@ func leaseHolder() (string, error) {
 }
 
 // takeFeedLease waits its turn for the feed's lease, then repairs what earlier holders left.
-func (s *Service) takeFeedLease(ctx context.Context, account string, feed int64, holder string) error {
+// It reports whether it took the lease (the caller gives it up, even after an error).
+func (s *Service) takeFeedLease(ctx context.Context, account string, feed int64, holder string) (bool, error) {
 	dl, _ := ctx.Deadline()
 	for {
 		left, err := s.blocks.TakeFeedLease(ctx, account, feed, holder, dl.Add(feedLeaseMargin))
 		if errors.Is(err, ErrBusy) {
 			select {
 			case <-ctx.Done():
-				return ErrBusy
+				return false, ErrBusy
 			case <-time.After(feedRetryGap):
 				continue
 			}
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
 		for _, id := range left {
 			if _, err := s.ledger.RepairStopped(ctx, account, blockOwner(id), s.Current); err != nil {
-				return fmt.Errorf("repair block %d of feed %d: %w", id, feed, err)
+				return true, fmt.Errorf("repair block %d of feed %d: %w", id, feed, err)
 			}
 			if err := s.blocks.NoteFeedBlock(ctx, account, feed, holder, id); err != nil {
-				return err
+				return true, err
 			}
 		}
-		return nil
+		return true, nil
 	}
 }
 

@@ -605,3 +605,53 @@ func TestFeedSyncLargeImportGoesOn(t *testing.T) {
 		t.Error("the import fitted in one request: the test shows nothing")
 	}
 }
+
+// TestFeedLeaseGivenUpAfterFailedRepair: a sync that takes over a stopped sync's lease and
+// then fails while repairing what it left (its note fails) gives the lease up as it
+// returns, so that the next sync goes on a moment later instead of waiting for the failed
+// one's deadline.
+func TestFeedLeaseGivenUpAfterFailedRepair(t *testing.T) {
+	base := newFixture(t)
+	ctx := context.Background()
+	account := fmt.Sprintf("feedrepairfail-%d", time.Now().UnixNano())
+	const pid, feed = 37, 11
+	base.priceable(t, account, pid)
+	var n, calls atomic.Int64
+	flaky := flakyBlocks{Blocks: base.st, n: &n, calls: &calls}
+	svc := booking.New(booking.Deps{Properties: properties.New(base.vw), Bookings: base.st, Blocks: flaky, Users: base.st,
+		Ledger: flakyLedger{Ledger: base.led, b: flaky}})
+	syncFeed := func(svc *booking.Service, events ...booking.FeedEvent) (booking.FeedResult, error) {
+		return svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events})
+	}
+	if _, err := syncFeed(base.svc, ev("A", "2027-01-10", "2027-01-13")); err != nil {
+		t.Fatal(err)
+	}
+	// A move stopped after its claim (its ledger op left): the lease keeps the block noted.
+	svc.Crash = func(step, acct string) {
+		if acct == account && step == "icalsync:move:claimed" {
+			n.Store(calls.Load() + 1) // the next write fails
+		}
+	}
+	if _, err := syncFeed(svc, ev("A", "2027-01-11", "2027-01-16")); !errors.Is(err, errWrite) {
+		t.Fatalf("the stopped sync answered %v", err)
+	}
+	svc.Crash = nil
+	// The next sync takes the lease over and fails at its first write, inside the repair.
+	calls.Store(0)
+	n.Store(1)
+	if _, err := syncFeed(svc, ev("A", "2027-01-11", "2027-01-16")); !errors.Is(err, errWrite) {
+		t.Fatalf("the sync whose repair failed answered %v", err)
+	}
+	if calls.Load() != 1 {
+		t.Fatalf("%d writes counted, want the repair's one", calls.Load())
+	}
+	n.Store(0)
+	// A sync with a few seconds to spare gets the lease: the failed one gave it up.
+	quick := booking.New(booking.Deps{Properties: properties.New(base.vw), Bookings: base.st, Blocks: base.st, Users: base.st, Ledger: base.led})
+	quick.Deadline = 3 * time.Second
+	res, err := syncFeed(quick, ev("A", "2027-01-11", "2027-01-16"))
+	if err != nil {
+		t.Fatalf("the sync after the failed repair: %v", err)
+	}
+	base.checkFeed(t, account, pid, feed, res, nil)
+}
