@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -41,7 +42,7 @@ type Store struct {
 
 // Open declares the collections and indexes and returns the store.
 func Open(ctx context.Context, db *mongo.Database) (*Store, error) {
-	err := mongostore.Ensure(ctx, db, []string{Feeds, Leases, Counters}, []mongostore.Index{
+	err := mongostore.Ensure(ctx, db, append(mongostore.WithLocks(Feeds), Leases, Counters), []mongostore.Index{
 		{Collection: Feeds, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "property_id", Value: 1}}},
 		{Collection: Feeds, Keys: bson.D{{Key: "status.next_poll_at", Value: 1}}},
 	})
@@ -80,15 +81,65 @@ func (s *Store) Create(ctx context.Context, f *feed.Feed) error {
 
 // Get returns an account's feed (not one being deleted).
 func (s *Store) Get(ctx context.Context, account string, feedID int64) (*feed.Feed, error) {
-	var f feed.Feed
-	err := s.feeds.FindOne(ctx, bson.D{{Key: "_id", Value: DocID(account, feedID)}, {Key: "deleting", Value: false}}).Decode(&f)
-	if errors.Is(err, mongo.ErrNoDocuments) {
+	f, err := s.read(ctx, DocID(account, feedID))
+	if err != nil {
+		return nil, err
+	}
+	if f == nil || f.Deleting {
 		return nil, ErrNotFound
+	}
+	return f, nil
+}
+
+// read returns feed document id as stored, deleting or not; nil when there is none. Its
+// filter is the _id alone: FerretDB on SQLite reads any other filter by decoding every
+// document of the collection.
+func (s *Store) read(ctx context.Context, id string) (*feed.Feed, error) {
+	var f feed.Feed
+	err := s.feeds.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&f)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	return &f, nil
+}
+
+// change runs fn on feed document id as stored now (nil when there is none) and sets the
+// fields fn returns (none: nothing is written), holding the feed's lease
+// (mongostore.WithLease) from the read to the write.
+//
+// Every read-change-write of a feed document goes through here or holds that lease: the
+// account's update and delete and the polls' lease and outcome run in several replicas at
+// once, and FerretDB applies an update as a read and a write of the whole document (a
+// condition in the filter is checked on that read), so without the lease a poll's outcome
+// wrote deleting:false back over a delete, or an old name over an update, and an update
+// undid a poll's outcome. The lease is short (one read and one write); the poll's own hold
+// on the feed is the Leases document.
+func (s *Store) change(ctx context.Context, id string, fn func(f *feed.Feed) (bson.D, error)) error {
+	return mongostore.WithLease(ctx, s.feeds, id, func() error {
+		taken := time.Now()
+		f, err := s.read(ctx, id)
+		if err != nil {
+			return err
+		}
+		set, err := fn(f)
+		if err != nil || len(set) == 0 {
+			return err
+		}
+		return s.write(ctx, id, taken, set)
+	})
+}
+
+// write sets fields of feed document id under its lease taken at taken. A writer that finds
+// half the lease gone gives up rather than write after it passed to another writer.
+func (s *Store) write(ctx context.Context, id string, taken time.Time, set bson.D) error {
+	if time.Since(taken) > mongostore.SnapshotLease/2 {
+		return fmt.Errorf("feed %s: its lease is running out; not written", id)
+	}
+	_, err := s.feeds.UpdateOne(ctx, bson.D{{Key: "_id", Value: id}}, bson.D{{Key: "$set", Value: set}})
+	return err
 }
 
 // List returns an account's feeds, of one property when propertyID > 0, by feed id.
@@ -120,42 +171,40 @@ type Change struct {
 // forgets the old link's validators); a new interval moves the next poll of a healthy
 // feed to the last poll plus the interval.
 func (s *Store) Update(ctx context.Context, account string, feedID int64, c Change, now time.Time) (*feed.Feed, error) {
-	f, err := s.Get(ctx, account, feedID)
-	if err != nil {
-		return nil, err
-	}
-	set := bson.D{{Key: "updated_at", Value: now}}
-	due := false
-	if c.URL != nil && *c.URL != f.URL {
-		set = append(set, bson.E{Key: "url", Value: *c.URL}, bson.E{Key: "etag", Value: ""}, bson.E{Key: "last_modified", Value: ""},
-			bson.E{Key: "status.consecutive_failures", Value: 0})
-		due = true
-	}
-	if c.Name != nil {
-		set = append(set, bson.E{Key: "name", Value: *c.Name})
-	}
-	if c.IntervalMinutes != nil {
-		set = append(set, bson.E{Key: "interval_minutes", Value: *c.IntervalMinutes})
-		if !due && f.Status.ConsecutiveFailures == 0 && f.Status.LastPolledAt != nil {
-			set = append(set, bson.E{Key: "status.next_poll_at", Value: f.Status.LastPolledAt.Add(time.Duration(*c.IntervalMinutes) * time.Minute)})
+	err := s.change(ctx, DocID(account, feedID), func(f *feed.Feed) (bson.D, error) {
+		if f == nil || f.Deleting {
+			return nil, ErrNotFound
 		}
-	}
-	if c.Enabled != nil {
-		set = append(set, bson.E{Key: "enabled", Value: *c.Enabled})
-		if *c.Enabled && !f.Enabled {
+		set := bson.D{{Key: "updated_at", Value: now}}
+		due := false
+		if c.URL != nil && *c.URL != f.URL {
+			set = append(set, bson.E{Key: "url", Value: *c.URL}, bson.E{Key: "etag", Value: ""}, bson.E{Key: "last_modified", Value: ""},
+				bson.E{Key: "status.consecutive_failures", Value: 0})
 			due = true
-			set = append(set, bson.E{Key: "status.consecutive_failures", Value: 0})
 		}
-	}
-	if due {
-		set = append(set, bson.E{Key: "status.next_poll_at", Value: now})
-	}
-	res, err := s.feeds.UpdateOne(ctx, bson.D{{Key: "_id", Value: f.ID}, {Key: "deleting", Value: false}}, bson.D{{Key: "$set", Value: set}})
+		if c.Name != nil {
+			set = append(set, bson.E{Key: "name", Value: *c.Name})
+		}
+		if c.IntervalMinutes != nil {
+			set = append(set, bson.E{Key: "interval_minutes", Value: *c.IntervalMinutes})
+			if !due && f.Status.ConsecutiveFailures == 0 && f.Status.LastPolledAt != nil {
+				set = append(set, bson.E{Key: "status.next_poll_at", Value: f.Status.LastPolledAt.Add(time.Duration(*c.IntervalMinutes) * time.Minute)})
+			}
+		}
+		if c.Enabled != nil {
+			set = append(set, bson.E{Key: "enabled", Value: *c.Enabled})
+			if *c.Enabled && !f.Enabled {
+				due = true
+				set = append(set, bson.E{Key: "status.consecutive_failures", Value: 0})
+			}
+		}
+		if due {
+			set = append(set, bson.E{Key: "status.next_poll_at", Value: now})
+		}
+		return set, nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	if res.MatchedCount == 0 {
-		return nil, ErrNotFound
 	}
 	return s.Get(ctx, account, feedID)
 }
@@ -163,23 +212,34 @@ func (s *Store) Update(ctx context.Context, account string, feedID int64, c Chan
 // MarkDeleting marks a feed deleted: it is no longer listed nor polled, and the poller
 // removes its blocks (at once) and then the document.
 func (s *Store) MarkDeleting(ctx context.Context, account string, feedID int64, now time.Time) (*feed.Feed, error) {
-	var f feed.Feed
-	err := s.feeds.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: DocID(account, feedID)}, {Key: "deleting", Value: false}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "deleting", Value: true}, {Key: "updated_at", Value: now},
-			{Key: "status.next_poll_at", Value: now}, {Key: "status.consecutive_failures", Value: 0}}}},
-		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&f)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return nil, ErrNotFound
-	}
+	var out *feed.Feed
+	err := s.change(ctx, DocID(account, feedID), func(f *feed.Feed) (bson.D, error) {
+		if f == nil || f.Deleting {
+			return nil, ErrNotFound
+		}
+		f.Deleting, f.UpdatedAt, f.Status.NextPollAt, f.Status.ConsecutiveFailures = true, now, now, 0
+		out = f
+		return bson.D{{Key: "deleting", Value: true}, {Key: "updated_at", Value: now},
+			{Key: "status.next_poll_at", Value: now}, {Key: "status.consecutive_failures", Value: 0}}, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &f, nil
+	return out, nil
 }
 
-// Remove deletes the document of a deleted feed, if the lease token still holds it.
+// Remove deletes the document of a feed whose poll holds it (a deleted feed whose blocks
+// are removed, or a feed booking-svc says was removed), and releases the poll's hold.
 func (s *Store) Remove(ctx context.Context, f *feed.Feed) error {
-	if _, err := s.feeds.DeleteOne(ctx, bson.D{{Key: "_id", Value: f.ID}, {Key: "deleting", Value: true}, {Key: "lease_token", Value: f.LeaseToken}}); err != nil {
+	err := mongostore.WithLease(ctx, s.feeds, f.ID, func() error {
+		cur, err := s.read(ctx, f.ID)
+		if err != nil || cur == nil || cur.LeaseToken != f.LeaseToken {
+			return err
+		}
+		_, err = s.feeds.DeleteOne(ctx, bson.D{{Key: "_id", Value: f.ID}})
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	return s.unlock(ctx, f.ID, f.LeaseToken)
@@ -192,17 +252,27 @@ func (s *Store) Lease(ctx context.Context, docID string, now time.Time, d time.D
 	if err != nil || token == "" {
 		return nil, err
 	}
-	return s.leased(ctx, bson.D{{Key: "_id", Value: docID}}, token, now, d)
+	return s.leased(ctx, docID, false, token, now, d)
+}
+
+// dueFilter selects the feeds due at now: enabled with next_poll_at reached, or deleted
+// with their removal due.
+func dueFilter(now time.Time) bson.D {
+	return bson.D{
+		{Key: "status.next_poll_at", Value: bson.D{{Key: "$lte", Value: now}}},
+		{Key: "$or", Value: bson.A{bson.D{{Key: "enabled", Value: true}}, bson.D{{Key: "deleting", Value: true}}}},
+	}
+}
+
+// isDue is dueFilter for a feed read.
+func isDue(f *feed.Feed, now time.Time) bool {
+	return !f.Status.NextPollAt.After(now) && (f.Enabled || f.Deleting)
 }
 
 // LeaseDue takes one feed that is due (enabled and next_poll_at reached, or deleted and
 // its removal due), or returns nil when none is.
 func (s *Store) LeaseDue(ctx context.Context, now time.Time, d time.Duration) (*feed.Feed, error) {
-	due := bson.D{
-		{Key: "status.next_poll_at", Value: bson.D{{Key: "$lte", Value: now}}},
-		{Key: "$or", Value: bson.A{bson.D{{Key: "enabled", Value: true}}, bson.D{{Key: "deleting", Value: true}}}},
-	}
-	filter := append(bson.D{{Key: "lease_until", Value: bson.D{{Key: "$lt", Value: now}}}}, due...)
+	filter := append(bson.D{{Key: "lease_until", Value: bson.D{{Key: "$lt", Value: now}}}}, dueFilter(now)...)
 	cur, err := s.feeds.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "status.next_poll_at", Value: 1}}).
 		SetLimit(20).SetProjection(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
@@ -222,7 +292,7 @@ func (s *Store) LeaseDue(ctx context.Context, now time.Time, d time.Duration) (*
 		if token == "" {
 			continue
 		}
-		f, err := s.leased(ctx, append(bson.D{{Key: "_id", Value: c.ID}}, due...), token, now, d)
+		f, err := s.leased(ctx, c.ID, true, token, now, d)
 		if err != nil || f != nil {
 			return f, err
 		}
@@ -274,43 +344,57 @@ func (s *Store) unlock(ctx context.Context, docID, token string) error {
 	return err
 }
 
-// leased records the hold in the feed (filter: the feed, still due when it was looked up
-// as due) and returns it; when the feed no longer matches, the hold is released.
-func (s *Store) leased(ctx context.Context, filter bson.D, token string, now time.Time, d time.Duration) (*feed.Feed, error) {
-	var f feed.Feed
-	err := s.feeds.FindOneAndUpdate(ctx, filter,
-		bson.D{{Key: "$set", Value: bson.D{{Key: "lease_until", Value: now.Add(d)}, {Key: "lease_token", Value: token}}}},
-		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&f)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return nil, s.unlock(ctx, filter[0].Value.(string), token)
+// leased records the hold in the feed (still due, when due is set: it was looked up as
+// due) and returns it; when the feed is gone or no longer due, the hold is released.
+func (s *Store) leased(ctx context.Context, docID string, due bool, token string, now time.Time, d time.Duration) (*feed.Feed, error) {
+	var out *feed.Feed
+	err := s.change(ctx, docID, func(f *feed.Feed) (bson.D, error) {
+		if f == nil || (due && !isDue(f, now)) {
+			return nil, nil
+		}
+		f.LeaseUntil, f.LeaseToken = now.Add(d), token
+		out = f
+		return bson.D{{Key: "lease_until", Value: f.LeaseUntil}, {Key: "lease_token", Value: token}}, nil
+	})
+	if err == nil && out == nil {
+		err = s.unlock(ctx, docID, token)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &f, nil
+	return out, nil
 }
 
 // Finish records a poll's outcome and releases the lease, if the poll still holds it.
 // When the feed's link changed during the poll, the outcome is dropped (the new link is
 // due) and only the lease is released; so too when the feed was deleted during the poll
-// (its removal is due at once). It reports whether the outcome was recorded.
+// (its removal is due at once). Only the poll's own fields are written (status,
+// validators, reported conflicts, lease): the account's settings stay as they are now.
+// When the interval changed during the poll, a healthy feed's next poll follows the new
+// one. It reports whether the outcome was recorded.
 func (s *Store) Finish(ctx context.Context, f *feed.Feed, polledURL string) (bool, error) {
-	res, err := s.feeds.UpdateOne(ctx, bson.D{{Key: "_id", Value: f.ID}, {Key: "lease_token", Value: f.LeaseToken},
-		{Key: "url", Value: polledURL}, {Key: "deleting", Value: f.Deleting}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: f.Status}, {Key: "etag", Value: f.ETag},
-			{Key: "last_modified", Value: f.LastModified}, {Key: "reported", Value: f.Reported},
-			{Key: "lease_until", Value: time.Time{}}, {Key: "lease_token", Value: ""}}}})
+	recorded := false
+	err := s.change(ctx, f.ID, func(cur *feed.Feed) (bson.D, error) {
+		if cur == nil || cur.LeaseToken != f.LeaseToken {
+			return nil, nil
+		}
+		release := bson.D{{Key: "lease_until", Value: time.Time{}}, {Key: "lease_token", Value: ""}}
+		if cur.URL != polledURL || cur.Deleting != f.Deleting {
+			return release, nil
+		}
+		st := f.Status
+		if cur.IntervalMinutes != f.IntervalMinutes && st.LastPolledAt != nil &&
+			st.NextPollAt.Equal(st.LastPolledAt.Add(time.Duration(f.IntervalMinutes)*time.Minute)) {
+			st.NextPollAt = st.LastPolledAt.Add(time.Duration(cur.IntervalMinutes) * time.Minute)
+		}
+		recorded = true
+		return append(bson.D{{Key: "status", Value: st}, {Key: "etag", Value: f.ETag},
+			{Key: "last_modified", Value: f.LastModified}, {Key: "reported", Value: f.Reported}}, release...), nil
+	})
 	if err != nil {
 		return false, err
 	}
-	if res.MatchedCount == 0 {
-		_, err = s.feeds.UpdateOne(ctx, bson.D{{Key: "_id", Value: f.ID}, {Key: "lease_token", Value: f.LeaseToken}},
-			bson.D{{Key: "$set", Value: bson.D{{Key: "lease_until", Value: time.Time{}}, {Key: "lease_token", Value: ""}}}})
-		if err != nil {
-			return false, err
-		}
-	}
-	return res.MatchedCount == 1, s.unlock(ctx, f.ID, f.LeaseToken)
+	return recorded, s.unlock(ctx, f.ID, f.LeaseToken)
 }
 
 // Erase deletes every feed of an account.
@@ -318,6 +402,10 @@ func (s *Store) Erase(ctx context.Context, account string) error {
 	if _, err := s.feeds.DeleteMany(ctx, bson.D{{Key: "_id", Value: mongostore.OwnedBy(account)}}); err != nil {
 		return err
 	}
-	_, err := s.leases.DeleteMany(ctx, bson.D{{Key: "_id", Value: mongostore.OwnedBy(account)}})
-	return err
+	for _, c := range []string{Leases, Feeds + "_locks"} {
+		if _, err := s.feeds.Database().Collection(c).DeleteMany(ctx, bson.D{{Key: "_id", Value: mongostore.OwnedBy(account)}}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
