@@ -70,10 +70,7 @@ func (a *API) webhook(c *fiber.Ctx) error {
 	}
 	acc := tenancy.From(c).AccountID
 	ctx := c.UserContext()
-	o := body.Object("webhook", action != "list" && action != "create")
-	if action == "create" {
-		o = body.Object("webhook", true)
-	}
+	o := body.Object("webhook", action != "list")
 	var id int64
 	if action != "create" && action != "list" && o != nil {
 		n, _ := o.Int("webhook_id", fields.Int{Required: true, Min: 1})

@@ -93,12 +93,19 @@ func TestWebhookRules(t *testing.T) {
 		{"unknown action", `{"action":"explode","webhook":{}}`, "action"},
 		{"get without id", `{"action":"get","webhook":{}}`, "webhook.webhook_id"},
 		{"update bad enabled", `{"action":"update","webhook":{"webhook_id":1,"enabled":"maybe"}}`, "webhook.enabled"},
+		{"webhook not an object", `{"action":"create","webhook":"x"}`, "webhook"},
+		{"create without webhook", `{"action":"create"}`, "webhook"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			code, a := post(t, app, acc, "webhook", tc.body)
 			if code != 400 || len(a.Errors) == 0 || a.Errors[0].Field != tc.field {
 				t.Fatalf("%d %+v, want 400 naming %s", code, a, tc.field)
+			}
+			for _, e := range a.Errors[1:] {
+				if e == a.Errors[0] {
+					t.Fatalf("the violation %+v is reported twice", e)
+				}
 			}
 		})
 	}

@@ -407,14 +407,18 @@ func (d *Deliverer) attempt(ctx context.Context, ep webhook.Endpoint, del webhoo
 }
 
 // Excerpt is at most MaxExcerpt bytes of b, valid UTF-8, no rune cut.
+// Invalid bytes (a Latin-1 answer, say) become U+FFFD first, so that one of them near the
+// start does not cost the rest of the excerpt.
 func Excerpt(b []byte) string {
-	if len(b) > MaxExcerpt {
-		b = b[:MaxExcerpt]
-		for len(b) > 0 && !utf8.Valid(b) {
-			b = b[:len(b)-1]
-		}
+	s := strings.ToValidUTF8(string(b[:min(len(b), MaxExcerpt+utf8.UTFMax)]), "\uFFFD")
+	if len(s) <= MaxExcerpt {
+		return s
 	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
+	s = s[:MaxExcerpt]
+	for !utf8.ValidString(s) { // only the last rune can be cut: at most 3 bytes
+		s = s[:len(s)-1]
+	}
+	return s
 }
 
 // record stores the attempt, schedules the retry or gives up, and disables an endpoint whose

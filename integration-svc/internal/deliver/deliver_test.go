@@ -603,3 +603,26 @@ func TestDisabledNoticeRecordedAfterAFailure(t *testing.T) {
 		t.Fatalf("the notice arrived %d times", n)
 	}
 }
+
+// TestExcerpt: at most MaxExcerpt bytes of valid UTF-8, no rune cut, invalid bytes replaced
+// rather than costing the rest.
+func TestExcerpt(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		in       string
+		min, max int
+		prefix   string
+	}{
+		{"short, as it is", "ok", 2, 2, "ok"},
+		{"ASCII cut at the cap", strings.Repeat("a", 2000), deliver.MaxExcerpt, deliver.MaxExcerpt, "aaa"},
+		{"two-byte runes, none cut", strings.Repeat("é", 1000), deliver.MaxExcerpt, deliver.MaxExcerpt, "é"},
+		{"three-byte runes, none cut", strings.Repeat("€", 1000), deliver.MaxExcerpt - 2, deliver.MaxExcerpt, "€"},
+		{"Latin-1 (invalid) bytes replaced, the rest kept", strings.Repeat("caf\xe9 ", 400), deliver.MaxExcerpt - 2, deliver.MaxExcerpt, "caf\uFFFD caf\uFFFD "},
+		{"short invalid replaced", "a\xffb", 5, 5, "a\uFFFDb"},
+	} {
+		got := deliver.Excerpt([]byte(tc.in))
+		if len(got) < tc.min || len(got) > tc.max || !utf8.ValidString(got) || !strings.HasPrefix(got, tc.prefix) {
+			t.Errorf("%s: %d bytes (want %d..%d), valid %v, starts %q", tc.name, len(got), tc.min, tc.max, utf8.ValidString(got), got[:min(len(got), 16)])
+		}
+	}
+}
