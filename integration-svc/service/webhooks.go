@@ -54,6 +54,10 @@ func wireWebhooks(w *wiring) error {
 	if wc.Timeout <= 0 || wc.Poll <= 0 || len(wc.RetrySchedule) == 0 || wc.AttemptRetention <= 0 {
 		return errors.New("VROS_WEBHOOK_TIMEOUT, VROS_WEBHOOK_POLL, VROS_WEBHOOK_ATTEMPT_RETENTION must be positive and VROS_WEBHOOK_RETRY_SCHEDULE not empty")
 	}
+	if wc.RetrySchedule[0] != 0 {
+		// an event is sent as soon as it is recorded; the waits are before the retries.
+		return errors.New("VROS_WEBHOOK_RETRY_SCHEDULE must begin with 0s (the first attempt is made at once)")
+	}
 	st, err := store.Open(w.ctx, w.base.DB)
 	if err != nil {
 		return err

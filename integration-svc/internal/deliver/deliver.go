@@ -89,9 +89,12 @@ type Deliverer struct {
 	// failedAt holds, per endpoint, a failed attempt of this process not yet followed by a
 	// recorded success, so that the next success is recorded at once.
 	failedAt map[string]bool
-	disabled metric.Int64Counter
-	sent     metric.Int64Counter
-	now      func() time.Time
+	// backfilled is when the repair last re-queued pending deliveries without a queue
+	// document (hourly).
+	backfilled time.Time
+	disabled   metric.Int64Counter
+	sent       metric.Int64Counter
+	now        func() time.Time
 }
 
 // New returns a deliverer; notify records the notice of a disabled endpoint for the
@@ -495,6 +498,12 @@ func (d *Deliverer) recordNotice(ctx context.Context, account string, id int64, 
 // repair runs the periodic repairs: holds and lanes (store.RepairHolds), and the notices of
 // disablings not recorded yet.
 func (d *Deliverer) repair(ctx context.Context) error {
+	if now := d.now(); now.Sub(d.backfilled) > time.Hour {
+		if err := d.st.BackfillQueue(ctx); err != nil {
+			return err
+		}
+		d.backfilled = now
+	}
 	n, err := d.st.RepairHolds(ctx, d.now())
 	if n > 0 {
 		d.log.Info("webhook lanes and holds repaired", "count", n)

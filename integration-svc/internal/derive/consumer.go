@@ -80,7 +80,15 @@ func (c *Consumer) Handle(ctx context.Context, m kafka.Message) error {
 	if err := c.Emit(ctx, evs); err != nil {
 		return err
 	}
-	_, _, err = mongostore.KeepNewer(ctx, c.Snaps, key, v.Version, string(raw))
+	if _, _, err = mongostore.KeepNewer(ctx, c.Snaps, key, v.Version, string(raw)); err != nil {
+		return err
+	}
+	// The account's erasure may have run meanwhile (its event is read from another
+	// partition): what was just kept would outlive it.
+	if erased, err := c.Erased(ctx, account); err != nil || !erased {
+		return err
+	}
+	_, err = c.Snaps.DeleteOne(ctx, bson.D{{Key: "_id", Value: key}})
 	return err
 }
 

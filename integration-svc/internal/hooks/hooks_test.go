@@ -205,7 +205,8 @@ func TestMatchingByTypeAndBrand(t *testing.T) {
 		eps[name] = created
 	}
 	// other: an endpoint of another account, subscribed to everything.
-	if _, err := h.Create(ctx, webhook.Endpoint{Account: account + "x", URL: "https://example.com/other", EventTypes: []string{"*"}}); err != nil {
+	other, err := h.Create(ctx, webhook.Endpoint{Account: account + "x", URL: "https://example.com/other", EventTypes: []string{"*"}})
+	if err != nil {
 		t.Fatal(err)
 	}
 	ev := func(id, typ string, property, brand int64) webhook.Event {
@@ -238,6 +239,11 @@ func TestMatchingByTypeAndBrand(t *testing.T) {
 		slices.Sort(got)
 		if !slices.Equal(got, r.want) {
 			t.Errorf("%s %s (property %d, brand %d) went to %v, want %v", r.e.ID, r.e.Type, r.e.PropertyID, r.e.BrandID, got, r.want)
+		}
+		for _, acc := range []string{account, other.Account} {
+			if _, err := h.Store().Data(ctx, webhook.Delivery{Account: acc, WebhookID: other.ID, MessageID: r.e.ID}); err == nil {
+				t.Errorf("%s went to another account's endpoint", r.e.ID)
+			}
 		}
 	}
 	if err := h.EmitAll(ctx, []webhook.Event{ev("msg_x", webhook.PropertyUpdated, 1, 0), {ID: "msg_y", Account: "another"}}); err == nil {

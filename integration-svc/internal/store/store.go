@@ -91,7 +91,7 @@ func Open(ctx context.Context, db *mongo.Database) (*Store, error) {
 	s := &Store{db: db, endpoints: db.Collection(Endpoints), deliv: db.Collection(Deliveries), queue: db.Collection(Queue), lanes: db.Collection(Lanes),
 		attempts: db.Collection(Attempts), snaps: db.Collection(Snapshots), accounts: db.Collection(Accounts), erased: db.Collection(ErasedAccounts),
 		ids: mongostore.NewSequence(db.Collection(Counters), "webhook", 20), epCache: map[string]cachedEndpoint{}}
-	if err := s.backfillQueue(ctx); err != nil {
+	if err := s.BackfillQueue(ctx); err != nil {
 		return nil, err
 	}
 	if _, err := s.ensureLanes(ctx, time.Now().UTC()); err != nil {
@@ -100,9 +100,10 @@ func Open(ctx context.Context, db *mongo.Database) (*Store, error) {
 	return s, nil
 }
 
-// backfillQueue queues every pending delivery that has no queue document (deliveries
-// recorded before the queue existed); once per start, idempotent.
-func (s *Store) backfillQueue(ctx context.Context) error {
+// BackfillQueue queues every pending delivery that has no queue document (recorded before
+// the queue existed, or left by a redelivery that failed half-way); at every start and once
+// an hour (deliver), idempotent. It reads the log's pending deliveries.
+func (s *Store) BackfillQueue(ctx context.Context) error {
 	cur, err := s.deliv.Find(ctx, bson.D{{Key: "status", Value: webhook.StatusPending}}, options.Find().SetProjection(bson.D{{Key: "data", Value: 0}}))
 	if err != nil {
 		return err
