@@ -53,10 +53,6 @@ type Feed struct {
 	// Deleting: the feed was deleted; its blocks are being removed (the poller finishes
 	// a removal a crash interrupted), then the document goes.
 	Deleting bool `bson:"deleting"`
-	// ETag and LastModified are the validators of the last successful answer, sent back
-	// as If-None-Match and If-Modified-Since.
-	ETag         string `bson:"etag"`
-	LastModified string `bson:"last_modified"`
 	// LeaseUntil and LeaseToken: the poll that holds the feed (one at a time).
 	LeaseUntil time.Time `bson:"lease_until"`
 	LeaseToken string    `bson:"lease_token"`

@@ -24,6 +24,7 @@ const (
 	Feeds    = "feeds"
 	Leases   = "feed_leases"
 	Counters = "feed_counters"
+	Fetches  = "feed_fetches"
 )
 
 // Errors.
@@ -35,21 +36,38 @@ var (
 
 // Store holds the feeds.
 type Store struct {
-	feeds  *mongo.Collection
-	leases *mongo.Collection
-	ids    *mongostore.Sequence
+	feeds   *mongo.Collection
+	leases  *mongo.Collection
+	fetches *mongo.Collection
+	ids     *mongostore.Sequence
+}
+
+// Fetched is the last answer of a feed's link that a poll synced (collection Fetches, _id
+// the feed's): its validators, sent back as If-None-Match and If-Modified-Since, and its
+// current events with their dates as written (at most feed.MaxEvents), synced again when
+// the link answers 304. It is apart from the feed so that the account's reads never carry
+// up to a few MB of events, and it names the link it came from, so that a new link starts
+// without validators. A poll writes it only while it holds the feed (Finish).
+type Fetched struct {
+	ID           string       `bson:"_id"`
+	URL          string       `bson:"url"`
+	ETag         string       `bson:"etag"`
+	LastModified string       `bson:"last_modified"`
+	Events       []feed.Event `bson:"events"`
+	At           time.Time    `bson:"at"`
 }
 
 // Open declares the collections and indexes and returns the store.
 func Open(ctx context.Context, db *mongo.Database) (*Store, error) {
-	err := mongostore.Ensure(ctx, db, append(mongostore.WithLocks(Feeds), Leases, Counters), []mongostore.Index{
+	err := mongostore.Ensure(ctx, db, append(mongostore.WithLocks(Feeds), Leases, Counters, Fetches), []mongostore.Index{
 		{Collection: Feeds, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "property_id", Value: 1}}},
 		{Collection: Feeds, Keys: bson.D{{Key: "status.next_poll_at", Value: 1}}},
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Store{feeds: db.Collection(Feeds), leases: db.Collection(Leases), ids: mongostore.NewSequence(db.Collection(Counters), "feed", 10)}, nil
+	return &Store{feeds: db.Collection(Feeds), leases: db.Collection(Leases), fetches: db.Collection(Fetches),
+		ids: mongostore.NewSequence(db.Collection(Counters), "feed", 10)}, nil
 }
 
 // DocID is the document id of an account's feed.
@@ -167,8 +185,8 @@ type Change struct {
 	Enabled         *bool
 }
 
-// Update applies c. A new link or a feed enabled again is due at once (and a new link
-// forgets the old link's validators); a new interval moves the next poll of a healthy
+// Update applies c. A new link or a feed enabled again is due at once (a new link has no
+// validators: the kept answer names the old link); a new interval moves the next poll of a healthy
 // feed to the last poll plus the interval.
 func (s *Store) Update(ctx context.Context, account string, feedID int64, c Change, now time.Time) (*feed.Feed, error) {
 	err := s.change(ctx, DocID(account, feedID), func(f *feed.Feed) (bson.D, error) {
@@ -178,8 +196,7 @@ func (s *Store) Update(ctx context.Context, account string, feedID int64, c Chan
 		set := bson.D{{Key: "updated_at", Value: now}}
 		due := false
 		if c.URL != nil && *c.URL != f.URL {
-			set = append(set, bson.E{Key: "url", Value: *c.URL}, bson.E{Key: "etag", Value: ""}, bson.E{Key: "last_modified", Value: ""},
-				bson.E{Key: "status.consecutive_failures", Value: 0})
+			set = append(set, bson.E{Key: "url", Value: *c.URL}, bson.E{Key: "status.consecutive_failures", Value: 0})
 			due = true
 		}
 		if c.Name != nil {
@@ -234,6 +251,9 @@ func (s *Store) Remove(ctx context.Context, f *feed.Feed) error {
 	err := mongostore.WithLease(ctx, s.feeds, f.ID, func() error {
 		cur, err := s.read(ctx, f.ID)
 		if err != nil || cur == nil || cur.LeaseToken != f.LeaseToken {
+			return err
+		}
+		if _, err := s.fetches.DeleteOne(ctx, bson.D{{Key: "_id", Value: f.ID}}); err != nil {
 			return err
 		}
 		_, err = s.feeds.DeleteOne(ctx, bson.D{{Key: "_id", Value: f.ID}})
@@ -368,28 +388,44 @@ func (s *Store) leased(ctx context.Context, docID string, due bool, token string
 // Finish records a poll's outcome and releases the lease, if the poll still holds it.
 // When the feed's link changed during the poll, the outcome is dropped (the new link is
 // due) and only the lease is released; so too when the feed was deleted during the poll
-// (its removal is due at once). Only the poll's own fields are written (status,
-// validators, reported conflicts, lease): the account's settings stay as they are now.
-// When the interval changed during the poll, a healthy feed's next poll follows the new
-// one. It reports whether the outcome was recorded.
-func (s *Store) Finish(ctx context.Context, f *feed.Feed, polledURL string) (bool, error) {
+// (its removal is due at once). Only the poll's own fields are written (status, reported
+// conflicts, lease) and, when fetched is not nil, the answer kept for the next 304: the
+// account's settings stay as they are now. When the interval changed during the poll, a
+// healthy feed's next poll follows the new one. It reports whether the outcome was
+// recorded.
+func (s *Store) Finish(ctx context.Context, f *feed.Feed, polledURL string, fetched *Fetched) (bool, error) {
 	recorded := false
-	err := s.change(ctx, f.ID, func(cur *feed.Feed) (bson.D, error) {
-		if cur == nil || cur.LeaseToken != f.LeaseToken {
-			return nil, nil
+	err := mongostore.WithLease(ctx, s.feeds, f.ID, func() error {
+		taken := time.Now()
+		cur, err := s.read(ctx, f.ID)
+		if err != nil || cur == nil || cur.LeaseToken != f.LeaseToken {
+			return err
 		}
 		release := bson.D{{Key: "lease_until", Value: time.Time{}}, {Key: "lease_token", Value: ""}}
 		if cur.URL != polledURL || cur.Deleting != f.Deleting {
-			return release, nil
+			return s.write(ctx, f.ID, taken, release)
 		}
 		st := f.Status
 		if cur.IntervalMinutes != f.IntervalMinutes && st.LastPolledAt != nil &&
 			st.NextPollAt.Equal(st.LastPolledAt.Add(time.Duration(f.IntervalMinutes)*time.Minute)) {
 			st.NextPollAt = st.LastPolledAt.Add(time.Duration(cur.IntervalMinutes) * time.Minute)
 		}
+		if fetched != nil {
+			// First, so that the validators kept always go with their events: a poll that
+			// stops between the two writes leaves the feed's old status, nothing wrong.
+			fetched.ID, fetched.URL = f.ID, polledURL
+			if fetched.Events == nil {
+				fetched.Events = []feed.Event{}
+			}
+			if _, err := s.fetches.ReplaceOne(ctx, bson.D{{Key: "_id", Value: f.ID}}, fetched, options.Replace().SetUpsert(true)); err != nil {
+				return err
+			}
+		}
+		if err := s.write(ctx, f.ID, taken, append(bson.D{{Key: "status", Value: st}, {Key: "reported", Value: f.Reported}}, release...)); err != nil {
+			return err
+		}
 		recorded = true
-		return append(bson.D{{Key: "status", Value: st}, {Key: "etag", Value: f.ETag},
-			{Key: "last_modified", Value: f.LastModified}, {Key: "reported", Value: f.Reported}}, release...), nil
+		return nil
 	})
 	if err != nil {
 		return false, err
@@ -397,12 +433,30 @@ func (s *Store) Finish(ctx context.Context, f *feed.Feed, polledURL string) (boo
 	return recorded, s.unlock(ctx, f.ID, f.LeaseToken)
 }
 
-// Erase deletes every feed of an account.
+// LastFetched returns the answer kept for feed document id, without its events unless
+// withEvents; nil when none is kept.
+func (s *Store) LastFetched(ctx context.Context, id string, withEvents bool) (*Fetched, error) {
+	opts := options.FindOne()
+	if !withEvents {
+		opts.SetProjection(bson.D{{Key: "events", Value: 0}})
+	}
+	var out Fetched
+	err := s.fetches.FindOne(ctx, bson.D{{Key: "_id", Value: id}}, opts).Decode(&out)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Erase deletes every feed of an account, with its kept answers, leases and locks.
 func (s *Store) Erase(ctx context.Context, account string) error {
 	if _, err := s.feeds.DeleteMany(ctx, bson.D{{Key: "_id", Value: mongostore.OwnedBy(account)}}); err != nil {
 		return err
 	}
-	for _, c := range []string{Leases, Feeds + "_locks"} {
+	for _, c := range []string{Fetches, Leases, Feeds + "_locks"} {
 		if _, err := s.feeds.Database().Collection(c).DeleteMany(ctx, bson.D{{Key: "_id", Value: mongostore.OwnedBy(account)}}); err != nil {
 			return err
 		}

@@ -73,7 +73,7 @@ func TestAPIAndPollWritesKeepEachOther(t *testing.T) {
 				polled := now.Add(time.Duration(i) * time.Minute)
 				g.Status.LastPolledAt = &polled
 				g.Status.EventsImported = 100 + i
-				ok, err := s.Finish(ctx, g, g.URL)
+				ok, err := s.Finish(ctx, g, g.URL, nil)
 				if err != nil {
 					t.Error(err)
 					return

@@ -177,7 +177,7 @@ func (p *Poller) process(ctx context.Context, f *feed.Feed) error {
 	url := f.URL
 	now := p.now()
 	f.Status.LastPolledAt = &now
-	err := p.poll(ctx, f)
+	fetched, err := p.poll(ctx, f)
 	if ctx.Err() != nil {
 		// Stopped: the lease runs out and the feed is polled again.
 		return ctx.Err()
@@ -193,7 +193,10 @@ func (p *Poller) process(ctx context.Context, f *feed.Feed) error {
 		f.Status.ConsecutiveFailures = 0
 		f.Status.NextPollAt = now.Add(interval)
 	}
-	_, serr := p.Store.Finish(ctx, f, url)
+	if err != nil {
+		fetched = nil
+	}
+	_, serr := p.Store.Finish(ctx, f, url, fetched)
 	return serr
 }
 
@@ -212,76 +215,128 @@ func (p *Poller) remove(ctx context.Context, f *feed.Feed) error {
 	f.Status.LastErrorAt = &now
 	f.Status.ConsecutiveFailures++
 	f.Status.NextPollAt = now.Add(feed.Backoff(time.Minute, f.Status.ConsecutiveFailures))
-	_, serr := p.Store.Finish(ctx, f, f.URL)
+	_, serr := p.Store.Finish(ctx, f, f.URL, nil)
 	return serr
 }
 
 // poll fetches the feed and syncs its events; an error leaves the feed's blocks as they
-// are. A 304 is a success with nothing to change.
-func (p *Poller) poll(ctx context.Context, f *feed.Feed) error {
+// are. A 304 syncs the events of the last full answer again: booking-svc changes a feed's
+// blocks only during a sync, so nights another holder (a booking, another feed's block) had
+// when the file came are claimed only by a later sync, and a channel may answer 304 for
+// weeks. It returns the answer to keep for the next 304 (nil when none was fetched).
+func (p *Poller) poll(ctx context.Context, f *feed.Feed) (*feedstore.Fetched, error) {
 	allow, err := p.Policy.AllowsPrivate(ctx, f.AccountID)
 	if err != nil {
-		return fmt.Errorf("reading the account's address policy: %w", err)
+		return nil, fmt.Errorf("reading the account's address policy: %w", err)
 	}
 	if msg := targets.Check(ctx, f.URL, targets.Rules{AllowHTTP: p.Cfg.AllowHTTP, AllowPrivate: allow}); msg != "" {
-		return errors.New("the feed link " + msg)
+		return nil, errors.New("the feed link " + msg)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.URL, nil)
+	kept, err := p.Store.LastFetched(ctx, f.ID, false)
 	if err != nil {
-		return fmt.Errorf("the feed link: %w", err)
+		return nil, fmt.Errorf("reading the feed's last answer: %w", err)
 	}
-	req.Header.Set("Accept", "text/calendar, */*;q=0.5")
-	req.Header.Set("User-Agent", "vros-ical-import/1")
-	if f.ETag != "" {
-		req.Header.Set("If-None-Match", f.ETag)
-	}
-	if f.LastModified != "" {
-		req.Header.Set("If-Modified-Since", f.LastModified)
-	}
-	resp, err := p.client(allow).Do(req)
-	if err != nil {
-		if targets.IsForbidden(err) {
-			return errors.New("the feed link resolves to a private, loopback or link-local address")
-		}
-		return fmt.Errorf("fetching the feed: %w", err)
-	}
-	defer resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusNotModified:
-		return nil
-	case http.StatusOK:
-	default:
-		return fmt.Errorf("the feed answered HTTP %d", resp.StatusCode)
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, p.Cfg.MaxBody+1))
-	if err != nil {
-		return fmt.Errorf("reading the feed: %w", err)
-	}
-	if int64(len(body)) > p.Cfg.MaxBody {
-		return fmt.Errorf("feed larger than %s", sizeText(p.Cfg.MaxBody))
+	if kept != nil && kept.URL != f.URL {
+		kept = nil
 	}
 	today := p.now().UTC()
-	parsed, err := feed.Parse(body, today)
-	if err != nil {
-		return err
+	var events []feed.Event
+	var fetched *feedstore.Fetched
+	for fetched == nil && events == nil {
+		resp, err := p.fetch(ctx, f.URL, allow, kept)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode == http.StatusNotModified {
+			_ = resp.Body.Close()
+			if kept == nil {
+				return nil, errors.New("the feed answered HTTP 304 to a request without validators")
+			}
+			full, err := p.Store.LastFetched(ctx, f.ID, true)
+			if err != nil {
+				return nil, fmt.Errorf("reading the feed's last answer: %w", err)
+			}
+			if full == nil || full.URL != f.URL || full.ETag != kept.ETag || full.LastModified != kept.LastModified {
+				// The kept answer is not the one validated (it cannot change while this
+				// poll holds the feed, but never sync events that may not be the file's):
+				// ask for the whole file.
+				kept = nil
+				continue
+			}
+			events = full.Events
+			break
+		}
+		fetched, err = p.read(resp, today)
+		if err != nil {
+			return nil, err
+		}
+		events = fetched.Events
 	}
-	events := feed.Window(parsed.Events, today)
-	res, err := p.Booking.Sync(ctx, f.AccountID, f, events)
+	synced := feed.Window(events, today)
+	res, err := p.Booking.Sync(ctx, f.AccountID, f, synced)
 	if err != nil {
-		return fmt.Errorf("writing the feed's blocks: %w", err)
+		return nil, fmt.Errorf("writing the feed's blocks: %w", err)
 	}
-	f.Status.EventsImported = len(events)
+	f.Status.EventsImported = len(synced)
 	f.Status.NightsBlocked = res.NightsBlocked
 	if res.Conflicts == nil {
 		res.Conflicts = []feed.Conflict{}
 	}
 	f.Status.Conflicts = res.Conflicts
 	if err := p.report(ctx, f); err != nil {
-		return err
+		return nil, err
 	}
-	f.ETag = resp.Header.Get("ETag")
-	f.LastModified = resp.Header.Get("Last-Modified")
-	return nil
+	return fetched, nil
+}
+
+// fetch requests the feed's link, conditionally when kept has validators. A 200 or a 304
+// is answered (the caller closes the body); anything else is an error.
+func (p *Poller) fetch(ctx context.Context, link string, allow bool, kept *feedstore.Fetched) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, link, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the feed link: %w", err)
+	}
+	req.Header.Set("Accept", "text/calendar, */*;q=0.5")
+	req.Header.Set("User-Agent", "vros-ical-import/1")
+	if kept != nil && kept.ETag != "" {
+		req.Header.Set("If-None-Match", kept.ETag)
+	}
+	if kept != nil && kept.LastModified != "" {
+		req.Header.Set("If-Modified-Since", kept.LastModified)
+	}
+	resp, err := p.client(allow).Do(req)
+	if err != nil {
+		if targets.IsForbidden(err) {
+			return nil, errors.New("the feed link resolves to a private, loopback or link-local address")
+		}
+		return nil, fmt.Errorf("fetching the feed: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNotModified {
+		_ = resp.Body.Close()
+		return nil, fmt.Errorf("the feed answered HTTP %d", resp.StatusCode)
+	}
+	return resp, nil
+}
+
+// read reads and parses a 200 answer (closing its body) into the answer to keep.
+func (p *Poller) read(resp *http.Response, today time.Time) (*feedstore.Fetched, error) {
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, p.Cfg.MaxBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the feed: %w", err)
+	}
+	if int64(len(body)) > p.Cfg.MaxBody {
+		return nil, fmt.Errorf("feed larger than %s", sizeText(p.Cfg.MaxBody))
+	}
+	cal, err := feed.Parse(body, today)
+	if err != nil {
+		return nil, err
+	}
+	if cal.Events == nil {
+		cal.Events = []feed.Event{}
+	}
+	return &feedstore.Fetched{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"),
+		Events: cal.Events, At: p.now().UTC()}, nil
 }
 
 // report raises an ical.conflict event for each conflict not raised before; the feed
