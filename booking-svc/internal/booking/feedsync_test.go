@@ -343,11 +343,11 @@ func (b flakyBlocks) DeleteBlock(ctx context.Context, account string, id int64) 
 	return b.Blocks.DeleteBlock(ctx, account, id)
 }
 
-func (b flakyBlocks) NoteFeedBlock(ctx context.Context, account string, feed int64, holder string, id int64) error {
+func (b flakyBlocks) NoteFeedBlock(ctx context.Context, account string, feed int64, holder string, ids ...int64) error {
 	if err := b.fail(); err != nil {
 		return err
 	}
-	return b.Blocks.NoteFeedBlock(ctx, account, feed, holder, id)
+	return b.Blocks.NoteFeedBlock(ctx, account, feed, holder, ids...)
 }
 
 // flakyLedger fails the n-th ledger write (shared count with flakyBlocks).

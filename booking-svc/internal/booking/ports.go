@@ -62,10 +62,10 @@ type Blocks interface {
 	MoveBlock(ctx context.Context, account string, id int64, start, end string) (Block, error)
 	// TakeFeedLease makes holder the only sync of feed until until (a lease whose holder's
 	// time is up is taken over) and answers the blocks earlier holders left unfinished;
-	// ErrBusy while another sync holds it. NoteFeedBlock records a block holder's sync is
+	// ErrBusy while another sync holds it. NoteFeedBlock records blocks holder's sync is
 	// about to touch; EndFeedLease gives the lease up (done: the sync finished all it began).
 	TakeFeedLease(ctx context.Context, account string, feed int64, holder string, until time.Time) ([]int64, error)
-	NoteFeedBlock(ctx context.Context, account string, feed int64, holder string, id int64) error
+	NoteFeedBlock(ctx context.Context, account string, feed int64, holder string, ids ...int64) error
 	EndFeedLease(ctx context.Context, account string, feed int64, holder string, done bool) error
 }
 

@@ -254,6 +254,7 @@ func (s *Store) EraseAccount(ctx context.Context, account string) error {
 		{s.emails, idPrefix(account)},
 		{s.db.Collection(collFeedSyncs), idPrefix(account)},
 		{s.db.Collection(collUserEmails + "_locks"), idPrefix(account)},
+		{s.db.Collection(collFeedSyncs + "_locks"), idPrefix(account)},
 		{s.users, byAccount(account)},
 		{s.failed, byAccount(account)},
 	} {

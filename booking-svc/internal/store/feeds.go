@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -61,53 +62,121 @@ func (s *Store) MoveBlock(ctx context.Context, account string, id int64, start, 
 // lease, or takes over one whose holder's time is up (a sync that stopped). It answers the
 // blocks the earlier holders touched without finishing (to repair), or booking.ErrBusy while
 // another sync holds the lease.
+//
+// Only the insert is one write; every other write of the lease (a takeover, a note, the end)
+// reads it, changes it and writes it back by _id alone under the document's lease
+// (mongostore.WithLease), so that none is interleaved with another: a conditional update
+// would not do, since FerretDB applies it as a read then a whole-document write, so that two
+// syncs could both take an expired lease over, or a note undo a takeover. The stopped
+// holder's notes stay in the lease until its taker finishes, so that a taker that stops
+// too leaves them to the next one.
 func (s *Store) TakeFeedLease(ctx context.Context, account string, feed int64, holder string, until time.Time) ([]int64, error) {
 	id := feedSyncID(account, feed)
-	_, err := s.db.Collection(collFeedSyncs).InsertOne(ctx, feedSyncRec{ID: id, AccountID: account, Holder: holder, Until: until, Blocks: []int64{}})
+	coll := s.db.Collection(collFeedSyncs)
+	fresh := feedSyncRec{ID: id, AccountID: account, Holder: holder, Until: until, Blocks: []int64{}}
+	_, err := coll.InsertOne(ctx, fresh)
 	if err == nil {
 		return nil, nil
 	}
 	if !mongostore.IsDuplicate(err) {
 		return nil, fmt.Errorf("take feed %d's lease: %w", feed, err)
 	}
-	var prev feedSyncRec
-	err = s.db.Collection(collFeedSyncs).FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: id}, {Key: "until", Value: bson.D{{Key: "$lt", Value: s.now()}}}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "holder", Value: holder}, {Key: "until", Value: until}}}}).Decode(&prev)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return nil, booking.ErrBusy
-	}
+	var left []int64
+	took := false
+	err = mongostore.WithLease(ctx, coll, id, func() error {
+		prev, ok, err := s.feedLease(ctx, id)
+		switch {
+		case err != nil:
+			return err
+		case !ok: // given up meanwhile
+			if _, err := coll.InsertOne(ctx, fresh); err != nil {
+				if mongostore.IsDuplicate(err) {
+					return nil
+				}
+				return err
+			}
+			took = true
+			return nil
+		case !prev.Until.Before(s.now()):
+			return nil // its holder's time is not up
+		}
+		taken := fresh
+		taken.Blocks = append([]int64{}, prev.Blocks...)
+		if _, err := coll.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}}, taken); err != nil {
+			return err
+		}
+		left, took = prev.Blocks, true
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("take feed %d's lease: %w", feed, err)
 	}
-	return prev.Blocks, nil
+	if !took {
+		return nil, booking.ErrBusy
+	}
+	return left, nil
 }
 
-// NoteFeedBlock records, before holder's sync touches block id, that it does: a stop after
-// that leaves the block's repair to the next holder.
-func (s *Store) NoteFeedBlock(ctx context.Context, account string, feed int64, holder string, id int64) error {
-	r, err := s.db.Collection(collFeedSyncs).UpdateOne(ctx, bson.D{{Key: "_id", Value: feedSyncID(account, feed)}, {Key: "holder", Value: holder}},
-		bson.D{{Key: "$addToSet", Value: bson.D{{Key: "blocks", Value: id}}}})
-	if err != nil {
-		return fmt.Errorf("note block %d of feed %d: %w", id, feed, err)
+// feedLease reads lease id.
+func (s *Store) feedLease(ctx context.Context, id string) (feedSyncRec, bool, error) {
+	var r feedSyncRec
+	err := s.db.Collection(collFeedSyncs).FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&r)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return r, false, nil
 	}
-	if r.MatchedCount == 0 {
-		return fmt.Errorf("note block %d of feed %d: %w", id, feed, booking.ErrBusy)
+	return r, err == nil, err
+}
+
+// changeFeedLease runs change on holder's lease of account's feed under the document's lease
+// and writes it back by _id (deletes it when change answers false); booking.ErrBusy when the
+// lease is not holder's.
+func (s *Store) changeFeedLease(ctx context.Context, account string, feed int64, holder string, change func(*feedSyncRec) bool) error {
+	id := feedSyncID(account, feed)
+	coll := s.db.Collection(collFeedSyncs)
+	return mongostore.WithLease(ctx, coll, id, func() error {
+		r, ok, err := s.feedLease(ctx, id)
+		if err != nil {
+			return err
+		}
+		if !ok || r.Holder != holder {
+			return booking.ErrBusy
+		}
+		if !change(&r) {
+			_, err = coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}})
+			return err
+		}
+		_, err = coll.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}}, r)
+		return err
+	})
+}
+
+// NoteFeedBlock records, before holder's sync touches blocks ids, that it does: a stop after
+// that leaves the blocks' repair to the next holder.
+func (s *Store) NoteFeedBlock(ctx context.Context, account string, feed int64, holder string, ids ...int64) error {
+	err := s.changeFeedLease(ctx, account, feed, holder, func(r *feedSyncRec) bool {
+		for _, id := range ids {
+			if !slices.Contains(r.Blocks, id) {
+				r.Blocks = append(r.Blocks, id)
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("note blocks %v of feed %d: %w", ids, feed, err)
 	}
 	return nil
 }
 
 // EndFeedLease gives holder's lease up: removed when its sync finished everything it began
 // (done), else left with its blocks to expire a second from now (a write the stopped sync
-// sent may still land meanwhile), for the next sync to repair.
+// sent may still land meanwhile), for the next sync to repair. A lease no longer holder's is
+// left alone.
 func (s *Store) EndFeedLease(ctx context.Context, account string, feed int64, holder string, done bool) error {
-	filter := bson.D{{Key: "_id", Value: feedSyncID(account, feed)}, {Key: "holder", Value: holder}}
-	var err error
-	if done {
-		_, err = s.db.Collection(collFeedSyncs).DeleteOne(ctx, filter)
-	} else {
-		_, err = s.db.Collection(collFeedSyncs).UpdateOne(ctx, filter, bson.D{{Key: "$set", Value: bson.D{{Key: "until", Value: s.now().Add(time.Second)}}}})
-	}
-	if err != nil {
+	err := s.changeFeedLease(ctx, account, feed, holder, func(r *feedSyncRec) bool {
+		r.Until = s.now().Add(time.Second)
+		return !done
+	})
+	if err != nil && !errors.Is(err, booking.ErrBusy) {
 		return fmt.Errorf("end feed %d's lease: %w", feed, err)
 	}
 	return nil
