@@ -56,8 +56,43 @@ type Feed struct {
 	// LeaseUntil and LeaseToken: the poll that holds the feed (one at a time).
 	LeaseUntil time.Time `bson:"lease_until"`
 	LeaseToken string    `bson:"lease_token"`
-	// Reported are the keys of the conflicts already raised as ical.conflict events.
-	Reported []string `bson:"reported"`
+	// Seen are the current conflicts, each since the poll that first found it in this
+	// occurrence, and whether its ical.conflict event was raised.
+	Seen []SeenConflict `bson:"seen_conflicts"`
+	// Reported are the keys of the conflicts raised, as written before Seen (read only:
+	// taken as raised, since the zero time).
+	Reported []string `bson:"reported,omitempty"`
+}
+
+// SeenConflict is a conflict as the poller has seen it: its key, the time it first appeared
+// in this occurrence (a conflict that goes and comes back starts a new one), and whether
+// its event was raised.
+type SeenConflict struct {
+	Key    string    `bson:"key"`
+	Since  time.Time `bson:"since"`
+	Raised bool      `bson:"raised"`
+}
+
+// SeenConflicts are the feed's Seen, or its Reported keys as raised when it was last
+// written before Seen.
+func (f *Feed) SeenConflicts() []SeenConflict {
+	if f.Seen != nil || len(f.Reported) == 0 {
+		return f.Seen
+	}
+	out := make([]SeenConflict, 0, len(f.Reported))
+	for _, k := range f.Reported {
+		out = append(out, SeenConflict{Key: k, Raised: true})
+	}
+	return out
+}
+
+// EventID is the webhook event id of a conflict's occurrence that began at since:
+// ical_<hex of sha256(feed|key|since in ms)[:12]>, the key holding the uid, the dates and
+// the sorted booking ids. Raising the same occurrence again (a retried poll) gives the
+// same id; a conflict that comes back, or gets other bookings, gets a new one.
+func (c SeenConflict) EventID(feedID int64) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%d|%s|%d", feedID, c.Key, c.Since.UnixMilli()))
+	return "ical_" + hex.EncodeToString(sum[:12])
 }
 
 // Status is what the last polls of a feed found.

@@ -139,7 +139,7 @@ func (a *API) create(c *fiber.Ctx, ctx context.Context, account string, o *field
 	}
 	now := a.now()
 	fd := &feed.Feed{AccountID: account, PropertyID: pid, InternalCode: code, URL: rawURL, Name: name,
-		IntervalMinutes: interval, Enabled: true, CreatedAt: now, UpdatedAt: now, Reported: []string{},
+		IntervalMinutes: interval, Enabled: true, CreatedAt: now, UpdatedAt: now, Seen: []feed.SeenConflict{},
 		Status: feed.Status{NextPollAt: now, Conflicts: []feed.Conflict{}}}
 	if err := a.Store.Create(ctx, fd); err != nil {
 		if errors.Is(err, feedstore.ErrTooMany) {

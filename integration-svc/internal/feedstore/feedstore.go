@@ -421,7 +421,12 @@ func (s *Store) Finish(ctx context.Context, f *feed.Feed, polledURL string, fetc
 				return err
 			}
 		}
-		if err := s.write(ctx, f.ID, taken, append(bson.D{{Key: "status", Value: st}, {Key: "reported", Value: f.Reported}}, release...)); err != nil {
+		seen := f.SeenConflicts()
+		if seen == nil {
+			seen = []feed.SeenConflict{}
+		}
+		if err := s.write(ctx, f.ID, taken, append(bson.D{{Key: "status", Value: st}, {Key: "seen_conflicts", Value: seen},
+			{Key: "reported", Value: []string{}}}, release...)); err != nil {
 			return err
 		}
 		recorded = true

@@ -6,8 +6,6 @@ package poller
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -339,33 +337,48 @@ func (p *Poller) read(resp *http.Response, today time.Time) (*feedstore.Fetched,
 		Events: cal.Events, At: p.now().UTC()}, nil
 }
 
-// report raises an ical.conflict event for each conflict not raised before; the feed
-// remembers the current conflicts' keys (one that goes and comes back is raised again).
+// report raises an ical.conflict event for each conflict not raised before in its
+// occurrence. The feed keeps the current conflicts, each since the poll that first found it
+// (the occurrence, part of the event id) and whether it was raised; one that goes and
+// comes back is a new occurrence. A conflict whose event could not be raised is kept with
+// its time, so the next poll raises it again under the same id.
 func (p *Poller) report(ctx context.Context, f *feed.Feed) error {
-	before := map[string]bool{}
-	for _, k := range f.Reported {
-		before[k] = true
+	before := map[string]feed.SeenConflict{}
+	for _, c := range f.SeenConflicts() {
+		before[c.Key] = c
 	}
-	reported := []string{}
+	now := p.now().UTC().Truncate(time.Millisecond)
+	seen := []feed.SeenConflict{}
+	done := map[string]bool{}
+	var failed error
 	for _, c := range f.Status.Conflicts {
 		k := c.Key()
-		if !before[k] {
+		if done[k] {
+			continue
+		}
+		done[k] = true
+		s, ok := before[k]
+		if !ok {
+			s = feed.SeenConflict{Key: k, Since: now}
+		}
+		if !s.Raised && failed == nil {
 			data, err := json.Marshal(conflictData{PropertyID: f.PropertyID, FeedID: f.FeedID, UID: c.UID,
 				StartDate: c.StartDate, EndDate: c.EndDate, BookingIDs: c.BookingIDs})
 			if err != nil {
 				return err
 			}
-			sum := sha256.Sum256([]byte(fmt.Sprintf("%d|%s|%s|%s", f.FeedID, c.UID, c.StartDate, c.EndDate)))
-			err = p.Hooks.Emit(ctx, webhook.Event{ID: "ical_" + hex.EncodeToString(sum[:12]), Account: f.AccountID,
+			err = p.Hooks.Emit(ctx, webhook.Event{ID: s.EventID(f.FeedID), Account: f.AccountID,
 				Type: "ical.conflict", PropertyID: f.PropertyID, At: p.now().UTC(), Data: data})
 			if err != nil {
-				return fmt.Errorf("raising ical.conflict: %w", err)
+				failed = fmt.Errorf("raising ical.conflict: %w", err)
+			} else {
+				s.Raised = true
 			}
 		}
-		reported = append(reported, k)
+		seen = append(seen, s)
 	}
-	f.Reported = reported
-	return nil
+	f.Seen, f.Reported = seen, nil
+	return failed
 }
 
 type conflictData struct {

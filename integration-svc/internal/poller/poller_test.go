@@ -472,20 +472,28 @@ func TestDeleteInterrupted(t *testing.T) {
 }
 
 // TestConflictRaisedOnce: a conflict becomes one ical.conflict event; the same conflict at
-// the next poll raises none, a different one raises its own.
+// the next poll raises none; one that goes and comes back, or that gets other bookings, is
+// raised again under a new id (the webhook store records one delivery per id, so a reused
+// id would be dropped there).
 func TestConflictRaisedOnce(t *testing.T) {
 	e := setup(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(calendar)) }))
 	defer srv.Close()
 	f := e.create(t, "acc6", srv.URL+"/cal.ics")
-	e.booking.conflicts = []feed.Conflict{{UID: "ev1", StartDate: "2027-01-11", EndDate: "2027-01-12", BookingIDs: []int64{9}}}
+	c9 := []feed.Conflict{{UID: "ev1", StartDate: "2027-01-11", EndDate: "2027-01-12", BookingIDs: []int64{9}}}
 	p := e.poller(true)
-	for range 2 {
+	poll := func(conflicts []feed.Conflict) {
+		t.Helper()
+		e.booking.mu.Lock()
+		e.booking.conflicts = conflicts
+		e.booking.mu.Unlock()
 		if err := p.RunDue(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		e.clock.Set(e.clock.Now().Add(15 * time.Minute))
 	}
+	poll(c9)
+	poll(c9)
 	if len(e.hooks.events) != 1 {
 		t.Fatalf("%d events, want 1", len(e.hooks.events))
 	}
@@ -497,12 +505,44 @@ func TestConflictRaisedOnce(t *testing.T) {
 	if g := e.get(t, f); len(g.Status.Conflicts) != 1 {
 		t.Fatal(g.Status)
 	}
-	e.booking.conflicts = []feed.Conflict{{UID: "ev1", StartDate: "2027-01-11", EndDate: "2027-01-12", BookingIDs: []int64{9, 10}}}
-	if err := p.RunDue(context.Background()); err != nil {
+	poll(nil) // the booking went: no conflict
+	poll(c9)  // and came back
+	poll([]feed.Conflict{{UID: "ev1", StartDate: "2027-01-11", EndDate: "2027-01-12", BookingIDs: []int64{10, 9}}})
+	poll([]feed.Conflict{{UID: "ev1", StartDate: "2027-01-11", EndDate: "2027-01-12", BookingIDs: []int64{9, 10}}})
+	if len(e.hooks.events) != 3 {
+		t.Fatalf("%d events, want 3", len(e.hooks.events))
+	}
+	ids := map[string]bool{}
+	for _, ev := range e.hooks.events {
+		ids[ev.ID] = true
+	}
+	if len(ids) != 3 {
+		t.Fatalf("ids %v: a conflict raised again reused an id", ids)
+	}
+}
+
+// TestConflictReportedBeforeUpgrade: a feed written before conflicts were kept with their
+// occurrence has the raised keys in "reported"; those are not raised again.
+func TestConflictReportedBeforeUpgrade(t *testing.T) {
+	e := setup(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(calendar)) }))
+	defer srv.Close()
+	f := e.create(t, "acc14", srv.URL+"/cal.ics")
+	c := feed.Conflict{UID: "ev1", StartDate: "2027-01-11", EndDate: "2027-01-12", BookingIDs: []int64{9}}
+	ctx := context.Background()
+	if _, err := db.Collection(feedstore.Feeds).UpdateOne(ctx, bson.D{{Key: "_id", Value: f.ID}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "reported", Value: bson.A{c.Key()}}}}, {Key: "$unset", Value: bson.D{{Key: "seen_conflicts", Value: ""}}}}); err != nil {
 		t.Fatal(err)
 	}
-	if len(e.hooks.events) != 2 {
-		t.Fatalf("%d events, want 2", len(e.hooks.events))
+	e.booking.conflicts = []feed.Conflict{c}
+	if err := e.poller(true).RunDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.hooks.events) != 0 {
+		t.Fatalf("raised again: %+v", e.hooks.events)
+	}
+	if g := e.get(t, f); len(g.Seen) != 1 || g.Seen[0].Key != c.Key() || !g.Seen[0].Raised || len(g.Reported) != 0 {
+		t.Fatalf("%+v %+v", g.Seen, g.Reported)
 	}
 }
 
