@@ -3,6 +3,7 @@ package chartcheck
 import (
 	"cmp"
 	"fmt"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -751,9 +752,7 @@ func checkNetworkPolicies(t *testing.T, c renderCase, r rendered) {
 					t.Errorf("%s: only property-svc and integration-svc connect to addresses clients name, yet %s may reach web servers", where, name)
 				}
 				if name == "integration-svc" && c.integrationPrivate {
-					if len(rule.To) != 0 {
-						t.Errorf("%s: networkPolicy.integrationTargets.allowPrivate is set, yet the receivers are limited to %+v", where, rule.To)
-					}
+					checkAllButLinkLocal(t, where, rule.To)
 					continue
 				}
 				checkPublicOnly(t, where, rule.To)
@@ -1084,4 +1083,45 @@ func ptrVal[T any](p *T) T {
 		return zero
 	}
 	return *p
+}
+
+// TestLongNamesFit: with the longest full name the chart allows (a long fullnameOverride),
+// every object's name is still a DNS label of at most 63 characters, the longest component
+// suffix ("-integration-svc") included.
+func TestLongNamesFit(t *testing.T) {
+	f := newFixture(t)
+	for _, m := range f.render(t, f.kubeVersion, "--set", "ingress.host=api.example.com", "--set", "fullnameOverride="+strings.Repeat("v", 60)) {
+		obj, err := meta.Accessor(m.Object)
+		if err != nil {
+			t.Fatalf("%s: %v", m.Source, err)
+		}
+		if n := obj.GetName(); len(n) > 63 || strings.HasSuffix(n, "-") {
+			t.Errorf("%s: name %q (%d characters) is not a DNS label", m.Source, n, len(n))
+		}
+	}
+}
+
+// checkAllButLinkLocal: networkPolicy.integrationTargets.allowPrivate opens every address but
+// the link-local ones (clouds' instance metadata and credentials), IPv4 and IPv6.
+func checkAllButLinkLocal(t *testing.T, where string, to []networkingv1.NetworkPolicyPeer) {
+	t.Helper()
+	want := map[string][]string{"0.0.0.0/0": {"169.254.0.0/16"}, "::/0": {"fe80::/10", "fd00:ec2::254/128"}}
+	if len(to) != len(want) {
+		t.Errorf("%s: allowPrivate receivers %+v, want every address but link-local", where, to)
+		return
+	}
+	for _, p := range to {
+		if p.IPBlock == nil || p.PodSelector != nil || p.NamespaceSelector != nil {
+			t.Errorf("%s: allowPrivate peer %+v is not an address block", where, p)
+			continue
+		}
+		for _, ex := range want[p.IPBlock.CIDR] {
+			if !slices.Contains(p.IPBlock.Except, ex) {
+				t.Errorf("%s: allowPrivate block %s does not except %s", where, p.IPBlock.CIDR, ex)
+			}
+		}
+		if _, ok := want[p.IPBlock.CIDR]; !ok {
+			t.Errorf("%s: allowPrivate block %s, want 0.0.0.0/0 and ::/0", where, p.IPBlock.CIDR)
+		}
+	}
 }

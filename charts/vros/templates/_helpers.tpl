@@ -8,17 +8,17 @@ Chart name, truncated to 63 characters (a DNS label).
 {{/*
 Full name of the release's objects; the release name alone when it already contains the chart
 name, so that release "vros" yields vros-edge, vros-property-svc, ...
-Truncated to 50 characters: the longest suffix added to it is "-property-svc" (13).
+Truncated to 47 characters: the longest suffix added to it is "-integration-svc" (16).
 */}}
 {{- define "vros.fullname" -}}
 {{- if .Values.fullnameOverride }}
-{{- .Values.fullnameOverride | trunc 50 | trimSuffix "-" }}
+{{- .Values.fullnameOverride | trunc 47 | trimSuffix "-" }}
 {{- else }}
 {{- $name := default .Chart.Name .Values.nameOverride }}
 {{- if contains $name .Release.Name }}
-{{- .Release.Name | trunc 50 | trimSuffix "-" }}
+{{- .Release.Name | trunc 47 | trimSuffix "-" }}
 {{- else }}
-{{- printf "%s-%s" .Release.Name $name | trunc 50 | trimSuffix "-" }}
+{{- printf "%s-%s" .Release.Name $name | trunc 47 | trimSuffix "-" }}
 {{- end }}
 {{- end }}
 {{- end }}
