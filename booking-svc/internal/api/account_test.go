@@ -132,6 +132,7 @@ type server struct {
 	eraser *erasure.Eraser
 	pub    *recorder
 	box    *seal.Box
+	svc    *booking.Service
 }
 
 func newServer(t *testing.T) *server { return newServerLogging(t, io.Discard) }
@@ -175,6 +176,7 @@ func newServerLogging(t *testing.T, w io.Writer) *server {
 	s.vw.IgnoreErased(s.marks.Is)
 	svc := booking.New(booking.Deps{Properties: properties.New(s.vw), Bookings: s.st, Blocks: s.st, Users: s.st, Accounts: s.st,
 		Ledger: s.led, Gateway: gateway.NewTest(time.Now), Box: box})
+	s.svc = svc
 	s.eraser = &erasure.Eraser{Marks: s.marks, View: erasure.Part{Name: "view", Erase: s.vw.EraseAccount}, Forget: s.vw.ForgetAccount,
 		Parts: []erasure.Part{{Name: "bookings", Erase: s.st.EraseAccount}, {Name: "ledger", Erase: s.nights.EraseAccount},
 			{Name: "idempotency", Erase: s.keys.EraseAccount}, erasure.ParkedEvents(db.Collection(events.ParkedCollection))},

@@ -108,9 +108,12 @@ type feedSyncJSON struct {
 	Blocks        []feedBlockJSON    `json:"blocks"`
 	NightsBlocked int                `json:"nights_blocked"`
 	Conflicts     []feedConflictJSON `json:"conflicts"`
+	Complete      bool               `json:"complete"`
 }
 
-// icalSync: POST /internal/ical/sync → the feed's blocks and conflicts after the sync.
+// icalSync: POST /internal/ical/sync → the feed's blocks and conflicts after the sync, and
+// whether it is complete: a sync that stopped early (its deadline) answers 200 with
+// "complete": false, and the same request sent again goes on.
 func (a *API) icalSync(c *fiber.Ctx) error {
 	r, err := decodeFeedSync(c.Body())
 	if err != nil {
@@ -122,12 +125,10 @@ func (a *API) icalSync(c *fiber.Ctx) error {
 		return httpapi.NotFound(httpapi.StatusNoProperty, fmt.Sprintf("property %d does not exist", r.PropertyID))
 	case errors.Is(err, booking.ErrBusy):
 		return httpapi.Conflict(httpapi.StatusConflict, "another sync of feed "+strconv.FormatInt(r.FeedID, 10)+" is in progress; try again")
-	case errors.Is(err, booking.ErrSyncIncomplete):
-		return httpapi.Conflict(httpapi.StatusConflict, err.Error())
 	case err != nil:
 		return err
 	}
-	out := feedSyncJSON{Blocks: []feedBlockJSON{}, NightsBlocked: res.NightsBlocked, Conflicts: []feedConflictJSON{}}
+	out := feedSyncJSON{Blocks: []feedBlockJSON{}, NightsBlocked: res.NightsBlocked, Conflicts: []feedConflictJSON{}, Complete: res.Complete}
 	for _, b := range res.Blocks {
 		out.Blocks = append(out.Blocks, feedBlockJSON{UID: b.UID, BlockID: b.BlockID, StartDate: b.StartDate, EndDate: b.EndDate})
 	}

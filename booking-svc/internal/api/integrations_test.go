@@ -184,7 +184,7 @@ func TestICalSyncRoute(t *testing.T) {
 	wantBody := fmt.Sprintf(`{"blocks":[{"uid":"e1@airbnb","block_id":%d,"start_date":"2027-05-10","end_date":"2027-05-11"},`+
 		`{"uid":"e1@airbnb","block_id":%d,"start_date":"2027-05-13","end_date":"2027-05-13"},`+
 		`{"uid":"e2@airbnb","block_id":%d,"start_date":"2027-06-01","end_date":"2027-06-01"}],"nights_blocked":4,`+
-		`"conflicts":[{"uid":"e1@airbnb","start_date":"2027-05-12","end_date":"2027-05-12","booking_ids":[%d]}]}`,
+		`"conflicts":[{"uid":"e1@airbnb","start_date":"2027-05-12","end_date":"2027-05-12","booking_ids":[%d]}],"complete":true}`,
 		res.Blocks[0].BlockID, res.Blocks[1].BlockID, res.Blocks[2].BlockID, b.BookingID)
 	if string(body) != wantBody {
 		t.Errorf("answer\n%s\nwant\n%s", body, wantBody)
@@ -238,7 +238,7 @@ func TestICalSyncRoute(t *testing.T) {
 	}
 	// An empty list removes every block of the feed.
 	if code, body := s.do(t, acct, http.MethodPost, "/internal/ical/sync", `{"property_id":51,"feed_id":5,"events":[]}`); code != 200 ||
-		string(body) != `{"blocks":[],"nights_blocked":0,"conflicts":[]}` {
+		string(body) != `{"blocks":[],"nights_blocked":0,"conflicts":[],"complete":true}` {
 		t.Errorf("empty events: %d %s", code, body)
 	}
 }
@@ -345,5 +345,61 @@ func TestHookBookingStatuses(t *testing.T) {
 	}
 	if code, body := s.do(t, acct, http.MethodGet, "/internal/hooks/booking/"+strconv.FormatInt(pending, 10), ""); code != http.StatusNotFound {
 		t.Errorf("failed attempt: %d %s", code, body)
+	}
+}
+
+// syncAnswer is the answer of /internal/ical/sync.
+type syncAnswer struct {
+	Blocks []struct {
+		UID       string `json:"uid"`
+		BlockID   int64  `json:"block_id"`
+		StartDate string `json:"start_date"`
+		EndDate   string `json:"end_date"`
+	} `json:"blocks"`
+	NightsBlocked    int               `json:"nights_blocked"`
+	Conflicts        []json.RawMessage `json:"conflicts"`
+	ConflictsOmitted *int              `json:"conflicts_omitted"`
+	Complete         *bool             `json:"complete"`
+}
+
+// TestICalSyncIncompleteIs200: a sync that reaches its deadline before the feed's blocks are
+// all made answers 200 with "complete": false and the blocks made so far; the same request
+// sent again goes on, until an answer says "complete": true.
+func TestICalSyncIncompleteIs200(t *testing.T) {
+	s := newServer(t)
+	s.svc.Deadline = time.Second
+	acct := newAccount("icinc")
+	priceable(t, s, acct, 53)
+	var evs []string
+	for i := range 300 {
+		d := time.Date(2028, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, 2*i)
+		evs = append(evs, fmt.Sprintf(`{"uid":"u%d","start":"%s","end":"%s"}`, i, d.Format(time.DateOnly), d.AddDate(0, 0, 1).Format(time.DateOnly)))
+	}
+	body := `{"property_id":53,"feed_id":6,"name":"Big","events":[` + strings.Join(evs, ",") + `]}`
+	incomplete, last := 0, 0
+	for try := 0; ; try++ {
+		if try > 30 {
+			t.Fatal("the sync never completed")
+		}
+		code, out := s.do(t, acct, http.MethodPost, "/internal/ical/sync", body)
+		var res syncAnswer
+		if code != http.StatusOK || json.Unmarshal(out, &res) != nil || res.Complete == nil || res.Blocks == nil || res.Conflicts == nil {
+			t.Fatalf("try %d: %d %.300s", try, code, out)
+		}
+		if len(res.Blocks) < last || res.NightsBlocked != len(res.Blocks) {
+			t.Errorf("try %d: %d blocks, %d nights (had %d blocks)", try, len(res.Blocks), res.NightsBlocked, last)
+		}
+		last = len(res.Blocks)
+		if !*res.Complete {
+			incomplete++
+			continue
+		}
+		if len(res.Blocks) != 300 {
+			t.Errorf("complete with %d blocks", len(res.Blocks))
+		}
+		break
+	}
+	if incomplete == 0 {
+		t.Error("the sync fitted in one request: the test shows nothing")
 	}
 }

@@ -54,11 +54,15 @@ type FeedConflict struct {
 	BookingIDs         []int64
 }
 
-// FeedResult is the feed's state after a sync.
+// FeedResult is the feed's state after a sync. Complete says the feed's blocks are as
+// wanted; a sync that stopped early (its deadline near, or nights that kept changing hands)
+// has everything it began finished, answers the blocks as they stand and the conflicts found
+// so far, and the same request again goes on from there.
 type FeedResult struct {
 	Blocks        []FeedBlock
 	NightsBlocked int
 	Conflicts     []FeedConflict
+	Complete      bool
 }
 
 // feedLeaseMargin is how long past a sync's deadline its feed lease lasts: once it is up,
@@ -71,11 +75,6 @@ const feedRetryGap = 50 * time.Millisecond
 // maxSyncRounds bounds the plan-and-apply rounds of one sync (docs/booking.md, "iCal
 // import": a round frees the nights a later round gives to another block of the feed).
 const maxSyncRounds = 8
-
-// ErrSyncIncomplete: the sync stopped before the feed's blocks were all as wanted — nights
-// kept changing hands, or the request's time ran short (a first import of thousands of
-// events) — with everything it began finished; a retry goes on from there.
-var ErrSyncIncomplete = errors.New("the sync did not finish (nights kept changing, or too many changes for one request); sync again to go on")
 
 // SyncFeed reconciles the property's blocks imported from the feed with its events: every
 // wanted night that no booking and no other block holds is held by a block of the feed,
@@ -153,6 +152,40 @@ func (s *Service) takeFeedLease(ctx context.Context, account string, feed int64,
 // syncRounds plans from what the ledger and the blocks say now and applies the plan, until
 // a plan has nothing left to do. It reports whether everything it began was finished.
 func (s *Service) syncRounds(ctx context.Context, account string, r FeedSync, holder string) (FeedResult, bool, error) {
+	res, complete, done, err := s.syncRoundsUntil(ctx, account, r, holder)
+	if err != nil || complete {
+		res.Complete = complete
+		return res, done, err
+	}
+	// Stopped early with everything begun finished: the blocks as they stand.
+	now, err := s.feedState(ctx, account, r)
+	if err != nil {
+		return FeedResult{}, done, err
+	}
+	now.Conflicts = res.Conflicts
+	return now, done, nil
+}
+
+// feedState is the feed's blocks as they stand, by start date.
+func (s *Service) feedState(ctx context.Context, account string, r FeedSync) (FeedResult, error) {
+	blocks, err := s.blocks.FeedBlocks(ctx, account, r.PropertyID, r.FeedID)
+	if err != nil {
+		return FeedResult{}, err
+	}
+	var res FeedResult
+	for _, b := range blocks {
+		res.Blocks = append(res.Blocks, FeedBlock{UID: b.UID, BlockID: b.BlockID, StartDate: b.StartDate, EndDate: b.EndDate})
+		res.NightsBlocked += len(blockNights(b.StartDate, b.EndDate))
+	}
+	slices.SortFunc(res.Blocks, func(a, b FeedBlock) int {
+		return strings.Compare(a.StartDate+a.UID, b.StartDate+b.UID)
+	})
+	return res, nil
+}
+
+// syncRoundsUntil runs the rounds; it reports whether the feed is complete (else the last
+// plan's result, for its conflicts) and whether everything it began was finished.
+func (s *Service) syncRoundsUntil(ctx context.Context, account string, r FeedSync, holder string) (FeedResult, bool, bool, error) {
 	memo := "Imported from " + r.Name
 	if r.Name == "" {
 		memo = "Imported from iCal feed " + strconv.FormatInt(r.FeedID, 10)
@@ -160,13 +193,15 @@ func (s *Service) syncRounds(ctx context.Context, account string, r FeedSync, ho
 	// Past this point no new change begins: what is begun is finished within the deadline.
 	dl, _ := ctx.Deadline()
 	stopAt := dl.Add(-s.Deadline / 5)
+	var last FeedResult
 	for range maxSyncRounds {
 		p, err := s.planFeed(ctx, account, r)
 		if err != nil {
-			return FeedResult{}, true, err
+			return FeedResult{}, false, true, err
 		}
+		last = p.result
 		if len(p.deletes)+len(p.moves)+len(p.creates) == 0 {
-			return p.result, true, nil
+			return p.result, true, true, nil
 		}
 		progress := false
 		late := func() bool { return time.Now().After(stopAt) }
@@ -182,31 +217,31 @@ func (s *Service) syncRounds(ctx context.Context, account string, r FeedSync, ho
 		}
 		for _, b := range p.deletes {
 			if late() {
-				return FeedResult{}, true, ErrSyncIncomplete
+				return last, false, true, nil
 			}
 			if err := step(s.feedDelete(ctx, account, r.FeedID, holder, b)); err != nil {
-				return FeedResult{}, false, err
+				return FeedResult{}, false, false, err
 			}
 		}
 		var stuck []Block
 		for _, m := range p.moves {
 			if late() {
-				return FeedResult{}, true, ErrSyncIncomplete
+				return last, false, true, nil
 			}
 			err := s.feedMove(ctx, account, r.FeedID, holder, m.block, m.run)
 			if ledger.IsTaken(err) {
 				stuck = append(stuck, m.block)
 			}
 			if err := step(err); err != nil {
-				return FeedResult{}, false, err
+				return FeedResult{}, false, false, err
 			}
 		}
 		for _, c := range p.creates {
 			if late() {
-				return FeedResult{}, true, ErrSyncIncomplete
+				return last, false, true, nil
 			}
 			if err := step(s.feedCreate(ctx, account, r, holder, c, memo)); err != nil {
-				return FeedResult{}, false, err
+				return FeedResult{}, false, false, err
 			}
 		}
 		if !progress {
@@ -214,12 +249,12 @@ func (s *Service) syncRounds(ctx context.Context, account string, r FeedSync, ho
 			// dates): delete them, so that the next round creates them on their new nights.
 			for _, b := range stuck {
 				if err := step(s.feedDelete(ctx, account, r.FeedID, holder, b)); err != nil {
-					return FeedResult{}, false, err
+					return FeedResult{}, false, false, err
 				}
 			}
 		}
 	}
-	return FeedResult{}, true, ErrSyncIncomplete
+	return last, false, true, nil
 }
 
 // feedRun is a run of nights one uid's block should hold.
