@@ -403,7 +403,8 @@ func (a *API) getIntegrations(c *fiber.Ctx) error {
 // putIntegrations: PUT /admin/v1/accounts/{id}/integrations {"allow_private_targets": true}
 // → the settings. allow_private_targets lets the account's webhook targets and iCal feed
 // links name private addresses (docs/webhooks.md); it is off for every account unless the
-// operator switches it on. A change is recorded in the audit log with the old and new value.
+// operator switches it on. A change is recorded in the audit log with the old and new value;
+// one that cannot be recorded is undone.
 func (a *API) putIntegrations(c *fiber.Ctx) error {
 	acc, err := a.liveAccount(c)
 	if err != nil {
@@ -442,6 +443,11 @@ func (a *API) putIntegrations(c *fiber.Ctx) error {
 	}
 	if before != got {
 		if err := a.accounts.IntegrationsChanged(ctx, acc.ID, "allow_private_targets", before.AllowPrivateTargets, got.AllowPrivateTargets); err != nil {
+			// A change that is not in the audit log is undone, so that the operator's retry
+			// makes (and records) it again rather than finding nothing left to record.
+			if _, rerr := a.services.SetIntegrations(context.WithoutCancel(ctx), acc.ID, before); rerr != nil {
+				return errors.Join(err, serviceFailed(rerr))
+			}
 			return err
 		}
 	}
