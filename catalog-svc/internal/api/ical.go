@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	ics "github.com/arran4/golang-ical"
 	"github.com/gofiber/fiber/v2"
@@ -31,9 +32,12 @@ const (
 	// before today − icalPast days is left out (channels need no old nights, and the feed of
 	// a long-lived property stays small).
 	icalPast = 60
-	// icalCacheMax bounds the rendered feeds kept; beyond it the cache starts again (feeds
-	// are rendered again on their next poll).
-	icalCacheMax = 100_000
+	// icalCacheMax and icalCacheBytes bound the rendered feeds kept, in number and in bytes;
+	// beyond either the cache starts again (feeds are rendered again on their next poll). A
+	// feed of a busy property with imported blocks is tens of KB: the count alone would let
+	// the cache outgrow the replica's memory.
+	icalCacheMax   = 100_000
+	icalCacheBytes = 64 << 20
 )
 
 // feed is a rendered calendar: its bytes, their ETag, and what it was rendered from.
@@ -47,8 +51,9 @@ type feed struct {
 
 // feeds caches rendered calendars by token hash.
 type feeds struct {
-	mu sync.RWMutex
-	m  map[string]*feed
+	mu    sync.RWMutex
+	m     map[string]*feed
+	bytes int // of the bodies in m
 }
 
 func (f *feeds) get(hash string) *feed {
@@ -60,19 +65,29 @@ func (f *feeds) get(hash string) *feed {
 func (f *feeds) put(hash string, fd *feed) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.m == nil || len(f.m) >= icalCacheMax {
-		f.m = map[string]*feed{}
+	if f.m == nil || len(f.m) >= icalCacheMax || f.bytes+len(fd.body) > icalCacheBytes {
+		f.m, f.bytes = map[string]*feed{}, 0
 	}
 	// Of two renders of one calendar, the newer generation stays.
 	if cur := f.m[hash]; cur == nil || cur.gen < fd.gen || (cur.gen == fd.gen && cur.since != fd.since) {
+		f.remove(hash)
 		f.m[hash] = fd
+		f.bytes += len(fd.body)
+	}
+}
+
+// remove deletes hash's feed; f.mu is held.
+func (f *feeds) remove(hash string) {
+	if cur := f.m[hash]; cur != nil {
+		f.bytes -= len(cur.body)
+		delete(f.m, hash)
 	}
 }
 
 func (f *feeds) drop(hash string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	delete(f.m, hash)
+	f.remove(hash)
 }
 
 // Forget drops an erased account's feeds.
@@ -81,7 +96,7 @@ func (f *feeds) Forget(acc string) {
 	defer f.mu.Unlock()
 	for h, fd := range f.m {
 		if fd.account == acc {
-			delete(f.m, h)
+			f.remove(h)
 		}
 	}
 }
@@ -179,7 +194,14 @@ func renderICal(cal view.Calendar, since pricing.Date) ([]byte, error) {
 	c.SetProductId(icalProdID)
 	c.SetCalscale("GREGORIAN")
 	c.SetMethod(ics.MethodPublish)
-	c.SetXWRCalName(cal.Property.Snap.Content.Name)
+	// control characters (a CR, say) would break the line: RFC 5545 allows none in a text
+	// value, and the library escapes only \\, ;, , and newlines.
+	c.SetXWRCalName(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, cal.Property.Snap.Content.Name))
 	for _, b := range cal.Bookings {
 		if b.Status != "reserved" || len(b.Nights) == 0 {
 			continue

@@ -356,3 +356,44 @@ func TestICalConcurrentPollers(t *testing.T) {
 		t.Logf("the pollers saw %d versions", len(bodies))
 	}
 }
+
+// TestICalNameControlCharacters: control characters in the property's name (the owner's
+// text) become spaces, so the feed stays valid RFC 5545 (no bare CR or LF in a value).
+func TestICalNameControlCharacters(t *testing.T) {
+	s := newServer(t, "")
+	s.load(contract.PropertyUpdated, icalProperty("1001", 17, 3, "Villa\rAurora\nby\tthe\x00Sea", tokA))
+	_, _, body := s.fetch(http.MethodGet, "/internal/ical/"+tokA+".ics", "")
+	if !strings.Contains(string(body), "X-WR-CALNAME:Villa Aurora by the Sea\r\n") {
+		t.Fatalf("calendar name in\n%q", body)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(string(body), "\r\n"), "\r\n") {
+		if strings.ContainsAny(line, "\r\n\x00") {
+			t.Fatalf("a line holds a control character: %q", line)
+		}
+	}
+}
+
+// TestFeedsCacheBounded: the rendered feeds kept never exceed icalCacheBytes, and replacing
+// or dropping one keeps the count of bytes exact.
+func TestFeedsCacheBounded(t *testing.T) {
+	var f feeds
+	body := make([]byte, 1<<20)
+	for i := range 100 {
+		f.put(fmt.Sprint(i), &feed{account: "a", gen: 1, body: body})
+		if f.bytes > icalCacheBytes {
+			t.Fatalf("after %d feeds of 1 MiB the cache holds %d bytes", i+1, f.bytes)
+		}
+	}
+	f = feeds{}
+	f.put("x", &feed{gen: 1, body: make([]byte, 10)})
+	f.put("x", &feed{gen: 2, body: make([]byte, 30)})
+	f.put("y", &feed{account: "gone", gen: 1, body: make([]byte, 5)})
+	f.Forget("gone")
+	if f.bytes != 30 {
+		t.Fatalf("bytes %d, want 30", f.bytes)
+	}
+	f.drop("x")
+	if f.bytes != 0 || len(f.m) != 0 {
+		t.Fatalf("after the drop: %d bytes, %d feeds", f.bytes, len(f.m))
+	}
+}
