@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -65,8 +66,13 @@ func decodeFeedSync(body []byte) (booking.FeedSync, error) {
 	pid, _ := o.Int("property_id", fields.Int{Required: true, Min: 1})
 	feed, _ := o.Int("feed_id", fields.Int{Required: true, Min: 1})
 	name, _ := o.String("name", fields.Str{Max: booking.MaxFeedName})
-	r := booking.FeedSync{PropertyID: int64(pid), FeedID: int64(feed), Name: name, Events: []booking.FeedEvent{}}
-	events, _ := o.Array("events", fields.List{Required: true, Max: booking.MaxFeedEvents})
+	final, _ := o.Bool("final", false)
+	r := booking.FeedSync{PropertyID: int64(pid), FeedID: int64(feed), Name: name, Events: []booking.FeedEvent{}, Final: final}
+	events, _ := o.Array("events", fields.List{Required: !final, Max: booking.MaxFeedEvents})
+	if final && len(events) > 0 {
+		v.Add("events", "must be empty when final is true")
+		return r, v.Err()
+	}
 	for i, e := range events {
 		if e == nil {
 			continue
@@ -123,6 +129,9 @@ func (a *API) icalSync(c *fiber.Ctx) error {
 	switch {
 	case errors.Is(err, booking.ErrNoProperty):
 		return httpapi.NotFound(httpapi.StatusNoProperty, fmt.Sprintf("property %d does not exist", r.PropertyID))
+	case errors.Is(err, booking.ErrFeedGone):
+		return &httpapi.Error{HTTP: http.StatusGone, Type: "gone", Status: httpapi.StatusNotFound,
+			Message: fmt.Sprintf("feed %d was deleted; it cannot be synced again", r.FeedID)}
 	case errors.Is(err, booking.ErrBusy):
 		return httpapi.Conflict(httpapi.StatusConflict, "another sync of feed "+strconv.FormatInt(r.FeedID, 10)+" is in progress; try again")
 	case err != nil:

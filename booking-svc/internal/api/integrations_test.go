@@ -403,3 +403,110 @@ func TestICalSyncIncompleteIs200(t *testing.T) {
 		t.Error("the sync fitted in one request: the test shows nothing")
 	}
 }
+
+// TestICalFinalSyncAndTombstone: a final sync removes the feed's blocks (their nights free)
+// and tombstones the feed id for the account; any later sync of it answers 410 and changes
+// nothing, a final one again answers 200; bodies breaking the rules name their field; another
+// feed, and the same feed id in another account, are untouched; an owner may delete an
+// imported block once its feed is tombstoned.
+func TestICalFinalSyncAndTombstone(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	acct, other := newAccount("icfinal"), newAccount("icfinal2")
+	priceable(t, s, acct, 54)
+	priceable(t, s, other, 54)
+	sync := func(account, body string) (int, string) {
+		code, out := s.do(t, account, http.MethodPost, "/internal/ical/sync", body)
+		return code, string(out)
+	}
+	const events = `"events":[{"uid":"a","start":"2027-05-10","end":"2027-05-14"}]`
+	const events8 = `"events":[{"uid":"b","start":"2027-06-10","end":"2027-06-14"}]`
+	feedBody := func(feed int) string {
+		if feed == 8 {
+			return `{"property_id":54,"feed_id":8,` + events8 + `}`
+		}
+		return fmt.Sprintf(`{"property_id":54,"feed_id":%d,%s}`, feed, events)
+	}
+	for _, a := range []string{acct, other} {
+		for _, feed := range []int{7, 8} {
+			if code, out := sync(a, feedBody(feed)); code != 200 {
+				t.Fatalf("sync: %d %s", code, out)
+			}
+		}
+	}
+	blocks := func(account string, feed int64) int {
+		b, err := s.st.FeedBlocks(ctx, account, 54, feed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(b)
+	}
+	// Refused bodies change nothing.
+	for _, tc := range []struct{ body, field, msg string }{
+		{`{"property_id":54,"feed_id":7,"final":true,` + events + `}`, "events", "must be empty when final is true"},
+		{`{"property_id":54,"feed_id":7,"final":"yes","events":[]}`, "final", "must be a boolean"},
+	} {
+		if code, out := sync(acct, tc.body); code != 400 || !strings.Contains(out, `"`+tc.field+`"`) || !strings.Contains(out, tc.msg) {
+			t.Errorf("%s: %d %s, want 400 naming %s", tc.body, code, out, tc.field)
+		}
+	}
+	if blocks(acct, 7) != 1 {
+		t.Fatal("a refused body changed the feed's blocks")
+	}
+	const empty = `{"blocks":[],"nights_blocked":0,"conflicts":[],"complete":true}`
+	// The final sync (events absent, or []), twice: 200 both times.
+	for _, body := range []string{`{"property_id":54,"feed_id":7,"final":true}`, `{"property_id":54,"feed_id":7,"final":true,"events":[]}`} {
+		if code, out := sync(acct, body); code != 200 || out != empty {
+			t.Errorf("final sync %s: %d %s", body, code, out)
+		}
+	}
+	if blocks(acct, 7) != 0 || blocks(acct, 8) != 1 {
+		t.Error("the final sync left blocks, or took another feed's")
+	}
+	if owners, err := s.led.Owners(ctx, acct, 54, "2027-05-01", "2027-05-31"); err != nil || len(owners) != 0 {
+		t.Errorf("after the final sync the ledger holds %v (%v)", owners, err)
+	}
+	// Any later sync of the feed: 410, nothing created.
+	for _, body := range []string{`{"property_id":54,"feed_id":7,` + events + `}`, `{"property_id":54,"feed_id":7,"events":[]}`} {
+		code, out := sync(acct, body)
+		if code != http.StatusGone || !strings.Contains(out, `"gone"`) || !strings.Contains(out, "feed 7") {
+			t.Errorf("sync of a tombstoned feed: %d %s", code, out)
+		}
+	}
+	if blocks(acct, 7) != 0 {
+		t.Error("a sync of the tombstoned feed created blocks")
+	}
+	// Feed 8 of the account, and feed 7 of the other account, go on.
+	for _, a := range []string{acct, other} {
+		for _, feed := range []int{7, 8} {
+			if a == acct && feed == 7 {
+				continue
+			}
+			if code, out := sync(a, feedBody(feed)); code != 200 || !strings.Contains(out, `"complete":true`) || !strings.Contains(out, `"nights_blocked":4`) {
+				t.Errorf("%s feed %d: %d %s", a, feed, code, out)
+			}
+		}
+	}
+	// An owner deletes an imported block of a tombstoned feed (one left behind), not one of a
+	// live feed.
+	left, err := s.st.FeedBlocks(ctx, other, 54, 8)
+	if err != nil || len(left) != 1 {
+		t.Fatalf("feed 8 of the other account: %v %v", left, err)
+	}
+	del := func() (int, string) {
+		code, out := s.do(t, other, http.MethodPost, "/internal/a/property-blockdate", fmt.Sprintf(`{"action":"delete","block":{"block_id":%d}}`, left[0].BlockID))
+		return code, string(out)
+	}
+	if code, out := del(); code != http.StatusConflict {
+		t.Errorf("delete of a live feed's block: %d %s", code, out)
+	}
+	if err := s.st.BuryFeed(ctx, other, 8); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := del(); code != http.StatusOK {
+		t.Errorf("delete of a tombstoned feed's block: %d %s", code, out)
+	}
+	if owners, err := s.led.Owners(ctx, other, 54, "2027-05-01", "2027-06-30"); err != nil || len(owners) != 4 {
+		t.Errorf("after the owner's delete the ledger holds %v (%v), want feed 7's four nights", owners, err)
+	}
+}

@@ -78,7 +78,8 @@ func (s *Service) CreateBlock(ctx context.Context, account string, r BlockReques
 var ErrImportedBlock = errors.New("the block was imported from an iCal feed")
 
 // DeleteBlock removes an owner's block of account and frees its nights; an imported block is
-// ErrImportedBlock.
+// ErrImportedBlock while its feed lives (a tombstoned feed's block is the owner's to remove:
+// no sync of the feed will ever touch it again).
 func (s *Service) DeleteBlock(ctx context.Context, account string, id int64) error {
 	ctx, cancel := context.WithTimeout(ctx, s.Deadline)
 	defer cancel()
@@ -87,7 +88,13 @@ func (s *Service) DeleteBlock(ctx context.Context, account string, id int64) err
 		return err // ErrNotFound too
 	}
 	if b.FeedID != 0 {
-		return ErrImportedBlock
+		gone, err := s.blocks.FeedGone(ctx, account, b.FeedID)
+		if err != nil {
+			return err
+		}
+		if !gone {
+			return ErrImportedBlock
+		}
 	}
 	owner := blockOwner(id)
 	release := ledger.Stay{Account: account, PropertyID: b.PropertyID, Dates: blockNights(b.StartDate, b.EndDate)}

@@ -31,13 +31,18 @@ type FeedEvent struct {
 }
 
 // FeedSync asks that the blocks of property PropertyID imported from feed FeedID be exactly
-// the nights of Events that nothing else holds.
+// the nights of Events that nothing else holds. Final (with no events): the feed was
+// deleted; its blocks are removed and the feed id is tombstoned for good.
 type FeedSync struct {
 	PropertyID int64
 	FeedID     int64
 	Name       string
 	Events     []FeedEvent
+	Final      bool
 }
+
+// ErrFeedGone: the feed was deleted (a final sync tombstoned it); it is never synced again.
+var ErrFeedGone = errors.New("the feed was deleted")
 
 // FeedBlock is a block of the feed after the sync (EndDate: the last night, included).
 type FeedBlock struct {
@@ -83,12 +88,24 @@ const maxSyncRounds = 8
 // deleted. Nights a booking holds are conflicts, nights another block holds are left alone.
 // Syncs of one feed take turns (a lease); a sync stopped at any step is finished by the next
 // one (or the janitor's repair), and a repeated sync changes nothing.
+//
+// A final sync removes the feed's blocks (of every property, even a deleted one) and then
+// tombstones the feed id; from then on a sync of it is ErrFeedGone and changes nothing (a
+// poll that outlived its lease cannot bring the blocks back), and a final one again only
+// finds nothing left to remove.
 func (s *Service) SyncFeed(ctx context.Context, account string, r FeedSync) (FeedResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.Deadline)
 	defer cancel()
 	ctx = s.steps(ctx, "icalsync", account)
-	if _, err := s.view.Property(ctx, account, r.PropertyID); err != nil {
-		return FeedResult{}, err
+	if r.Final {
+		r.Events = nil
+	} else {
+		if err := s.feedAlive(ctx, account, r.FeedID); err != nil {
+			return FeedResult{}, err
+		}
+		if _, err := s.view.Property(ctx, account, r.PropertyID); err != nil {
+			return FeedResult{}, err
+		}
 	}
 	holder, err := leaseHolder()
 	if err != nil {
@@ -107,9 +124,61 @@ func (s *Service) SyncFeed(ctx context.Context, account string, r FeedSync) (Fee
 		return FeedResult{}, err
 	}
 	faults.At(ctx, "leased")
+	if !r.Final {
+		// Read again under the lease: a final sync that held it before has tombstoned it.
+		if err := s.feedAlive(ctx, account, r.FeedID); err != nil {
+			done = true
+			return FeedResult{}, err
+		}
+		var res FeedResult
+		res, done, err = s.syncRounds(ctx, account, r, holder)
+		return res, err
+	}
 	var res FeedResult
-	res, done, err = s.syncRounds(ctx, account, r, holder)
+	res, done, err = s.finalSync(ctx, account, r, holder)
 	return res, err
+}
+
+// feedAlive is ErrFeedGone for a tombstoned feed.
+func (s *Service) feedAlive(ctx context.Context, account string, feed int64) error {
+	gone, err := s.blocks.FeedGone(ctx, account, feed)
+	if err == nil && gone {
+		err = fmt.Errorf("feed %d: %w", feed, ErrFeedGone)
+	}
+	return err
+}
+
+// finalSync removes every block of the feed, of whichever property, then tombstones the
+// feed id; it reports whether everything it began was finished.
+func (s *Service) finalSync(ctx context.Context, account string, r FeedSync, holder string) (FeedResult, bool, error) {
+	left, err := s.blocks.FeedBlocks(ctx, account, 0, r.FeedID)
+	if err != nil {
+		return FeedResult{}, true, err
+	}
+	pids := []int64{r.PropertyID}
+	for _, b := range left {
+		if !slices.Contains(pids, b.PropertyID) {
+			pids = append(pids, b.PropertyID)
+		}
+	}
+	res := FeedResult{Complete: true}
+	for _, pid := range pids {
+		one := r
+		one.PropertyID = pid
+		got, done, err := s.syncRounds(ctx, account, one, holder)
+		if err != nil || !done {
+			return FeedResult{}, done, err
+		}
+		if !got.Complete {
+			now, err := s.feedState(ctx, account, FeedSync{FeedID: r.FeedID}) // every property's
+			return now, true, err
+		}
+	}
+	faults.At(ctx, "removed")
+	if err := s.blocks.BuryFeed(ctx, account, r.FeedID); err != nil {
+		return FeedResult{}, true, err
+	}
+	return res, true, nil
 }
 
 func leaseHolder() (string, error) {

@@ -661,3 +661,73 @@ func TestFeedLeaseGivenUpAfterFailedRepair(t *testing.T) {
 	}
 	base.checkFeed(t, account, pid, feed, res, nil)
 }
+
+// TestFinalSyncStopsALatePoll: a sync of the feed that waits for the lease while the feed's
+// final sync holds it (a poll that outlived its lease) finds the feed tombstoned once it gets
+// the lease, and creates nothing; a final sync again changes nothing; an imported block of a
+// tombstoned feed is its owner's to delete.
+func TestFinalSyncStopsALatePoll(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	account := fmt.Sprintf("feedfinal-%d", time.Now().UnixNano())
+	const pid, feed = 38, 12
+	f.priceable(t, account, pid)
+	events := []booking.FeedEvent{ev("A", "2027-01-10", "2027-01-13")}
+	if _, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events}); err != nil {
+		t.Fatal(err)
+	}
+	fin := booking.New(booking.Deps{Properties: properties.New(f.vw), Bookings: f.st, Blocks: f.st, Users: f.st, Ledger: f.led})
+	leased, proceed := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	fin.Crash = func(step, acct string) {
+		if acct == account && step == "icalsync:leased" {
+			once.Do(func() { close(leased); <-proceed })
+		}
+	}
+	finalErr := make(chan error, 1)
+	go func() {
+		res, err := fin.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Final: true})
+		if err == nil && (!res.Complete || len(res.Blocks) != 0) {
+			err = fmt.Errorf("final sync answered %+v", res)
+		}
+		finalErr <- err
+	}()
+	<-leased
+	lateErr := make(chan error, 1)
+	go func() {
+		_, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed",
+			Events: append(events, ev("B", "2027-02-01", "2027-02-03"))})
+		lateErr <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // the late sync waits for the lease
+	close(proceed)
+	if err := <-finalErr; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-lateErr; !errors.Is(err, booking.ErrFeedGone) {
+		t.Errorf("the late sync answered %v, want ErrFeedGone", err)
+	}
+	f.checkFeed(t, account, pid, feed, booking.FeedResult{}, nil)
+	res, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Final: true})
+	if err != nil || !res.Complete || len(res.Blocks) != 0 {
+		t.Errorf("a final sync again: %+v %v", res, err)
+	}
+	if _, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Events: []booking.FeedEvent{}}); !errors.Is(err, booking.ErrFeedGone) {
+		t.Errorf("an empty sync of the tombstoned feed: %v", err)
+	}
+	// Another feed's block: the owner deletes it once that feed is tombstoned, not before.
+	other, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed + 1, Name: "Test feed", Events: events})
+	if err != nil || len(other.Blocks) != 1 {
+		t.Fatal(other, err)
+	}
+	if err := f.svc.DeleteBlock(ctx, account, other.Blocks[0].BlockID); !errors.Is(err, booking.ErrImportedBlock) {
+		t.Errorf("delete of a live feed's block: %v", err)
+	}
+	if err := f.st.BuryFeed(ctx, account, feed+1); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.DeleteBlock(ctx, account, other.Blocks[0].BlockID); err != nil {
+		t.Errorf("delete of a tombstoned feed's block: %v", err)
+	}
+	f.checkFeed(t, account, pid, feed+1, booking.FeedResult{}, nil)
+}

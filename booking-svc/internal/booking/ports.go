@@ -56,7 +56,8 @@ type Blocks interface {
 	Block(ctx context.Context, account string, id int64) (Block, error)
 	// DeleteBlock marks a block deleted and publishes it; the caller then frees its nights.
 	DeleteBlock(ctx context.Context, account string, id int64) (Block, error)
-	// FeedBlocks returns the live blocks of property pid imported from feed.
+	// FeedBlocks returns the live blocks of property pid (0: of every property) imported
+	// from feed.
 	FeedBlocks(ctx context.Context, account string, pid, feed int64) ([]Block, error)
 	// MoveBlock gives a live block new dates (published as an update).
 	MoveBlock(ctx context.Context, account string, id int64, start, end string) (Block, error)
@@ -67,6 +68,10 @@ type Blocks interface {
 	TakeFeedLease(ctx context.Context, account string, feed int64, holder string, until time.Time) ([]int64, error)
 	NoteFeedBlock(ctx context.Context, account string, feed int64, holder string, ids ...int64) error
 	EndFeedLease(ctx context.Context, account string, feed int64, holder string, done bool) error
+	// BuryFeed records a permanent tombstone for account's feed (idempotent); FeedGone tells
+	// whether it has one.
+	BuryFeed(ctx context.Context, account string, feed int64) error
+	FeedGone(ctx context.Context, account string, feed int64) (bool, error)
 }
 
 // UserRepository keeps guest users; an email is unique per account, in any case.

@@ -255,6 +255,7 @@ func (s *Store) EraseAccount(ctx context.Context, account string) error {
 		{s.db.Collection(collFeedSyncs), idPrefix(account)},
 		{s.db.Collection(collUserEmails + "_locks"), idPrefix(account)},
 		{s.db.Collection(collFeedSyncs + "_locks"), idPrefix(account)},
+		{s.db.Collection(collFeedTombstones), idPrefix(account)},
 		{s.users, byAccount(account)},
 		{s.failed, byAccount(account)},
 	} {

@@ -33,10 +33,48 @@ func feedSyncID(account string, feed int64) string {
 	return account + ":feed:" + strconv.FormatInt(feed, 10)
 }
 
-// FeedBlocks returns the live blocks of account's property pid imported from feed.
+// collFeedTombstones holds one permanent document per deleted iCal feed
+// (`_id` "<account>:feed:<feedId>"): a feed id is never synced again once its final sync
+// removed its blocks.
+const collFeedTombstones = "ical_tombstones"
+
+type feedTombstoneRec struct {
+	ID        string    `bson:"_id"`
+	AccountID string    `bson:"account_id"`
+	FeedID    int64     `bson:"feed_id"`
+	At        time.Time `bson:"at"`
+}
+
+// BuryFeed records account's feed as deleted for good (insert-once: a duplicate is a
+// tombstone recorded before).
+func (s *Store) BuryFeed(ctx context.Context, account string, feed int64) error {
+	_, err := s.db.Collection(collFeedTombstones).InsertOne(ctx, feedTombstoneRec{ID: feedSyncID(account, feed), AccountID: account, FeedID: feed, At: s.now()})
+	if err != nil && !mongostore.IsDuplicate(err) {
+		return fmt.Errorf("tombstone feed %d: %w", feed, err)
+	}
+	return nil
+}
+
+// FeedGone reports whether account's feed has a tombstone.
+func (s *Store) FeedGone(ctx context.Context, account string, feed int64) (bool, error) {
+	err := s.db.Collection(collFeedTombstones).FindOne(ctx, bson.D{{Key: "_id", Value: feedSyncID(account, feed)}}).Err()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read feed %d's tombstone: %w", feed, err)
+	}
+	return true, nil
+}
+
+// FeedBlocks returns the live blocks of account's property pid (0: of every property)
+// imported from feed.
 func (s *Store) FeedBlocks(ctx context.Context, account string, pid, feed int64) ([]booking.Block, error) {
-	cur, err := s.blocks.Find(ctx, bson.D{{Key: "account_id", Value: account}, {Key: "property_id", Value: pid},
-		{Key: "feed_id", Value: feed}, {Key: "deleted", Value: false}}, options.Find().SetSort(bson.D{{Key: "block_id", Value: 1}}))
+	filter := bson.D{{Key: "account_id", Value: account}, {Key: "feed_id", Value: feed}, {Key: "deleted", Value: false}}
+	if pid != 0 {
+		filter = append(filter, bson.E{Key: "property_id", Value: pid})
+	}
+	cur, err := s.blocks.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "block_id", Value: 1}}))
 	if err != nil {
 		return nil, fmt.Errorf("read feed %d's blocks: %w", feed, err)
 	}

@@ -69,7 +69,7 @@ type Store struct {
 
 // New prepares db and returns a store.
 func New(ctx context.Context, db *mongo.Database) (*Store, error) {
-	err := mongostore.Ensure(ctx, db, append(mongostore.WithLocks(collUserEmails, collFeedSyncs), collBookings, collBlocks, collPayments, collUsers, collCounters, collFailed, outbox.Collection),
+	err := mongostore.Ensure(ctx, db, append(mongostore.WithLocks(collUserEmails, collFeedSyncs), collBookings, collBlocks, collPayments, collUsers, collCounters, collFailed, collFeedTombstones, outbox.Collection),
 		[]mongostore.Index{
 			{Collection: collBlocks, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "property_id", Value: 1}}},
 			{Collection: collBlocks, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "feed_id", Value: 1}}},
