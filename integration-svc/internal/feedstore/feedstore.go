@@ -59,7 +59,7 @@ type Fetched struct {
 
 // Open declares the collections and indexes and returns the store.
 func Open(ctx context.Context, db *mongo.Database) (*Store, error) {
-	err := mongostore.Ensure(ctx, db, append(mongostore.WithLocks(Feeds), Leases, Counters, Fetches), []mongostore.Index{
+	err := mongostore.Ensure(ctx, db, append(mongostore.WithLocks(Feeds, Leases), Counters, Fetches), []mongostore.Index{
 		{Collection: Feeds, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "property_id", Value: 1}}},
 		{Collection: Feeds, Keys: bson.D{{Key: "status.next_poll_at", Value: 1}}},
 	})
@@ -330,6 +330,10 @@ type leaseDoc struct {
 }
 
 // lock takes the hold on a feed, taking over one past its end; "" when another holds it.
+// Taking over and releasing read a hold and delete it, so both run under the hold
+// document's lease (mongostore.WithLease): FerretDB checks a delete's filter on a read made
+// before, and a takeover that read an expired hold could otherwise delete the hold another
+// poller had just taken over (two polls of one feed at once, TestLease about 1 run in 20).
 func (s *Store) lock(ctx context.Context, docID string, now time.Time, d time.Duration) (string, error) {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
@@ -342,26 +346,42 @@ func (s *Store) lock(ctx context.Context, docID string, now time.Time, d time.Du
 		if !mongostore.IsDuplicate(err) {
 			return "", err
 		}
-		var held leaseDoc
-		err = s.leases.FindOne(ctx, bson.D{{Key: "_id", Value: docID}}).Decode(&held)
-		switch {
-		case errors.Is(err, mongo.ErrNoDocuments):
-		case err != nil:
-			return "", err
-		case held.Until.Before(now):
-			if _, err := s.leases.DeleteOne(ctx, bson.D{{Key: "_id", Value: docID}, {Key: "token", Value: held.Token}}); err != nil {
-				return "", err
+		free := false
+		err = mongostore.WithLease(ctx, s.leases, docID, func() error {
+			var held leaseDoc
+			err := s.leases.FindOne(ctx, bson.D{{Key: "_id", Value: docID}}).Decode(&held)
+			switch {
+			case errors.Is(err, mongo.ErrNoDocuments):
+				free = true
+				return nil
+			case err != nil || !held.Until.Before(now):
+				return err
 			}
-		default:
-			return "", nil
+			free = true
+			_, err = s.leases.DeleteOne(ctx, bson.D{{Key: "_id", Value: docID}})
+			return err
+		})
+		if err != nil || !free {
+			return "", err
 		}
 	}
 	return "", nil
 }
 
+// unlock releases the hold token, if it is still the feed's.
 func (s *Store) unlock(ctx context.Context, docID, token string) error {
-	_, err := s.leases.DeleteOne(ctx, bson.D{{Key: "_id", Value: docID}, {Key: "token", Value: token}})
-	return err
+	return mongostore.WithLease(ctx, s.leases, docID, func() error {
+		var held leaseDoc
+		err := s.leases.FindOne(ctx, bson.D{{Key: "_id", Value: docID}}).Decode(&held)
+		if errors.Is(err, mongo.ErrNoDocuments) || (err == nil && held.Token != token) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		_, err = s.leases.DeleteOne(ctx, bson.D{{Key: "_id", Value: docID}})
+		return err
+	})
 }
 
 // leased records the hold in the feed (still due, when due is set: it was looked up as
@@ -461,7 +481,7 @@ func (s *Store) Erase(ctx context.Context, account string) error {
 	if _, err := s.feeds.DeleteMany(ctx, bson.D{{Key: "_id", Value: mongostore.OwnedBy(account)}}); err != nil {
 		return err
 	}
-	for _, c := range []string{Fetches, Leases, Feeds + "_locks"} {
+	for _, c := range []string{Fetches, Leases, Feeds + "_locks", Leases + "_locks"} {
 		if _, err := s.feeds.Database().Collection(c).DeleteMany(ctx, bson.D{{Key: "_id", Value: mongostore.OwnedBy(account)}}); err != nil {
 			return err
 		}
