@@ -57,7 +57,8 @@ func wireICal(w *wiring) error {
 	}
 	booking := poller.NewBookingClient(w.cfg.BookingURL, w.signer, cfg.BookingTimeout)
 	p := &poller.Poller{Store: store, Booking: booking, Hooks: w.hooks, Policy: w.policy, Log: w.base.Tel.Logger,
-		Cfg: poller.Config{Period: cfg.PollPeriod, Lease: cfg.Lease, Timeout: cfg.RequestTimeout, MaxBody: cfg.MaxBody, Workers: cfg.Workers, AllowHTTP: w.cfg.AllowHTTP}}
+		Cfg: poller.Config{Period: cfg.PollPeriod, Lease: cfg.Lease, Timeout: cfg.RequestTimeout, MaxBody: cfg.MaxBody, Workers: cfg.Workers,
+			AllowHTTP: w.cfg.AllowHTTP, BookingTimeout: cfg.BookingTimeout}}
 	api := &feedapi.API{Store: store, Poller: p, Booking: booking, Policy: w.policy, AllowHTTP: w.cfg.AllowHTTP}
 	api.Register(w.app, w.signer)
 	w.loops = append(w.loops, p.Run)

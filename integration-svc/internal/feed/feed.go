@@ -106,6 +106,9 @@ type Status struct {
 	EventsImported      int        `bson:"events_imported"`
 	NightsBlocked       int        `bson:"nights_blocked"`
 	Conflicts           []Conflict `bson:"conflicts"`
+	// Note says what the last poll left to do without failing ("" when nothing): an
+	// import booking-svc has not finished yet.
+	Note string `bson:"note"`
 }
 
 // Conflict is a run of nights an event wants that vros bookings hold (EndDate: the last

@@ -248,6 +248,7 @@ type statusJSON struct {
 	EventsImported      int             `json:"events_imported"`
 	NightsBlocked       int             `json:"nights_blocked"`
 	Conflicts           []feed.Conflict `json:"conflicts"`
+	Note                string          `json:"note"`
 }
 
 type feedJSON struct {
@@ -280,7 +281,7 @@ func toJSON(f *feed.Feed) feedJSON {
 	next := s.NextPollAt
 	st := statusJSON{LastPolledAt: utc(s.LastPolledAt), LastSuccessAt: utc(s.LastSuccessAt), LastError: s.LastError,
 		LastErrorAt: utc(s.LastErrorAt), ConsecutiveFailures: s.ConsecutiveFailures, EventsImported: s.EventsImported,
-		NightsBlocked: s.NightsBlocked, Conflicts: conflicts}
+		NightsBlocked: s.NightsBlocked, Conflicts: conflicts, Note: s.Note}
 	if f.Enabled {
 		st.NextPollAt = utc(&next)
 	}

@@ -23,6 +23,9 @@ var ErrNoProperty = errors.New("no such property")
 type SyncResult struct {
 	NightsBlocked int             `json:"nights_blocked"`
 	Conflicts     []feed.Conflict `json:"conflicts"`
+	// Incomplete: booking-svc stopped early (its deadline) after making progress, and the
+	// same sync should be sent again at once to go on (its answer "complete": false).
+	Incomplete bool `json:"-"`
 }
 
 // Booking is what the import needs of booking-svc.
@@ -74,12 +77,16 @@ func (b *BookingClient) Sync(ctx context.Context, account string, f *feed.Feed, 
 	if err != nil {
 		return SyncResult{}, err
 	}
-	var out SyncResult
+	var out struct {
+		SyncResult
+		Complete *bool `json:"complete"`
+	}
 	status, err := b.do(ctx, account, http.MethodPost, "/internal/ical/sync", "", body, &out)
 	if status == http.StatusNotFound {
 		return SyncResult{}, ErrNoProperty
 	}
-	return out, err
+	out.Incomplete = out.Complete != nil && !*out.Complete
+	return out.SyncResult, err
 }
 
 // do calls booking-svc and decodes a 200 answer into out; any other status is an error

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,13 +31,21 @@ func TestBookingClient(t *testing.T) {
 		}
 		return c.JSON(fiber.Map{"property_id": 17})
 	})
+	answer := fiber.Map{}
 	g.Post("/sync", func(c *fiber.Ctx) error {
 		got = nil
 		if err := json.Unmarshal(c.Body(), &got); err != nil {
 			return err
 		}
-		return c.JSON(fiber.Map{"blocks": []any{}, "nights_blocked": 3,
-			"conflicts": []any{fiber.Map{"uid": "u", "start_date": "2027-01-10", "end_date": "2027-01-10", "booking_ids": []int{4}}}})
+		if answer["status"] != nil {
+			return c.Status(answer["status"].(int)).JSON(answer["body"])
+		}
+		out := fiber.Map{"blocks": []any{}, "nights_blocked": 3,
+			"conflicts": []any{fiber.Map{"uid": "u", "start_date": "2027-01-10", "end_date": "2027-01-10", "booking_ids": []int{4}}}}
+		if answer["complete"] != nil {
+			out["complete"] = answer["complete"]
+		}
+		return c.JSON(out)
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -65,5 +74,20 @@ func TestBookingClient(t *testing.T) {
 	}
 	if ev := got["events"].([]any)[0].(map[string]any); len(ev) != 3 || ev["uid"] != "a" || ev["start"] != "2027-01-10" || ev["end"] != "2027-01-11" {
 		t.Fatal(ev)
+	}
+	// "complete": false is an incomplete sync; true or absent, a complete one.
+	for _, c := range []struct {
+		complete   any
+		incomplete bool
+	}{{false, true}, {true, false}, {nil, false}} {
+		answer = fiber.Map{"complete": c.complete}
+		if res, err := b.Sync(ctx, "acc", f, nil); err != nil || res.Incomplete != c.incomplete || res.NightsBlocked != 3 {
+			t.Fatalf("complete %v: %+v %v", c.complete, res, err)
+		}
+	}
+	// booking-svc's former "sync again" (409) is an error, as before.
+	answer = fiber.Map{"status": 409, "body": fiber.Map{"code": 409, "error_type": "conflict", "error_message": "the sync did not finish; sync again to go on"}}
+	if _, err := b.Sync(ctx, "acc", f, nil); err == nil || !strings.Contains(err.Error(), "409") {
+		t.Fatal(err)
 	}
 }

@@ -46,7 +46,23 @@ type Config struct {
 	Workers int           // feeds polled at the same time by one poller (at least 1)
 	// AllowHTTP accepts http:// feed links (development).
 	AllowHTTP bool
+	// BookingTimeout bounds one call to booking-svc; 0 is DefaultBookingTimeout.
+	BookingTimeout time.Duration
 }
+
+// DefaultBookingTimeout is Config.BookingTimeout's default.
+const DefaultBookingTimeout = 60 * time.Second
+
+// Incomplete imports (booking-svc's "complete": false).
+const (
+	// MaxContinuations bounds the syncs a poll sends again after an incomplete one.
+	MaxContinuations = 8
+	// ContinueAfter is when the next poll goes on with an import still incomplete at the
+	// end of a poll (at most the feed's interval).
+	ContinueAfter = 15 * time.Second
+	// NoteInProgress is the status's note then.
+	NoteInProgress = "import in progress: booking-svc has not finished applying the feed's events yet; the next poll goes on"
+)
 
 // Poller polls feeds.
 type Poller struct {
@@ -174,28 +190,43 @@ func (p *Poller) process(ctx context.Context, f *feed.Feed) error {
 	}
 	url := f.URL
 	now := p.now()
+	// A booking-svc call begun after syncBy could outlast the poll's lease.
+	syncBy := time.Now().Add(p.Cfg.Lease - p.bookingTimeout())
 	f.Status.LastPolledAt = &now
-	fetched, err := p.poll(ctx, f)
+	fetched, incomplete, err := p.poll(ctx, f, syncBy)
 	if ctx.Err() != nil {
 		// Stopped: the lease runs out and the feed is polled again.
 		return ctx.Err()
 	}
 	interval := time.Duration(f.IntervalMinutes) * time.Minute
-	if err != nil {
+	f.Status.Note = ""
+	switch {
+	case err != nil:
 		f.Status.LastError = err.Error()
 		f.Status.LastErrorAt = &now
 		f.Status.ConsecutiveFailures++
 		f.Status.NextPollAt = now.Add(feed.Backoff(interval, f.Status.ConsecutiveFailures))
-	} else {
+		fetched = nil
+	case incomplete:
+		// booking-svc made progress and stopped at its deadline: no failure, and the next
+		// poll (a 304 syncs the kept events again) goes on soon.
+		f.Status.Note = NoteInProgress
+		f.Status.ConsecutiveFailures = 0
+		f.Status.NextPollAt = now.Add(min(interval, ContinueAfter))
+	default:
 		f.Status.LastSuccessAt = &now
 		f.Status.ConsecutiveFailures = 0
 		f.Status.NextPollAt = now.Add(interval)
 	}
-	if err != nil {
-		fetched = nil
-	}
 	_, serr := p.Store.Finish(ctx, f, url, fetched)
 	return serr
+}
+
+func (p *Poller) bookingTimeout() time.Duration {
+	if p.Cfg.BookingTimeout > 0 {
+		return p.Cfg.BookingTimeout
+	}
+	return DefaultBookingTimeout
 }
 
 // remove empties a deleted feed's blocks, then deletes it; on failure it is tried again
@@ -222,37 +253,36 @@ func (p *Poller) remove(ctx context.Context, f *feed.Feed) error {
 // blocks only during a sync, so nights another holder (a booking, another feed's block) had
 // when the file came are claimed only by a later sync, and a channel may answer 304 for
 // weeks. It returns the answer to keep for the next 304 (nil when none was fetched).
-func (p *Poller) poll(ctx context.Context, f *feed.Feed) (*feedstore.Fetched, error) {
+func (p *Poller) poll(ctx context.Context, f *feed.Feed, syncBy time.Time) (fetched *feedstore.Fetched, incomplete bool, err error) {
 	allow, err := p.Policy.AllowsPrivate(ctx, f.AccountID)
 	if err != nil {
-		return nil, fmt.Errorf("reading the account's address policy: %w", err)
+		return nil, false, fmt.Errorf("reading the account's address policy: %w", err)
 	}
 	if msg := targets.Check(ctx, f.URL, targets.Rules{AllowHTTP: p.Cfg.AllowHTTP, AllowPrivate: allow}); msg != "" {
-		return nil, errors.New("the feed link " + msg)
+		return nil, false, errors.New("the feed link " + msg)
 	}
 	kept, err := p.Store.LastFetched(ctx, f.ID, false)
 	if err != nil {
-		return nil, fmt.Errorf("reading the feed's last answer: %w", err)
+		return nil, false, fmt.Errorf("reading the feed's last answer: %w", err)
 	}
 	if kept != nil && kept.URL != f.URL {
 		kept = nil
 	}
 	today := p.now().UTC()
 	var events []feed.Event
-	var fetched *feedstore.Fetched
 	for fetched == nil && events == nil {
 		resp, err := p.fetch(ctx, f.URL, allow, kept)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if resp.StatusCode == http.StatusNotModified {
 			_ = resp.Body.Close()
 			if kept == nil {
-				return nil, errors.New("the feed answered HTTP 304 to a request without validators")
+				return nil, false, errors.New("the feed answered HTTP 304 to a request without validators")
 			}
 			full, err := p.Store.LastFetched(ctx, f.ID, true)
 			if err != nil {
-				return nil, fmt.Errorf("reading the feed's last answer: %w", err)
+				return nil, false, fmt.Errorf("reading the feed's last answer: %w", err)
 			}
 			if full == nil || full.URL != f.URL || full.ETag != kept.ETag || full.LastModified != kept.LastModified {
 				// The kept answer is not the one validated (it cannot change while this
@@ -266,14 +296,19 @@ func (p *Poller) poll(ctx context.Context, f *feed.Feed) (*feedstore.Fetched, er
 		}
 		fetched, err = p.read(resp, today)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		events = fetched.Events
 	}
 	synced := feed.Window(events, today)
+	// booking-svc answers "complete": false when it stopped at its deadline after making
+	// progress: the same sync goes on from there, sent again while the poll has time.
 	res, err := p.Booking.Sync(ctx, f.AccountID, f, synced)
+	for n := 0; err == nil && res.Incomplete && n < MaxContinuations && time.Now().Before(syncBy); n++ {
+		res, err = p.Booking.Sync(ctx, f.AccountID, f, synced)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("writing the feed's blocks: %w", err)
+		return nil, false, fmt.Errorf("writing the feed's blocks: %w", err)
 	}
 	f.Status.EventsImported = len(synced)
 	f.Status.NightsBlocked = res.NightsBlocked
@@ -281,10 +316,14 @@ func (p *Poller) poll(ctx context.Context, f *feed.Feed) (*feedstore.Fetched, er
 		res.Conflicts = []feed.Conflict{}
 	}
 	f.Status.Conflicts = res.Conflicts
-	if err := p.report(ctx, f); err != nil {
-		return nil, err
+	if res.Incomplete {
+		// Conflicts are raised once the sync is whole.
+		return fetched, true, nil
 	}
-	return fetched, nil
+	if err := p.report(ctx, f); err != nil {
+		return nil, false, err
+	}
+	return fetched, false, nil
 }
 
 // fetch requests the feed's link, conditionally when kept has validators. A 200 or a 304

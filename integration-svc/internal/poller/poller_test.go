@@ -38,6 +38,8 @@ type fakeBooking struct {
 	conflicts []feed.Conflict
 	booked    map[string]int64 // night → booking id
 	blocked   map[string]bool  // the feed's blocked nights after the last sync
+	// incomplete is how many of the next answers say the sync stopped early (-1: all).
+	incomplete int
 }
 
 func (b *fakeBooking) PropertyID(context.Context, string, string) (int64, error) { return 17, nil }
@@ -49,16 +51,29 @@ func (b *fakeBooking) Sync(_ context.Context, _ string, _ *feed.Feed, events []f
 		return SyncResult{}, b.fail
 	}
 	b.syncs = append(b.syncs, events)
+	var res SyncResult
 	if b.booked != nil {
-		return b.play(events), nil
+		res = b.play(events)
+	} else {
+		res = SyncResult{NightsBlocked: nightsOf(events), Conflicts: b.conflicts}
 	}
+	if b.incomplete != 0 {
+		res.Incomplete = true
+		if b.incomplete > 0 {
+			b.incomplete--
+		}
+	}
+	return res, nil
+}
+
+func nightsOf(events []feed.Event) int {
 	n := 0
 	for _, e := range events {
 		s, _ := time.Parse(time.DateOnly, e.Start)
 		en, _ := time.Parse(time.DateOnly, e.End)
 		n += int(en.Sub(s).Hours() / 24)
 	}
-	return SyncResult{NightsBlocked: n, Conflicts: b.conflicts}, nil
+	return n
 }
 
 // play is the sync against booked: one conflict per event holding booked nights (their
@@ -359,6 +374,79 @@ func TestFailures(t *testing.T) {
 			}
 			if n := len(e.booking.calls()); n != 0 {
 				t.Fatalf("%d syncs on failed polls", n)
+			}
+		})
+	}
+}
+
+// TestIncompleteSyncGoesOn: booking-svc answers "complete": false twice (it stopped at its
+// deadline after making progress), then complete: the poll sends the same sync again at
+// once until it is complete, and the poll is an ordinary success.
+func TestIncompleteSyncGoesOn(t *testing.T) {
+	e := setup(t)
+	e.booking.incomplete = 2
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(calendar)) }))
+	defer srv.Close()
+	f := e.create(t, "acc15", srv.URL+"/cal.ics")
+	e.booking.conflicts = []feed.Conflict{{UID: "ev1", StartDate: "2027-01-11", EndDate: "2027-01-12", BookingIDs: []int64{9}}}
+	if err := e.poller(true).RunDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	calls := e.booking.calls()
+	if len(calls) != 3 || !slices.Equal(calls[0], calls[2]) {
+		t.Fatalf("%d syncs, want 3 of the same events", len(calls))
+	}
+	g := e.get(t, f)
+	if g.Status.ConsecutiveFailures != 0 || g.Status.LastError != "" || g.Status.Note != "" || g.Status.LastSuccessAt == nil ||
+		!g.Status.NextPollAt.Equal(e.clock.Now().Add(15*time.Minute)) || len(e.hooks.events) != 1 {
+		t.Fatalf("%+v, %d events", g.Status, len(e.hooks.events))
+	}
+}
+
+// TestIncompleteSyncIsNoFailure: a sync still incomplete when the poll must end (its
+// continuations used up, or no time left before its lease ends for another booking-svc
+// call) is no failure: no backoff, no streak, no error, a note, and the next poll soon;
+// conflicts are raised once the sync is complete. The poll after completes it.
+func TestIncompleteSyncIsNoFailure(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		bookingTO time.Duration
+		syncs     int
+	}{
+		{"continuations used up", time.Second, 1 + MaxContinuations},
+		{"no time left in the lease", 2 * time.Minute, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := setup(t)
+			e.booking.incomplete = -1
+			e.booking.conflicts = []feed.Conflict{{UID: "ev1", StartDate: "2027-01-11", EndDate: "2027-01-12", BookingIDs: []int64{9}}}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(calendar)) }))
+			defer srv.Close()
+			f := e.create(t, "acc16", srv.URL+"/cal.ics")
+			p := e.poller(true)
+			p.Cfg.BookingTimeout = c.bookingTO
+			if err := p.RunDue(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(e.booking.calls()); n != c.syncs {
+				t.Fatalf("%d syncs, want %d", n, c.syncs)
+			}
+			g := e.get(t, f)
+			next := g.Status.NextPollAt.Sub(e.clock.Now())
+			if g.Status.ConsecutiveFailures != 0 || g.Status.LastError != "" || g.Status.LastErrorAt != nil ||
+				!strings.Contains(g.Status.Note, "import in progress") || next <= 0 || next > time.Minute || len(e.hooks.events) != 0 {
+				t.Fatalf("%+v, next in %s, %d events", g.Status, next, len(e.hooks.events))
+			}
+			e.booking.mu.Lock()
+			e.booking.incomplete = 0
+			e.booking.mu.Unlock()
+			e.clock.Set(g.Status.NextPollAt)
+			if err := p.RunDue(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			g = e.get(t, f)
+			if g.Status.Note != "" || !g.Status.NextPollAt.Equal(e.clock.Now().Add(15*time.Minute)) || len(e.hooks.events) != 1 {
+				t.Fatalf("after: %+v, %d events", g.Status, len(e.hooks.events))
 			}
 		})
 	}
