@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -73,6 +74,7 @@ func decodeFeedSync(body []byte) (booking.FeedSync, error) {
 		v.Add("events", "must be empty when final is true")
 		return r, v.Err()
 	}
+	nights := 0
 	for i, e := range events {
 		if e == nil {
 			continue
@@ -91,7 +93,11 @@ func decodeFeedSync(body []byte) (booking.FeedSync, error) {
 			v.Add(field, fmt.Sprintf("must be at most %d nights after start", booking.MaxBlockNights))
 		default:
 			r.Events = append(r.Events, booking.FeedEvent{UID: uid, Start: pricing.DateOf(start), End: pricing.DateOf(end)})
+			nights += n
 		}
+	}
+	if nights > booking.MaxFeedNights {
+		v.Add("events", fmt.Sprintf("must hold at most %d nights in all (each event's nights counted), not %d", booking.MaxFeedNights, nights))
 	}
 	return r, v.Err()
 }
@@ -111,10 +117,26 @@ type feedConflictJSON struct {
 }
 
 type feedSyncJSON struct {
-	Blocks        []feedBlockJSON    `json:"blocks"`
-	NightsBlocked int                `json:"nights_blocked"`
-	Conflicts     []feedConflictJSON `json:"conflicts"`
-	Complete      bool               `json:"complete"`
+	Blocks           []feedBlockJSON    `json:"blocks"`
+	BlocksOmitted    int                `json:"blocks_omitted"`
+	NightsBlocked    int                `json:"nights_blocked"`
+	Conflicts        []feedConflictJSON `json:"conflicts"`
+	ConflictsOmitted int                `json:"conflicts_omitted"`
+	Complete         bool               `json:"complete"`
+}
+
+// maxSyncAnswer bounds the bytes of the blocks and conflicts one sync answers (the answer's
+// other members are a few dozen more): integration-svc reads at most 8 MiB of it. Tests lower
+// it.
+var maxSyncAnswer = 4 << 20
+
+// jsonSize is the length of v in JSON, with the comma that separates it from the next.
+func jsonSize(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0
+	}
+	return len(b) + 1
 }
 
 // icalSync: POST /internal/ical/sync → the feed's blocks and conflicts after the sync, and
@@ -135,14 +157,30 @@ func (a *API) icalSync(c *fiber.Ctx) error {
 	case errors.Is(err, booking.ErrBusy):
 		return httpapi.Conflict(httpapi.StatusConflict, "another sync of feed "+strconv.FormatInt(r.FeedID, 10)+" is in progress; try again")
 	case err != nil:
-		return err
+		return domainError(err)
 	}
-	out := feedSyncJSON{Blocks: []feedBlockJSON{}, NightsBlocked: res.NightsBlocked, Conflicts: []feedConflictJSON{}, Complete: res.Complete}
-	for _, b := range res.Blocks {
-		out.Blocks = append(out.Blocks, feedBlockJSON{UID: b.UID, BlockID: b.BlockID, StartDate: b.StartDate, EndDate: b.EndDate})
-	}
+	// Conflicts first (integration-svc raises them as webhook events), then blocks, as many
+	// as fit in the budget; the rest are counted.
+	out := feedSyncJSON{Blocks: []feedBlockJSON{}, NightsBlocked: res.NightsBlocked, Conflicts: []feedConflictJSON{},
+		ConflictsOmitted: res.ConflictsOmitted, Complete: res.Complete}
+	budget := maxSyncAnswer
 	for _, k := range res.Conflicts {
-		out.Conflicts = append(out.Conflicts, feedConflictJSON{UID: k.UID, StartDate: k.StartDate, EndDate: k.EndDate, BookingIDs: k.BookingIDs})
+		j := feedConflictJSON{UID: k.UID, StartDate: k.StartDate, EndDate: k.EndDate, BookingIDs: k.BookingIDs}
+		if n := jsonSize(j); n <= budget {
+			budget -= n
+			out.Conflicts = append(out.Conflicts, j)
+			continue
+		}
+		out.ConflictsOmitted++
+	}
+	for _, b := range res.Blocks {
+		j := feedBlockJSON{UID: b.UID, BlockID: b.BlockID, StartDate: b.StartDate, EndDate: b.EndDate}
+		if n := jsonSize(j); n <= budget {
+			budget -= n
+			out.Blocks = append(out.Blocks, j)
+			continue
+		}
+		out.BlocksOmitted++
 	}
 	return c.JSON(out)
 }

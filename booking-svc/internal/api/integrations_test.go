@@ -183,8 +183,8 @@ func TestICalSyncRoute(t *testing.T) {
 	}
 	wantBody := fmt.Sprintf(`{"blocks":[{"uid":"e1@airbnb","block_id":%d,"start_date":"2027-05-10","end_date":"2027-05-11"},`+
 		`{"uid":"e1@airbnb","block_id":%d,"start_date":"2027-05-13","end_date":"2027-05-13"},`+
-		`{"uid":"e2@airbnb","block_id":%d,"start_date":"2027-06-01","end_date":"2027-06-01"}],"nights_blocked":4,`+
-		`"conflicts":[{"uid":"e1@airbnb","start_date":"2027-05-12","end_date":"2027-05-12","booking_ids":[%d]}],"complete":true}`,
+		`{"uid":"e2@airbnb","block_id":%d,"start_date":"2027-06-01","end_date":"2027-06-01"}],"blocks_omitted":0,"nights_blocked":4,`+
+		`"conflicts":[{"uid":"e1@airbnb","start_date":"2027-05-12","end_date":"2027-05-12","booking_ids":[%d]}],"conflicts_omitted":0,"complete":true}`,
 		res.Blocks[0].BlockID, res.Blocks[1].BlockID, res.Blocks[2].BlockID, b.BookingID)
 	if string(body) != wantBody {
 		t.Errorf("answer\n%s\nwant\n%s", body, wantBody)
@@ -207,6 +207,10 @@ func TestICalSyncRoute(t *testing.T) {
 	for i := range many {
 		many[i] = `{"uid":"u","start":"2027-01-01","end":"2027-01-02"}`
 	}
+	long11 := make([]string, 5000) // 55 000 nights in all
+	for i := range long11 {
+		long11[i] = fmt.Sprintf(`{"uid":"u%d","start":"2027-01-01","end":"2027-01-12"}`, i)
+	}
 	for _, tc := range []struct {
 		name, body, field, msg string
 		code                   int
@@ -222,6 +226,7 @@ func TestICalSyncRoute(t *testing.T) {
 		{"empty uid", `{"property_id":51,"feed_id":5,"events":[{"uid":"","start":"2027-01-01","end":"2027-01-02"}]}`, "events[0].uid", "", 400},
 		{"long uid", `{"property_id":51,"feed_id":5,"events":[{"uid":"` + long + `","start":"2027-01-01","end":"2027-01-02"}]}`, "events[0].uid", "", 400},
 		{"5001 events", `{"property_id":51,"feed_id":5,"events":[` + strings.Join(many, ",") + `]}`, "events", "must have at most 5000 items", 400},
+		{"55000 nights", `{"property_id":51,"feed_id":5,"events":[` + strings.Join(long11, ",") + `]}`, "events", "must hold at most 50000 nights in all", 400},
 		{"unknown property", `{"property_id":52,"feed_id":5,"events":[]}`, "", "property 52 does not exist", 404},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -238,7 +243,7 @@ func TestICalSyncRoute(t *testing.T) {
 	}
 	// An empty list removes every block of the feed.
 	if code, body := s.do(t, acct, http.MethodPost, "/internal/ical/sync", `{"property_id":51,"feed_id":5,"events":[]}`); code != 200 ||
-		string(body) != `{"blocks":[],"nights_blocked":0,"conflicts":[],"complete":true}` {
+		string(body) != `{"blocks":[],"blocks_omitted":0,"nights_blocked":0,"conflicts":[],"conflicts_omitted":0,"complete":true}` {
 		t.Errorf("empty events: %d %s", code, body)
 	}
 }
@@ -453,7 +458,7 @@ func TestICalFinalSyncAndTombstone(t *testing.T) {
 	if blocks(acct, 7) != 1 {
 		t.Fatal("a refused body changed the feed's blocks")
 	}
-	const empty = `{"blocks":[],"nights_blocked":0,"conflicts":[],"complete":true}`
+	const empty = `{"blocks":[],"blocks_omitted":0,"nights_blocked":0,"conflicts":[],"conflicts_omitted":0,"complete":true}`
 	// The final sync (events absent, or []), twice: 200 both times.
 	for _, body := range []string{`{"property_id":54,"feed_id":7,"final":true}`, `{"property_id":54,"feed_id":7,"final":true,"events":[]}`} {
 		if code, out := sync(acct, body); code != 200 || out != empty {
@@ -508,5 +513,40 @@ func TestICalFinalSyncAndTombstone(t *testing.T) {
 	}
 	if owners, err := s.led.Owners(ctx, other, 54, "2027-05-01", "2027-06-30"); err != nil || len(owners) != 4 {
 		t.Errorf("after the owner's delete the ledger holds %v (%v), want feed 7's four nights", owners, err)
+	}
+}
+
+// TestICalSyncAnswerBounded: the answer stays within its byte budget (integration-svc reads at
+// most 8 MiB of it): conflicts first, then blocks, as many as fit; the rest are counted in
+// conflicts_omitted and blocks_omitted, and nights_blocked still counts every block's nights.
+func TestICalSyncAnswerBounded(t *testing.T) {
+	defer func(old int) { maxSyncAnswer = old }(maxSyncAnswer)
+	maxSyncAnswer = 6000
+	s := newServer(t)
+	acct := newAccount("icbig")
+	priceable(t, s, acct, 55)
+	s.book(t, acct, 55, "2027-03-01", 1, booking.Guest{FirstName: "Big", LastName: "Guest"}, 0)
+	var evs []string
+	for i := range 20 {
+		uid := fmt.Sprintf("%03d", i) + strings.Repeat("<", 252) // escaped as \u003c: 6 bytes each
+		d := time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, 2*i)
+		evs = append(evs, fmt.Sprintf(`{"uid":"%s","start":"%s","end":"%s"}`, uid, d.Format(time.DateOnly), d.AddDate(0, 0, 1).Format(time.DateOnly)))
+	}
+	code, out := s.do(t, acct, http.MethodPost, "/internal/ical/sync", `{"property_id":55,"feed_id":9,"events":[`+strings.Join(evs, ",")+`]}`)
+	var res struct {
+		syncAnswer
+		BlocksOmitted *int `json:"blocks_omitted"`
+	}
+	if code != http.StatusOK || json.Unmarshal(out, &res) != nil || res.ConflictsOmitted == nil || res.BlocksOmitted == nil {
+		t.Fatalf("%d %.400s", code, out)
+	}
+	if len(out) > maxSyncAnswer+200 {
+		t.Errorf("answer of %d bytes, budget %d", len(out), maxSyncAnswer)
+	}
+	if len(res.Conflicts) != 1 || *res.ConflictsOmitted != 0 {
+		t.Errorf("%d conflicts listed, %d omitted; want the one", len(res.Conflicts), *res.ConflictsOmitted)
+	}
+	if len(res.Blocks) != 2 || len(res.Blocks)+*res.BlocksOmitted != 19 || res.NightsBlocked != 19 {
+		t.Errorf("%d blocks listed + %d omitted, %d nights; want 19 blocks and nights", len(res.Blocks), *res.BlocksOmitted, res.NightsBlocked)
 	}
 }

@@ -21,6 +21,11 @@ const (
 	MaxFeedEvents = 5000
 	MaxFeedName   = 100
 	MaxUIDLength  = 255
+	// MaxFeedNights bounds the nights of one sync's events together (each event's nights
+	// counted, overlapping or not): planning's work and memory are linear in them.
+	MaxFeedNights = 50000
+	// MaxFeedConflicts bounds the conflicts a sync answers; the rest are counted.
+	MaxFeedConflicts = 1000
 )
 
 // FeedEvent is one event of an iCal feed: its uid and the nights Start to End-1 (End is
@@ -67,7 +72,10 @@ type FeedResult struct {
 	Blocks        []FeedBlock
 	NightsBlocked int
 	Conflicts     []FeedConflict
-	Complete      bool
+	// ConflictsOmitted counts the conflicts past the first MaxFeedConflicts (by uid, then
+	// date), left out of Conflicts.
+	ConflictsOmitted int
+	Complete         bool
 }
 
 // feedLeaseMargin is how long past a sync's deadline its feed lease lasts: once it is up,
@@ -97,6 +105,9 @@ func (s *Service) SyncFeed(ctx context.Context, account string, r FeedSync) (Fee
 	ctx, cancel := context.WithTimeout(ctx, s.Deadline)
 	defer cancel()
 	ctx = s.steps(ctx, "icalsync", account)
+	if n := feedNights(r.Events); n > MaxFeedNights {
+		return FeedResult{}, &FieldError{Field: "events", Message: fmt.Sprintf("must hold at most %d nights in all (each event's nights counted), not %d", MaxFeedNights, n)}
+	}
 	if r.Final {
 		r.Events = nil
 	} else {
@@ -264,7 +275,10 @@ func (s *Service) syncRoundsUntil(ctx context.Context, account string, r FeedSyn
 	stopAt := dl.Add(-s.Deadline / 5)
 	var last FeedResult
 	for range maxSyncRounds {
-		p, err := s.planFeed(ctx, account, r)
+		p, err := s.planFeed(ctx, account, r, stopAt)
+		if errors.Is(err, errPlanLate) {
+			return last, false, true, nil
+		}
 		if err != nil {
 			return FeedResult{}, false, true, err
 		}
@@ -344,9 +358,36 @@ type feedPlan struct {
 	result  FeedResult
 }
 
-// planFeed compares the wanted nights with the ledger's owners and the feed's blocks.
-func (s *Service) planFeed(ctx context.Context, account string, r FeedSync) (feedPlan, error) {
+// errPlanLate: planning reached the point past which no new change begins.
+var errPlanLate = errors.New("planning ran past the sync's time")
+
+// feedNights counts the nights of the events together (MaxFeedNights bounds them).
+func feedNights(events []FeedEvent) int {
+	n := 0
+	for _, e := range events {
+		n += max(pricing.DaysBetween(e.Start, e.End), 0)
+	}
+	return n
+}
+
+// planFeed compares the wanted nights with the ledger's owners and the feed's blocks. Its
+// work and memory are linear in the events' nights (at most MaxFeedNights) and the feed's
+// blocks' nights, with sorting; it stops with errPlanLate once stopAt is past.
+func (s *Service) planFeed(ctx context.Context, account string, r FeedSync, stopAt time.Time) (feedPlan, error) {
 	var p feedPlan
+	ticks := 0
+	tick := func() error {
+		if ticks++; ticks%4096 != 0 {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if time.Now().After(stopAt) {
+			return errPlanLate
+		}
+		return nil
+	}
 	blocks, err := s.blocks.FeedBlocks(ctx, account, r.PropertyID, r.FeedID)
 	if err != nil {
 		return p, err
@@ -365,17 +406,33 @@ func (s *Service) planFeed(ctx context.Context, account string, r FeedSync) (fee
 		own[blockOwner(b.BlockID)] = b
 		span(b.StartDate, b.EndDate)
 	}
-	// The uids that want each night, each uid once.
-	wanted := map[string][]string{}
+	// The nights each uid wants (a set: overlapping events of one uid count once), then the
+	// uids that want each night, each uid once.
+	byUID := map[string]map[string]bool{}
 	for _, e := range r.Events {
-		for d := e.Start; d.Before(e.End); d = d.AddDays(1) {
-			ds := d.String()
-			if !slices.Contains(wanted[ds], e.UID) {
-				wanted[ds] = append(wanted[ds], e.UID)
-			}
+		if !e.Start.Before(e.End) {
+			continue
 		}
-		if e.Start.Before(e.End) {
-			span(e.Start.String(), e.End.AddDays(-1).String())
+		set := byUID[e.UID]
+		if set == nil {
+			set = map[string]bool{}
+			byUID[e.UID] = set
+		}
+		for d := e.Start; d.Before(e.End); d = d.AddDays(1) {
+			if err := tick(); err != nil {
+				return p, err
+			}
+			set[d.String()] = true
+		}
+		span(e.Start.String(), e.End.AddDays(-1).String())
+	}
+	wanted := map[string][]string{}
+	for u, set := range byUID {
+		for d := range set {
+			if err := tick(); err != nil {
+				return p, err
+			}
+			wanted[d] = append(wanted[d], u)
 		}
 	}
 	owners := map[string]string{}
@@ -388,18 +445,21 @@ func (s *Service) planFeed(ctx context.Context, account string, r FeedSync) (fee
 	// uid still wants it, else the smallest uid. A night a booking holds is a conflict of
 	// every uid that wants it; one another block holds is left alone; one a block of this
 	// feed holds for a uid that no longer wants it is given out once that block let it go.
-	assigned := map[string][]string{} // uid → dates
-	conflict := map[string]map[string]int64{}
+	assigned := map[string][]string{}         // uid → dates
+	conflict := map[string]map[string]int64{} // uid → date → booking
 	for d, uids := range wanted {
-		slices.Sort(uids)
+		if err := tick(); err != nil {
+			return p, err
+		}
 		o := owners[d]
 		switch b, ok := own[o]; {
-		case ok && slices.Contains(uids, b.UID):
+		case ok && byUID[b.UID][d]:
 			assigned[b.UID] = append(assigned[b.UID], d)
 		case ok:
 			// held by this feed's block for a uid that no longer wants it: not yet free
 		case o == "":
-			assigned[uids[0]] = append(assigned[uids[0]], d)
+			u := slices.Min(uids)
+			assigned[u] = append(assigned[u], d)
 		case strings.HasPrefix(o, "booking:"):
 			id, _ := strconv.ParseInt(strings.TrimPrefix(o, "booking:"), 10, 64)
 			for _, u := range uids {
@@ -410,12 +470,24 @@ func (s *Service) planFeed(ctx context.Context, account string, r FeedSync) (fee
 			}
 		}
 	}
-	// Runs per uid, matched to the uid's blocks: largest overlap first, then the rest in
-	// date order (a moved event keeps its block), then new blocks; blocks left are deleted.
-	byUID := map[string][]Block{}
+	// Which blocks of the feed cover each night, for the overlaps below.
+	cover := map[string][]int64{}
+	ownByUID := map[string][]Block{}
+	uidOf := map[int64]string{}
 	for _, b := range blocks {
-		byUID[b.UID] = append(byUID[b.UID], b)
+		uidOf[b.BlockID] = b.UID
+		ownByUID[b.UID] = append(ownByUID[b.UID], b)
+		for _, d := range blockNights(b.StartDate, b.EndDate) {
+			if err := tick(); err != nil {
+				return p, err
+			}
+			cover[d] = append(cover[d], b.BlockID)
+		}
 	}
+	// Runs per uid, matched to the uid's blocks: largest overlap first (ties: the earlier
+	// run, then the lower block id), then the rest in date order (a moved event keeps its
+	// block), then new blocks; blocks left are deleted. Overlaps are counted night by night,
+	// only for the pairs that share one.
 	uids := make([]string, 0, len(assigned))
 	for u := range assigned {
 		uids = append(uids, u)
@@ -424,33 +496,50 @@ func (s *Service) planFeed(ctx context.Context, account string, r FeedSync) (fee
 	matched := map[int64]bool{}
 	for _, u := range uids {
 		runs := runsOf(assigned[u])
-		target := make([]int64, len(runs))
-		for {
-			best, bestRun, bestN := Block{}, -1, 0
-			for i, run := range runs {
-				if target[i] != 0 {
-					continue
-				}
-				for _, b := range byUID[u] {
-					if matched[b.BlockID] {
-						continue
-					}
-					if n := overlap(run, b); n > bestN {
-						best, bestRun, bestN = b, i, n
-					}
-				}
-			}
-			if bestRun < 0 {
-				break
-			}
-			target[bestRun], matched[best.BlockID] = best.BlockID, true
+		type pair struct {
+			run   int
+			block int64
+			n     int
 		}
+		count := map[[2]int64]int{}
+		for i, run := range runs {
+			for _, d := range run {
+				if err := tick(); err != nil {
+					return p, err
+				}
+				for _, id := range cover[d] {
+					if uidOf[id] == u {
+						count[[2]int64{int64(i), id}]++
+					}
+				}
+			}
+		}
+		pairs := make([]pair, 0, len(count))
+		for k, n := range count {
+			pairs = append(pairs, pair{run: int(k[0]), block: k[1], n: n})
+		}
+		slices.SortFunc(pairs, func(a, b pair) int {
+			if a.n != b.n {
+				return b.n - a.n
+			}
+			if a.run != b.run {
+				return a.run - b.run
+			}
+			return int(a.block - b.block)
+		})
+		target := make([]int64, len(runs))
+		for _, pr := range pairs {
+			if target[pr.run] == 0 && !matched[pr.block] {
+				target[pr.run], matched[pr.block] = pr.block, true
+			}
+		}
+		next := 0 // the uid's blocks in id order
 		for i := range runs {
 			if target[i] != 0 {
 				continue
 			}
-			for _, b := range byUID[u] {
-				if !matched[b.BlockID] {
+			for ; next < len(ownByUID[u]); next++ {
+				if b := ownByUID[u][next]; !matched[b.BlockID] {
 					target[i], matched[b.BlockID] = b.BlockID, true
 					break
 				}
@@ -475,6 +564,7 @@ func (s *Service) planFeed(ctx context.Context, account string, r FeedSync) (fee
 			p.deletes = append(p.deletes, b)
 		}
 	}
+	// Conflicts by uid then date; the first MaxFeedConflicts are listed, the rest counted.
 	cuids := make([]string, 0, len(conflict))
 	for u := range conflict {
 		cuids = append(cuids, u)
@@ -485,15 +575,17 @@ func (s *Service) planFeed(ctx context.Context, account string, r FeedSync) (fee
 		for d := range conflict[u] {
 			dates = append(dates, d)
 		}
-		slices.Sort(dates)
 		for _, run := range runsOf(dates) {
-			var ids []int64
+			if len(p.result.Conflicts) == MaxFeedConflicts {
+				p.result.ConflictsOmitted++
+				continue
+			}
+			ids := make([]int64, 0, len(run))
 			for _, d := range run {
-				if id := conflict[u][d]; !slices.Contains(ids, id) {
-					ids = append(ids, id)
-				}
+				ids = append(ids, conflict[u][d])
 			}
 			slices.Sort(ids)
+			ids = slices.Compact(ids)
 			p.result.Conflicts = append(p.result.Conflicts, FeedConflict{UID: u, StartDate: run[0], EndDate: run[len(run)-1], BookingIDs: ids})
 		}
 	}

@@ -731,3 +731,46 @@ func TestFinalSyncStopsALatePoll(t *testing.T) {
 	}
 	f.checkFeed(t, account, pid, feed+1, booking.FeedResult{}, nil)
 }
+
+// TestFeedSyncManyEventsOnTheSameNights: 5000 events of distinct uids all want the same ten
+// nights (50 000 nights in all, the bound), half of them booked: the sync completes within a
+// tight deadline (planning is linear in the nights, not quadratic in the uids), the five free
+// nights go to the smallest uid, and of the 5000 conflicts 1000 are listed and the rest
+// counted.
+func TestFeedSyncManyEventsOnTheSameNights(t *testing.T) {
+	f := newFixture(t)
+	f.svc.Deadline = 1500 * time.Millisecond
+	ctx := context.Background()
+	account := fmt.Sprintf("feedmany-%d", time.Now().UnixNano())
+	const pid, feed = 39, 13
+	f.priceable(t, account, pid)
+	f.reserve(t, account, 900002, pid, datesFrom("2027-01-15", "2027-01-19"))
+	events := make([]booking.FeedEvent, booking.MaxFeedEvents)
+	for i := range events {
+		events[i] = ev(fmt.Sprintf("uid-%05d", i), "2027-01-10", "2027-01-20")
+	}
+	res, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Complete {
+		t.Fatal("the sync did not complete within its deadline")
+	}
+	if got := blocksOf(res); !reflect.DeepEqual(got, []blk{{"uid-00000", "2027-01-10", "2027-01-14"}}) {
+		t.Errorf("blocks %v", got)
+	}
+	if len(res.Conflicts) != booking.MaxFeedConflicts || res.ConflictsOmitted != 5000-booking.MaxFeedConflicts {
+		t.Errorf("%d conflicts listed, %d omitted; want %d and %d", len(res.Conflicts), res.ConflictsOmitted, booking.MaxFeedConflicts, 5000-booking.MaxFeedConflicts)
+	}
+	if c := res.Conflicts[0]; c.UID != "uid-00000" || c.StartDate != "2027-01-15" || c.EndDate != "2027-01-19" || !slices.Equal(c.BookingIDs, []int64{900002}) {
+		t.Errorf("first conflict %+v", c)
+	}
+	f.checkFeed(t, account, pid, feed, res, map[string]string{"2027-01-15": "booking:900002", "2027-01-16": "booking:900002",
+		"2027-01-17": "booking:900002", "2027-01-18": "booking:900002", "2027-01-19": "booking:900002"})
+	// One night more than the bound is refused, naming events.
+	events = append(events[:4999], ev("uid-x", "2027-01-10", "2027-01-21"))
+	var fe *booking.FieldError
+	if _, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events}); !errors.As(err, &fe) || fe.Field != "events" {
+		t.Errorf("50 001 nights: %v", err)
+	}
+}
