@@ -53,6 +53,13 @@ func (b *fakeBooking) Sync(_ context.Context, _ string, _ *feed.Feed, events []f
 	return poller.SyncResult{NightsBlocked: 3 * len(events)}, nil
 }
 
+func (b *fakeBooking) Remove(context.Context, string, *feed.Feed) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.syncs++
+	return nil
+}
+
 type nopHooks struct{}
 
 func (nopHooks) Emit(context.Context, webhook.Event) error { return nil }

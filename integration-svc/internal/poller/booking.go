@@ -19,6 +19,9 @@ import (
 // ErrNoProperty: booking-svc knows no such property of the account.
 var ErrNoProperty = errors.New("no such property")
 
+// ErrFeedGone: booking-svc removed the feed (HTTP 410).
+var ErrFeedGone = errors.New("the feed was removed")
+
 // SyncResult is booking-svc's answer to a feed sync.
 type SyncResult struct {
 	NightsBlocked int             `json:"nights_blocked"`
@@ -33,8 +36,12 @@ type Booking interface {
 	// PropertyID resolves an internal code of the account (ErrNoProperty when unknown).
 	PropertyID(ctx context.Context, account, internalCode string) (int64, error)
 	// Sync makes the feed's blocks exactly its events' free nights (none: every block of
-	// the feed removed).
+	// the feed removed). ErrFeedGone: booking-svc removed the feed (a final sync).
 	Sync(ctx context.Context, account string, f *feed.Feed, events []feed.Event) (SyncResult, error)
+	// Remove is a deleted feed's final sync: booking-svc removes the feed's blocks and
+	// answers every later sync of the feed 410 (ErrFeedGone). ErrFeedGone and
+	// ErrNoProperty mean the blocks are gone too.
+	Remove(ctx context.Context, account string, f *feed.Feed) error
 }
 
 // BookingClient calls booking-svc's internal iCal routes with a signed tenant context.
@@ -54,10 +61,7 @@ func (b *BookingClient) PropertyID(ctx context.Context, account, code string) (i
 	var out struct {
 		PropertyID int64 `json:"property_id"`
 	}
-	status, err := b.do(ctx, account, http.MethodGet, "/internal/ical/property", "internal_code="+url.QueryEscape(code), nil, &out)
-	if status == http.StatusNotFound {
-		return 0, ErrNoProperty
-	}
+	_, err := b.do(ctx, account, http.MethodGet, "/internal/ical/property", "internal_code="+url.QueryEscape(code), nil, &out)
 	return out.PropertyID, err
 }
 
@@ -66,14 +70,25 @@ type syncRequest struct {
 	FeedID     int64        `json:"feed_id"`
 	Name       string       `json:"name"`
 	Events     []feed.Event `json:"events"`
+	Final      bool         `json:"final,omitempty"`
+}
+
+// Remove implements Booking: the sync with no events and "final": true.
+func (b *BookingClient) Remove(ctx context.Context, account string, f *feed.Feed) error {
+	_, err := b.sync(ctx, account, f, nil, true)
+	return err
 }
 
 // Sync implements Booking.
 func (b *BookingClient) Sync(ctx context.Context, account string, f *feed.Feed, events []feed.Event) (SyncResult, error) {
+	return b.sync(ctx, account, f, events, false)
+}
+
+func (b *BookingClient) sync(ctx context.Context, account string, f *feed.Feed, events []feed.Event, final bool) (SyncResult, error) {
 	if events == nil {
 		events = []feed.Event{}
 	}
-	body, err := json.Marshal(syncRequest{PropertyID: f.PropertyID, FeedID: f.FeedID, Name: f.Name, Events: events})
+	body, err := json.Marshal(syncRequest{PropertyID: f.PropertyID, FeedID: f.FeedID, Name: f.Name, Events: events, Final: final})
 	if err != nil {
 		return SyncResult{}, err
 	}
@@ -82,15 +97,21 @@ func (b *BookingClient) Sync(ctx context.Context, account string, f *feed.Feed, 
 		Complete *bool `json:"complete"`
 	}
 	status, err := b.do(ctx, account, http.MethodPost, "/internal/ical/sync", "", body, &out)
-	if status == http.StatusNotFound {
-		return SyncResult{}, ErrNoProperty
+	if status == http.StatusGone {
+		return SyncResult{}, ErrFeedGone
+	}
+	if err != nil {
+		return SyncResult{}, err
 	}
 	out.Incomplete = out.Complete != nil && !*out.Complete
-	return out.SyncResult, err
+	return out.SyncResult, nil
 }
 
 // do calls booking-svc and decodes a 200 answer into out; any other status is an error
-// carrying booking-svc's message.
+// carrying booking-svc's message, ErrNoProperty for booking-svc's own "property … does not
+// exist" 404. Any other 404 (a route missing during a rolling deploy, a proxy's) is an
+// ordinary error: taken for "no such property", a delete would drop a feed whose blocks
+// are still there.
 func (b *BookingClient) do(ctx context.Context, account, method, path, query string, body []byte, out any) (int, error) {
 	u := b.Base + path
 	if query != "" {
@@ -115,9 +136,14 @@ func (b *BookingClient) do(ctx context.Context, account, method, path, query str
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e struct {
+			Type    string `json:"error_type"`
 			Message string `json:"error_message"`
 		}
 		_ = json.Unmarshal(data, &e)
+		if resp.StatusCode == http.StatusNotFound && e.Type == "not_found" &&
+			strings.HasPrefix(e.Message, "property ") && strings.HasSuffix(e.Message, " does not exist") {
+			return resp.StatusCode, ErrNoProperty
+		}
 		return resp.StatusCode, fmt.Errorf("booking-svc answered %d: %s", resp.StatusCode, e.Message)
 	}
 	if err := json.Unmarshal(data, out); err != nil {

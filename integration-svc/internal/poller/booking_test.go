@@ -16,7 +16,9 @@ import (
 )
 
 // TestBookingClient: requests carry a tenant context booking-svc's signature check accepts,
-// the sync body is the shared design's (events [] when none), 404 is ErrNoProperty.
+// the sync body is the shared design's (events [] when none; final on a delete), booking-svc's
+// "property … does not exist" 404 is ErrNoProperty and no other 404, 410 is ErrFeedGone,
+// "complete": false an incomplete sync.
 func TestBookingClient(t *testing.T) {
 	signer := tenancy.NewSigner("k")
 	app := fiber.New()
@@ -26,8 +28,12 @@ func TestBookingClient(t *testing.T) {
 		if tenancy.From(c).AccountID != "acc" {
 			return fiber.ErrForbidden
 		}
-		if c.Query("internal_code") != "V 1" {
-			return c.Status(404).JSON(fiber.Map{"error_message": "no"})
+		switch c.Query("internal_code") {
+		case "V 1":
+		case "route":
+			return c.Status(404).JSON(fiber.Map{"code": 404, "error_type": "not_found", "error_message": "no such route: GET /internal/ical/property"})
+		default:
+			return c.Status(404).JSON(fiber.Map{"code": 404, "error_type": "not_found", "error_message": `property with internal code "V9" does not exist`})
 		}
 		return c.JSON(fiber.Map{"property_id": 17})
 	})
@@ -61,6 +67,9 @@ func TestBookingClient(t *testing.T) {
 	if _, err := b.PropertyID(ctx, "acc", "V9"); !errors.Is(err, ErrNoProperty) {
 		t.Fatal(err)
 	}
+	if _, err := b.PropertyID(ctx, "acc", "route"); err == nil || errors.Is(err, ErrNoProperty) {
+		t.Fatal(err)
+	}
 	f := &feed.Feed{PropertyID: 17, FeedID: 5, Name: "Airbnb"}
 	res, err := b.Sync(ctx, "acc", f, nil)
 	if err != nil || res.NightsBlocked != 3 || len(res.Conflicts) != 1 || res.Conflicts[0].BookingIDs[0] != 4 {
@@ -84,6 +93,38 @@ func TestBookingClient(t *testing.T) {
 		if res, err := b.Sync(ctx, "acc", f, nil); err != nil || res.Incomplete != c.incomplete || res.NightsBlocked != 3 {
 			t.Fatalf("complete %v: %+v %v", c.complete, res, err)
 		}
+	}
+	// The delete's sync: final, no events.
+	answer = fiber.Map{}
+	if err := b.Remove(ctx, "acc", f); err != nil {
+		t.Fatal(err)
+	}
+	if ev, ok := got["events"].([]any); !ok || len(ev) != 0 || got["final"] != true || got["feed_id"] != float64(5) {
+		t.Fatalf("%v", got)
+	}
+	if _, err := b.Sync(ctx, "acc", f, nil); err != nil || got["final"] != nil {
+		t.Fatalf("an ordinary sync is not final: %v %v", got, err)
+	}
+	// 410: the feed was removed (booking-svc keeps its id after a final sync), on either.
+	answer = fiber.Map{"status": 410, "body": fiber.Map{"code": 410, "error_type": "gone", "error_message": "feed 5 was removed"}}
+	if _, err := b.Sync(ctx, "acc", f, nil); !errors.Is(err, ErrFeedGone) {
+		t.Fatal(err)
+	}
+	if err := b.Remove(ctx, "acc", f); !errors.Is(err, ErrFeedGone) {
+		t.Fatal(err)
+	}
+	// A 404 is "no such property" only when booking-svc says so; a route missing (a rolling
+	// deploy, a proxy) is an ordinary error.
+	answer = fiber.Map{"status": 404, "body": fiber.Map{"code": 404, "error_type": "not_found", "error_message": "property 17 does not exist"}}
+	if err := b.Remove(ctx, "acc", f); !errors.Is(err, ErrNoProperty) {
+		t.Fatal(err)
+	}
+	answer = fiber.Map{"status": 404, "body": fiber.Map{"code": 404, "error_type": "not_found", "error_message": "no such route: POST /internal/ical/sync"}}
+	if err := b.Remove(ctx, "acc", f); err == nil || errors.Is(err, ErrNoProperty) {
+		t.Fatal(err)
+	}
+	if _, err := b.Sync(ctx, "acc", f, nil); err == nil || errors.Is(err, ErrNoProperty) {
+		t.Fatal(err)
 	}
 	// booking-svc's former "sync again" (409) is an error, as before.
 	answer = fiber.Map{"status": 409, "body": fiber.Map{"code": 409, "error_type": "conflict", "error_message": "the sync did not finish; sync again to go on"}}

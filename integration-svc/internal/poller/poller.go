@@ -198,6 +198,11 @@ func (p *Poller) process(ctx context.Context, f *feed.Feed) error {
 		// Stopped: the lease runs out and the feed is polled again.
 		return ctx.Err()
 	}
+	if errors.Is(err, ErrFeedGone) {
+		// booking-svc removed the feed (its delete's final sync ran, on this replica or
+		// another, perhaps while this poll outlived its lease): nothing of it is left to poll.
+		return p.Store.Remove(ctx, f)
+	}
 	interval := time.Duration(f.IntervalMinutes) * time.Minute
 	f.Status.Note = ""
 	switch {
@@ -229,11 +234,13 @@ func (p *Poller) bookingTimeout() time.Duration {
 	return DefaultBookingTimeout
 }
 
-// remove empties a deleted feed's blocks, then deletes it; on failure it is tried again
-// after the backoff.
+// remove has booking-svc remove a deleted feed's blocks (the final sync), then deletes the
+// feed's document; on failure the feed stays deleting and is tried again after the
+// backoff. booking-svc's 410 (removed already) and "no such property" (the property and
+// its blocks are gone) are done too.
 func (p *Poller) remove(ctx context.Context, f *feed.Feed) error {
-	_, err := p.Booking.Sync(ctx, f.AccountID, f, nil)
-	if err == nil || errors.Is(err, ErrNoProperty) {
+	err := p.Booking.Remove(ctx, f.AccountID, f)
+	if err == nil || errors.Is(err, ErrNoProperty) || errors.Is(err, ErrFeedGone) {
 		return p.Store.Remove(ctx, f)
 	}
 	if ctx.Err() != nil {

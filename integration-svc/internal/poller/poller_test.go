@@ -40,6 +40,30 @@ type fakeBooking struct {
 	blocked   map[string]bool  // the feed's blocked nights after the last sync
 	// incomplete is how many of the next answers say the sync stopped early (-1: all).
 	incomplete int
+	// finals counts the delete's final syncs; removeErr is their answer. gone: every
+	// sync answers 410 (the feed was removed).
+	finals    int
+	removeErr error
+	gone      bool
+}
+
+func (b *fakeBooking) Remove(context.Context, string, *feed.Feed) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fail != nil {
+		return b.fail
+	}
+	b.finals++
+	if b.removeErr == nil {
+		b.blocked = nil
+	}
+	return b.removeErr
+}
+
+func (b *fakeBooking) finalSyncs() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.finals
 }
 
 func (b *fakeBooking) PropertyID(context.Context, string, string) (int64, error) { return 17, nil }
@@ -49,6 +73,9 @@ func (b *fakeBooking) Sync(_ context.Context, _ string, _ *feed.Feed, events []f
 	defer b.mu.Unlock()
 	if b.fail != nil {
 		return SyncResult{}, b.fail
+	}
+	if b.gone {
+		return SyncResult{}, ErrFeedGone
 	}
 	b.syncs = append(b.syncs, events)
 	var res SyncResult
@@ -550,13 +577,92 @@ func TestDeleteInterrupted(t *testing.T) {
 	if err := p.RunDue(ctx); err != nil {
 		t.Fatal(err)
 	}
-	calls := e.booking.calls()
-	if len(calls) != 2 || len(calls[1]) != 0 {
-		t.Fatalf("syncs %+v, want the poll then an empty one", calls)
+	if calls := e.booking.calls(); len(calls) != 1 || e.booking.finalSyncs() != 1 {
+		t.Fatalf("syncs %+v, %d final; want the poll then one final", calls, e.booking.finalSyncs())
 	}
 	if n, _ := db.Collection(feedstore.Feeds).CountDocuments(ctx, bson.D{{Key: "_id", Value: f.ID}}); n != 0 {
 		t.Fatalf("document left: %d", n)
 	}
+}
+
+// TestDeleteFinalSync: a delete sends booking-svc the final sync; the feed's document goes
+// only once booking-svc removed the blocks: its 200, its 410 (removed already) or its "no
+// such property" (the property and its blocks are gone). Any other answer — a 404 from a
+// route missing during a deploy among them — keeps the feed deleting, retried later.
+func TestDeleteFinalSync(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		err  error
+		gone bool
+	}{
+		{"removed", nil, true},
+		{"removed before (410)", ErrFeedGone, true},
+		{"no such property", ErrNoProperty, true},
+		{"route missing (404)", errors.New("booking-svc answered 404: no such route: POST /internal/ical/sync"), false},
+		{"booking-svc down", errors.New("connection refused"), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := setup(t)
+			ctx := context.Background()
+			f := e.create(t, "acc17", "http://127.0.0.1:1/a.ics")
+			e.booking.removeErr = c.err
+			if err := e.poller(true).Delete(ctx, f.AccountID, f.FeedID); err != nil {
+				t.Fatal(err)
+			}
+			n, _ := db.Collection(feedstore.Feeds).CountDocuments(ctx, bson.D{{Key: "_id", Value: f.ID}})
+			if e.booking.finalSyncs() != 1 || len(e.booking.calls()) != 0 || (n == 0) != c.gone {
+				t.Fatalf("%d final syncs, %d syncs, document left: %d", e.booking.finalSyncs(), len(e.booking.calls()), n)
+			}
+			if _, err := e.store.Get(ctx, f.AccountID, f.FeedID); !errors.Is(err, feedstore.ErrNotFound) {
+				t.Fatal(err)
+			}
+			if c.gone {
+				return
+			}
+			g := raw(t, f.ID)
+			if !g.Deleting || !strings.Contains(g.Status.LastError, "removing the feed's blocks") {
+				t.Fatalf("%+v", g)
+			}
+			e.booking.mu.Lock()
+			e.booking.removeErr = nil
+			e.booking.mu.Unlock()
+			e.clock.Set(g.Status.NextPollAt)
+			if err := e.poller(true).RunDue(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := db.Collection(feedstore.Feeds).CountDocuments(ctx, bson.D{{Key: "_id", Value: f.ID}}); n != 0 || e.booking.finalSyncs() != 2 {
+				t.Fatalf("not retried: %d final syncs, document left %d", e.booking.finalSyncs(), n)
+			}
+		})
+	}
+}
+
+// TestFeedGoneStopsPolling: booking-svc answers 410 to a feed's sync (the feed was removed,
+// say by another replica's delete while this poll outlived its lease): the feed is not
+// polled again and its document goes.
+func TestFeedGoneStopsPolling(t *testing.T) {
+	e := setup(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(calendar)) }))
+	defer srv.Close()
+	ctx := context.Background()
+	f := e.create(t, "acc18", srv.URL+"/a.ics")
+	e.booking.gone = true
+	if err := e.poller(true).RunDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := db.Collection(feedstore.Feeds).CountDocuments(ctx, bson.D{{Key: "_id", Value: f.ID}}); n != 0 {
+		t.Fatalf("document left: %+v", raw(t, f.ID))
+	}
+}
+
+// raw is a feed's stored document, deleting or not.
+func raw(t *testing.T, id string) feed.Feed {
+	t.Helper()
+	var f feed.Feed
+	if err := db.Collection(feedstore.Feeds).FindOne(context.Background(), bson.D{{Key: "_id", Value: id}}).Decode(&f); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // TestConflictRaisedOnce: a conflict becomes one ical.conflict event; the same conflict at
