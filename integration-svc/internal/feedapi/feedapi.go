@@ -28,6 +28,8 @@ type API struct {
 	Policy    poller.Policy
 	AllowHTTP bool
 	Now       func() time.Time
+	// Wait and Budget: SyncWait and Budget when 0.
+	Wait, Budget time.Duration
 }
 
 // Register mounts the resource behind the signature check.
@@ -43,13 +45,36 @@ func (a *API) now() time.Time {
 	return time.Now().UTC()
 }
 
-// SyncWait is how long a sync waits for a poll of the feed already running.
-const SyncWait = 30 * time.Second
+// Time limits of the actions that poll (sync, delete, an update of url). Edge gives up on
+// a request after 30 s, and a poll may take a 20 s fetch plus a booking-svc sync of up to
+// its own deadline (25 s), so an action answers within Budget whatever the poll does: a
+// poll not done by then goes on in the background and records its outcome.
+const (
+	// SyncWait is how long a sync waits for a poll of the feed already running.
+	SyncWait = 10 * time.Second
+	// Budget bounds the whole action.
+	Budget = 24 * time.Second
+)
+
+func (a *API) limits() (wait, budget time.Duration) {
+	wait, budget = SyncWait, Budget
+	if a.Wait > 0 {
+		wait = a.Wait
+	}
+	if a.Budget > 0 {
+		budget = a.Budget
+	}
+	return wait, budget
+}
 
 var idRule = fields.Int{Required: true, Min: 1, Max: 1 << 53}
 
 func (a *API) handle(c *fiber.Ctx) error {
 	ctx := c.UserContext()
+	start := time.Now()
+	wait, budget := a.limits()
+	// left is what remains of the budget for the poll (a little kept for the answer).
+	left := func() time.Duration { return max(budget-time.Since(start), time.Millisecond) }
 	account := tenancy.From(c).AccountID
 	var v fields.Violations
 	o := fields.Parse(c.Body(), "", &v)
@@ -99,12 +124,12 @@ func (a *API) handle(c *fiber.Ctx) error {
 		}
 		return httpapi.A(c, toJSON(fd))
 	case "delete":
-		if err := a.Poller.Delete(ctx, account, int64(id)); err != nil {
+		if err := a.Poller.Delete(ctx, account, int64(id), left()); err != nil {
 			return notFound(err, id)
 		}
 		return httpapi.A(c, fiber.Map{"feed_id": id, "deleted": true})
 	case "sync":
-		fd, err := a.Poller.PollNow(ctx, account, int64(id), SyncWait)
+		fd, err := a.Poller.PollNow(ctx, account, int64(id), wait, left())
 		if errors.Is(err, poller.ErrBusy) {
 			return httpapi.Conflict(httpapi.StatusConflict, "feed "+strconv.Itoa(id)+" is still being polled; try again in a moment")
 		}
@@ -113,7 +138,7 @@ func (a *API) handle(c *fiber.Ctx) error {
 		}
 		return httpapi.A(c, toJSON(fd))
 	}
-	return a.update(c, ctx, account, f, id, &v)
+	return a.update(c, ctx, account, f, id, &v, left)
 }
 
 func (a *API) create(c *fiber.Ctx, ctx context.Context, account string, o *fields.Object, v *fields.Violations) error {
@@ -150,7 +175,7 @@ func (a *API) create(c *fiber.Ctx, ctx context.Context, account string, o *field
 	return httpapi.A(c, toJSON(fd))
 }
 
-func (a *API) update(c *fiber.Ctx, ctx context.Context, account string, f *fields.Object, id int, v *fields.Violations) error {
+func (a *API) update(c *fiber.Ctx, ctx context.Context, account string, f *fields.Object, id int, v *fields.Violations, left func() time.Duration) error {
 	var ch feedstore.Change
 	if f.Has("url") {
 		u, ok := f.String("url", fields.Str{Required: true})
@@ -196,8 +221,9 @@ func (a *API) update(c *fiber.Ctx, ctx context.Context, account string, f *field
 	}
 	if fd.Enabled && fd.URL != before.URL {
 		// A new link is polled at once; when another poll holds the feed, the loop polls
-		// it (it is due).
-		polled, err := a.Poller.PollNow(ctx, account, int64(id), 0)
+		// it (it is due), and a poll not done within the budget goes on in the background:
+		// the answer is then the feed as updated.
+		polled, err := a.Poller.PollNow(ctx, account, int64(id), 0, left())
 		switch {
 		case err == nil:
 			fd = polled

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/vros/vros/integration-svc/internal/feed"
@@ -37,6 +38,8 @@ const testKey = "feedapi-test-key"
 type fakeBooking struct {
 	mu    sync.Mutex
 	syncs int
+	// removeDelay: how long the delete's final sync takes.
+	removeDelay time.Duration
 }
 
 func (b *fakeBooking) PropertyID(_ context.Context, _, code string) (int64, error) {
@@ -55,8 +58,10 @@ func (b *fakeBooking) Sync(_ context.Context, _ string, _ *feed.Feed, events []f
 
 func (b *fakeBooking) Remove(context.Context, string, *feed.Feed) error {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	d := b.removeDelay
 	b.syncs++
+	b.mu.Unlock()
+	time.Sleep(d)
 	return nil
 }
 
@@ -75,6 +80,14 @@ var accounts atomic.Int64
 
 func newApp(t *testing.T) (*fiber.App, string, string) {
 	t.Helper()
+	app, open, shut, _ := newAppWith(t, nil)
+	return app, open, shut
+}
+
+// newAppWith is newApp with the API and booking-svc's fake changed by change first; it
+// also returns the poller.
+func newAppWith(t *testing.T, change func(*API, *fakeBooking)) (*fiber.App, string, string, *poller.Poller) {
+	t.Helper()
 	tel, err := telemetry.Setup(context.Background(), "feedapi-test", "error")
 	if err != nil {
 		t.Fatal(err)
@@ -91,8 +104,13 @@ func newApp(t *testing.T) (*fiber.App, string, string) {
 	p := &poller.Poller{Store: st, Booking: b, Hooks: nopHooks{}, Policy: pol,
 		Cfg: poller.Config{Period: time.Second, Lease: time.Minute, Timeout: 5 * time.Second, MaxBody: 5 << 20, AllowHTTP: true}}
 	app := httpapi.New(httpapi.Options{Telemetry: tel, BodyLimit: 1 << 20})
-	(&API{Store: st, Poller: p, Booking: b, Policy: pol, AllowHTTP: true}).Register(app, tenancy.NewSigner(testKey))
-	return app, open, shut
+	api := &API{Store: st, Poller: p, Booking: b, Policy: pol, AllowHTTP: true}
+	if change != nil {
+		change(api, b)
+	}
+	api.Register(app, tenancy.NewSigner(testKey))
+	t.Cleanup(p.Wait)
+	return app, open, shut, p
 }
 
 func call(t *testing.T, app *fiber.App, acc, body string) (int, map[string]any) {
@@ -263,5 +281,67 @@ func TestPerPropertyLimit(t *testing.T) {
 	code, out := call(t, app, acc, body)
 	if code != 400 || violations(out) != "feed: a property may have at most 20 feeds" {
 		t.Fatal(code, out)
+	}
+}
+
+// TestAnswersInTime: an action that polls answers within the API's budget (edge gives up
+// after 30 s): a sync whose poll is not done by then answers 409 "still being polled" and
+// the poll goes on in the background; a sync while another poll holds the feed waits at
+// most the shorter wait; an update of url answers the updated feed; a delete answers
+// deleted while booking-svc is still removing the blocks, and the removal finishes.
+func TestAnswersInTime(t *testing.T) {
+	const budget, wait, slow = 800 * time.Millisecond, 300 * time.Millisecond, 1800 * time.Millisecond
+	app, acc, _, p := newAppWith(t, func(a *API, b *fakeBooking) {
+		a.Budget, a.Wait = budget, wait
+		b.removeDelay = slow
+	})
+	var hang atomic.Bool
+	hang.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if hang.Load() {
+			time.Sleep(slow)
+		}
+		_, _ = w.Write([]byte("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\nBEGIN:VEVENT\r\nUID:a\r\nDTSTART;VALUE=DATE:20990110\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"))
+	}))
+	t.Cleanup(srv.Close)
+	code, out := call(t, app, acc, fmt.Sprintf(`{"action":"create","feed":{"internal_code":"V1","url":%q}}`, srv.URL+"/a.ics"))
+	if code != 200 {
+		t.Fatal(out)
+	}
+	id := int64(out["data"].(map[string]any)["feed_id"].(float64))
+	timed := func(body string) (int, map[string]any, time.Duration) {
+		t.Helper()
+		start := time.Now()
+		code, out := call(t, app, acc, body)
+		return code, out, time.Since(start)
+	}
+	syncBody := fmt.Sprintf(`{"action":"sync","feed":{"feed_id":%d}}`, id)
+	code, out, took := timed(syncBody)
+	if code != 409 || !strings.Contains(fmt.Sprint(out["error_message"]), "still being polled") || took > budget+400*time.Millisecond {
+		t.Fatalf("slow sync: %d %v after %s, want 409 within %s", code, out, took, budget)
+	}
+	// The poll goes on: a sync now waits for it only wait, then 409.
+	code, _, took = timed(syncBody)
+	if code != 409 || took > wait+400*time.Millisecond {
+		t.Fatalf("sync while polled: %d after %s", code, took)
+	}
+	p.Wait()
+	_, out = call(t, app, acc, fmt.Sprintf(`{"action":"get","feed":{"feed_id":%d}}`, id))
+	if st := out["data"].(map[string]any)["status"].(map[string]any); st["last_success_at"] == nil || st["events_imported"] != float64(1) {
+		t.Fatalf("the background poll was not recorded: %v", st)
+	}
+	code, out, took = timed(fmt.Sprintf(`{"action":"update","feed":{"feed_id":%d,"url":%q}}`, id, srv.URL+"/b.ics"))
+	if code != 200 || out["data"].(map[string]any)["url"] != srv.URL+"/b.ics" || took > budget+400*time.Millisecond {
+		t.Fatalf("update of url: %d %v after %s", code, out, took)
+	}
+	p.Wait()
+	hang.Store(false)
+	code, out, took = timed(fmt.Sprintf(`{"action":"delete","feed":{"feed_id":%d}}`, id))
+	if code != 200 || out["data"].(map[string]any)["deleted"] != true || took > budget+400*time.Millisecond {
+		t.Fatalf("delete: %d %v after %s", code, out, took)
+	}
+	p.Wait()
+	if n, _ := db.Collection(feedstore.Feeds).CountDocuments(context.Background(), bson.D{{Key: "_id", Value: feedstore.DocID(acc, id)}}); n != 0 {
+		t.Fatalf("the removal did not finish: %d", n)
 	}
 }

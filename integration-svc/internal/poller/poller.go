@@ -74,9 +74,10 @@ type Poller struct {
 	Log     *slog.Logger
 	Now     func() time.Time
 
-	once    sync.Once
-	public  *http.Client
-	private *http.Client
+	once       sync.Once
+	public     *http.Client
+	private    *http.Client
+	background sync.WaitGroup
 }
 
 func (p *Poller) now() time.Time {
@@ -96,6 +97,10 @@ func (p *Poller) client(allowPrivate bool) *http.Client {
 	}
 	return p.public
 }
+
+// Wait returns once the polls and removals left running in the background (PollNow,
+// Delete) are done.
+func (p *Poller) Wait() { p.background.Wait() }
 
 // Run polls due feeds every Cfg.Period until ctx ends.
 func (p *Poller) Run(ctx context.Context) error {
@@ -130,12 +135,18 @@ func (p *Poller) RunDue(ctx context.Context) error {
 
 // PollNow polls an account's feed at once (the resource's sync and a changed link) and
 // returns it after the poll. When another poll holds the feed it waits up to wait for it
-// to end (checking every 100 ms), then answers ErrBusy.
-func (p *Poller) PollNow(ctx context.Context, account string, feedID int64, wait time.Duration) (*feed.Feed, error) {
+// to end (checking every 100 ms), then answers ErrBusy. With answerBy > 0 it returns
+// within about answerBy of its call: a poll not done by then goes on in the background
+// (it records its outcome; Wait waits for it) and PollNow answers ErrBusy.
+func (p *Poller) PollNow(ctx context.Context, account string, feedID int64, wait, answerBy time.Duration) (*feed.Feed, error) {
+	start := time.Now()
 	if _, err := p.Store.Get(ctx, account, feedID); err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(wait)
+	if answerBy > 0 {
+		wait = min(wait, answerBy)
+	}
+	deadline := start.Add(wait)
 	var f *feed.Feed
 	for {
 		var err error
@@ -152,26 +163,28 @@ func (p *Poller) PollNow(ctx context.Context, account string, feedID int64, wait
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(min(100*time.Millisecond, time.Until(deadline))):
 		}
 	}
-	if f.Deleting {
-		// Deleted meanwhile: finish the removal, the feed is gone.
-		if err := p.process(ctx, f); err != nil {
-			return nil, err
-		}
-		return nil, feedstore.ErrNotFound
-	}
-	if err := p.process(ctx, f); err != nil {
+	deleting := f.Deleting // deleted meanwhile: the removal is finished, the feed is gone
+	done, err := p.within(ctx, f, start, answerBy)
+	switch {
+	case err != nil:
 		return nil, err
+	case !done:
+		return nil, ErrBusy
+	case deleting:
+		return nil, feedstore.ErrNotFound
 	}
 	return p.Store.Get(ctx, account, feedID)
 }
 
 // Delete marks a feed deleted and removes its blocks and then the feed at once when it
 // can; otherwise (booking-svc unreachable, a poll holding the feed) the loop finishes it.
-// The feed is gone for the account from the first step on.
-func (p *Poller) Delete(ctx context.Context, account string, feedID int64) error {
+// The feed is gone for the account from the first step on. With answerBy > 0 it returns
+// within about answerBy of its call; a removal not done by then goes on in the background.
+func (p *Poller) Delete(ctx context.Context, account string, feedID int64, answerBy time.Duration) error {
+	start := time.Now()
 	if _, err := p.Store.MarkDeleting(ctx, account, feedID, p.now()); err != nil {
 		return err
 	}
@@ -179,7 +192,40 @@ func (p *Poller) Delete(ctx context.Context, account string, feedID int64) error
 	if err != nil || f == nil {
 		return err
 	}
-	return p.process(ctx, f)
+	_, err = p.within(ctx, f, start, answerBy)
+	return err
+}
+
+// within processes the leased feed f and reports whether it was done by start+answerBy
+// (answerBy ≤ 0: no limit). Past that the work goes on in the background, apart from ctx
+// (a request's, which ends with its answer) but bounded by the lease: it records its own
+// outcome, and Wait waits for it.
+func (p *Poller) within(ctx context.Context, f *feed.Feed, start time.Time, answerBy time.Duration) (bool, error) {
+	if answerBy <= 0 {
+		return true, p.process(ctx, f)
+	}
+	result := make(chan error, 1)
+	p.background.Add(1)
+	go func() {
+		defer p.background.Done()
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.Cfg.Lease)
+		defer cancel()
+		err := p.process(bctx, f)
+		if err != nil && p.Log != nil {
+			p.Log.Warn("ical poll", "feed", f.ID, "error", err)
+		}
+		result <- err
+	}()
+	timer := time.NewTimer(time.Until(start.Add(answerBy)))
+	defer timer.Stop()
+	select {
+	case err := <-result:
+		return true, err
+	case <-timer.C:
+		return false, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
 }
 
 // process runs one leased feed: the removal of a deleted feed or one poll. Its outcome is

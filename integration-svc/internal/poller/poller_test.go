@@ -561,7 +561,7 @@ func TestDeleteInterrupted(t *testing.T) {
 	e.booking.mu.Lock()
 	e.booking.fail = errors.New("booking-svc down")
 	e.booking.mu.Unlock()
-	if err := p.Delete(ctx, f.AccountID, f.FeedID); err != nil {
+	if err := p.Delete(ctx, f.AccountID, f.FeedID, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.store.Get(ctx, f.AccountID, f.FeedID); !errors.Is(err, feedstore.ErrNotFound) {
@@ -606,7 +606,7 @@ func TestDeleteFinalSync(t *testing.T) {
 			ctx := context.Background()
 			f := e.create(t, "acc17", "http://127.0.0.1:1/a.ics")
 			e.booking.removeErr = c.err
-			if err := e.poller(true).Delete(ctx, f.AccountID, f.FeedID); err != nil {
+			if err := e.poller(true).Delete(ctx, f.AccountID, f.FeedID, 0); err != nil {
 				t.Fatal(err)
 			}
 			n, _ := db.Collection(feedstore.Feeds).CountDocuments(ctx, bson.D{{Key: "_id", Value: f.ID}})
@@ -841,11 +841,11 @@ func TestPollNowWaits(t *testing.T) {
 	for hits.Load() == 0 {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if _, err := e.poller(true).PollNow(context.Background(), f.AccountID, f.FeedID, 0); !errors.Is(err, ErrBusy) {
+	if _, err := e.poller(true).PollNow(context.Background(), f.AccountID, f.FeedID, 0, 0); !errors.Is(err, ErrBusy) {
 		t.Fatalf("no wait: %v, want ErrBusy", err)
 	}
 	go func() { time.Sleep(300 * time.Millisecond); close(release) }()
-	g, err := e.poller(true).PollNow(context.Background(), f.AccountID, f.FeedID, 10*time.Second)
+	g, err := e.poller(true).PollNow(context.Background(), f.AccountID, f.FeedID, 10*time.Second, 0)
 	if err != nil || hits.Load() != 2 || len(e.booking.calls()) != 2 || g.Status.LastSuccessAt == nil {
 		t.Fatalf("%v, %d fetches, %d syncs", err, hits.Load(), len(e.booking.calls()))
 	}
