@@ -105,7 +105,9 @@ type Status struct {
 	NextPollAt          time.Time  `bson:"next_poll_at"`
 	EventsImported      int        `bson:"events_imported"`
 	NightsBlocked       int        `bson:"nights_blocked"`
-	Conflicts           []Conflict `bson:"conflicts"`
+	// EventsSkipped counts the last file's unusable events (Calendar.Skipped).
+	EventsSkipped int        `bson:"events_skipped"`
+	Conflicts     []Conflict `bson:"conflicts"`
 	// Note says what the last poll left to do without failing ("" when nothing): an
 	// import booking-svc has not finished yet.
 	Note string `bson:"note"`

@@ -273,6 +273,7 @@ type statusJSON struct {
 	NextPollAt          *time.Time      `json:"next_poll_at"`
 	EventsImported      int             `json:"events_imported"`
 	NightsBlocked       int             `json:"nights_blocked"`
+	EventsSkipped       int             `json:"events_skipped"`
 	Conflicts           []feed.Conflict `json:"conflicts"`
 	Note                string          `json:"note"`
 }
@@ -307,7 +308,7 @@ func toJSON(f *feed.Feed) feedJSON {
 	next := s.NextPollAt
 	st := statusJSON{LastPolledAt: utc(s.LastPolledAt), LastSuccessAt: utc(s.LastSuccessAt), LastError: s.LastError,
 		LastErrorAt: utc(s.LastErrorAt), ConsecutiveFailures: s.ConsecutiveFailures, EventsImported: s.EventsImported,
-		NightsBlocked: s.NightsBlocked, Conflicts: conflicts, Note: s.Note}
+		NightsBlocked: s.NightsBlocked, EventsSkipped: s.EventsSkipped, Conflicts: conflicts, Note: s.Note}
 	if f.Enabled {
 		st.NextPollAt = utc(&next)
 	}

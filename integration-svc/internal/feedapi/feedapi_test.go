@@ -164,6 +164,8 @@ func TestRules(t *testing.T) {
 		edits []fieldstest.Edit
 	}{
 		{"valid", acc, 200, "", nil},
+		// Interface A's common reading rule: unknown members are ignored (docs/interface-a.md).
+		{"unknown member ignored", acc, 200, "", []fieldstest.Edit{fieldstest.Set("feed.colour", "red"), fieldstest.Set("extra", 1)}},
 		{"action missing", acc, 400, "action: is required", []fieldstest.Edit{fieldstest.Set("action", fieldstest.Del)}},
 		{"action unknown", acc, 400, "action: must be one of create, list, get, update, delete, sync", []fieldstest.Edit{fieldstest.Set("action", "poll")}},
 		{"feed missing", acc, 400, "feed: is required", []fieldstest.Edit{fieldstest.Set("feed", fieldstest.Del)}},

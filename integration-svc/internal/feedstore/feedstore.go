@@ -54,6 +54,7 @@ type Fetched struct {
 	ETag         string       `bson:"etag"`
 	LastModified string       `bson:"last_modified"`
 	Events       []feed.Event `bson:"events"`
+	Skipped      int          `bson:"skipped"` // the file's unusable events (feed.Calendar.Skipped)
 	At           time.Time    `bson:"at"`
 }
 

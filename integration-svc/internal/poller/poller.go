@@ -323,6 +323,7 @@ func (p *Poller) poll(ctx context.Context, f *feed.Feed, syncBy time.Time) (fetc
 	}
 	today := p.now().UTC()
 	var events []feed.Event
+	var skipped int
 	for fetched == nil && events == nil {
 		resp, err := p.fetch(ctx, f.URL, allow, kept)
 		if err != nil {
@@ -344,14 +345,14 @@ func (p *Poller) poll(ctx context.Context, f *feed.Feed, syncBy time.Time) (fetc
 				kept = nil
 				continue
 			}
-			events = full.Events
+			events, skipped = full.Events, full.Skipped
 			break
 		}
 		fetched, err = p.read(resp, today)
 		if err != nil {
 			return nil, false, err
 		}
-		events = fetched.Events
+		events, skipped = fetched.Events, fetched.Skipped
 	}
 	synced := feed.Window(events, today)
 	// booking-svc answers "complete": false when it stopped at its deadline after making
@@ -363,7 +364,7 @@ func (p *Poller) poll(ctx context.Context, f *feed.Feed, syncBy time.Time) (fetc
 	if err != nil {
 		return nil, false, fmt.Errorf("writing the feed's blocks: %w", err)
 	}
-	f.Status.EventsImported = len(synced)
+	f.Status.EventsImported, f.Status.EventsSkipped = len(synced), skipped
 	f.Status.NightsBlocked = res.NightsBlocked
 	if res.Conflicts == nil {
 		res.Conflicts = []feed.Conflict{}
@@ -426,7 +427,7 @@ func (p *Poller) read(resp *http.Response, today time.Time) (*feedstore.Fetched,
 		cal.Events = []feed.Event{}
 	}
 	return &feedstore.Fetched{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"),
-		Events: cal.Events, At: p.now().UTC()}, nil
+		Events: cal.Events, Skipped: cal.Skipped, At: p.now().UTC()}, nil
 }
 
 // report raises an ical.conflict event for each conflict not raised before in its

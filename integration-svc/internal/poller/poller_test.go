@@ -479,6 +479,34 @@ func TestIncompleteSyncIsNoFailure(t *testing.T) {
 	}
 }
 
+// TestSkippedEventsCounted: events the parse leaves out as unusable (no UID, an
+// unreadable DTSTART) are counted in the status, and the count stays through a 304.
+func TestSkippedEventsCounted(t *testing.T) {
+	e := setup(t)
+	body := strings.Replace(calendar, "END:VCALENDAR", "BEGIN:VEVENT\r\nUID:bad\r\nDTSTART:next friday\r\nEND:VEVENT\r\n"+
+		"BEGIN:VEVENT\r\nDTSTART;VALUE=DATE:20270120\r\nEND:VEVENT\r\nEND:VCALENDAR", 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("If-None-Match") == `"v1"` {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("ETag", `"v1"`)
+		_, _ = w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	f := e.create(t, "acc19", srv.URL+"/a.ics")
+	p := e.poller(true)
+	for range 2 {
+		if err := p.RunDue(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if g := e.get(t, f); g.Status.EventsSkipped != 2 || g.Status.EventsImported != 1 {
+			t.Fatalf("%+v", g.Status)
+		}
+		e.clock.Set(e.clock.Now().Add(15 * time.Minute))
+	}
+}
+
 // TestPrivateRefusedAtPoll: without the account's switch a loopback link is refused before
 // any connection.
 func TestPrivateRefusedAtPoll(t *testing.T) {
