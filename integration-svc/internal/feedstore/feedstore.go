@@ -431,17 +431,6 @@ func (s *Store) Finish(ctx context.Context, f *feed.Feed, polledURL string, fetc
 			st.NextPollAt.Equal(st.LastPolledAt.Add(time.Duration(f.IntervalMinutes)*time.Minute)) {
 			st.NextPollAt = st.LastPolledAt.Add(time.Duration(cur.IntervalMinutes) * time.Minute)
 		}
-		if fetched != nil {
-			// First, so that the validators kept always go with their events: a poll that
-			// stops between the two writes leaves the feed's old status, nothing wrong.
-			fetched.ID, fetched.URL = f.ID, polledURL
-			if fetched.Events == nil {
-				fetched.Events = []feed.Event{}
-			}
-			if _, err := s.fetches.ReplaceOne(ctx, bson.D{{Key: "_id", Value: f.ID}}, fetched, options.Replace().SetUpsert(true)); err != nil {
-				return err
-			}
-		}
 		seen := f.SeenConflicts()
 		if seen == nil {
 			seen = []feed.SeenConflict{}
@@ -450,6 +439,11 @@ func (s *Store) Finish(ctx context.Context, f *feed.Feed, polledURL string, fetc
 			{Key: "reported", Value: []string{}}}, release...)); err != nil {
 			return err
 		}
+		if fetched != nil {
+			if err := s.keep(ctx, f.ID, polledURL, fetched); err != nil {
+				return err
+			}
+		}
 		recorded = true
 		return nil
 	})
@@ -457,6 +451,24 @@ func (s *Store) Finish(ctx context.Context, f *feed.Feed, polledURL string, fetc
 		return false, err
 	}
 	return recorded, s.unlock(ctx, f.ID, f.LeaseToken)
+}
+
+// keep stores the answer kept for feed document id (one document: its validators always go
+// with their events). Account erasure deletes feeds without their lease, so a feed erased
+// just before the write is looked up after it, and the answer deleted with it then.
+func (s *Store) keep(ctx context.Context, id, url string, fetched *Fetched) error {
+	fetched.ID, fetched.URL = id, url
+	if fetched.Events == nil {
+		fetched.Events = []feed.Event{}
+	}
+	if _, err := s.fetches.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}}, fetched, options.Replace().SetUpsert(true)); err != nil {
+		return err
+	}
+	if cur, err := s.read(ctx, id); err != nil || cur != nil {
+		return err
+	}
+	_, err := s.fetches.DeleteOne(ctx, bson.D{{Key: "_id", Value: id}})
+	return err
 }
 
 // LastFetched returns the answer kept for feed document id, without its events unless

@@ -324,7 +324,7 @@ func (p *Poller) poll(ctx context.Context, f *feed.Feed, syncBy time.Time) (fetc
 	today := p.now().UTC()
 	var events []feed.Event
 	var skipped int
-	for fetched == nil && events == nil {
+	for {
 		resp, err := p.fetch(ctx, f.URL, allow, kept)
 		if err != nil {
 			return nil, false, err
@@ -353,6 +353,7 @@ func (p *Poller) poll(ctx context.Context, f *feed.Feed, syncBy time.Time) (fetc
 			return nil, false, err
 		}
 		events, skipped = fetched.Events, fetched.Skipped
+		break
 	}
 	synced := feed.Window(events, today)
 	// booking-svc answers "complete": false when it stopped at its deadline after making
