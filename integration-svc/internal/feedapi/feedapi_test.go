@@ -254,6 +254,16 @@ func TestLifecycle(t *testing.T) {
 	if code != 200 || d["enabled"] != false || d["interval_minutes"] != float64(60) || d["name"] != "VRBO" || d["status"].(map[string]any)["next_poll_at"] != nil {
 		t.Fatal(code, out)
 	}
+	// Enabled again with a new interval in one update: due at once (both rules move the next
+	// poll; one wins, not a 500).
+	code, out = call(t, app, acc, fmt.Sprintf(`{"action":"update","feed":{"feed_id":%d,"enabled":true,"interval_minutes":30}}`, id))
+	if code != 200 {
+		t.Fatal(code, out)
+	}
+	if d := out["data"].(map[string]any); d["enabled"] != true || d["interval_minutes"] != float64(30) ||
+		d["status"].(map[string]any)["next_poll_at"] == nil || d["status"].(map[string]any)["next_poll_at"].(string) > time.Now().UTC().Format(time.RFC3339) {
+		t.Fatal(out)
+	}
 	_, out = call(t, app, acc, `{"action":"list","feed":{"internal_code":"V1"}}`)
 	if l := out["data"].(map[string]any)["feeds"].([]any); len(l) != 1 {
 		t.Fatal(out)

@@ -197,7 +197,7 @@ func (s *Store) Update(ctx context.Context, account string, feedID int64, c Chan
 		set := bson.D{{Key: "updated_at", Value: now}}
 		due := false
 		if c.URL != nil && *c.URL != f.URL {
-			set = append(set, bson.E{Key: "url", Value: *c.URL}, bson.E{Key: "status.consecutive_failures", Value: 0})
+			set = append(set, bson.E{Key: "url", Value: *c.URL})
 			due = true
 		}
 		if c.Name != nil {
@@ -205,19 +205,17 @@ func (s *Store) Update(ctx context.Context, account string, feedID int64, c Chan
 		}
 		if c.IntervalMinutes != nil {
 			set = append(set, bson.E{Key: "interval_minutes", Value: *c.IntervalMinutes})
-			if !due && f.Status.ConsecutiveFailures == 0 && f.Status.LastPolledAt != nil {
-				set = append(set, bson.E{Key: "status.next_poll_at", Value: f.Status.LastPolledAt.Add(time.Duration(*c.IntervalMinutes) * time.Minute)})
-			}
 		}
 		if c.Enabled != nil {
 			set = append(set, bson.E{Key: "enabled", Value: *c.Enabled})
-			if *c.Enabled && !f.Enabled {
-				due = true
-				set = append(set, bson.E{Key: "status.consecutive_failures", Value: 0})
-			}
+			due = due || (*c.Enabled && !f.Enabled)
 		}
-		if due {
-			set = append(set, bson.E{Key: "status.next_poll_at", Value: now})
+		// Each path once: MongoDB refuses an update that sets one path twice.
+		switch {
+		case due:
+			set = append(set, bson.E{Key: "status.next_poll_at", Value: now}, bson.E{Key: "status.consecutive_failures", Value: 0})
+		case c.IntervalMinutes != nil && f.Status.ConsecutiveFailures == 0 && f.Status.LastPolledAt != nil:
+			set = append(set, bson.E{Key: "status.next_poll_at", Value: f.Status.LastPolledAt.Add(time.Duration(*c.IntervalMinutes) * time.Minute)})
 		}
 		return set, nil
 	})

@@ -85,8 +85,8 @@ func TestAPIAndPollWritesKeepEachOther(t *testing.T) {
 		})
 		wg.Go(func() {
 			for i := range 6 {
-				name := fmt.Sprint("name ", i)
-				if _, err := s.Update(ctx, f.AccountID, f.FeedID, Change{Name: &name}, now); err != nil {
+				name, interval, enabled := fmt.Sprint("name ", i), 20+i, i%2 == 1
+				if _, err := s.Update(ctx, f.AccountID, f.FeedID, Change{Name: &name, IntervalMinutes: &interval, Enabled: &enabled}, now); err != nil {
 					t.Error(err)
 					return
 				}
@@ -100,8 +100,8 @@ func TestAPIAndPollWritesKeepEachOther(t *testing.T) {
 			return
 		}
 		g := raw(t, f.ID)
-		if !g.Deleting || g.Name != "name 5" {
-			t.Fatalf("round %d: deleting %v, name %q: an API write was undone", round, g.Deleting, g.Name)
+		if !g.Deleting || g.Name != "name 5" || g.IntervalMinutes != 25 || !g.Enabled {
+			t.Fatalf("round %d: deleting %v, name %q, interval %d, enabled %v: an API write was undone", round, g.Deleting, g.Name, g.IntervalMinutes, g.Enabled)
 		}
 		if recorded >= 0 && g.Status.EventsImported != recorded {
 			t.Fatalf("round %d: events_imported %d, want the last recorded outcome's %d", round, g.Status.EventsImported, recorded)
