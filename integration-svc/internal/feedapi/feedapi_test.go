@@ -264,6 +264,15 @@ func TestLifecycle(t *testing.T) {
 		d["status"].(map[string]any)["next_poll_at"] == nil || d["status"].(map[string]any)["next_poll_at"].(string) > time.Now().UTC().Format(time.RFC3339) {
 		t.Fatal(out)
 	}
+	// Disabled, then enabled again with a new link in one update (both rules reset the
+	// failure streak; once, not a 500).
+	if code, out = call(t, app, acc, fmt.Sprintf(`{"action":"update","feed":{"feed_id":%d,"enabled":false}}`, id)); code != 200 {
+		t.Fatal(code, out)
+	}
+	code, out = call(t, app, acc, fmt.Sprintf(`{"action":"update","feed":{"feed_id":%d,"enabled":true,"url":%q}}`, id, srv.URL+"/b.ics"))
+	if code != 200 || out["data"].(map[string]any)["url"] != srv.URL+"/b.ics" {
+		t.Fatal(code, out)
+	}
 	_, out = call(t, app, acc, `{"action":"list","feed":{"internal_code":"V1"}}`)
 	if l := out["data"].(map[string]any)["feeds"].([]any); len(l) != 1 {
 		t.Fatal(out)
