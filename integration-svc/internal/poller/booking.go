@@ -22,6 +22,10 @@ var ErrNoProperty = errors.New("no such property")
 // ErrFeedGone: booking-svc removed the feed (HTTP 410).
 var ErrFeedGone = errors.New("the feed was removed")
 
+// ErrIncomplete: booking-svc stopped a final sync early ("complete": false); the feed's
+// blocks are not all removed yet, and the same final sync should be sent again.
+var ErrIncomplete = errors.New("booking-svc has not finished removing the feed's blocks")
+
 // SyncResult is booking-svc's answer to a feed sync.
 type SyncResult struct {
 	NightsBlocked int             `json:"nights_blocked"`
@@ -40,7 +44,8 @@ type Booking interface {
 	Sync(ctx context.Context, account string, f *feed.Feed, events []feed.Event) (SyncResult, error)
 	// Remove is a deleted feed's final sync: booking-svc removes the feed's blocks and
 	// answers every later sync of the feed 410 (ErrFeedGone). ErrFeedGone and
-	// ErrNoProperty mean the blocks are gone too.
+	// ErrNoProperty mean the blocks are gone too; ErrIncomplete, that booking-svc stopped
+	// early and the same final sync must be sent again.
 	Remove(ctx context.Context, account string, f *feed.Feed) error
 }
 
@@ -73,9 +78,13 @@ type syncRequest struct {
 	Final      bool         `json:"final,omitempty"`
 }
 
-// Remove implements Booking: the sync with no events and "final": true.
+// Remove implements Booking: the sync with no events and "final": true; ErrIncomplete
+// when booking-svc stopped it early.
 func (b *BookingClient) Remove(ctx context.Context, account string, f *feed.Feed) error {
-	_, err := b.sync(ctx, account, f, nil, true)
+	res, err := b.sync(ctx, account, f, nil, true)
+	if err == nil && res.Incomplete {
+		return ErrIncomplete
+	}
 	return err
 }
 

@@ -105,6 +105,11 @@ func TestBookingClient(t *testing.T) {
 	if _, err := b.Sync(ctx, "acc", f, nil); err != nil || got["final"] != nil {
 		t.Fatalf("an ordinary sync is not final: %v %v", got, err)
 	}
+	// A final sync booking-svc stopped early is not done.
+	answer = fiber.Map{"complete": false}
+	if err := b.Remove(ctx, "acc", f); !errors.Is(err, ErrIncomplete) {
+		t.Fatal(err)
+	}
 	// 410: the feed was removed (booking-svc keeps its id after a final sync), on either.
 	answer = fiber.Map{"status": 410, "body": fiber.Map{"code": 410, "error_type": "gone", "error_message": "feed 5 was removed"}}
 	if _, err := b.Sync(ctx, "acc", f, nil); !errors.Is(err, ErrFeedGone) {

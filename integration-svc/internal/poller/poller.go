@@ -62,6 +62,9 @@ const (
 	ContinueAfter = 15 * time.Second
 	// NoteInProgress is the status's note then.
 	NoteInProgress = "import in progress: booking-svc has not finished applying the feed's events yet; the next poll goes on"
+	// NoteRemoving is a deleted feed's note while booking-svc has not finished removing
+	// its blocks (no account sees it; kept for operators).
+	NoteRemoving = "removal in progress: booking-svc has not finished removing the feed's blocks yet"
 )
 
 // Poller polls feeds.
@@ -285,7 +288,12 @@ func (p *Poller) bookingTimeout() time.Duration {
 // backoff. booking-svc's 410 (removed already) and "no such property" (the property and
 // its blocks are gone) are done too.
 func (p *Poller) remove(ctx context.Context, f *feed.Feed) error {
+	syncBy := time.Now().Add(p.Cfg.Lease - p.bookingTimeout())
 	err := p.Booking.Remove(ctx, f.AccountID, f)
+	// A final sync booking-svc stopped early is sent again, as an import's (poll).
+	for n := 0; errors.Is(err, ErrIncomplete) && n < MaxContinuations && time.Now().Before(syncBy); n++ {
+		err = p.Booking.Remove(ctx, f.AccountID, f)
+	}
 	if err == nil || errors.Is(err, ErrNoProperty) || errors.Is(err, ErrFeedGone) {
 		return p.Store.Remove(ctx, f)
 	}
@@ -293,10 +301,17 @@ func (p *Poller) remove(ctx context.Context, f *feed.Feed) error {
 		return ctx.Err()
 	}
 	now := p.now()
-	f.Status.LastError = "removing the feed's blocks: " + err.Error()
-	f.Status.LastErrorAt = &now
-	f.Status.ConsecutiveFailures++
-	f.Status.NextPollAt = now.Add(feed.Backoff(time.Minute, f.Status.ConsecutiveFailures))
+	f.Status.Note = ""
+	if errors.Is(err, ErrIncomplete) {
+		f.Status.Note = NoteRemoving
+		f.Status.ConsecutiveFailures = 0
+		f.Status.NextPollAt = now.Add(ContinueAfter)
+	} else {
+		f.Status.LastError = "removing the feed's blocks: " + err.Error()
+		f.Status.LastErrorAt = &now
+		f.Status.ConsecutiveFailures++
+		f.Status.NextPollAt = now.Add(feed.Backoff(time.Minute, f.Status.ConsecutiveFailures))
+	}
 	_, serr := p.Store.Finish(ctx, f, f.URL, nil)
 	return serr
 }

@@ -45,6 +45,8 @@ type fakeBooking struct {
 	finals    int
 	removeErr error
 	gone      bool
+	// removeIncomplete: how many of the next final syncs stop early (-1: all).
+	removeIncomplete int
 }
 
 func (b *fakeBooking) Remove(context.Context, string, *feed.Feed) error {
@@ -54,6 +56,12 @@ func (b *fakeBooking) Remove(context.Context, string, *feed.Feed) error {
 		return b.fail
 	}
 	b.finals++
+	if b.removeIncomplete != 0 {
+		if b.removeIncomplete > 0 {
+			b.removeIncomplete--
+		}
+		return ErrIncomplete
+	}
 	if b.removeErr == nil {
 		b.blocked = nil
 	}
@@ -662,6 +670,49 @@ func TestDeleteFinalSync(t *testing.T) {
 				t.Fatalf("not retried: %d final syncs, document left %d", e.booking.finalSyncs(), n)
 			}
 		})
+	}
+}
+
+// TestDeleteFinalSyncIncomplete: booking-svc may stop a final sync early ("complete":
+// false, some blocks left): the feed's document stays until a final sync is complete. The
+// delete sends it again at once while it has time; a removal still incomplete is no
+// failure and goes on soon.
+func TestDeleteFinalSyncIncomplete(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	count := func(f *feed.Feed) int64 {
+		n, _ := db.Collection(feedstore.Feeds).CountDocuments(ctx, bson.D{{Key: "_id", Value: f.ID}})
+		return n
+	}
+	f := e.create(t, "acc20", "http://127.0.0.1:1/a.ics")
+	e.booking.removeIncomplete = 2
+	if err := e.poller(true).Delete(ctx, f.AccountID, f.FeedID, 0); err != nil {
+		t.Fatal(err)
+	}
+	if e.booking.finalSyncs() != 3 || count(f) != 0 {
+		t.Fatalf("%d final syncs, document left %d; want 3 and none", e.booking.finalSyncs(), count(f))
+	}
+	g := e.create(t, "acc20", "http://127.0.0.1:1/b.ics")
+	e.booking.removeIncomplete = -1
+	p := e.poller(true)
+	if err := p.Delete(ctx, g.AccountID, g.FeedID, 0); err != nil {
+		t.Fatal(err)
+	}
+	d := raw(t, g.ID)
+	next := d.Status.NextPollAt.Sub(e.clock.Now())
+	if count(g) != 1 || !d.Deleting || d.Status.ConsecutiveFailures != 0 || d.Status.LastError != "" ||
+		!strings.Contains(d.Status.Note, "in progress") || next <= 0 || next > time.Minute {
+		t.Fatalf("incomplete removal: %+v, next in %s", d, next)
+	}
+	e.booking.mu.Lock()
+	e.booking.removeIncomplete = 0
+	e.booking.mu.Unlock()
+	e.clock.Set(d.Status.NextPollAt)
+	if err := p.RunDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if count(g) != 0 {
+		t.Fatal("the removal did not go on")
 	}
 }
 
