@@ -10,7 +10,8 @@
 //     dates collide on the first night they share, and the one that got it cannot later
 //     lose to the other. A failed attempt removes the nights it inserted.
 //  3. The owner commits its own document (the booking or block), outside the ledger.
-//  4. Release frees the nights the owner no longer needs; only nights it holds.
+//  4. Release frees the nights the owner no longer needs; only nights it holds. (Transfer
+//     hands nights from one owner straight to another of the same writer instead.)
 //  5. End removes the op: the change is complete.
 //  6. Repair, run by the janitor (and by a retried request for its own owner), finishes an
 //     op whose writer stopped: every night the op touched that its owner holds but should
@@ -73,6 +74,9 @@ type Store interface {
 	InsertNights(ctx context.Context, s Stay, owner string, at time.Time) (int, error)
 	// DeleteNights removes the nights of s whoever holds them (a claim undoing itself).
 	DeleteNights(ctx context.Context, s Stay) error
+	// TransferNights gives owner to the nights of s that from holds, each by a write
+	// conditional on its key and on from, and reports how many it gave.
+	TransferNights(ctx context.Context, s Stay, from, to string, at time.Time) (int, error)
 	// NightOwner returns who holds a night ("" when free).
 	NightOwner(ctx context.Context, account string, pid int64, date string) (string, error)
 	// DeleteNight removes one night.
@@ -155,6 +159,38 @@ func (l *Ledger) Release(ctx context.Context, s Stay, owner string) error {
 		}
 	}
 	return nil
+}
+
+// Transfer passes the nights of s that owner from holds to owner to, so that they are never
+// free in between (a release then a claim would let anyone take them for a moment): each
+// night changes owner only if from still holds it, by a write conditional on the night's key
+// and on from. It returns the nights of s that to does not hold afterwards (another owner's,
+// or free). Only the writer of both owners may transfer (the iCal sync of one feed, under the
+// feed's lease, between two of its blocks): to's op records the nights as claimed and from's
+// document no longer lists them, so that whatever step a stop interrupts, a repair releases
+// them (to's document does not list them yet) or leaves them with to (it does).
+func (l *Ledger) Transfer(ctx context.Context, s Stay, from, to string) ([]string, error) {
+	if len(s.Dates) == 0 {
+		return nil, nil
+	}
+	n, err := l.store.TransferNights(ctx, s, from, to, l.Now().UTC())
+	if err != nil {
+		return nil, fmt.Errorf("transfer nights: %w", err)
+	}
+	if n == len(s.Dates) {
+		return nil, nil
+	}
+	var missing []string
+	for _, d := range s.Dates {
+		o, err := l.store.NightOwner(ctx, s.Account, s.PropertyID, d)
+		if err != nil {
+			return nil, fmt.Errorf("transfer night %s: %w", d, err)
+		}
+		if o != to {
+			missing = append(missing, d)
+		}
+	}
+	return missing, nil
 }
 
 // End removes the op of owner: the change is complete.

@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -244,5 +245,36 @@ func TestRepairOwner(t *testing.T) {
 	}
 	if ok, err := l.RepairOwner(context.Background(), "a1", "booking:7", time.Second, time.Hour, nothing); err != nil || ok {
 		t.Fatalf("second repair: %v, %v (the op is gone)", ok, err)
+	}
+}
+
+// TestTransfer: nights pass from one owner to another only where the first holds them; a
+// night another owner holds and a free night are left as they are (and reported), and a
+// transfer done again reports nothing missing.
+func TestTransfer(t *testing.T) {
+	l := newLedger(t)
+	ctx := context.Background()
+	account := fmt.Sprintf("transfer-%d", time.Now().UnixNano())
+	week := dates("2027-04-01", 5)
+	stay := func(ds ...string) ledger.Stay { return ledger.Stay{Account: account, PropertyID: 3, Dates: ds} }
+	if err := l.Claim(ctx, stay(week[:3]...), "block:1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Claim(ctx, stay(week[3]), "booking:9"); err != nil {
+		t.Fatal(err)
+	}
+	missing, err := l.Transfer(ctx, stay(week...), "block:1", "block:2")
+	if err != nil || !reflect.DeepEqual(missing, week[3:]) {
+		t.Fatalf("Transfer: %v %v, want %v missing", missing, err, week[3:])
+	}
+	want := map[string]string{week[0]: "block:2", week[1]: "block:2", week[2]: "block:2", week[3]: "booking:9", week[4]: ""}
+	if got := owners(t, l, account, 3, week); !reflect.DeepEqual(got, want) {
+		t.Errorf("owners %v, want %v", got, want)
+	}
+	if missing, err := l.Transfer(ctx, stay(week[:3]...), "block:1", "block:2"); err != nil || len(missing) != 0 {
+		t.Errorf("Transfer again: %v %v", missing, err)
+	}
+	if missing, err := l.Transfer(ctx, stay(week[:3]...), "block:1", "block:3"); err != nil || !reflect.DeepEqual(missing, week[:3]) {
+		t.Errorf("Transfer from an owner that holds none: %v %v", missing, err)
 	}
 }

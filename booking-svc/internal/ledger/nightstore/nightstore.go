@@ -78,6 +78,21 @@ func (s *Store) DeleteNights(ctx context.Context, st ledger.Stay) error {
 	return nil
 }
 
+// TransferNights gives owner to the nights of st that from holds with one update filtered
+// on their keys and on from: each document is updated only if it still matches.
+func (s *Store) TransferNights(ctx context.Context, st ledger.Stay, from, to string, at time.Time) (int, error) {
+	keys := make([]string, len(st.Dates))
+	for i, d := range st.Dates {
+		keys[i] = ledger.NightKey(st.Account, st.PropertyID, d)
+	}
+	r, err := s.nights.UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}, {Key: "owner", Value: from}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "owner", Value: to}, {Key: "at", Value: at}}}})
+	if err != nil {
+		return 0, fmt.Errorf("transfer nights of %s to %s: %w", from, to, err)
+	}
+	return int(r.MatchedCount), nil
+}
+
 // NightOwner returns who holds a night ("" when free).
 func (s *Store) NightOwner(ctx context.Context, account string, pid int64, date string) (string, error) {
 	var d nightDoc
