@@ -92,8 +92,11 @@ const maxSyncRounds = 8
 // SyncFeed reconciles the property's blocks imported from the feed with its events: every
 // wanted night that no booking and no other block holds is held by a block of the feed,
 // one block per maximal run of nights of one uid; a run whose dates changed moves its block
-// in place (nights it keeps are never free in between); blocks whose run vanished are
-// deleted. Nights a booking holds are conflicts, nights another block holds are left alone.
+// in place (nights it keeps are never free in between, and nights passing between two of
+// the feed's blocks of one uid change owner without being freed); blocks whose run vanished
+// are deleted. What a block holds is read from the ledger, so a block whose document and
+// ledger nights differ is reconciled. Nights a booking holds are conflicts, nights another
+// block holds are left alone.
 // Syncs of one feed take turns (a lease); a sync stopped at any step is finished by the next
 // one (or the janitor's repair), and a repeated sync changes nothing.
 //
@@ -283,58 +286,16 @@ func (s *Service) syncRoundsUntil(ctx context.Context, account string, r FeedSyn
 			return FeedResult{}, false, true, err
 		}
 		last = p.result
-		if len(p.deletes)+len(p.moves)+len(p.creates) == 0 {
+		if len(p.changes) == 0 {
 			return p.result, true, true, nil
 		}
-		progress := false
-		late := func() bool { return time.Now().After(stopAt) }
-		step := func(err error) error {
-			if err == nil {
-				progress = true
-				return nil
-			}
-			if ledger.IsTaken(err) || errors.Is(err, ledger.ErrBusy) {
-				return nil // another round plans again from what holds the nights now
-			}
-			return err
+		a := &feedApply{s: s, account: account, r: r, holder: holder, memo: memo, stopAt: stopAt, plan: p}
+		stopped, err := a.run(ctx)
+		if err != nil {
+			return FeedResult{}, false, false, err
 		}
-		for _, b := range p.deletes {
-			if late() {
-				return last, false, true, nil
-			}
-			if err := step(s.feedDelete(ctx, account, r.FeedID, holder, b)); err != nil {
-				return FeedResult{}, false, false, err
-			}
-		}
-		var stuck []Block
-		for _, m := range p.moves {
-			if late() {
-				return last, false, true, nil
-			}
-			err := s.feedMove(ctx, account, r.FeedID, holder, m.block, m.run)
-			if ledger.IsTaken(err) {
-				stuck = append(stuck, m.block)
-			}
-			if err := step(err); err != nil {
-				return FeedResult{}, false, false, err
-			}
-		}
-		for _, c := range p.creates {
-			if late() {
-				return last, false, true, nil
-			}
-			if err := step(s.feedCreate(ctx, account, r, holder, c, memo)); err != nil {
-				return FeedResult{}, false, false, err
-			}
-		}
-		if !progress {
-			// Blocks of the feed that each want the other's nights (two events swapped
-			// dates): delete them, so that the next round creates them on their new nights.
-			for _, b := range stuck {
-				if err := step(s.feedDelete(ctx, account, r.FeedID, holder, b)); err != nil {
-					return FeedResult{}, false, false, err
-				}
-			}
+		if stopped {
+			return last, false, true, nil
 		}
 	}
 	return last, false, true, nil
@@ -346,17 +307,30 @@ type feedRun struct {
 	dates []string // ascending, consecutive
 }
 
-type feedMoveOp struct {
-	block Block
+// feedChange is what a round does to one block of the feed.
+type feedChange struct {
+	kind  string // "delete", "move" or "create"
+	block Block  // a create's block id is given when it begins
 	run   feedRun
+	// gains are the run's nights the block does not hold (in the ledger), losses the nights
+	// it holds outside the run, kept the run's nights it holds.
+	gains, losses, kept []string
+	// from names, for each gained night another block of the feed holds now, that block's
+	// owner: the night is handed over from it, never freed.
+	from                map[string]string
+	begun, done, failed bool
+	settled, finished   bool
 }
 
 type feedPlan struct {
-	deletes []Block
-	moves   []feedMoveOp
-	creates []feedRun
-	result  FeedResult
+	changes []*feedChange // deletes, then moves, then creates
+	// docs are the nights each block of the feed's document lists (owner → night).
+	docs   map[string]map[string]bool
+	result FeedResult
 }
+
+// minNight and maxNight bound every night key of a property.
+const minNight, maxNight = "0000-01-01", "9999-12-31"
 
 // errPlanLate: planning reached the point past which no new change begins.
 var errPlanLate = errors.New("planning ran past the sync's time")
@@ -370,11 +344,15 @@ func feedNights(events []FeedEvent) int {
 	return n
 }
 
-// planFeed compares the wanted nights with the ledger's owners and the feed's blocks. Its
-// work and memory are linear in the events' nights (at most MaxFeedNights) and the feed's
-// blocks' nights, with sorting; it stops with errPlanLate once stopAt is past.
-func (s *Service) planFeed(ctx context.Context, account string, r FeedSync, stopAt time.Time) (feedPlan, error) {
-	var p feedPlan
+// planFeed compares the wanted nights with the ledger's owners and the feed's blocks. It
+// trusts the ledger, not the blocks' documents, for what a block of the feed holds: a move's
+// document written after the next sync repaired its op says other dates than the nights the
+// block holds, and the plan claims the nights the document should list and lets go of the
+// others. Its work and memory are linear in the events' nights (at most MaxFeedNights), the
+// property's held nights and the feed's blocks' nights, with sorting; it stops with
+// errPlanLate once stopAt is past.
+func (s *Service) planFeed(ctx context.Context, account string, r FeedSync, stopAt time.Time) (*feedPlan, error) {
+	p := &feedPlan{docs: map[string]map[string]bool{}}
 	ticks := 0
 	tick := func() error {
 		if ticks++; ticks%4096 != 0 {
@@ -390,21 +368,19 @@ func (s *Service) planFeed(ctx context.Context, account string, r FeedSync, stop
 	}
 	blocks, err := s.blocks.FeedBlocks(ctx, account, r.PropertyID, r.FeedID)
 	if err != nil {
-		return p, err
+		return nil, err
 	}
 	own := map[string]Block{} // owner → block of this feed
-	first, last := "", ""
-	span := func(a, b string) {
-		if first == "" || a < first {
-			first = a
-		}
-		if b > last {
-			last = b
-		}
-	}
 	for _, b := range blocks {
-		own[blockOwner(b.BlockID)] = b
-		span(b.StartDate, b.EndDate)
+		o := blockOwner(b.BlockID)
+		own[o] = b
+		p.docs[o] = map[string]bool{}
+		for _, d := range blockNights(b.StartDate, b.EndDate) {
+			if err := tick(); err != nil {
+				return nil, err
+			}
+			p.docs[o][d] = true
+		}
 	}
 	// The nights each uid wants (a set: overlapping events of one uid count once), then the
 	// uids that want each night, each uid once.
@@ -420,25 +396,35 @@ func (s *Service) planFeed(ctx context.Context, account string, r FeedSync, stop
 		}
 		for d := e.Start; d.Before(e.End); d = d.AddDays(1) {
 			if err := tick(); err != nil {
-				return p, err
+				return nil, err
 			}
 			set[d.String()] = true
 		}
-		span(e.Start.String(), e.End.AddDays(-1).String())
 	}
 	wanted := map[string][]string{}
 	for u, set := range byUID {
 		for d := range set {
 			if err := tick(); err != nil {
-				return p, err
+				return nil, err
 			}
 			wanted[d] = append(wanted[d], u)
 		}
 	}
+	// Who holds what: the whole property, since a block of the feed may hold nights its
+	// document does not list, anywhere.
 	owners := map[string]string{}
-	if first != "" {
-		if owners, err = s.ledger.Owners(ctx, account, r.PropertyID, first, last); err != nil {
-			return p, err
+	if len(blocks) > 0 || len(wanted) > 0 {
+		if owners, err = s.ledger.Owners(ctx, account, r.PropertyID, minNight, maxNight); err != nil {
+			return nil, err
+		}
+	}
+	held := map[string][]string{} // owner of the feed → the nights the ledger shows it holding
+	for d, o := range owners {
+		if err := tick(); err != nil {
+			return nil, err
+		}
+		if _, ok := own[o]; ok {
+			held[o] = append(held[o], d)
 		}
 	}
 	// Each wanted night goes to one uid: the uid of the feed's block that holds it if that
@@ -449,7 +435,7 @@ func (s *Service) planFeed(ctx context.Context, account string, r FeedSync, stop
 	conflict := map[string]map[string]int64{} // uid → date → booking
 	for d, uids := range wanted {
 		if err := tick(); err != nil {
-			return p, err
+			return nil, err
 		}
 		o := owners[d]
 		switch b, ok := own[o]; {
@@ -470,30 +456,20 @@ func (s *Service) planFeed(ctx context.Context, account string, r FeedSync, stop
 			}
 		}
 	}
-	// Which blocks of the feed cover each night, for the overlaps below.
-	cover := map[string][]int64{}
+	// Runs per uid, matched to the uid's blocks: largest overlap (the run's nights the block
+	// holds) first, ties to the earlier run then the lower block id; then the rest in date
+	// order (a moved event keeps its block); then new blocks; blocks left are deleted.
 	ownByUID := map[string][]Block{}
-	uidOf := map[int64]string{}
 	for _, b := range blocks {
-		uidOf[b.BlockID] = b.UID
 		ownByUID[b.UID] = append(ownByUID[b.UID], b)
-		for _, d := range blockNights(b.StartDate, b.EndDate) {
-			if err := tick(); err != nil {
-				return p, err
-			}
-			cover[d] = append(cover[d], b.BlockID)
-		}
 	}
-	// Runs per uid, matched to the uid's blocks: largest overlap first (ties: the earlier
-	// run, then the lower block id), then the rest in date order (a moved event keeps its
-	// block), then new blocks; blocks left are deleted. Overlaps are counted night by night,
-	// only for the pairs that share one.
 	uids := make([]string, 0, len(assigned))
 	for u := range assigned {
 		uids = append(uids, u)
 	}
 	slices.Sort(uids)
 	matched := map[int64]bool{}
+	var moves, creates []*feedChange
 	for _, u := range uids {
 		runs := runsOf(assigned[u])
 		type pair struct {
@@ -505,12 +481,10 @@ func (s *Service) planFeed(ctx context.Context, account string, r FeedSync, stop
 		for i, run := range runs {
 			for _, d := range run {
 				if err := tick(); err != nil {
-					return p, err
+					return nil, err
 				}
-				for _, id := range cover[d] {
-					if uidOf[id] == u {
-						count[[2]int64{int64(i), id}]++
-					}
+				if b, ok := own[owners[d]]; ok && b.UID == u {
+					count[[2]int64{int64(i), b.BlockID}]++
 				}
 			}
 		}
@@ -546,24 +520,42 @@ func (s *Service) planFeed(ctx context.Context, account string, r FeedSync, stop
 			}
 		}
 		for i, run := range runs {
-			fr := feedRun{uid: u, dates: run}
-			if target[i] == 0 {
-				p.creates = append(p.creates, fr)
-				continue
+			c := &feedChange{kind: "create", run: feedRun{uid: u, dates: run}, gains: run}
+			if target[i] != 0 {
+				b := own[blockOwner(target[i])]
+				h := held[blockOwner(b.BlockID)]
+				slices.Sort(h)
+				p.result.Blocks = append(p.result.Blocks, FeedBlock{UID: u, BlockID: b.BlockID, StartDate: run[0], EndDate: run[len(run)-1]})
+				if slices.Equal(h, run) && b.StartDate == run[0] && b.EndDate == run[len(run)-1] {
+					p.result.NightsBlocked += len(run)
+					continue
+				}
+				c = &feedChange{kind: "move", block: b, run: c.run, gains: diff(run, h), losses: diff(h, run), kept: diff(run, diff(run, h))}
 			}
-			b := own[blockOwner(target[i])]
-			if b.StartDate != run[0] || b.EndDate != run[len(run)-1] {
-				p.moves = append(p.moves, feedMoveOp{block: b, run: fr})
-			}
-			p.result.Blocks = append(p.result.Blocks, FeedBlock{UID: u, BlockID: b.BlockID, StartDate: run[0], EndDate: run[len(run)-1]})
 			p.result.NightsBlocked += len(run)
+			for _, d := range c.gains {
+				if o := owners[d]; o != "" {
+					if c.from == nil {
+						c.from = map[string]string{}
+					}
+					c.from[d] = o // a block of the feed: the assignment gives no one else's night
+				}
+			}
+			if c.kind == "create" {
+				creates = append(creates, c)
+			} else {
+				moves = append(moves, c)
+			}
 		}
 	}
 	for _, b := range blocks {
 		if !matched[b.BlockID] {
-			p.deletes = append(p.deletes, b)
+			h := held[blockOwner(b.BlockID)]
+			slices.Sort(h)
+			p.changes = append(p.changes, &feedChange{kind: "delete", block: b, losses: h})
 		}
 	}
+	p.changes = append(append(p.changes, moves...), creates...)
 	// Conflicts by uid then date; the first MaxFeedConflicts are listed, the rest counted.
 	cuids := make([]string, 0, len(conflict))
 	for u := range conflict {
@@ -616,98 +608,370 @@ func nextDate(d string) string {
 	return t.AddDays(1).String()
 }
 
-// overlap counts the nights run and block b share.
-func overlap(run []string, b Block) int {
-	n := 0
-	for _, d := range run {
-		if d >= b.StartDate && d <= b.EndDate {
-			n++
-		}
-	}
-	return n
+// feedApply applies one round's plan, on the ledger's op protocol, so that a stop at any step
+// is repaired (each block's op records the nights it claims and those it lets go):
+//
+//   - a delete begins its op, marks the block deleted;
+//   - a move or a create begins its op, claims the free nights it gains, takes over those
+//     another block of the feed hands over (ledger.Transfer, by the night's key and its old
+//     owner: never freed), then writes its block (new dates, or the new block). It goes only
+//     once every block it takes nights from has a document that no longer lists them (deleted,
+//     moved, or shrunk), so that a stop leaves no document listing a night its block does not
+//     hold;
+//   - when nothing can go on (two blocks of one uid each need the other's nights), a block
+//     that hands nights over first shrinks its document to the longest run of the nights it
+//     keeps, which lets the others go on;
+//   - at the end, each block begun releases what it holds that its document does not list
+//     (what it handed over is no longer its own) and ends its op.
+//
+// The nights a block keeps are never free: they are in its document and its hold throughout.
+// A claim that loses a night to someone else fails that change alone; the next round plans
+// again (the night is a conflict, or another block's).
+type feedApply struct {
+	s       *Service
+	account string
+	r       FeedSync
+	holder  string
+	memo    string
+	stopAt  time.Time
+	plan    *feedPlan
+	// takers counts, per block owner, the changes not yet done or failed that take nights
+	// from it; byOwner is each existing block's change.
+	takers  map[string]int
+	byOwner map[string]*feedChange
 }
 
-// feedCreate creates a block of the feed on run, as CreateBlock does, its id noted in the
-// feed's lease before its nights are claimed.
-func (s *Service) feedCreate(ctx context.Context, account string, r FeedSync, holder string, run feedRun, memo string) error {
-	id, err := s.blocks.NextBlockID(ctx)
+func (a *feedApply) late() bool { return time.Now().After(a.stopAt) }
+
+func (a *feedApply) stay(dates []string) ledger.Stay {
+	return ledger.Stay{Account: a.account, PropertyID: a.r.PropertyID, Dates: dates}
+}
+
+// run applies the plan; it reports whether it stopped early (the round's end is near), with
+// every change it began finished. An error leaves what it began to the next holder's repair.
+func (a *feedApply) run(ctx context.Context) (bool, error) {
+	var ids []int64
+	for _, c := range a.plan.changes {
+		if c.kind != "create" {
+			ids = append(ids, c.block.BlockID)
+		}
+	}
+	if len(ids) > 0 {
+		if err := a.s.blocks.NoteFeedBlock(ctx, a.account, a.r.FeedID, a.holder, ids...); err != nil {
+			return false, err
+		}
+	}
+	faults.At(ctx, "noted")
+	a.takers, a.byOwner = map[string]int{}, map[string]*feedChange{}
+	for _, c := range a.plan.changes {
+		if c.kind != "create" {
+			a.byOwner[blockOwner(c.block.BlockID)] = c
+		}
+		for _, src := range givers(c) {
+			a.takers[src]++
+		}
+	}
+	stopped := false
+	for _, c := range a.plan.changes {
+		if c.kind != "delete" {
+			continue
+		}
+		if a.late() {
+			stopped = true
+			break
+		}
+		if err := a.delete(ctx, c); err != nil {
+			return false, err
+		}
+		if err := a.settle(ctx, c); err != nil {
+			return false, err
+		}
+	}
+	for {
+		progressed := false
+		for _, c := range a.plan.changes {
+			if c.kind == "delete" || c.done || c.failed || !a.canTake(c) {
+				continue
+			}
+			// Past the stop point only what takes handed-over nights goes on: they are held
+			// by a block that let them go and would be freed otherwise.
+			if !c.begun && len(c.from) == 0 && a.late() {
+				stopped = true
+				continue
+			}
+			if err := a.complete(ctx, c); err != nil {
+				return false, err
+			}
+			if err := a.settle(ctx, c); err != nil {
+				return false, err
+			}
+			progressed = true
+		}
+		if progressed {
+			continue
+		}
+		c := a.giverToShrink()
+		if c == nil || (!c.begun && a.late()) {
+			break
+		}
+		if err := a.shrink(ctx, c); err != nil {
+			return false, err
+		}
+		if err := a.settle(ctx, c); err != nil {
+			return false, err
+		}
+	}
+	// What is left begun: givers whose takers could not take, and changes stopped midway.
+	for _, c := range a.plan.changes {
+		if c.begun && !c.finished {
+			if err := a.finish(ctx, c); err != nil {
+				return false, err
+			}
+		}
+	}
+	return stopped, nil
+}
+
+// givers are the owners c takes nights from, each once, in order.
+func givers(c *feedChange) []string {
+	var out []string
+	for _, src := range c.from {
+		out = append(out, src)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// settle finishes, once c is done or failed, what no longer waits: c itself unless another
+// change still takes nights from it, and each of its givers that c was the last to wait for.
+func (a *feedApply) settle(ctx context.Context, c *feedChange) error {
+	if c.settled || !(c.done || c.failed) {
+		return nil
+	}
+	c.settled = true
+	ready := []*feedChange{c}
+	for _, src := range givers(c) {
+		if a.takers[src]--; a.takers[src] == 0 {
+			if g := a.byOwner[src]; g != nil && (g.done || g.failed) {
+				ready = append(ready, g)
+			}
+		}
+	}
+	for _, r := range ready {
+		if r.begun && !r.finished && (r.kind == "create" || a.takers[blockOwner(r.block.BlockID)] == 0) {
+			if err := a.finish(ctx, r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// canTake tells whether every night c takes from another block is no longer in that block's
+// document.
+func (a *feedApply) canTake(c *feedChange) bool {
+	for d, src := range c.from {
+		if a.plan.docs[src][d] {
+			return false
+		}
+	}
+	return true
+}
+
+// begin records c's op; false when another change of its block is in progress (c fails, the
+// next round plans again).
+func (a *feedApply) begin(ctx context.Context, c *feedChange) (bool, error) {
+	if c.begun {
+		return true, nil
+	}
+	err := a.s.ledger.Begin(ctx, ledger.Op{Owner: blockOwner(c.block.BlockID), Account: a.account,
+		Claim: []ledger.Stay{a.stay(c.gains)}, Release: []ledger.Stay{a.stay(c.losses)}})
+	if errors.Is(err, ledger.ErrBusy) {
+		c.failed = true
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	c.begun = true
+	faults.At(ctx, c.kind+":begun")
+	return true, nil
+}
+
+// delete marks c's block deleted; its nights are let go at the end of the round.
+func (a *feedApply) delete(ctx context.Context, c *feedChange) error {
+	if ok, err := a.begin(ctx, c); !ok {
+		return err
+	}
+	if _, err := a.s.blocks.DeleteBlock(ctx, a.account, c.block.BlockID); err != nil {
+		return err
+	}
+	a.plan.docs[blockOwner(c.block.BlockID)] = nil
+	c.done = true
+	faults.At(ctx, "delete:written")
+	return nil
+}
+
+// complete gives c's block the nights of its run: the free ones claimed, the others handed
+// over, then the block written.
+func (a *feedApply) complete(ctx context.Context, c *feedChange) error {
+	if c.kind == "create" && c.block.BlockID == 0 {
+		if err := a.newIDs(ctx); err != nil {
+			return err
+		}
+	}
+	if ok, err := a.begin(ctx, c); !ok {
+		return err
+	}
+	owner := blockOwner(c.block.BlockID)
+	var free []string
+	handed := map[string][]string{} // giver → nights
+	for _, d := range c.gains {
+		if src, ok := c.from[d]; ok {
+			handed[src] = append(handed[src], d)
+		} else {
+			free = append(free, d)
+		}
+	}
+	if err := a.s.ledger.Claim(ctx, a.stay(free), owner); err != nil {
+		if ledger.IsTaken(err) {
+			c.failed = true
+			return nil
+		}
+		return err
+	}
+	faults.At(ctx, c.kind+":claimed")
+	for _, src := range givers(c) {
+		missing, err := a.s.ledger.Transfer(ctx, a.stay(handed[src]), src, owner)
+		if err != nil {
+			return err
+		}
+		// Not the giver's any more (a repair released it): claimed if it is free.
+		if err := a.s.ledger.Claim(ctx, a.stay(missing), owner); err != nil {
+			if ledger.IsTaken(err) {
+				c.failed = true
+				return nil
+			}
+			return err
+		}
+	}
+	if len(handed) > 0 {
+		faults.At(ctx, c.kind+":handed")
+	}
+	run := c.run.dates
+	var err error
+	if c.kind == "create" {
+		_, err = a.s.blocks.InsertBlock(ctx, Block{AccountID: a.account, BlockID: c.block.BlockID, PropertyID: a.r.PropertyID, StartDate: run[0],
+			EndDate: run[len(run)-1], Memo: a.memo, FeedID: a.r.FeedID, UID: c.run.uid})
+	} else {
+		_, err = a.s.blocks.MoveBlock(ctx, a.account, c.block.BlockID, run[0], run[len(run)-1])
+	}
+	if errors.Is(err, ErrNotFound) { // deleted meanwhile (its feed tombstoned, by its owner)
+		c.failed = true
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	if err := s.blocks.NoteFeedBlock(ctx, account, r.FeedID, holder, id); err != nil {
-		return err
-	}
-	owner := blockOwner(id)
-	stay := ledger.Stay{Account: account, PropertyID: r.PropertyID, Dates: run.dates}
-	if err := s.ledger.Begin(ctx, ledger.Op{Owner: owner, Account: account, Claim: []ledger.Stay{stay}}); err != nil {
-		return err
-	}
-	faults.At(ctx, "create:begun")
-	if err := s.ledger.Claim(ctx, stay, owner); err != nil {
-		if ledger.IsTaken(err) {
-			_ = s.ledger.End(context.WithoutCancel(ctx), account, owner)
-		}
-		return err
-	}
-	faults.At(ctx, "create:claimed")
-	if _, err := s.blocks.InsertBlock(ctx, Block{AccountID: account, BlockID: id, PropertyID: r.PropertyID, StartDate: run.dates[0],
-		EndDate: run.dates[len(run.dates)-1], Memo: memo, FeedID: r.FeedID, UID: run.uid}); err != nil {
-		return err
-	}
-	faults.At(ctx, "create:written")
-	return s.ledger.End(ctx, account, owner)
+	a.plan.docs[owner] = setOf(run)
+	c.done = true
+	faults.At(ctx, c.kind+":written")
+	return nil
 }
 
-// feedMove gives block b the nights of run: the nights it gains are claimed first, then the
-// block changes, then the nights it lost are released; the nights both hold never move.
-func (s *Service) feedMove(ctx context.Context, account string, feed int64, holder string, b Block, run feedRun) error {
-	if err := s.blocks.NoteFeedBlock(ctx, account, feed, holder, b.BlockID); err != nil {
-		return err
-	}
-	old := blockNights(b.StartDate, b.EndDate)
-	owner := blockOwner(b.BlockID)
-	claim := ledger.Stay{Account: account, PropertyID: b.PropertyID, Dates: diff(run.dates, old)}
-	release := ledger.Stay{Account: account, PropertyID: b.PropertyID, Dates: diff(old, run.dates)}
-	if err := s.ledger.Begin(ctx, ledger.Op{Owner: owner, Account: account, Claim: []ledger.Stay{claim}, Release: []ledger.Stay{release}}); err != nil {
-		return err
-	}
-	faults.At(ctx, "move:begun")
-	if err := s.ledger.Claim(ctx, claim, owner); err != nil {
-		if ledger.IsTaken(err) {
-			_ = s.ledger.End(context.WithoutCancel(ctx), account, owner)
+// newIDs gives block ids to the next creates without one (up to 64), noted in the lease
+// before any is touched.
+func (a *feedApply) newIDs(ctx context.Context) error {
+	var ids []int64
+	for _, c := range a.plan.changes {
+		if c.kind != "create" || c.block.BlockID != 0 || c.failed {
+			continue
 		}
-		return err
+		id, err := a.s.blocks.NextBlockID(ctx)
+		if err != nil {
+			return err
+		}
+		c.block = Block{BlockID: id, PropertyID: a.r.PropertyID}
+		if ids = append(ids, id); len(ids) == 64 {
+			break
+		}
 	}
-	faults.At(ctx, "move:claimed")
-	if _, err := s.blocks.MoveBlock(ctx, account, b.BlockID, run.dates[0], run.dates[len(run.dates)-1]); err != nil {
-		return err
-	}
-	faults.At(ctx, "move:written")
-	if err := s.ledger.Release(ctx, release, owner); err != nil {
-		return err
-	}
-	faults.At(ctx, "move:released")
-	return s.ledger.End(ctx, account, owner)
+	return a.s.blocks.NoteFeedBlock(ctx, a.account, a.r.FeedID, a.holder, ids...)
 }
 
-// feedDelete deletes block b of the feed and frees its nights.
-func (s *Service) feedDelete(ctx context.Context, account string, feed int64, holder string, b Block) error {
-	if err := s.blocks.NoteFeedBlock(ctx, account, feed, holder, b.BlockID); err != nil {
+// giverToShrink is a move not yet done whose document lists nights another pending change
+// takes from it, and that keeps some nights of its run: shrunk to them, it lets the others go
+// on (every cycle of blocks needing each other's nights has one: the runs are matched to
+// blocks by largest overlap first).
+func (a *feedApply) giverToShrink() *feedChange {
+	needed := map[string]bool{}
+	for _, c := range a.plan.changes {
+		if c.done || c.failed {
+			continue
+		}
+		for d, src := range c.from {
+			if a.plan.docs[src][d] {
+				needed[src] = true
+			}
+		}
+	}
+	for _, c := range a.plan.changes {
+		if c.kind == "move" && !c.done && !c.failed && needed[blockOwner(c.block.BlockID)] && len(c.kept) > 0 {
+			return c
+		}
+	}
+	return nil
+}
+
+// shrink writes c's block on the longest run of the nights it keeps: its document no longer
+// lists what it hands over (it still holds those nights, in its op, until they are taken).
+func (a *feedApply) shrink(ctx context.Context, c *feedChange) error {
+	if ok, err := a.begin(ctx, c); !ok {
 		return err
 	}
-	owner := blockOwner(b.BlockID)
-	release := ledger.Stay{Account: account, PropertyID: b.PropertyID, Dates: blockNights(b.StartDate, b.EndDate)}
-	if err := s.ledger.Begin(ctx, ledger.Op{Owner: owner, Account: account, Release: []ledger.Stay{release}}); err != nil {
+	var k []string
+	for _, run := range runsOf(slices.Clone(c.kept)) {
+		if len(run) > len(k) {
+			k = run
+		}
+	}
+	_, err := a.s.blocks.MoveBlock(ctx, a.account, c.block.BlockID, k[0], k[len(k)-1])
+	if errors.Is(err, ErrNotFound) {
+		c.failed = true
+		return nil
+	}
+	if err != nil {
 		return err
 	}
-	faults.At(ctx, "delete:begun")
-	if _, err := s.blocks.DeleteBlock(ctx, account, b.BlockID); err != nil {
+	a.plan.docs[blockOwner(c.block.BlockID)] = setOf(k)
+	faults.At(ctx, "move:shrunk")
+	return nil
+}
+
+// finish releases the nights c's op touched that its block holds and its document does not
+// list, and ends the op.
+func (a *feedApply) finish(ctx context.Context, c *feedChange) error {
+	owner := blockOwner(c.block.BlockID)
+	doc := a.plan.docs[owner]
+	var release []string
+	for _, d := range append(slices.Clone(c.gains), c.losses...) {
+		if !doc[d] {
+			release = append(release, d)
+		}
+	}
+	slices.Sort(release)
+	if err := a.s.ledger.Release(ctx, a.stay(release), owner); err != nil {
 		return err
 	}
-	faults.At(ctx, "delete:written")
-	if err := s.ledger.Release(ctx, release, owner); err != nil {
-		return err
+	faults.At(ctx, c.kind+":released")
+	c.finished = true
+	return a.s.ledger.End(ctx, a.account, owner)
+}
+
+func setOf(dates []string) map[string]bool {
+	out := make(map[string]bool, len(dates))
+	for _, d := range dates {
+		out[d] = true
 	}
-	faults.At(ctx, "delete:released")
-	return s.ledger.End(ctx, account, owner)
+	return out
 }

@@ -377,6 +377,13 @@ func (l flakyLedger) Release(ctx context.Context, s ledger.Stay, owner string) e
 	return l.Ledger.Release(ctx, s, owner)
 }
 
+func (l flakyLedger) Transfer(ctx context.Context, s ledger.Stay, from, to string) ([]string, error) {
+	if err := l.b.fail(); err != nil {
+		return nil, err
+	}
+	return l.Ledger.Transfer(ctx, s, from, to)
+}
+
 func (l flakyLedger) End(ctx context.Context, account, owner string) error {
 	if err := l.b.fail(); err != nil {
 		return err
@@ -384,85 +391,124 @@ func (l flakyLedger) End(ctx context.Context, account, owner string) error {
 	return l.Ledger.End(ctx, account, owner)
 }
 
-// TestFeedSyncCutAtEveryStep: a sync that creates, moves and deletes blocks is cut at each
-// of its steps — its context cancelled there, or its n-th write failing — and then synced
-// again: the blocks are exactly the wanted ones, the ledger holds exactly their nights (none
-// held by nobody), no block is duplicated and no ledger op is left.
+// TestFeedSyncCutAtEveryStep: a sync is cut at each of its steps — its context cancelled
+// there, or its n-th write failing — and then synced again: the blocks are exactly the
+// wanted ones, the ledger holds exactly their nights (none held by nobody), no block is
+// duplicated and no ledger op is left. Two syncs are cut: one that creates, moves and
+// deletes blocks; one whose nights pass between blocks of one uid (a deleted block's nights
+// taken by another, two blocks that need each other's nights, one shrinking first).
 func TestFeedSyncCutAtEveryStep(t *testing.T) {
 	base := newFixture(t)
 	ctx := context.Background()
-	before := []booking.FeedEvent{ev("A", "2027-01-10", "2027-01-13"), ev("B", "2027-01-20", "2027-01-23"), ev("C", "2027-02-01", "2027-02-03")}
-	after := []booking.FeedEvent{ev("A", "2027-01-11", "2027-01-16"), ev("C", "2027-02-01", "2027-02-03"), ev("D", "2027-02-10", "2027-02-12")}
-	want := []blk{{"A", "2027-01-11", "2027-01-15"}, {"C", "2027-02-01", "2027-02-02"}, {"D", "2027-02-10", "2027-02-11"}}
-	steps := []string{"leased", "delete:begun", "delete:written", "delete:released", "move:begun", "move:claimed", "move:written",
-		"move:released", "create:begun", "create:claimed", "create:written"}
-	var n, calls atomic.Int64
-	flaky := flakyBlocks{Blocks: base.st, n: &n, calls: &calls}
-	svc := booking.New(booking.Deps{Properties: properties.New(base.vw), Bookings: base.st, Blocks: flaky, Users: base.st,
-		Ledger: flakyLedger{Ledger: base.led, b: flaky}})
-	prepare := func(t *testing.T, name string, pid int64) string {
-		account := fmt.Sprintf("feedcut-%s-%d", strings.ReplaceAll(name, ":", "-"), time.Now().UnixNano())
-		base.priceable(t, account, pid)
-		if _, err := base.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: 1, Name: "Test feed", Events: before}); err != nil {
+	for si, sc := range []struct {
+		name          string
+		before, after []booking.FeedEvent
+		want          []blk
+		steps         []string
+	}{
+		{name: "changes",
+			before: []booking.FeedEvent{ev("A", "2027-01-10", "2027-01-13"), ev("B", "2027-01-20", "2027-01-23"), ev("C", "2027-02-01", "2027-02-03")},
+			after:  []booking.FeedEvent{ev("A", "2027-01-11", "2027-01-16"), ev("C", "2027-02-01", "2027-02-03"), ev("D", "2027-02-10", "2027-02-12")},
+			want:   []blk{{"A", "2027-01-11", "2027-01-15"}, {"C", "2027-02-01", "2027-02-02"}, {"D", "2027-02-10", "2027-02-11"}},
+			steps: []string{"leased", "noted", "delete:begun", "delete:written", "delete:released", "move:begun", "move:claimed", "move:written",
+				"move:released", "create:begun", "create:claimed", "create:written", "create:released"}},
+		{name: "hand-overs",
+			before: []booking.FeedEvent{ev("u", "2027-01-01", "2027-01-03"), ev("u", "2027-01-05", "2027-01-13"),
+				ev("v", "2027-02-01", "2027-02-03"), ev("v", "2027-02-05", "2027-02-08")},
+			after: []booking.FeedEvent{ev("u", "2027-01-01", "2027-01-09"), ev("u", "2027-01-10", "2027-01-13"),
+				ev("v", "2027-02-01", "2027-02-08"), ev("w", "2027-03-01", "2027-03-02")},
+			want: []blk{{"u", "2027-01-01", "2027-01-08"}, {"u", "2027-01-10", "2027-01-12"}, {"v", "2027-02-01", "2027-02-07"}, {"w", "2027-03-01", "2027-03-01"}},
+			steps: []string{"noted", "delete:begun", "delete:written", "delete:released", "move:begun", "move:shrunk", "move:claimed", "move:handed",
+				"move:written", "move:released", "create:written"}},
+	} {
+		// A service whose n-th write (counted in calls) fails; n 0: none.
+		flakySvc := func() (*booking.Service, *atomic.Int64, *atomic.Int64) {
+			var n, calls atomic.Int64
+			flaky := flakyBlocks{Blocks: base.st, n: &n, calls: &calls}
+			return booking.New(booking.Deps{Properties: properties.New(base.vw), Bookings: base.st, Blocks: flaky, Users: base.st,
+				Ledger: flakyLedger{Ledger: base.led, b: flaky}}), &n, &calls
+		}
+		prepare := func(t *testing.T, name string, pid int64) string {
+			account := fmt.Sprintf("feedcut-%s-%s-%d", sc.name, strings.ReplaceAll(name, ":", "-"), time.Now().UnixNano())
+			base.priceable(t, account, pid)
+			if _, err := base.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: 1, Name: "Test feed", Events: sc.before}); err != nil {
+				t.Fatal(err)
+			}
+			return account
+		}
+		finish := func(t *testing.T, account string, pid int64) {
+			res, err := base.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: 1, Name: "Test feed", Events: sc.after})
+			if err != nil || !res.Complete {
+				t.Fatal(res.Complete, err)
+			}
+			if got := blocksOf(res); !reflect.DeepEqual(got, sc.want) {
+				t.Errorf("after the retry: %v, want %v", got, sc.want)
+			}
+			base.checkFeed(t, account, pid, 1, res, nil)
+		}
+		// How many writes the sync makes, uncut.
+		svc, _, calls := flakySvc()
+		account := prepare(t, "count", int64(99+100*si))
+		if _, err := svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: int64(99 + 100*si), FeedID: 1, Name: "Test feed", Events: sc.after}); err != nil {
 			t.Fatal(err)
 		}
-		return account
-	}
-	finish := func(t *testing.T, account string, pid int64) {
-		res, err := base.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: 1, Name: "Test feed", Events: after})
-		if err != nil {
-			t.Fatal(err)
+		writes := calls.Load()
+		t.Logf("%s: %d writes", sc.name, writes)
+		if writes > 49 {
+			t.Fatalf("%s: %d writes", sc.name, writes)
 		}
-		if got := blocksOf(res); !reflect.DeepEqual(got, want) {
-			t.Errorf("after the retry: %v, want %v", got, want)
-		}
-		base.checkFeed(t, account, pid, 1, res, nil)
-	}
-	for i, step := range steps {
-		t.Run("cancelled at "+step, func(t *testing.T) {
-			pid := int64(100 + i)
-			account := prepare(t, step, pid)
-			cctx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			reached := false
-			svc.Crash = func(s, acct string) {
-				if acct == account && s == "icalsync:"+step && !reached {
-					reached = true
-					cancel()
-				}
+		// The cases mostly wait for the cut sync's lease to expire: they run side by side (t.Run
+		// may be called from several goroutines), eight at a time.
+		t.Run(sc.name, func(t *testing.T) {
+			var wg sync.WaitGroup
+			slots := make(chan struct{}, 8)
+			side := func(name string, fn func(t *testing.T)) {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					slots <- struct{}{}
+					defer func() { <-slots }()
+					t.Run(name, fn)
+				}()
 			}
-			n.Store(0)
-			if _, err := svc.SyncFeed(cctx, account, booking.FeedSync{PropertyID: pid, FeedID: 1, Name: "Test feed", Events: after}); err == nil && step != "create:written" {
-				t.Errorf("the cut sync succeeded")
+			for i, step := range sc.steps {
+				side("cancelled at "+step, func(t *testing.T) {
+					pid := int64(100 + 100*si + i)
+					account := prepare(t, step, pid)
+					svc, _, _ := flakySvc()
+					cctx, cancel := context.WithCancel(ctx)
+					defer cancel()
+					var reached atomic.Bool
+					svc.Crash = func(s, acct string) {
+						if acct == account && s == "icalsync:"+step && reached.CompareAndSwap(false, true) {
+							cancel()
+						}
+					}
+					if _, err := svc.SyncFeed(cctx, account, booking.FeedSync{PropertyID: pid, FeedID: 1, Name: "Test feed", Events: sc.after}); err == nil {
+						t.Errorf("the cut sync succeeded")
+					}
+					if !reached.Load() {
+						t.Fatalf("step %s never reached", step)
+					}
+					finish(t, account, pid)
+				})
 			}
-			svc.Crash = nil
-			if !reached {
-				t.Fatalf("step %s never reached", step)
+			// Every write of the sync failing in turn.
+			for k := int64(1); k <= writes; k++ {
+				side("write "+strconv.FormatInt(k, 10)+" failing", func(t *testing.T) {
+					pid := int64(150+100*si) + k
+					account := prepare(t, "write-"+strconv.FormatInt(k, 10), pid)
+					svc, n, calls := flakySvc()
+					n.Store(k)
+					_, err := svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: 1, Name: "Test feed", Events: sc.after})
+					if calls.Load() < k || !errors.Is(err, errWrite) {
+						t.Errorf("write %d of %d: %d writes made, the sync answered %v", k, writes, calls.Load(), err)
+					}
+					finish(t, account, pid)
+				})
 			}
-			finish(t, account, pid)
+			wg.Wait()
 		})
-	}
-	// Every write of the sync failing in turn, until the sync runs through without one.
-	for k := int64(1); ; k++ {
-		pid := int64(200 + k)
-		account := prepare(t, "write-"+strconv.FormatInt(k, 10), pid)
-		n.Store(k)
-		calls.Store(0)
-		_, err := svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: 1, Name: "Test feed", Events: after})
-		n.Store(0)
-		if calls.Load() < k {
-			if err != nil {
-				t.Fatalf("write %d: no write failed, yet %v", k, err)
-			}
-			break // the sync did fewer than k writes: every one has been failed once
-		}
-		if !errors.Is(err, errWrite) {
-			t.Errorf("write %d failed, the sync answered %v", k, err)
-		}
-		t.Run("write "+strconv.FormatInt(k, 10)+" failing", func(t *testing.T) { finish(t, account, pid) })
-		if k > 60 {
-			t.Fatal("more than 60 writes")
-		}
 	}
 }
 
@@ -773,4 +819,239 @@ func TestFeedSyncManyEventsOnTheSameNights(t *testing.T) {
 	if _, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events}); !errors.As(err, &fe) || fe.Field != "events" {
 		t.Errorf("50 001 nights: %v", err)
 	}
+}
+
+// watchNights checks, at every step of the feed's syncs (the Crash hook) and from a goroutine
+// polling the ledger meanwhile, that every night of dates is held by one of the feed's
+// blocks; it returns the hook and a stop that reports what it saw.
+func (f fixture) watchNights(t *testing.T, account string, pid int64, dates []string) (func(step, acct string), func()) {
+	t.Helper()
+	ctx := context.Background()
+	var mu sync.Mutex
+	var seen []string
+	check := func(where string) {
+		owners, err := f.led.Owners(ctx, account, pid, dates[0], dates[len(dates)-1])
+		if err != nil {
+			return
+		}
+		for _, d := range dates {
+			if !strings.HasPrefix(owners[d], "block:") {
+				mu.Lock()
+				seen = append(seen, fmt.Sprintf("%s: night %s held by %q", where, d, owners[d]))
+				mu.Unlock()
+			}
+		}
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !stop.Load() {
+			check("polled")
+		}
+	}()
+	hook := func(step, acct string) {
+		if acct == account {
+			check("at " + step)
+		}
+	}
+	return hook, func() {
+		stop.Store(true)
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		for i, s := range seen {
+			if i == 10 {
+				t.Errorf("… and %d more", len(seen)-10)
+				break
+			}
+			t.Error(s)
+		}
+	}
+}
+
+// TestFeedMoveLosingAGainedNightKeepsItsBlock: a block holds 01-10..01-18 and its event now
+// wants 01-12..01-21; while the move claims the nights it gains, a booking takes one of them
+// (01-20). The move is planned again (01-20 a conflict, 01-21 a block of its own): the block
+// keeps its id, and the nights both dates hold (01-12..01-18) are never free — checked at
+// every step of the sync and by a goroutine polling the ledger throughout.
+func TestFeedMoveLosingAGainedNightKeepsItsBlock(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	account := fmt.Sprintf("feedlose-%d", time.Now().UnixNano())
+	const pid, feed = 40, 14
+	f.priceable(t, account, pid)
+	syncFeed := func(start, end string) (booking.FeedResult, error) {
+		return f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: []booking.FeedEvent{ev("A", start, end)}})
+	}
+	before, err := syncFeed("2027-01-10", "2027-01-19")
+	if err != nil {
+		t.Fatal(err)
+	}
+	watch, stop := f.watchNights(t, account, pid, datesFrom("2027-01-12", "2027-01-18"))
+	var once sync.Once
+	f.svc.Crash = func(step, acct string) {
+		watch(step, acct)
+		if acct == account && step == "icalsync:move:begun" {
+			once.Do(func() {
+				if err := f.led.Claim(ctx, ledger.Stay{Account: account, PropertyID: pid, Dates: []string{"2027-01-20"}}, "booking:800100"); err != nil {
+					t.Errorf("the intruder: %v", err)
+				}
+			})
+		}
+	}
+	after, err := syncFeed("2027-01-12", "2027-01-22")
+	f.svc.Crash = nil
+	stop()
+	if err != nil || !after.Complete {
+		t.Fatal(after, err)
+	}
+	if got := blocksOf(after); !reflect.DeepEqual(got, []blk{{"A", "2027-01-12", "2027-01-19"}, {"A", "2027-01-21", "2027-01-21"}}) {
+		t.Errorf("blocks %v", got)
+	}
+	if after.Blocks[0].BlockID != before.Blocks[0].BlockID {
+		t.Errorf("the block was made again: %d, was %d", after.Blocks[0].BlockID, before.Blocks[0].BlockID)
+	}
+	want := []booking.FeedConflict{{UID: "A", StartDate: "2027-01-20", EndDate: "2027-01-20", BookingIDs: []int64{800100}}}
+	if !reflect.DeepEqual(after.Conflicts, want) {
+		t.Errorf("conflicts %+v", after.Conflicts)
+	}
+	f.checkFeed(t, account, pid, feed, after, map[string]string{"2027-01-20": "booking:800100"})
+}
+
+// TestFeedHandOverBetweenBlocksOfOneEvent: nights that pass from one block of the feed to
+// another of the same uid are never free: they pass in the ledger by owner (the giver's
+// document first stops listing them), never released and claimed again; no block is made
+// again. Each case starts from two blocks of uid u, X (01-01..01-02) and Z (01-05..01-12),
+// and checks at every step of the next sync, and from a goroutine polling the ledger, that
+// every night u wanted before and wants after is held by a block of the feed.
+//   - merged: the booking that split them goes; X is deleted and its nights go to Z;
+//   - crossed: u's two events (a feed may repeat a uid) become 01-01..01-08 and
+//     01-10..01-12: each block needs the other's nights; Z's document shrinks to 01-05..01-08
+//     first, then X takes 01-10..01-12 and Z 01-01..01-02.
+func TestFeedHandOverBetweenBlocksOfOneEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		before, after []booking.FeedEvent
+		split         bool // a booking on 01-03..01-04 splits the first sync's nights
+		want          []blk
+		xKept         bool // X keeps a block (else it is deleted)
+	}{
+		{name: "merged", before: []booking.FeedEvent{ev("u", "2027-01-01", "2027-01-13")}, split: true,
+			after: []booking.FeedEvent{ev("u", "2027-01-01", "2027-01-13")}, want: []blk{{"u", "2027-01-01", "2027-01-12"}}},
+		{name: "crossed", before: []booking.FeedEvent{ev("u", "2027-01-01", "2027-01-03"), ev("u", "2027-01-05", "2027-01-13")},
+			after: []booking.FeedEvent{ev("u", "2027-01-01", "2027-01-09"), ev("u", "2027-01-10", "2027-01-13")},
+			want:  []blk{{"u", "2027-01-01", "2027-01-08"}, {"u", "2027-01-10", "2027-01-12"}}, xKept: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			ctx := context.Background()
+			account := fmt.Sprintf("feedhand-%s-%d", tc.name, time.Now().UnixNano())
+			const pid, feed = 41, 15
+			f.priceable(t, account, pid)
+			stay := func(dates ...string) ledger.Stay { return ledger.Stay{Account: account, PropertyID: pid, Dates: dates} }
+			if tc.split {
+				if err := f.led.Claim(ctx, stay("2027-01-03", "2027-01-04"), "booking:800201"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: tc.before})
+			if err != nil || !reflect.DeepEqual(blocksOf(before), []blk{{"u", "2027-01-01", "2027-01-02"}, {"u", "2027-01-05", "2027-01-12"}}) {
+				t.Fatal(blocksOf(before), err)
+			}
+			x, z := before.Blocks[0].BlockID, before.Blocks[1].BlockID
+			if tc.split {
+				if err := f.led.Release(ctx, stay("2027-01-03", "2027-01-04"), "booking:800201"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			wanted := map[string]bool{}
+			for _, e := range tc.after {
+				for d := e.Start; d.Before(e.End); d = d.AddDays(1) {
+					wanted[d.String()] = true
+				}
+			}
+			var kept []string
+			for _, b := range before.Blocks {
+				for _, d := range datesFrom(b.StartDate, b.EndDate) {
+					if wanted[d] {
+						kept = append(kept, d)
+					}
+				}
+			}
+			watch, stop := f.watchNights(t, account, pid, kept)
+			f.svc.Crash = watch
+			after, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: tc.after})
+			f.svc.Crash = nil
+			stop()
+			if err != nil || !after.Complete {
+				t.Fatal(after, err)
+			}
+			if got := blocksOf(after); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("blocks %v, want %v", got, tc.want)
+			}
+			ids := []int64{}
+			for _, b := range after.Blocks {
+				ids = append(ids, b.BlockID)
+			}
+			wantIDs := []int64{z}
+			if tc.xKept {
+				wantIDs = append(wantIDs, x)
+			}
+			if !slices.Equal(ids, wantIDs) {
+				t.Errorf("block ids %v, want %v (X %d, Z %d)", ids, wantIDs, x, z)
+			}
+			f.checkFeed(t, account, pid, feed, after, nil)
+		})
+	}
+}
+
+// TestFeedSyncReconcilesWithTheLedger: the sync plans from what the ledger shows the feed's
+// blocks holding, not from their documents alone. A block whose document landed late (it says
+// 01-13..01-15 while the ledger has it holding 01-10..01-12) gets the nights it lists claimed
+// and the others released; a block holding nights its document does not list lets them go; a
+// night its document lists that a booking holds is a conflict.
+func TestFeedSyncReconcilesWithTheLedger(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	account := fmt.Sprintf("feedrecon-%d", time.Now().UnixNano())
+	const pid, feed = 42, 16
+	f.priceable(t, account, pid)
+	stay := func(dates ...string) ledger.Stay { return ledger.Stay{Account: account, PropertyID: pid, Dates: dates} }
+	syncFeed := func(events ...booking.FeedEvent) booking.FeedResult {
+		t.Helper()
+		res, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events})
+		if err != nil || !res.Complete {
+			t.Fatal(res, err)
+		}
+		return res
+	}
+	first := syncFeed(ev("A", "2027-01-10", "2027-01-13"), ev("B", "2027-02-10", "2027-02-13"), ev("C", "2027-03-10", "2027-03-13"))
+	a, b, c := first.Blocks[0].BlockID, first.Blocks[1].BlockID, first.Blocks[2].BlockID
+	owner := func(id int64) string { return "block:" + strconv.FormatInt(id, 10) }
+	// A: its move's write landed after the next sync's repair.
+	if _, err := f.st.MoveBlock(ctx, account, a, "2027-01-13", "2027-01-15"); err != nil {
+		t.Fatal(err)
+	}
+	// B: holds two nights more than its document lists.
+	if err := f.led.Claim(ctx, stay("2027-02-13", "2027-02-14"), owner(b)); err != nil {
+		t.Fatal(err)
+	}
+	// C: a night it lists is a booking's.
+	if err := f.led.Release(ctx, stay("2027-03-11"), owner(c)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.led.Claim(ctx, stay("2027-03-11"), "booking:800300"); err != nil {
+		t.Fatal(err)
+	}
+	res := syncFeed(ev("A", "2027-01-13", "2027-01-16"), ev("B", "2027-02-10", "2027-02-13"), ev("C", "2027-03-10", "2027-03-13"))
+	want := []blk{{"A", "2027-01-13", "2027-01-15"}, {"B", "2027-02-10", "2027-02-12"}, {"C", "2027-03-10", "2027-03-10"}, {"C", "2027-03-12", "2027-03-12"}}
+	if got := blocksOf(res); !reflect.DeepEqual(got, want) {
+		t.Errorf("blocks %v, want %v", got, want)
+	}
+	if res.Blocks[0].BlockID != a || res.Blocks[1].BlockID != b || res.Blocks[2].BlockID != c {
+		t.Errorf("block ids %+v, want %d %d %d first", res.Blocks, a, b, c)
+	}
+	f.checkFeed(t, account, pid, feed, res, map[string]string{"2027-03-11": "booking:800300"})
 }

@@ -109,6 +109,9 @@ type Ledger interface {
 	Begin(ctx context.Context, op ledger.Op) error
 	Claim(ctx context.Context, s ledger.Stay, owner string) error
 	Release(ctx context.Context, s ledger.Stay, owner string) error
+	// Transfer passes the nights of s that from holds straight to to; it returns those to
+	// does not hold afterwards.
+	Transfer(ctx context.Context, s ledger.Stay, from, to string) ([]string, error)
 	End(ctx context.Context, account, owner string) error
 	Repair(ctx context.Context, lease time.Duration, current ledger.Current) (int, error)
 	RepairOwner(ctx context.Context, account, owner string, margin, lease time.Duration, current ledger.Current) (bool, error)
