@@ -209,6 +209,9 @@ func (s *Service) takeFeedLease(ctx context.Context, account string, feed int64,
 	dl, _ := ctx.Deadline()
 	for {
 		left, err := s.blocks.TakeFeedLease(ctx, account, feed, holder, dl.Add(feedLeaseMargin))
+		if err != nil && ctx.Err() != nil {
+			return false, ErrBusy // waited out its time for the lease (the lease's own lock too)
+		}
 		if errors.Is(err, ErrBusy) {
 			select {
 			case <-ctx.Done():
@@ -220,12 +223,10 @@ func (s *Service) takeFeedLease(ctx context.Context, account string, feed int64,
 		if err != nil {
 			return false, err
 		}
+		// The taken-over lease keeps these notes until this sync ends done.
 		for _, id := range left {
 			if _, err := s.ledger.RepairStopped(ctx, account, blockOwner(id), s.Current); err != nil {
 				return true, fmt.Errorf("repair block %d of feed %d: %w", id, feed, err)
-			}
-			if err := s.blocks.NoteFeedBlock(ctx, account, feed, holder, id); err != nil {
-				return true, err
 			}
 		}
 		return true, nil

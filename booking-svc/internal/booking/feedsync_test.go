@@ -384,6 +384,13 @@ func (l flakyLedger) Transfer(ctx context.Context, s ledger.Stay, from, to strin
 	return l.Ledger.Transfer(ctx, s, from, to)
 }
 
+func (l flakyLedger) RepairStopped(ctx context.Context, account, owner string, current ledger.Current) (bool, error) {
+	if err := l.b.fail(); err != nil {
+		return false, err
+	}
+	return l.Ledger.RepairStopped(ctx, account, owner, current)
+}
+
 func (l flakyLedger) End(ctx context.Context, account, owner string) error {
 	if err := l.b.fail(); err != nil {
 		return err
@@ -659,7 +666,7 @@ func TestFeedSyncLargeImportGoesOn(t *testing.T) {
 }
 
 // TestFeedLeaseGivenUpAfterFailedRepair: a sync that takes over a stopped sync's lease and
-// then fails while repairing what it left (its note fails) gives the lease up as it
+// then fails while repairing what it left (the repair's write fails) gives the lease up as it
 // returns, so that the next sync goes on a moment later instead of waiting for the failed
 // one's deadline.
 func TestFeedLeaseGivenUpAfterFailedRepair(t *testing.T) {
