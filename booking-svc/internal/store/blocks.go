@@ -71,7 +71,7 @@ func (s *Store) changeBlock(ctx context.Context, account string, id int64, verb 
 	var b BlockRec
 	unlock := s.locks.Lock(collBlocks + "/" + docID(account, id))
 	err = s.blocks.FindOneAndUpdate(ctx, append(bson.D{{Key: "_id", Value: docID(account, id)}}, cond...),
-		bson.D{{Key: "$set", Value: set}, {Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}},
+		bson.D{{Key: "$set", Value: append(set, bson.E{Key: "updated_at", Value: s.now().UTC()})}, {Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}}},
 		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&b)
 	unlock()
 	if err != nil {
@@ -98,7 +98,12 @@ func blockMessage(b BlockRec) (events.Message, error) {
 		typ = BlockUpdated
 	}
 	agg := blockAggregate(b.AccountID, b.BlockID)
-	v, err := events.Encode(eventSource, typ, agg, b.CreatedAt, contract.Block{AccountID: b.AccountID, BlockID: b.BlockID,
+	// the change's time: consumers order a property's events by it (webhooks' lanes).
+	at := b.CreatedAt
+	if !b.UpdatedAt.IsZero() {
+		at = b.UpdatedAt
+	}
+	v, err := events.Encode(eventSource, typ, agg, at, contract.Block{AccountID: b.AccountID, BlockID: b.BlockID,
 		PropertyID: b.PropertyID, StartDate: b.StartDate, EndDate: b.EndDate, Memo: b.Memo, FeedID: b.FeedID, Deleted: b.Deleted, Version: b.Version,
 		CreatedAt: b.CreatedAt.Format("2006-01-02 15:04:05")})
 	if err != nil {

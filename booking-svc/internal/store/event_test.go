@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -56,9 +57,9 @@ func blockLife() map[string]BlockRec {
 	b := BlockRec{ID: "1001:9", AccountID: "1001", BlockID: 9, PropertyID: 17, StartDate: "2027-04-01", EndDate: "2027-04-03",
 		Memo: "painting", Version: 1, CreatedAt: time.Date(2026, 11, 22, 2, 45, 10, 0, time.UTC)}
 	deleted := b
-	deleted.Deleted, deleted.Version = true, 2
+	deleted.Deleted, deleted.Version, deleted.UpdatedAt = true, 2, time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 	moved := b
-	moved.StartDate, moved.EndDate, moved.Version = "2027-04-02", "2027-04-05", 2
+	moved.StartDate, moved.EndDate, moved.Version, moved.UpdatedAt = "2027-04-02", "2027-04-05", 2, time.Date(2026, 11, 24, 10, 30, 0, 0, time.UTC)
 	moved.Memo, moved.FeedID, moved.UID = "Imported from Airbnb", 5, "UID-NEVER-PUBLISHED"
 	return map[string]BlockRec{BlockCreated: b, BlockUpdated: moved, BlockDeleted: deleted}
 }
@@ -87,6 +88,14 @@ func TestEventsMatchTheContract(t *testing.T) {
 			}
 			if m.Topic != events.TopicBooking || m.Key != "1001:block:9" {
 				t.Fatalf("message: topic %q key %q", m.Topic, m.Key)
+			}
+			// the event's time is the change's: the creation, then each move or the deletion.
+			want := rec.CreatedAt
+			if !rec.UpdatedAt.IsZero() {
+				want = rec.UpdatedAt
+			}
+			if ce, err := events.Decode(m.Value, new(json.RawMessage)); err != nil || !ce.Time().Equal(want) {
+				t.Errorf("%s: event time %v (%v), want %v", typ, ce.Time(), err, want)
 			}
 			sameAsGolden(t, typ, m.Value)
 		})

@@ -212,6 +212,9 @@ type BlockRec struct {
 	Deleted   bool      `bson:"deleted"`
 	Version   int64     `bson:"version"`
 	CreatedAt time.Time `bson:"created_at"`
+	// UpdatedAt is the time of the latest change after the creation (a move, the deletion);
+	// zero for version 1. It is the time of the change's event.
+	UpdatedAt time.Time `bson:"updated_at,omitempty"`
 }
 
 // UserRec is a guest user (B4), `_id` "<account>:<userId>".
