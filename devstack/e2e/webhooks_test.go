@@ -143,11 +143,15 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		}
 	}
 	// Property events carry the property in interface B's shape: what its reads answer.
-	pc, okc := rc.find("property.created", 0)
-	ru, okr := rc.find("rates.updated", 0)
-	if !okc || !okr {
-		t.Fatal("no property.created or rates.updated")
-	}
+	// They come from the property topic, read apart from the booking topic, so they may be
+	// recorded after the booking's events: wait for them too.
+	var pc, ru hookMsg
+	poll.Holds(t, "property.created and rates.updated", 30*time.Second, func() bool {
+		var okc, okr bool
+		pc, okc = rc.find("property.created", 0)
+		ru, okr = rc.find("rates.updated", 0)
+		return okc && okr
+	})
 	var info []any
 	var table any
 	poll.Holds(t, "property.created's property is getpropertyinfo's, rates.updated's rate_table getratetable's", 10*time.Second, func() bool {
