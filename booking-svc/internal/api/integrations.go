@@ -164,23 +164,29 @@ func (a *API) icalSync(c *fiber.Ctx) error {
 	out := feedSyncJSON{Blocks: []feedBlockJSON{}, NightsBlocked: res.NightsBlocked, Conflicts: []feedConflictJSON{},
 		ConflictsOmitted: res.ConflictsOmitted, Complete: res.Complete}
 	budget := maxSyncAnswer
-	for _, k := range res.Conflicts {
-		j := feedConflictJSON{UID: k.UID, StartDate: k.StartDate, EndDate: k.EndDate, BookingIDs: k.BookingIDs}
-		if n := jsonSize(j); n <= budget {
-			budget -= n
-			out.Conflicts = append(out.Conflicts, j)
-			continue
-		}
-		out.ConflictsOmitted++
-	}
-	for _, b := range res.Blocks {
-		j := feedBlockJSON{UID: b.UID, BlockID: b.BlockID, StartDate: b.StartDate, EndDate: b.EndDate}
-		if n := jsonSize(j); n <= budget {
-			budget -= n
-			out.Blocks = append(out.Blocks, j)
-			continue
-		}
-		out.BlocksOmitted++
-	}
+	var omitted int
+	out.Conflicts, omitted = fit(out.Conflicts, res.Conflicts, &budget, func(k booking.FeedConflict) feedConflictJSON {
+		return feedConflictJSON{UID: k.UID, StartDate: k.StartDate, EndDate: k.EndDate, BookingIDs: k.BookingIDs}
+	})
+	out.ConflictsOmitted += omitted
+	out.Blocks, out.BlocksOmitted = fit(out.Blocks, res.Blocks, &budget, func(b booking.FeedBlock) feedBlockJSON {
+		return feedBlockJSON{UID: b.UID, BlockID: b.BlockID, StartDate: b.StartDate, EndDate: b.EndDate}
+	})
 	return c.JSON(out)
+}
+
+// fit appends to out the JSON form of each item while its size fits in budget (which it
+// spends), and counts the items left out.
+func fit[T, J any](out []J, items []T, budget *int, form func(T) J) ([]J, int) {
+	omitted := 0
+	for _, it := range items {
+		j := form(it)
+		if n := jsonSize(j); n <= *budget {
+			*budget -= n
+			out = append(out, j)
+			continue
+		}
+		omitted++
+	}
+	return out, omitted
 }

@@ -354,6 +354,11 @@ func (s *Store) ListEndpoints(ctx context.Context, account string, brand int64) 
 	if brand > 0 {
 		f = append(f, bson.E{Key: "brand_id", Value: brand})
 	}
+	return s.findEndpoints(ctx, f)
+}
+
+// findEndpoints reads the endpoints matching f, by id.
+func (s *Store) findEndpoints(ctx context.Context, f bson.D) ([]webhook.Endpoint, error) {
 	cur, err := s.endpoints.Find(ctx, f, options.Find().SetSort(bson.D{{Key: "webhook_id", Value: 1}}))
 	if err != nil {
 		return nil, err
@@ -1089,21 +1094,8 @@ func (s *Store) Disable(ctx context.Context, account string, id int64, at time.T
 // PendingNotices lists the endpoints whose disabling's notice is not recorded yet (a store
 // error right after the disabling), with their notices.
 func (s *Store) PendingNotices(ctx context.Context) ([]webhook.Endpoint, error) {
-	cur, err := s.endpoints.Find(ctx, bson.D{{Key: "notice", Value: bson.D{{Key: "$ne", Value: nil}}}})
-	if err != nil {
-		return nil, err
-	}
-	var docs []endpointDoc
-	if err := cur.All(ctx, &docs); err != nil {
-		return nil, err
-	}
-	out := make([]webhook.Endpoint, 0, len(docs))
-	for _, d := range docs {
-		if d.Notice != nil {
-			out = append(out, d.endpoint())
-		}
-	}
-	return out, nil
+	eps, err := s.findEndpoints(ctx, bson.D{{Key: "notice", Value: bson.D{{Key: "$ne", Value: nil}}}})
+	return slices.DeleteFunc(eps, func(e webhook.Endpoint) bool { return e.Notice == nil }), err
 }
 
 // NoticeRecorded clears the endpoint's pending notice msg (recorded for the other endpoints).
