@@ -531,18 +531,21 @@ func (s *Store) setHold(ctx context.Context, account string, id int64, hold bool
 // ---- deliveries ----
 
 type deliveryDoc struct {
-	ID            string     `bson:"_id"`
-	AccountID     string     `bson:"account_id"`
-	WebhookID     int64      `bson:"webhook_id"`
-	MessageID     string     `bson:"message_id"`
-	EventType     string     `bson:"event_type"`
-	PropertyID    int64      `bson:"property_id"`
-	BookingID     int64      `bson:"booking_id"`
-	Lane          string     `bson:"lane"`
-	Data          string     `bson:"data"`
-	EventAt       time.Time  `bson:"event_at"`
-	Seq           int        `bson:"seq"`
-	Status        string     `bson:"status"`
+	ID         string    `bson:"_id"`
+	AccountID  string    `bson:"account_id"`
+	WebhookID  int64     `bson:"webhook_id"`
+	MessageID  string    `bson:"message_id"`
+	EventType  string    `bson:"event_type"`
+	PropertyID int64     `bson:"property_id"`
+	BookingID  int64     `bson:"booking_id"`
+	Lane       string    `bson:"lane"`
+	Data       string    `bson:"data"`
+	EventAt    time.Time `bson:"event_at"`
+	Seq        int       `bson:"seq"`
+	Status     string    `bson:"status"`
+	// LastToken is the lease under which the latest outcome was written (Finish): a queue
+	// document whose last lease it is has been finished (Lease drops it).
+	LastToken     string     `bson:"last_token,omitempty"`
 	Hold          bool       `bson:"hold"`
 	Attempts      int        `bson:"attempts"`
 	NextAttemptAt *time.Time `bson:"next_attempt_at"`
@@ -636,8 +639,14 @@ func (s *Store) enqueue(ctx context.Context, d deliveryDoc, reset bool) error {
 			{Key: "$setOnInsert", Value: bson.D{{Key: "account_id", Value: lane.AccountID}, {Key: "webhook_id", Value: lane.WebhookID},
 				{Key: "ep", Value: lane.Endpoint}, {Key: "hold", Value: lane.Hold}}}}, options.UpdateOne().SetUpsert(true))
 	} else {
-		// a lane already scheduled keeps its time: its head is older than d.
-		_, err = s.lanes.InsertOne(ctx, lane)
+		// A lane already scheduled keeps its time: its head is older than d. Read first: a
+		// failed insert is a rolled-back write on the embedded store. A lane removed right
+		// after the read (LaneDone) looks at the queue again after its removal and finds d,
+		// queued before the read.
+		err = s.lanes.FindOne(ctx, bson.D{{Key: "_id", Value: d.Lane}}, options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			_, err = s.lanes.InsertOne(ctx, lane)
+		}
 	}
 	if err != nil && !mongostore.IsDuplicate(err) {
 		return fmt.Errorf("schedule lane %s: %w", d.Lane, err)
@@ -776,15 +785,20 @@ func (s *Store) LaneDone(ctx context.Context, lane string) error {
 
 // Lease claims a pending delivery until until; false when it is no longer pending, is
 // held, is leased by another, or was tried since it was read (attempts differ). The
-// returned delivery carries its data.
+// returned delivery carries its data and the lease's token.
+//
+// A queue document whose last lease's outcome is already in the log (a stop came between
+// Finish's two writes) is dropped: the log names the lease it was written under. A
+// redelivered one carries no lease yet, so whatever an attempt in flight wrote to the log
+// meanwhile, it is sent (with a fresh schedule: its attempts start again).
 func (s *Store) Lease(ctx context.Context, d Due, now, until time.Time) (webhook.Delivery, bool, error) {
 	key := DeliveryKey(d.Account, d.WebhookID, d.MessageID)
-	var q queueDoc
+	var prev queueDoc
 	token := rand.Text()
 	err := s.queue.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: key}, {Key: "hold", Value: false},
 		{Key: "attempts", Value: d.Attempts}, {Key: "lease_until", Value: bson.D{{Key: "$lte", Value: now}}}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "lease_until", Value: until}, {Key: "lease_token", Value: token}}}},
-		options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&q)
+		options.FindOneAndUpdate().SetReturnDocument(options.Before)).Decode(&prev)
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return webhook.Delivery{}, false, nil
 	}
@@ -793,23 +807,29 @@ func (s *Store) Lease(ctx context.Context, d Due, now, until time.Time) (webhook
 	}
 	var doc deliveryDoc
 	err = s.deliv.FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Decode(&doc)
-	if errors.Is(err, mongo.ErrNoDocuments) || err == nil && doc.Status != webhook.StatusPending {
+	finished := prev.LeaseToken != "" && doc.LastToken == prev.LeaseToken
+	if errors.Is(err, mongo.ErrNoDocuments) || err == nil && finished && doc.Status != webhook.StatusPending {
 		// deleted, or finished by an attempt whose queue update a stop cut short.
-		_, err = s.queue.DeleteOne(ctx, bson.D{{Key: "_id", Value: key}})
+		_, err = s.queue.DeleteOne(ctx, bson.D{{Key: "_id", Value: key}, {Key: "lease_token", Value: token}})
 		return webhook.Delivery{}, false, err
 	}
 	if err != nil {
 		return webhook.Delivery{}, false, err
 	}
 	out := doc.delivery()
-	out.Attempts, out.Lease = max(out.Attempts, q.Attempts), token
+	out.Status, out.Attempts, out.Lease = webhook.StatusPending, prev.Attempts, token
+	if finished { // the log is one attempt ahead of the queue (a stop between the two)
+		out.Attempts = max(doc.Attempts, prev.Attempts)
+	}
 	return out, true, nil
 }
 
-// Finish records attempt a of delivery d and its outcome: delivered, retried at next
-// (nil: failed, given up), releasing the lease. The attempt is logged first, then the
-// delivery, then the queue (a stop in between leaves the queue document, whose next
-// lease finds the delivery finished and removes it).
+// Finish records attempt a of delivery d (leased as d.Lease) and its outcome: delivered,
+// retried at next (nil: failed, given up), releasing the lease. The attempt is logged first,
+// then the delivery (with the lease's token), then the queue document, only if it still
+// carries this lease: a redelivery meanwhile (which clears the lease) is not undone, and a
+// stop in between leaves the queue document, whose next lease finds its outcome in the log
+// and drops it.
 func (s *Store) Finish(ctx context.Context, d webhook.Delivery, a webhook.Attempt, ok bool, next *time.Time) error {
 	key := DeliveryKey(d.Account, d.WebhookID, d.MessageID)
 	_, err := s.attempts.InsertOne(ctx, attemptDoc{ID: key + ":" + strconv.Itoa(a.Attempt) + ":" + strconv.FormatInt(a.At.UnixNano(), 36),
@@ -818,8 +838,10 @@ func (s *Store) Finish(ctx context.Context, d webhook.Delivery, a webhook.Attemp
 	if err != nil {
 		return err
 	}
-	// A redelivery meanwhile (it cleared the lease) owns the delivery now: the attempt is in
-	// the log, and the outcome changes nothing else.
+	// A redelivery meanwhile (it cleared the lease) owns the delivery now: the log keeps
+	// showing it pending. (A redelivery landing between this look and the writes below only
+	// shows this attempt's outcome in the log until its own attempt: the queue write is
+	// conditional on the lease, so the redelivery is sent either way.)
 	var q queueDoc
 	err = s.queue.FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Decode(&q)
 	if errors.Is(err, mongo.ErrNoDocuments) || err == nil && q.LeaseToken != d.Lease {
@@ -828,7 +850,7 @@ func (s *Store) Finish(ctx context.Context, d webhook.Delivery, a webhook.Attemp
 	if err != nil {
 		return err
 	}
-	set := bson.D{{Key: "attempts", Value: a.Attempt}, {Key: "lease_until", Value: time.Time{}}}
+	set := bson.D{{Key: "attempts", Value: a.Attempt}, {Key: "lease_until", Value: time.Time{}}, {Key: "last_token", Value: d.Lease}}
 	switch {
 	case ok:
 		set = append(set, bson.E{Key: "status", Value: webhook.StatusDelivered}, bson.E{Key: "delivered_at", Value: a.At},
@@ -839,15 +861,16 @@ func (s *Store) Finish(ctx context.Context, d webhook.Delivery, a webhook.Attemp
 		set = append(set, bson.E{Key: "next_attempt_at", Value: *next})
 	}
 	// by _id alone: FerretDB reads only the one document then (any other condition makes
-	// it scan the collection); the lease keeps others off this delivery.
+	// it scan the collection); the lease keeps other attempts off this delivery.
 	if _, err = s.deliv.UpdateOne(ctx, bson.D{{Key: "_id", Value: key}}, bson.D{{Key: "$set", Value: set}}); err != nil {
 		return err
 	}
+	mine := bson.D{{Key: "_id", Value: key}, {Key: "lease_token", Value: d.Lease}}
 	if next == nil || ok {
-		_, err = s.queue.DeleteOne(ctx, bson.D{{Key: "_id", Value: key}})
+		_, err = s.queue.DeleteOne(ctx, mine)
 		return err
 	}
-	_, err = s.queue.UpdateOne(ctx, bson.D{{Key: "_id", Value: key}}, bson.D{{Key: "$set", Value: bson.D{
+	_, err = s.queue.UpdateOne(ctx, mine, bson.D{{Key: "$set", Value: bson.D{
 		{Key: "attempts", Value: a.Attempt}, {Key: "next_attempt_at", Value: *next}, {Key: "lease_until", Value: time.Time{}}}}})
 	return err
 }

@@ -189,16 +189,22 @@ func TestQueueAfterStopBetweenWrites(t *testing.T) {
 			f.add(t, "msg_s3", 1, time.Now())
 			f.add(t, "msg_s4", 1, time.Now().Add(time.Millisecond))
 			h, _ := f.head(t, 1)
-			f.finish(t, h, true, nil)
-			// the queue document as it was before the finish (the stop cut its removal)
+			now := time.Now().UTC()
+			del, _, err := f.st.Lease(ctx, h, now, now.Add(time.Minute))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.st.Finish(ctx, del, webhook.Attempt{Account: f.account, WebhookID: f.ep.ID, MessageID: "msg_s3", Attempt: 1, At: now}, true, nil); err != nil {
+				t.Fatal(err)
+			}
+			// the queue document as the finish found it, leased (the stop cut its removal)
 			if _, err := queue.InsertOne(ctx, bson.D{{Key: "_id", Value: store.DeliveryKey(f.account, f.ep.ID, "msg_s3")},
 				{Key: "account_id", Value: f.account}, {Key: "webhook_id", Value: f.ep.ID}, {Key: "message_id", Value: "msg_s3"},
 				{Key: "lane", Value: store.Lane(f.account, f.ep.ID, 1)}, {Key: "event_at", Value: h.EventAt}, {Key: "hold", Value: false},
-				{Key: "attempts", Value: 0}, {Key: "lease_until", Value: time.Time{}}}); err != nil {
+				{Key: "attempts", Value: 0}, {Key: "lease_until", Value: time.Time{}}, {Key: "lease_token", Value: del.Lease}}); err != nil {
 				t.Fatal(err)
 			}
 			stale, _ := f.head(t, 1)
-			now := time.Now().UTC()
 			if _, leased, err := f.st.Lease(ctx, stale, now, now.Add(time.Minute)); err != nil || leased {
 				t.Fatalf("a delivered delivery leased again: %v %v", leased, err)
 			}
