@@ -212,12 +212,13 @@ func TestConcurrencyManyClients(t *testing.T) {
 			}()
 		}
 	}
-	// Meanwhile a quiet key is admitted at once, every time.
+	// Meanwhile a quiet key is admitted every time: were slots shared across keys, the
+	// saturated ones' full queues would refuse it. (Not timed: on a busy 2-core machine a
+	// goroutine can be descheduled for milliseconds, which says nothing about the limiter.)
 	for range 50 {
-		start := time.Now()
 		r, ok := c.Acquire("quiet", 0)
-		if !ok || time.Since(start) > time.Millisecond {
-			t.Errorf("the quiet key waited %v (admitted %v) while others were saturated", time.Since(start), ok)
+		if !ok {
+			t.Fatal("the quiet key was refused while others were saturated")
 		}
 		r()
 	}
