@@ -184,7 +184,7 @@ func (s *Service) finalSync(ctx context.Context, account string, r FeedSync, hol
 			return FeedResult{}, done, err
 		}
 		if !got.Complete {
-			now, err := s.feedState(ctx, account, FeedSync{FeedID: r.FeedID}) // every property's
+			now, err := s.standing(ctx, account, FeedSync{FeedID: r.FeedID}) // every property's
 			return now, true, err
 		}
 	}
@@ -242,7 +242,7 @@ func (s *Service) syncRounds(ctx context.Context, account string, r FeedSync, ho
 		return res, done, err
 	}
 	// Stopped early with everything begun finished: the blocks as they stand.
-	now, err := s.feedState(ctx, account, r)
+	now, err := s.standing(ctx, account, r)
 	if err != nil {
 		return FeedResult{}, done, err
 	}
@@ -250,8 +250,14 @@ func (s *Service) syncRounds(ctx context.Context, account string, r FeedSync, ho
 	return now, done, nil
 }
 
-// feedState is the feed's blocks as they stand, by start date.
-func (s *Service) feedState(ctx context.Context, account string, r FeedSync) (FeedResult, error) {
+// standing is the feed's blocks as they stand, by start date: the answer of a sync that
+// stopped early, read once its changes are over. The read has a deadline of its own, not
+// the sync's, which kept only a fifth of its time after the last change might begin: a read
+// cut there would fail a sync whose changes all hold, and a read changes nothing, so it may
+// outlast the sync's deadline.
+func (s *Service) standing(ctx context.Context, account string, r FeedSync) (FeedResult, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.Deadline)
+	defer cancel()
 	blocks, err := s.blocks.FeedBlocks(ctx, account, r.PropertyID, r.FeedID)
 	if err != nil {
 		return FeedResult{}, err
@@ -352,7 +358,20 @@ func feedNights(events []FeedEvent) int {
 // others. Its work and memory are linear in the events' nights (at most MaxFeedNights), the
 // property's held nights and the feed's blocks' nights, with sorting; it stops with
 // errPlanLate once stopAt is past.
-func (s *Service) planFeed(ctx context.Context, account string, r FeedSync, stopAt time.Time) (*feedPlan, error) {
+func (s *Service) planFeed(ctx context.Context, account string, r FeedSync, stopAt time.Time) (plan *feedPlan, err error) {
+	// Planning only reads: its reads end at stopAt, and a read cut there is errPlanLate (the
+	// sync answers with the blocks as they stand, a read of its own), never
+	// an error of the request.
+	outer := ctx
+	ctx, cancel := context.WithDeadline(ctx, stopAt)
+	defer cancel()
+	defer func() {
+		// (The driver refuses a read that its deadline would cut before ctx is done.)
+		cut := ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)
+		if err != nil && cut && outer.Err() == nil {
+			plan, err = nil, errPlanLate
+		}
+	}()
 	p := &feedPlan{docs: map[string]map[string]bool{}}
 	ticks := 0
 	tick := func() error {
