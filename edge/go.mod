@@ -12,6 +12,8 @@ require (
 	golang.org/x/time v0.16.0
 )
 
+require github.com/getkin/kin-openapi v0.153.0 // indirect
+
 require (
 	filippo.io/edwards25519 v1.1.0 // indirect
 	github.com/AlekSi/pointer v1.2.0 // indirect
