@@ -68,6 +68,10 @@ func isFile(p string) bool {
 }
 
 // postgres is a running PostgreSQL server.
+// ferretPool is the size of FerretDB's PostgreSQL pool, all opened up front (the server's
+// max_connections is 300).
+const ferretPool = 128
+
 type postgres struct {
 	proc    *process
 	URL     string
@@ -128,7 +132,11 @@ func startPostgres(ctx context.Context, dir string) (*postgres, error) {
 	// FerretDB's pool checks every new connection with a query it gives 2 s: opened under a
 	// test's load on two cores, a connection could miss that and fail the command that asked
 	// for it (seen once in 5 000 requests). The pool opens all its connections up front.
-	pg := &postgres{proc: proc, URL: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable&pool_max_conns=16&pool_min_conns=16", port),
+	// FerretDB v1's findAndModify keeps its query's connection while it takes a second one
+	// for the update: as many concurrent findAndModify as the pool has connections deadlock
+	// FerretDB for good (seen with 20 at once and 16 connections: every command hung). The
+	// pool is sized above the tests' concurrency (docs/real-servers.md).
+	pg := &postgres{proc: proc, URL: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable&pool_max_conns=%d&pool_min_conns=%[2]d", port, ferretPool),
 		Version: "PostgreSQL"}
 	if m := regexp.MustCompile(`\(PostgreSQL\) (\S+)`).FindSubmatch(out); m != nil { // postgres (PostgreSQL) 15.18 (Debian …)
 		pg.Version += " " + string(m[1])
