@@ -1,0 +1,37 @@
+# mk/reference.mk: the API reference page's renderer and the browser its test runs in.
+# Included by the root Makefile; also usable alone: make -f mk/reference.mk <target>.
+#
+# reference-assets  re-vendors swagger-ui-dist (pinned in edge/openapi/web/package.json and
+#                   package-lock.json) into edge/openapi/reference/: run it after changing
+#                   the pin, and commit the copies (go build needs no npm; docs/openapi.md).
+# chromium          installs Debian's chromium when /usr/bin/chromium is absent: the
+#                   browser edge/openapi's TestReferencePageListsEveryOperation opens.
+
+REFERENCE_WEB    := edge/openapi/web
+REFERENCE_DIR    := edge/openapi/reference
+REFERENCE_DIST   := $(REFERENCE_WEB)/node_modules/swagger-ui-dist
+# The only files of the package the page loads, and their licences (Apache-2.0: LICENSE and
+# NOTICE; the bundled libraries' notices in *.LICENSE.txt).
+REFERENCE_FILES  := swagger-ui-bundle.js swagger-ui-standalone-preset.js swagger-ui.css \
+                    favicon-16x16.png favicon-32x32.png LICENSE NOTICE \
+                    swagger-ui-bundle.js.LICENSE.txt swagger-ui-standalone-preset.js.LICENSE.txt
+NPM              ?= npm
+CHROMIUM         ?= /usr/bin/chromium
+SUDO             := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: reference-assets chromium
+
+reference-assets: ## re-vendor the reference page's renderer (swagger-ui-dist, pinned in edge/openapi/web) into edge/openapi/reference
+	cd $(REFERENCE_WEB) && $(NPM) ci --no-audit --no-fund --ignore-scripts
+	@set -e; for f in $(REFERENCE_FILES); do cp $(REFERENCE_DIST)/$$f $(REFERENCE_DIR)/$$f; done
+	@v=$$(node -p "require('./$(REFERENCE_DIST)/package.json').version"); echo "$$v" > $(REFERENCE_DIR)/VERSION; \
+		echo "vendored swagger-ui-dist $$v into $(REFERENCE_DIR): $(REFERENCE_FILES)"
+
+chromium: ## install Debian's chromium (the reference page's browser check) when /usr/bin/chromium is absent
+	@if [ -x $(CHROMIUM) ]; then :; else \
+		echo "installing Debian's chromium"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		if ! apt-cache show chromium >/dev/null 2>&1; then $(SUDO) apt-get update; fi; \
+		$(SUDO) apt-get install -y --no-install-recommends chromium || \
+			{ $(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends chromium; }; \
+	fi
