@@ -22,6 +22,7 @@ import (
 	"github.com/vros/vros/edge/internal/throttle"
 	"github.com/vros/vros/edge/internal/usage"
 	"github.com/vros/vros/edge/internal/usagestore"
+	"github.com/vros/vros/edge/openapi"
 	"github.com/vros/vros/libs/config"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/mongostore"
@@ -166,6 +167,10 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 		TrustedProxies: proxies,
 		EnvelopeFor:    gateway.EnvelopeFor,
 	})
+	// The OpenAPI documents and the reference page: public, no credentials (docs/openapi.md).
+	if err := openapi.Register(app); err != nil {
+		return fmt.Errorf("edge: %w", err)
+	}
 	gw.Register(app)
 	adm := admin.New(accounts, admin.Config{Token: cfg.AdminToken.Reveal(), PublicURL: cfg.PublicURL, Failures: failures,
 		Services: services, Usage: usages})
