@@ -44,20 +44,27 @@ const (
 const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
 	"connect-src 'self'; font-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// file is one answer prepared at start: its body, gzipped when that is smaller, its type,
-// ETag and cache policy.
+// file is one answer prepared at start: its body, its type, ETag and cache policy, and its
+// body gzipped (when that is smaller), made at the first request that takes it: edge starts
+// without compressing the renderer's 2 MB.
 type file struct {
-	body, gz     []byte
+	body         []byte
 	contentType  string
 	etag         string
 	cacheControl string
 	csp          bool
+
+	gzOnce sync.Once
+	gz     []byte
 }
 
 func newFile(body []byte, contentType, cacheControl string) *file {
-	f := &file{body: body, contentType: contentType, cacheControl: cacheControl, etag: etagOf(body)}
-	f.gz = gzipped(body)
-	return f
+	return &file{body: body, contentType: contentType, cacheControl: cacheControl, etag: etagOf(body)}
+}
+
+func (f *file) gzipped() []byte {
+	f.gzOnce.Do(func() { f.gz = gzipped(f.body) })
+	return f.gz
 }
 
 func etagOf(parts ...[]byte) string {
@@ -97,9 +104,11 @@ func (f *file) send(c *fiber.Ctx) error {
 		return c.SendStatus(fiber.StatusNotModified)
 	}
 	c.Set(fiber.HeaderContentType, f.contentType)
-	if f.gz != nil && acceptsGzip(c) {
-		c.Set(fiber.HeaderContentEncoding, "gzip")
-		return c.Send(f.gz)
+	if acceptsGzip(c) {
+		if gz := f.gzipped(); gz != nil {
+			c.Set(fiber.HeaderContentEncoding, "gzip")
+			return c.Send(gz)
+		}
 	}
 	return c.Send(f.body)
 }
