@@ -67,7 +67,8 @@ func TestTenantIsolationUnderLoad(t *testing.T) {
 		markers[i] = tn.marker
 	}
 
-	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}}
+	client := &http.Client{Timeout: 60 * time.Second,
+		Transport: apiContract.Through(&http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients})}
 	var (
 		next     atomic.Int64
 		mu       sync.Mutex

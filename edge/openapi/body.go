@@ -11,3 +11,7 @@ func RequestJSON(contentType string, body []byte) ([]byte, error) {
 
 // IsJSON reports whether edge reads body as JSON whatever its content type says.
 func IsJSON(body []byte) bool { return gateway.IsJSONBody(body) }
+
+// RequestBody is the body edge reads of a request's body: a leading UTF-8 byte order mark
+// is ignored.
+func RequestBody(body []byte) []byte { return gateway.WithoutBOM(body) }

@@ -151,7 +151,7 @@ func (g *Gateway) interfaceA(c *fiber.Ctx) error {
 	if !ok {
 		return httpapi.NotFound(httpapi.StatusNotFound, fmt.Sprintf("unknown resource %q", name))
 	}
-	body := withoutBOM(c.Body())
+	body := WithoutBOM(c.Body())
 	raw, over := len(body), len(body) > r.bodyLimit
 	// A body is read (a form or multipart body turned into JSON) only past authentication,
 	// unless the second pair travels in the body itself.
@@ -394,9 +394,9 @@ func basicAuth(h string) (user, password string, ok bool) {
 	return user, password, ok && user != "" && password != ""
 }
 
-// withoutBOM drops a leading UTF-8 byte-order mark, which some Windows tools write before
+// WithoutBOM drops a leading UTF-8 byte-order mark, which some Windows tools write before
 // JSON: the documents say it is ignored, and the services then read plain JSON.
-func withoutBOM(body []byte) []byte { return bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")) }
+func WithoutBOM(body []byte) []byte { return bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")) }
 
 // bEnvelope is what edge needs of an interface B body.
 type bEnvelope struct {
@@ -434,7 +434,7 @@ func sent(raw json.RawMessage) bool {
 // interfaceB: POST /vros/external-booking, the action in the body, key/pass in the body;
 // JSON or PHP-style form encoding. The services receive JSON only.
 func (g *Gateway) interfaceB(c *fiber.Ctx) error {
-	body := withoutBOM(c.Body())
+	body := WithoutBOM(c.Body())
 	raw, over := len(body), len(body) > bodyLimitB
 	if len(body) == 0 {
 		return httpapi.BadRequest("request body is empty; send a JSON object with key, pass and action")
@@ -492,7 +492,7 @@ func (g *Gateway) read(c *fiber.Ctx) error {
 	if !ok {
 		return httpapi.NotFound(httpapi.StatusNotFound, fmt.Sprintf("unknown endpoint %q", name))
 	}
-	body := withoutBOM(c.Body())
+	body := WithoutBOM(c.Body())
 	over := len(body) > bodyLimitRead
 	if err := g.failures.Check(c); err != nil {
 		return overOrErr(over, bodyLimitRead, err)
