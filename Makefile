@@ -23,9 +23,11 @@ run: ## run all of vros on this machine (embedded MongoDB and Kafka, data in .da
 	cd devstack && $(GO) build -o $(CURDIR)/bin/vros-dev ./cmd/vros-dev
 	$(CURDIR)/bin/vros-dev
 
-test: test-go test-real test-charts ## run every test (Go modules on embedded servers, again on real ones, then the Helm chart checks)
+test: test-go test-fuzz test-real test-charts ## run every test (Go modules on embedded servers, the fuzz targets briefly, again on real ones, then the Helm chart checks)
 
-test-go: ## run the Go tests of every module (embedded servers)
+# The reference page's browser check (edge/openapi) runs in Debian's chromium, installed here.
+test-go: export VROS_REQUIRE_CHROMIUM := 1
+test-go: chromium ## run the Go tests of every module (embedded servers)
 	@set -e; for m in $(MODULES); do echo "== $$m (embedded servers: FerretDB on SQLite, kfake)"; \
 		(cd $$m && $(EMBEDDED_ENV) $(GO) test -count=1 -timeout $(TIMEOUT) ./...); done
 
@@ -72,3 +74,5 @@ staticcheck: ## install the pinned staticcheck into ./bin (skipped when that ver
 	fi
 
 include mk/k8s.mk
+include mk/reference.mk
+include mk/fuzz.mk
