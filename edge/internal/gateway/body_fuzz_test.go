@@ -111,7 +111,7 @@ func FuzzFormMultipartAgree(f *testing.F) {
 			if err := w.WriteField(p.Key, p.Value); err != nil {
 				t.Fatal(err)
 			}
-			enc = append(enc, urlencode(p.Key)+"="+urlencode(p.Value))
+			enc = append(enc, phpform.URLEncode(p.Key)+"="+phpform.URLEncode(p.Value))
 		}
 		if fileName != "" && writable(fileName) {
 			fw, err := w.CreateFormFile("photo[image]", fileName)
@@ -119,7 +119,7 @@ func FuzzFormMultipartAgree(f *testing.F) {
 				t.Fatal(err)
 			}
 			_, _ = fw.Write(file)
-			enc = append(enc, urlencode("photo[image]")+"="+urlencode(base64.StdEncoding.EncodeToString(file)))
+			enc = append(enc, phpform.URLEncode("photo[image]")+"="+phpform.URLEncode(base64.StdEncoding.EncodeToString(file)))
 		}
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
@@ -289,24 +289,6 @@ func clientError(t *testing.T, err error) *httpapi.Error {
 // (printable, no quote or backslash, which it does not escape).
 func writable(s string) bool {
 	return !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '"' || r == '\\' })
-}
-
-// urlencode is PHP's urlencode: letters, digits and -_. kept, space as '+', every other byte
-// as %XX.
-func urlencode(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.':
-			b.WriteByte(c)
-		case c == ' ':
-			b.WriteByte('+')
-		default:
-			fmt.Fprintf(&b, "%%%02X", c)
-		}
-	}
-	return b.String()
 }
 
 // The functions under test read a *fiber.Ctx: a request is routed through a Fiber app (no

@@ -160,3 +160,21 @@ func arrays(v any) any {
 	}
 	return out
 }
+
+// URLEncode is PHP's urlencode, with which http_build_query writes a form's keys and values
+// (what Split reads): letters, digits and -_. kept, space as '+', every other byte as %XX.
+func URLEncode(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.':
+			b.WriteByte(c)
+		case c == ' ':
+			b.WriteByte('+')
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}

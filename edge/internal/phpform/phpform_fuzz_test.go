@@ -237,14 +237,14 @@ func httpBuildQuery(m map[string]any) string {
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
-				walk(prefix+"%5B"+phpURLEncode(k)+"%5D", v[k])
+				walk(prefix+"%5B"+URLEncode(k)+"%5D", v[k])
 			}
 		case []any:
 			for i, c := range v {
 				walk(prefix+"%5B"+strconv.Itoa(i)+"%5D", c)
 			}
 		case string:
-			parts = append(parts, prefix+"="+phpURLEncode(v))
+			parts = append(parts, prefix+"="+URLEncode(v))
 		}
 	}
 	keys := make([]string, 0, len(m))
@@ -253,25 +253,7 @@ func httpBuildQuery(m map[string]any) string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		walk(phpURLEncode(k), m[k])
+		walk(URLEncode(k), m[k])
 	}
 	return strings.Join(parts, "&")
-}
-
-// phpURLEncode is PHP's urlencode: letters, digits and -_. kept, space as '+', every other
-// byte as %XX.
-func phpURLEncode(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.':
-			b.WriteByte(c)
-		case c == ' ':
-			b.WriteByte('+')
-		default:
-			fmt.Fprintf(&b, "%%%02X", c)
-		}
-	}
-	return b.String()
 }
