@@ -27,6 +27,13 @@ func watched(t *testing.T) *account.Service {
 	return svc
 }
 
+// propagated bounds how long the tests wait for the other replica to apply a change: a
+// bound on liveness, far below the hour the replica caches credentials (so a change seen
+// within it came through the watch, not an expiry), generous for a loaded machine. How fast
+// changes really travel is logged here (about 100 ms on a quiet machine); a 1 s bound failed CI once while
+// fuzzers loaded both cores.
+const propagated = 30 * time.Second
+
 // within waits until ok holds, failing after limit; it returns how long that took.
 func within(t *testing.T, limit time.Duration, what string, ok func() bool) time.Duration {
 	t.Helper()
@@ -42,7 +49,7 @@ func within(t *testing.T, limit time.Duration, what string, ok func() bool) time
 
 // TestChangesReachTheOtherReplica: whatever one replica changes of an account (suspension,
 // reinstatement, plan, rotation, settings) the other, which cached the account's every
-// credential for an hour, applies within a second.
+// credential for an hour, applies without waiting for the cache.
 func TestChangesReachTheOtherReplica(t *testing.T) {
 	ctx := context.Background()
 	one, two := watched(t), watched(t)
@@ -66,17 +73,17 @@ func TestChangesReachTheOtherReplica(t *testing.T) {
 	if _, err := one.SetStatus(ctx, acc.ID, account.Suspended); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("suspension seen by the other replica in %v", within(t, time.Second, "suspension on the other replica", all(account.ErrSuspended)))
+	t.Logf("suspension seen by the other replica in %v", within(t, propagated, "suspension on the other replica", all(account.ErrSuspended)))
 	if _, err := one.SetStatus(ctx, acc.ID, account.Active); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("reinstatement seen in %v", within(t, time.Second, "reinstatement on the other replica", all(nil)))
+	t.Logf("reinstatement seen in %v", within(t, propagated, "reinstatement on the other replica", all(nil)))
 
 	plan := account.Plan{RateRPS: 5, RateBurst: 10, MaxConcurrent: 2, BodyLimit: 4096, MaxProperties: 3}
 	if _, err := one.SetPlan(ctx, acc.ID, plan); err != nil {
 		t.Fatal(err)
 	}
-	within(t, time.Second, "plan on the other replica", func() bool {
+	within(t, propagated, "plan on the other replica", func() bool {
 		c, err := two.AuthenticateCaller(ctx, secrets[2].Kind, secrets[2].Identifier, secrets[2].Secret)
 		return err == nil && c.Plan == plan && c.Tenant.AccountID == acc.ID
 	})
@@ -88,7 +95,7 @@ func TestChangesReachTheOtherReplica(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	within(t, time.Second, "rotation on the other replica", all(account.ErrUnauthorized))
+	within(t, propagated, "rotation on the other replica", all(account.ErrUnauthorized))
 	secrets = rotated
 	if !all(nil)() {
 		t.Fatal("rotated credentials refused by the other replica")
@@ -98,7 +105,7 @@ func TestChangesReachTheOtherReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := secrets[2]
-	within(t, time.Second, "legacy_credentials off on the other replica", func() bool {
+	within(t, propagated, "legacy_credentials off on the other replica", func() bool {
 		_, err := two.AuthenticatePair(ctx, key.Identifier, key.Secret)
 		return errors.Is(err, account.ErrUnauthorized)
 	})
