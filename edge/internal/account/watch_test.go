@@ -29,9 +29,9 @@ func watched(t *testing.T) *account.Service {
 
 // propagated bounds how long the tests wait for the other replica to apply a change: a
 // bound on liveness, far below the hour the replica caches credentials (so a change seen
-// within it came through the watch, not an expiry), generous for a loaded machine. How fast
-// changes really travel is logged here (about 100 ms on a quiet machine); a 1 s bound failed CI once while
-// fuzzers loaded both cores.
+// within it came through the watch, not an expiry), generous for a loaded machine. How
+// fast changes really travel is logged (about 100 ms on a quiet machine); a 1 s bound
+// failed CI once while fuzzers loaded both cores.
 const propagated = 30 * time.Second
 
 // within waits until ok holds, failing after limit; it returns how long that took.
