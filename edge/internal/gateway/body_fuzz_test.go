@@ -326,11 +326,9 @@ func serveFuzz(t *testing.T, method, target, ct string, call func(c *fiber.Ctx) 
 	}
 }
 
-// callJSONBody runs jsonBody on body with content type ct, skipping (not failing) the known
-// bug of phpform.Build (see knownBug).
+// callJSONBody runs jsonBody on body with content type ct.
 func callJSONBody(t *testing.T, ct, query string, body []byte, limit int) (out []byte, err error) {
 	t.Helper()
-	defer knownBug(t)
 	serveFuzz(t, fiber.MethodPost, "/r?"+query, ct, func(c *fiber.Ctx) error {
 		seenCT, seenQuery = c.Get(fiber.HeaderContentType), string(c.Request().URI().QueryString())
 		out, err = jsonBody(c, body, limit)
@@ -341,27 +339,10 @@ func callJSONBody(t *testing.T, ct, query string, body []byte, limit int) (out [
 
 func callReadParams(t *testing.T, query, ct string, body []byte) (out []byte, err error) {
 	t.Helper()
-	defer knownBug(t)
 	serveFuzz(t, fiber.MethodPost, "/r?"+query, ct, func(c *fiber.Ctx) error {
 		seenCT, seenQuery = c.Get(fiber.HeaderContentType), string(c.Request().URI().QueryString())
 		out, err = readParams(c, body, bodyLimitRead)
 		return nil
 	})
 	return out, err
-}
-
-// knownBug skips an input that hits the one known bug, so that `make test` stays green
-// until it is fixed: phpform.Build panics (interface conversion) when a form's top-level
-// names are exactly 0..n-1 (`0=x`: arrays() turns the root itself into a list), which edge
-// answers 500 (a form or multipart body of either interface, or an owner-token read's
-// query). Reported with the fuzzing work of issue 14; once fixed this never fires.
-func knownBug(t *testing.T) {
-	r := recover()
-	if r == nil {
-		return
-	}
-	if strings.Contains(fmt.Sprint(r), "interface {} is []interface {}, not map[string]interface {}") {
-		t.Skipf("known bug (a form whose top-level names are 0..n-1 panics in phpform.Build): %v", r)
-	}
-	panic(r)
 }

@@ -72,7 +72,12 @@ func Build(pairs []Pair) (map[string]any, error) {
 			return nil, err
 		}
 	}
-	return arrays(root).(map[string]any), nil
+	// The root stays an object whatever its keys (a form `0=x` is {"0":"x"}, which the
+	// services refuse with a 400 naming the field); only its members become lists.
+	for k, v := range root {
+		root[k] = arrays(v)
+	}
+	return root, nil
 }
 
 // splitKey turns `a[b][0][]` into ["a", "b", "0", ""].

@@ -29,8 +29,8 @@ import (
 func FuzzParse(f *testing.F) {
 	f.Add("key=k1&pass=p%26q&action=getinfo&propertyId=21")
 	f.Fuzz(func(t *testing.T, body string) {
-		got, err := parseGuarded(t, body)
-		again, err2 := parseGuarded(t, body)
+		got, err := Parse(body)
+		again, err2 := Parse(body)
 		if (err == nil) != (err2 == nil) || !reflect.DeepEqual(got, again) {
 			t.Fatalf("Parse(%q) is not deterministic: %v, %v / %v, %v", body, got, err, again, err2)
 		}
@@ -86,41 +86,6 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse(%q) = %v; its http_build_query %q parses to %v", body, got, enc, back)
 		}
 	})
-}
-
-// parseGuarded is Parse, except for one known bug it skips rather than fails on, so that
-// `make test` stays green until it is fixed: Build panics ("interface conversion: interface
-// {} is []interface {}, not map[string]interface {}") when the top-level names of a form are
-// exactly 0..n-1 (`0=x`), since arrays() turns the root itself into a list. Reported with the
-// fuzzing work of issue 14 (proposed fix: convert the root's members, keep the root an
-// object). Once fixed, the guard never fires and the corpus entry known-root-list checks the
-// fix like any other input.
-func parseGuarded(t *testing.T, body string) (m map[string]any, err error) {
-	t.Helper()
-	defer func() {
-		if r := recover(); r != nil {
-			if topNamesAreIndexes(body) {
-				t.Skipf("known bug (root of indexes 0..n-1 panics in Build): %q: %v", body, r)
-			}
-			panic(r)
-		}
-	}()
-	return Parse(body)
-}
-
-// topNamesAreIndexes: every top-level name of body is a canonical decimal index.
-func topNamesAreIndexes(body string) bool {
-	pairs, err := Split(body)
-	if err != nil || len(pairs) == 0 {
-		return false
-	}
-	for _, p := range pairs {
-		name, _, _ := strings.Cut(p.Key, "[")
-		if n, err := strconv.Atoi(name); err != nil || n < 0 || strconv.Itoa(n) != name {
-			return false
-		}
-	}
-	return true
 }
 
 // keysWellFormed is the bracket grammar, written apart from splitKey: a non-empty name

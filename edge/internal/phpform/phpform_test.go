@@ -2,6 +2,7 @@ package phpform
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -76,5 +77,23 @@ func TestBuild(t *testing.T) {
 	}
 	if _, err := Parse("name=%FF"); err == nil {
 		t.Error("Parse of a value escaping a byte that is not UTF-8 succeeded")
+	}
+}
+
+// TestRootOfIndexesStaysAnObject: a form whose top-level names are 0..n-1 is an object
+// keyed "0", "1", … (the service refuses the unknown fields by name); it was turned into a
+// list and panicked, which edge answered 500, before authentication (found by FuzzParse).
+func TestRootOfIndexesStaysAnObject(t *testing.T) {
+	for body, want := range map[string]map[string]any{
+		"0=x":           {"0": "x"},
+		"0=x&1=y":       {"0": "x", "1": "y"},
+		"0":             {"0": ""},
+		"0[0]=a&0[1]=b": {"0": []any{"a", "b"}},
+		"0[a]=1&a[0]=2": {"0": map[string]any{"a": "1"}, "a": []any{"2"}},
+	} {
+		got, err := Parse(body)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("Parse(%q) = %v, %v; want %v", body, got, err, want)
+		}
 	}
 }
