@@ -57,6 +57,7 @@ func Split(body string) ([]Pair, error) {
 // an earlier one, as in PHP).
 func Build(pairs []Pair) (map[string]any, error) {
 	root := map[string]any{}
+	free := map[string]int{} // a level's next free index for `[]`, by its path
 	for _, p := range pairs {
 		if !utf8.ValidString(p.Key) {
 			return nil, fmt.Errorf("form key %q is not valid UTF-8", p.Key)
@@ -68,7 +69,7 @@ func Build(pairs []Pair) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := set(root, path, p.Value, p.Key); err != nil {
+		if err := set(root, free, path, p.Value, p.Key); err != nil {
 			return nil, err
 		}
 	}
@@ -108,10 +109,21 @@ func splitKey(key string) ([]string, error) {
 	return path, nil
 }
 
-func set(node map[string]any, path []string, val, key string) error {
+// set gives path the value val in node. A `[]` segment appends at PHP's next free index of
+// its level: one more than the largest integer key the level has had, 0 when none, so
+// `a[1]=x&a[]=y` keeps x and puts y at 2. free holds that index by the level's path.
+func set(node map[string]any, free map[string]int, path []string, val, key string) error {
+	level := ""
 	for i, seg := range path {
-		if seg == "" { // `[]` appends: the next free index
-			seg = strconv.Itoa(len(node))
+		if i > 0 { // the root's members are names, never appended to
+			if seg == "" {
+				seg = strconv.Itoa(free[level])
+			}
+			if n, ok := intKey(seg); ok {
+				if next, seen := free[level]; !seen || n >= next {
+					free[level] = n + 1
+				}
+			}
 		}
 		if i == len(path)-1 {
 			if _, isMap := node[seg].(map[string]any); isMap {
@@ -129,8 +141,15 @@ func set(node map[string]any, path []string, val, key string) error {
 			node[seg] = child
 		}
 		node = child
+		level += "[" + seg + "]"
 	}
 	return nil
+}
+
+// intKey tells whether k is a key PHP stores as an integer ("7", "-2"; not "07" or "+7").
+func intKey(k string) (int, bool) {
+	n, err := strconv.Atoi(k)
+	return n, err == nil && strconv.Itoa(n) == k && n < 1<<62
 }
 
 // arrays converts maps whose keys are exactly 0..n-1 into slices, recursively.
@@ -147,8 +166,8 @@ func arrays(v any) any {
 	}
 	idx := make([]int, 0, len(m))
 	for k := range m {
-		n, err := strconv.Atoi(k)
-		if err != nil || n < 0 || strconv.Itoa(n) != k {
+		n, ok := intKey(k)
+		if !ok || n < 0 {
 			return m
 		}
 		idx = append(idx, n)

@@ -19,6 +19,13 @@ func TestParse(t *testing.T) {
 		{"nested taxes", "service[0][taxes][0][name]=VAT&service[0][taxes][0][perc]=10",
 			`{"service":[{"taxes":[{"name":"VAT","perc":"10"}]}]}`},
 		{"sparse indices stay an object", "a[0]=x&a[2]=y", `{"a":{"0":"x","2":"y"}}`},
+		// `[]` takes PHP's next free index: one past the largest integer key so far.
+		{"append after an index keeps it", "a[1]=x&a[]=y", `{"a":{"1":"x","2":"y"}}`},
+		{"append after a lower index", "a[5]=x&a[]=y&a[2]=z&a[]=w", `{"a":{"2":"z","5":"x","6":"y","7":"w"}}`},
+		{"append fills a list in order", "a[]=x&a[1]=y&a[]=z", `{"a":["x","y","z"]}`},
+		{"named keys do not move the index", "a[k]=x&a[]=y&a[07]=z&a[]=w", `{"a":{"0":"y","07":"z","1":"w","k":"x"}}`},
+		{"append after a negative index", "a[-3]=x&a[]=y", `{"a":{"-2":"y","-3":"x"}}`},
+		{"each level its own index", "a[0][]=x&a[1][]=y&a[0][]=z", `{"a":[["x","z"],["y"]]}`},
 		{"named keys", "creditCard[CCNumber]=4242&creditCard[CVC]=123", `{"creditCard":{"CCNumber":"4242","CVC":"123"}}`},
 		{"empty value", "service=", `{"service":""}`},
 		{"empty body", "", `{}`},
