@@ -16,7 +16,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/vros/vros/booking-svc/internal/booking"
-	"github.com/vros/vros/booking-svc/internal/guest"
 	"github.com/vros/vros/libs/fields"
 	"github.com/vros/vros/libs/httpapi"
 )
@@ -76,7 +75,7 @@ func (a *API) eraseGuest(c *fiber.Ctx) error {
 	o := fields.Parse(c.Body(), "", &v)
 	email := ""
 	if o != nil {
-		email, _ = guest.ReadEmail(o, "email", true)
+		email, _ = o.Email("email", true)
 	}
 	if err := v.Err(); err != nil {
 		return err

@@ -128,7 +128,7 @@ func readGuest(o *fields.Object, now time.Time) Guest {
 		}
 	}
 	g.Nationality, _ = guest.ReadCountry(o, "nationality", false)
-	g.Email, _ = guest.ReadEmail(o, "email", false)
+	g.Email, _ = o.Email("email", false)
 	g.PhoneNumber, _ = o.String("phoneNumber", fields.Str{Max: MaxPhone})
 	g.FrontDocument, _ = ReadLink(o, "frontDocument")
 	g.BackDocument, _ = ReadLink(o, "backDocument")

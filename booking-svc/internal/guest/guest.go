@@ -131,7 +131,7 @@ var (
 // ReadNew reads the adduser fields of o.
 func ReadNew(o *fields.Object) NewUser {
 	var n NewUser
-	n.Email, _ = ReadEmail(o, "email", true)
+	n.Email, _ = o.Email("email", true)
 	n.Password, _ = readPassword(o, "password", true)
 	n.Name, _ = o.String("name", nameRule)
 	n.Company, _ = o.String("company", companyRule)
@@ -149,7 +149,7 @@ func ReadNew(o *fields.Object) NewUser {
 func ReadUpdate(o *fields.Object) Update {
 	var up Update
 	up.UserID, _ = o.Int("userId", idRule(true))
-	if e, ok := ReadEmail(o, "email", false); ok {
+	if e, ok := o.Email("email", false); ok {
 		if e == "" {
 			o.Add("email", "must not be blank")
 		} else {
@@ -184,7 +184,7 @@ func ReadUpdate(o *fields.Object) Update {
 // passwords cannot exist.
 func ReadCredentials(o *fields.Object) Credentials {
 	var c Credentials
-	c.Email, _ = o.String("email", fields.Str{Required: true, Max: maxEmail})
+	c.Email, _ = o.String("email", fields.Str{Required: true, Max: fields.MaxEmail})
 	c.Password, _ = o.String("password", fields.Str{Required: true, Max: maxLoginSecret})
 	return c
 }
@@ -193,7 +193,7 @@ func ReadCredentials(o *fields.Object) Credentials {
 // from the locale.
 func ReadSocial(o *fields.Object) Social {
 	var s Social
-	s.Email, _ = ReadEmail(o, "email", true)
+	s.Email, _ = o.Email("email", true)
 	s.Name, _ = o.String("name", nameRule)
 	var ok bool
 	if s.Locale, ok = o.String("locale", fields.Str{Required: true, Max: maxLocale}); ok {

@@ -2,7 +2,6 @@ package guest
 
 import (
 	"strings"
-	"unicode"
 
 	"github.com/biter777/countries"
 	"golang.org/x/text/language"
@@ -11,84 +10,8 @@ import (
 )
 
 const (
-	maxEmail      = 254 // RFC 5321 path limit
-	maxEmailLocal = 64
-	emailMsg      = "must be a valid email address"
-	countryMsg    = "must be an ISO 3166-1 alpha-2 country code"
+	countryMsg = "must be an ISO 3166-1 alpha-2 country code"
 )
-
-// ReadEmail reads member name as an email address of at most 254
-// characters. An optional member sent blank reads as "", present.
-func ReadEmail(o *fields.Object, name string, required bool) (string, bool) {
-	s, ok := o.String(name, fields.Str{Required: required, Max: maxEmail})
-	if !ok || s == "" {
-		return s, ok
-	}
-	if !ValidEmail(s) {
-		o.Add(name, emailMsg)
-		return "", false
-	}
-	return s, true
-}
-
-// ValidEmail reports whether s is a bare address local@domain: no display
-// name, comments, quoting or IP literal; a dot-atom local part of at most 64
-// characters; a domain of at least two labels of letters, digits and inner
-// hyphens, with a top-level label that is not all digits. Non-ASCII letters
-// are allowed (internationalised addresses).
-func ValidEmail(s string) bool {
-	if len(s) > 4*maxEmail {
-		return false
-	}
-	at := strings.LastIndexByte(s, '@')
-	if at <= 0 || at == len(s)-1 {
-		return false
-	}
-	local, domain := s[:at], s[at+1:]
-	if len([]rune(local)) > maxEmailLocal || !dotAtom(local) {
-		return false
-	}
-	labels := strings.Split(domain, ".")
-	if len(labels) < 2 {
-		return false
-	}
-	for _, l := range labels {
-		if !domainLabel(l) {
-			return false
-		}
-	}
-	return strings.IndexFunc(labels[len(labels)-1], func(r rune) bool { return !unicode.IsDigit(r) }) >= 0
-}
-
-func dotAtom(s string) bool {
-	for _, part := range strings.Split(s, ".") {
-		if part == "" {
-			return false
-		}
-		for _, r := range part {
-			switch {
-			case r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r)):
-			case strings.ContainsRune("!#$%&'*+/=?^_`{|}~-", r):
-			case r >= 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)):
-			default:
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func domainLabel(l string) bool {
-	if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
-		return false
-	}
-	for _, r := range l {
-		if r != '-' && !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r) {
-			return false
-		}
-	}
-	return true
-}
 
 // ReadCountry reads member name as an ISO 3166-1 alpha-2 code in any case
 // and returns it upper case. Aliases such as UK are refused: the country

@@ -253,7 +253,7 @@ func readBooking(o *fields.Object, now time.Time, create bool) (Booking, Sent) {
 	integer(FieldUserID, &b.UserID, idRule(false))
 	text(FieldFirstName, &b.FirstName, MaxName, true)
 	text(FieldLastName, &b.LastName, MaxName, true)
-	if e, ok := guest.ReadEmail(o, FieldEmail, create); ok {
+	if e, ok := o.Email(FieldEmail, create); ok {
 		if e == "" {
 			o.Add(FieldEmail, "must not be blank")
 		} else {

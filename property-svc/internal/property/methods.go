@@ -1,7 +1,6 @@
 package property
 
 import (
-	"net/mail"
 	"slices"
 	"strings"
 
@@ -133,14 +132,11 @@ func DecodeMethods(body []byte) (Methods, error) {
 	return m, nil
 }
 
-// readEmail reads a bare address (no display name) whose domain has a dot.
+// readEmail reads a credential (255 characters at most, as the spec bounds every gateway
+// field) that must also be a bare address by the services' one rule (fields.ValidEmail).
 func readEmail(o *fields.Object, name string) string {
 	s, ok := o.String(name, credential)
-	if !ok {
-		return ""
-	}
-	a, err := mail.ParseAddress(s)
-	if err != nil || a.Name != "" || a.Address != s || !strings.Contains(s[strings.LastIndex(s, "@")+1:], ".") {
+	if ok && !fields.ValidEmail(s) {
 		o.Add(name, "must be a valid email address")
 		return ""
 	}
