@@ -101,7 +101,24 @@ func bookingEvents(c Change) ([]webhook.Event, error) {
 	oldForm := false
 	switch {
 	case old == nil && cur.Status == "cancelled":
+		// Created and cancelled before a snapshot of it was seen (the relay publishes the
+		// current state, so a cancel right after the create coalesces with it): only a
+		// reserved booking is ever cancelled, so it derives what both changes would have —
+		// created, its nights taken, cancelled, its nights released — in that order.
+		stay, err := stayNights(cur.Checkin, cur.Checkout)
+		if err != nil {
+			return nil, err
+		}
+		if err := b.add(webhook.BookingCreated, cur.PropertyID, cur.BrandID, cur.BookingID, "", head()); err != nil {
+			return nil, err
+		}
+		if err := avail(cur.PropertyID, slices.Clone(stay), "taken"); err != nil {
+			return nil, err
+		}
 		if err := b.add(webhook.BookingCancelled, cur.PropertyID, cur.BrandID, cur.BookingID, "", head()); err != nil {
+			return nil, err
+		}
+		if err := avail(cur.PropertyID, stay, ""); err != nil {
 			return nil, err
 		}
 	case old == nil:
@@ -174,6 +191,23 @@ func rest(b contract.Booking) string {
 	b.Version, b.Payments, b.ArrivalFormCompleted = 0, nil, false
 	raw, _ := json.Marshal(b)
 	return string(raw)
+}
+
+// stayNights are the nights of a stay from checkin to the night before checkout.
+func stayNights(checkin, checkout string) ([]string, error) {
+	from, err := time.Parse(time.DateOnly, checkin)
+	if err != nil {
+		return nil, fmt.Errorf("booking checkin: %w", err)
+	}
+	to, err := time.Parse(time.DateOnly, checkout)
+	if err != nil {
+		return nil, fmt.Errorf("booking checkout: %w", err)
+	}
+	var out []string
+	for d := from; d.Before(to) && len(out) < 3660; d = d.AddDate(0, 0, 1) {
+		out = append(out, d.Format(time.DateOnly))
+	}
+	return out, nil
 }
 
 // symmetric returns the nights in exactly one of a and b.

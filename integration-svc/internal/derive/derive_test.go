@@ -24,7 +24,7 @@ func raw(t *testing.T, v any) []byte {
 
 func booking(version int64, status string, nights []string, mod func(*contract.Booking)) *contract.Booking {
 	b := &contract.Booking{AccountID: "a1", BookingID: 7, PropertyID: 3, Status: status, Version: version, Nights: nights,
-		Adults: 2, Currency: "EUR", TotalRent: "100", GrandTotal: "120", BrandID: 2}
+		Checkin: "2027-01-10", Checkout: "2027-01-13", Adults: 2, Currency: "EUR", TotalRent: "100", GrandTotal: "120", BrandID: 2}
 	if mod != nil {
 		mod(b)
 	}
@@ -75,7 +75,9 @@ func TestBookingEvents(t *testing.T) {
 			b.Payments = []contract.BookingPayment{pay1}
 			b.ArrivalFormCompleted = true
 		}), []string{webhook.BookingCreated, webhook.AvailabilityChanged, webhook.PaymentAdded, webhook.ArrivalFormCompleted}, "2027-01-10", "2027-01-12"},
-		{"first seen cancelled → cancelled only", nil, booking(2, "cancelled", []string{}, nil), []string{webhook.BookingCancelled}, "", ""},
+		// a create and the cancel right after it, coalesced: both changes' events, in order
+		{"first seen cancelled → created, nights taken, cancelled, nights released", nil, booking(2, "cancelled", []string{}, nil),
+			[]string{webhook.BookingCreated, webhook.AvailabilityChanged, webhook.BookingCancelled, webhook.AvailabilityChanged}, "2027-01-10", "2027-01-12"},
 		{"cancelled → cancelled + availability over the released nights", booking(1, "reserved", n3, nil),
 			booking(2, "cancelled", []string{}, nil), []string{webhook.BookingCancelled, webhook.AvailabilityChanged}, "2027-01-10", "2027-01-12"},
 		{"payment added", booking(1, "reserved", n3, nil), booking(2, "reserved", n3, func(b *contract.Booking) { b.Payments = []contract.BookingPayment{pay1} }),
@@ -101,7 +103,12 @@ func TestBookingEvents(t *testing.T) {
 			if g := types(evs); !slices.Equal(g, tc.want) {
 				t.Fatalf("types = %v, want %v", g, tc.want)
 			}
-			for _, e := range evs {
+			ids := map[string]bool{}
+			for i, e := range evs {
+				if ids[e.ID] || e.Seq != i {
+					t.Fatalf("event %s: id %s seen before, or seq %d at %d", e.Type, e.ID, e.Seq, i)
+				}
+				ids[e.ID] = true
 				if e.PropertyID != 3 || e.Account != "a1" || e.BrandID != 2 {
 					t.Fatalf("event %s: property %d account %s brand %d", e.Type, e.PropertyID, e.Account, e.BrandID)
 				}
