@@ -3,9 +3,13 @@ package hookcrash
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
 // TestKillDuringBurst writes a burst of bookings (4 clients, 3 properties, one booking in
@@ -182,6 +186,7 @@ func TestKillDuringBurst(t *testing.T) {
 	}
 	msgs := rc.all(t)
 	if m := missing(msgs); len(m) > 0 {
+		t.Logf("where the missing events stand:\n%s", whereAre(acc, m))
 		t.Fatalf("%d events never arrived, e.g. %v", len(m), m[:min(len(m), 10)])
 	}
 	t.Logf("every event arrived %v after the last write was answered", time.Since(wrote).Round(time.Millisecond))
@@ -266,4 +271,48 @@ func bookingOf(m message) int64 {
 func identity(m message) string {
 	return fmt.Sprintf("%s booking=%v property=%v status=%v dates=%v..%v reason=%v",
 		m.Type, m.Data["booking_id"], m.Data["property_id"], m.Data["status"], m.Data["start_date"], m.Data["end_date"], m.Data["reason"])
+}
+
+// whereAre describes, for a failure message, how far the bookings of the missing events
+// (keys "type:booking (n of m)") got: booking-svc's record and outbox intents, integration-svc's
+// kept snapshot, deliveries and queue documents, read from the stores.
+func whereAre(acc account, missing []string) string {
+	ctx := context.Background()
+	var b strings.Builder
+	seen := map[string]bool{}
+	for _, m := range missing {
+		_, rest, _ := strings.Cut(m, ":")
+		id, _, _ := strings.Cut(rest, " ")
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		agg := acc.AccountID + ":booking:" + id
+		dump := func(db, coll string, f bson.D) {
+			cur, err := mongoDB.Database(db).Collection(coll).Find(ctx, f)
+			if err != nil {
+				fmt.Fprintf(&b, "  %s.%s: %v\n", db, coll, err)
+				return
+			}
+			var docs []bson.M
+			_ = cur.All(ctx, &docs)
+			for _, d := range docs {
+				delete(d, "data")
+				delete(d, "guest")
+				fmt.Fprintf(&b, "  %s.%s: %v\n", db, coll, d)
+			}
+			if len(docs) == 0 {
+				fmt.Fprintf(&b, "  %s.%s: none for %v\n", db, coll, f)
+			}
+		}
+		n, _ := strconv.ParseInt(id, 10, 64)
+		fmt.Fprintf(&b, "booking %s:\n", id)
+		dump("vros_booking", "bookings", bson.D{{Key: "account_id", Value: acc.AccountID}, {Key: "booking_id", Value: n}})
+		dump("vros_booking", "outbox", bson.D{{Key: "aggregate", Value: agg}})
+		dump("vros_integration", "snapshots", bson.D{{Key: "_id", Value: agg}})
+		dump("vros_integration", "deliveries", bson.D{{Key: "account_id", Value: acc.AccountID}, {Key: "booking_id", Value: n}})
+		dump("vros_integration", "due", bson.D{{Key: "account_id", Value: acc.AccountID}})
+		dump("vros_integration", "lanes", bson.D{{Key: "account_id", Value: acc.AccountID}})
+	}
+	return b.String()
 }
