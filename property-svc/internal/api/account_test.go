@@ -372,6 +372,16 @@ func TestEraseAnswers(t *testing.T) {
 	if resp.StatusCode != 404 {
 		t.Errorf("the erased account's photo is served: %d", resp.StatusCode)
 	}
+	// A cache revalidating the copy it holds learns that it is gone (not a 304 that keeps it).
+	req := httptest.NewRequest(http.MethodGet, "/media/"+key+"/small.jpg", nil)
+	req.Header.Set("If-None-Match", `"`+key+`-small"`)
+	if resp, err = app.Test(req, -1); err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Errorf("the erased account's photo revalidated: %d, want 404", resp.StatusCode)
+	}
 	const erased = `{"code":403,"error_type":"forbidden","error_message":"the account has been erased"}`
 	for _, r := range []struct{ path, body string }{
 		{"/internal/a/property", propertyBody("X2")},

@@ -224,12 +224,6 @@ func (a *API) media(c *fiber.Ctx) error {
 	if _, known := photo.Lookup(name); !ok || !known || len(key) > 64 {
 		return httpapi.NotFound(httpapi.StatusNotFound, "no such image")
 	}
-	etag := `"` + key + "-" + name + `"`
-	c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
-	c.Set(fiber.HeaderETag, etag)
-	if c.Get(fiber.HeaderIfNoneMatch) == etag {
-		return c.SendStatus(fiber.StatusNotModified)
-	}
 	id := key + "/" + name
 	data, ok := a.renditions.Get(id)
 	if !ok {
@@ -243,6 +237,13 @@ func (a *API) media(c *fiber.Ctx) error {
 			return err
 		}
 		a.renditions.Add(id, data)
+	}
+	// Looked up first: a cache revalidating a deleted or erased photo gets the 404.
+	etag := `"` + key + "-" + name + `"`
+	c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
+	c.Set(fiber.HeaderETag, etag)
+	if c.Get(fiber.HeaderIfNoneMatch) == etag {
+		return c.SendStatus(fiber.StatusNotModified)
 	}
 	c.Set(fiber.HeaderContentType, "image/jpeg")
 	return c.Send(data)
