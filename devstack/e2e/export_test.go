@@ -246,6 +246,18 @@ func TestExportRoundTrip(t *testing.T) {
 			t.Fatalf("no %s in %v", must, a.names)
 		}
 	}
+	// Every collection's list is a list, an empty one too (never null).
+	var top struct {
+		Records map[string]json.RawMessage `json:"records"`
+	}
+	if err := json.Unmarshal(a.entries["manifest.json"], &top); err != nil {
+		t.Fatalf("manifest.json: %v", err)
+	}
+	for coll, ids := range top.Records {
+		if !bytes.HasPrefix(ids, []byte("[")) {
+			t.Errorf("manifest.json records %s: %s, want a list", coll, ids)
+		}
+	}
 	ps := a.manifestOf(t, "property-svc", acc.AccountID)
 	bs := a.manifestOf(t, "booking-svc", acc.AccountID)
 	for _, c := range []struct {

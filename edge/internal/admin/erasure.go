@@ -234,7 +234,8 @@ func (a *API) export(c *fiber.Ctx) error {
 			return serviceFailed(err)
 		}
 		for coll, ids := range m.Records {
-			man.Records[svc+"/"+coll] = slices.Sorted(slices.Values(ids))
+			// an empty collection is an empty list, never null
+			man.Records[svc+"/"+coll] = append([]string{}, slices.Sorted(slices.Values(ids))...)
 		}
 	}
 	accJSON, err := json.MarshalIndent(exportOf(acc), "", "  ")
