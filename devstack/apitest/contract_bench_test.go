@@ -26,7 +26,20 @@ func BenchmarkContractCheck(b *testing.B) {
 	if err := c.Check(ctx, http.MethodPost, u, h, req, 200, rh, []byte(`{"status":"8"}`)); err == nil {
 		b.Fatal("an answer breaking BAnswer passes")
 	}
-	for b.Loop() {
-		_ = c.Check(ctx, http.MethodPost, u, h, req, 200, rh, resp)
+	b.Run("interface-b action", func(b *testing.B) {
+		for b.Loop() {
+			_ = c.Check(ctx, http.MethodPost, u, h, req, 200, rh, resp)
+		}
+	})
+	// a read with a path and query parameters
+	read, _ := url.Parse("http://127.0.0.1:1/vros/api/default-config/owner_token/ot_abcdefabcdefabcdef?brand_id=2&lang=en&domain=example.com")
+	readResp := []byte(`{"status":2,"message":"owner token not valid"}`)
+	if err := c.Check(ctx, http.MethodGet, read, http.Header{}, nil, 200, rh, readResp); err != nil {
+		b.Fatal(err)
 	}
+	b.Run("read with parameters", func(b *testing.B) {
+		for b.Loop() {
+			_ = c.Check(ctx, http.MethodGet, read, http.Header{}, nil, 200, rh, readResp)
+		}
+	})
 }
