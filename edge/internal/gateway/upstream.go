@@ -38,6 +38,10 @@ type upstream struct {
 	public func() string
 }
 
+// connWait bounds how long a request waits for a connection to a service when all of them
+// are busy; then it is answered 503 ("busy; retry later").
+const connWait = 5 * time.Second
+
 func newUpstream(name Upstream, rawURL string, signer *tenancy.Signer, prop propagation.TextMapPropagator, tracer trace.Tracer) (*upstream, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
@@ -54,9 +58,12 @@ func newUpstream(name Upstream, rawURL string, signer *tenancy.Signer, prop prop
 		tracer: tracer, base: u.Scheme + "://" + u.Host, host: u.Hostname(), port: port,
 		name: name,
 		client: &fasthttp.HostClient{
-			Addr:                u.Host,
-			IsTLS:               u.Scheme == "https",
-			MaxConns:            1024,
+			Addr:     u.Host,
+			IsTLS:    u.Scheme == "https",
+			MaxConns: 1024,
+			// A request finding every connection busy waits for one (a burst is queued),
+			// for at most connWait, instead of failing at once.
+			MaxConnWaitTimeout:  connWait,
 			ReadTimeout:         30 * time.Second,
 			WriteTimeout:        30 * time.Second,
 			MaxIdleConnDuration: 60 * time.Second,
@@ -115,6 +122,9 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, t ten
 		}
 		span.SetAttributes(semconv.ErrorTypeKey.String(kind))
 		span.SetStatus(codes.Error, kind)
+		if errors.Is(err, fasthttp.ErrNoFreeConns) {
+			return httpapi.Unavailable(fmt.Sprintf("%s is busy; retry later", u.name))
+		}
 		return httpapi.Unavailable(fmt.Sprintf("%s is not reachable; retry later", u.name))
 	}
 	span.SetAttributes(semconv.HTTPResponseStatusCode(resp.StatusCode()))

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"go.opentelemetry.io/otel/codes"
@@ -144,6 +145,47 @@ func TestForwardAfterServiceRestart(t *testing.T) {
 	for i := range 10 {
 		if code := post(); code != http.StatusOK {
 			t.Fatalf("request %d after the restart: HTTP %d, want 200", i, code)
+		}
+	}
+}
+
+// TestForwardWaitsForAConnection: more requests in flight than the pool has connections wait
+// for one to come free (a burst is queued) instead of answering 503 "not reachable" at once;
+// found by make bench's open-loop load, where half of the quotes failed so.
+func TestForwardWaitsForAConnection(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(100 * time.Millisecond)
+		_, _ = w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	u, err := newUpstream(BookingSvc, srv.URL, tenancy.NewSigner("test-hmac-key-0123456789"), propagation.TraceContext{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.client.MaxConns = 2 // the pool, made small
+	app := fiber.New()
+	app.Post("/book", func(c *fiber.Ctx) error {
+		return u.forward(c, fiber.MethodPost, "/internal/b/createbooking", []byte(`{}`), tenancy.Tenant{AccountID: "acc1"})
+	})
+	codes := make([]int, 8)
+	var wg sync.WaitGroup
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := app.Test(httptest.NewRequest(http.MethodPost, "/book", nil), -1)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			codes[i] = resp.StatusCode
+		}()
+	}
+	wg.Wait()
+	for i, code := range codes {
+		if code != http.StatusOK {
+			t.Errorf("request %d of 8 over a pool of 2: HTTP %d, want 200", i, code)
 		}
 	}
 }
