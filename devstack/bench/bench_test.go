@@ -171,6 +171,21 @@ func startBare() string {
 		}
 		return c.JSON(fiber.Map{"code": 200, "data": fiber.Map{"property_id": "1"}})
 	})
+	// /same/{id}: an answer of vros sent as it is (sameBytesURL), the request's JSON decoded
+	// first as above.
+	app.Post("/same/:id", func(c *fiber.Ctx) error {
+		a, ok := cannedAnswers.Load(c.Params("id"))
+		if !ok {
+			return c.SendStatus(fiber.StatusNotFound)
+		}
+		var v map[string]any
+		if err := json.Unmarshal(c.Body(), &v); err != nil {
+			return c.Status(400).JSON(fiber.Map{"status": 4})
+		}
+		ans := a.(canned)
+		c.Set(fiber.HeaderContentType, ans.contentType)
+		return c.Send(ans.body)
+	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		panic(err)
@@ -202,6 +217,12 @@ func (s *store) directHeaders() map[string]string {
 var client = &fasthttp.Client{MaxConnsPerHost: 512, ReadTimeout: 30 * time.Second}
 
 func send(method, url string, headers map[string]string, body []byte) (int, []byte) {
+	code, _, answer := sendCT(method, url, headers, body)
+	return code, answer
+}
+
+// sendCT is send that also answers the answer's content type.
+func sendCT(method, url string, headers map[string]string, body []byte) (int, string, []byte) {
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
@@ -212,9 +233,9 @@ func send(method, url string, headers map[string]string, body []byte) (int, []by
 	}
 	req.SetBody(body)
 	if err := client.Do(req, resp); err != nil {
-		return 0, []byte(err.Error())
+		return 0, "", []byte(err.Error())
 	}
-	return resp.StatusCode(), append([]byte(nil), resp.Body()...)
+	return resp.StatusCode(), string(resp.Header.ContentType()), append([]byte(nil), resp.Body()...)
 }
 
 // load runs the request from parallel workers for b.N requests in all and reports
@@ -235,8 +256,12 @@ func loadBodies(b *testing.B, url string, headers func() map[string]string, body
 	loadParallel(b, 8, url, headers, body) // 8 × GOMAXPROCS concurrent clients
 }
 
-// loadParallel is loadBodies with parallelism × GOMAXPROCS concurrent clients.
-func loadParallel(b *testing.B, parallelism int, url string, headers func() map[string]string, body func() []byte) {
+// once is a body func that always gives body.
+func once(body []byte) func() []byte { return func() []byte { return body } }
+
+// loadParallel is loadBodies with parallelism × GOMAXPROCS concurrent clients; it returns
+// the throughput reached (requests/s; 0 when none was answered).
+func loadParallel(b *testing.B, parallelism int, url string, headers func() map[string]string, body func() []byte) float64 {
 	var mu sync.Mutex
 	var all []time.Duration
 	b.SetParallelism(parallelism)
@@ -262,10 +287,12 @@ func loadParallel(b *testing.B, parallelism int, url string, headers func() map[
 	elapsed := time.Since(start)
 	b.StopTimer()
 	if len(all) == 0 {
-		return
+		return 0
 	}
-	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "req/s")
+	rate := float64(len(all)) / elapsed.Seconds()
+	b.ReportMetric(rate, "req/s")
 	reportPercentiles(b, all)
+	return rate
 }
 
 // reportPercentiles reports p50 and p99 of the durations, in milliseconds.
@@ -281,7 +308,8 @@ func reportPercentiles(b *testing.B, all []time.Duration) {
 func BenchmarkPropertyUpdate(b *testing.B) {
 	b.Run("bare-fiber", func(b *testing.B) { load(b, bareURL+"/api/property", bareAHeaders, update) })
 	eachStore(b, func(b *testing.B, s *store) {
+		sameBytes(b, s.st.EdgeURL+"/api/property", s.aHeaders, update)
 		b.Run("property-svc", func(b *testing.B) { load(b, s.st.PropertyURL+"/internal/a/property", s.directHeaders, update) })
-		b.Run("edge", func(b *testing.B) { load(b, s.st.EdgeURL+"/api/property", s.aHeaders, update) })
+		edgeLoads(b, s.st.EdgeURL+"/api/property", s.aHeaders, once(update))
 	})
 }

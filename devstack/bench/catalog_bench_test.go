@@ -27,6 +27,7 @@ func BenchmarkGetcalendar(b *testing.B) {
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		b.Run("edge", func(b *testing.B) { load(b, s.st.EdgeURL+"/vros/external-booking", noHeaders, body) })
+		sameBytes(b, s.st.EdgeURL+"/vros/external-booking", noHeaders, body)
+		edgeLoads(b, s.st.EdgeURL+"/vros/external-booking", noHeaders, once(body))
 	})
 }
