@@ -98,6 +98,21 @@ func B(c *fiber.Ctx, data any) error {
 	return c.Status(fiber.StatusOK).JSON(bResponse{Status: StatusSuccess, Message: "Success", Data: data})
 }
 
+// bRawHead is B's envelope up to its data, as encoding/json writes bResponse.
+const bRawHead = `{"status":0,"message":"Success","data":`
+
+// BRaw is B with data already encoded as JSON (an answer kept encoded): the same bytes as B
+// of the decoded value, without encoding data again. data must be valid JSON and not null.
+func BRaw(c *fiber.Ctx, data []byte) error {
+	r := c.Status(fiber.StatusOK).Response()
+	r.Header.SetContentType(fiber.MIMEApplicationJSON)
+	r.ResetBody() // written into the response's own (pooled) buffer: data is copied, not kept
+	r.AppendBodyString(bRawHead)
+	r.AppendBody(data)
+	r.AppendBodyString("}")
+	return nil
+}
+
 // ErrorHandler maps any error a handler returns to the envelope of its route. Client errors
 // keep their message; anything else is logged once and answered with a bare 500.
 func ErrorHandler(log *slog.Logger) fiber.ErrorHandler { return errorHandler(log, nil, 0) }
