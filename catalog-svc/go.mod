@@ -6,6 +6,7 @@ require (
 	github.com/arran4/golang-ical v0.3.4
 	github.com/biter777/countries v1.7.5
 	github.com/gofiber/fiber/v2 v2.52.15
+	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/segmentio/kafka-go v0.4.51
 	github.com/shopspring/decimal v1.6.0
 	github.com/vros/vros/libs v0.0.0
@@ -33,7 +34,6 @@ require (
 	github.com/golang/snappy v0.0.4 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.30.0 // indirect
-	github.com/hashicorp/golang-lru/v2 v2.0.7 // indirect
 	github.com/jackc/pgerrcode v0.0.0-20240316143900-6e2875d9b438 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20221227161230-091c0ba34f0a // indirect

@@ -8,6 +8,7 @@ import (
 
 	"github.com/biter777/countries"
 	"github.com/gofiber/fiber/v2"
+	"github.com/shopspring/decimal"
 
 	"github.com/vros/vros/catalog-svc/internal/view"
 	"github.com/vros/vros/libs/fields"
@@ -257,6 +258,54 @@ type dayJSON struct {
 	CheckInOutType    int         `json:"check_in_out_type"`
 }
 
+// dayJSONSize is about the length of one encoded day, to size a calendar's buffer.
+const dayJSONSize = 220
+
+// appendDays appends days as encoding/json writes them (TestAppendDaysIsMarshal), without
+// its reflection: a year's calendar is 365 of them, and encoding them was a quarter of
+// getcalendar's time.
+func appendDays(b []byte, days []dayJSON) []byte {
+	b = append(b, '[')
+	for i, d := range days {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(append(b, `{"date":`...), d.Date)
+		b = appendJSONString(append(b, `,"availability":`...), d.Availability)
+		b = appendJSONString(append(b, `,"currency":`...), d.Currency)
+		b = appendNumber(append(b, `,"price":`...), d.Price)
+		b = appendNumber(append(b, `,"weekly_price":`...), d.WeeklyPrice)
+		b = appendNumber(append(b, `,"monthly_price":`...), d.MonthlyPrice)
+		b = appendNumber(append(b, `,"guest_price":`...), d.GuestPrice)
+		b = appendNumber(append(b, `,"guest_weekly_price":`...), d.GuestWeeklyPrice)
+		b = appendNumber(append(b, `,"guest_monthly_price":`...), d.GuestMonthlyPrice)
+		b = strconv.AppendInt(append(b, `,"minimumstay":`...), int64(d.MinimumStay), 10)
+		b = strconv.AppendInt(append(b, `,"check_in_out_type":`...), int64(d.CheckInOutType), 10)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// appendJSONString appends s as a JSON string: printable ASCII but `"`, `\`, `<`, `>` and `&`
+// as it is, anything else through encoding/json (its escapes).
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	return append(append(append(b, '"'), s...), '"')
+}
+
+// appendNumber appends a json.Number as encoding/json does: "" as 0.
+func appendNumber(b []byte, n json.Number) []byte {
+	if n == "" {
+		return append(b, '0')
+	}
+	return append(b, n...)
+}
+
 // Values of check_in_out_type.
 const (
 	CheckInOut   = 0 // a stay may start and end on the day
@@ -287,15 +336,41 @@ func (a *API) getCalendar(c *fiber.Ctx) error {
 	if to.Before(from) {
 		return httpapi.InvalidField("endDate", "must not be before startDate")
 	}
-	held := a.view.Held(account(c), p.Snap.PropertyID)
-	out := make([]dayJSON, 0, pricing.DaysBetween(from, to)+1)
-	for d := from; !d.After(to); d = d.AddDays(1) {
-		out = append(out, calendarDay(p, d, held[d]))
+	// The generation is read before the held nights: an answer built from newer nights than
+	// its key says is replaced at the next change, never an older one kept under a newer key.
+	key := calendarKey{p: p, gen: a.view.Gen(account(c), p.Snap.PropertyID), from: from, to: to}
+	data, ok := a.calendars.get(key)
+	if !ok {
+		held := a.view.Held(account(c), p.Snap.PropertyID)
+		out := make([]dayJSON, 0, pricing.DaysBetween(from, to)+1)
+		var prices decimals
+		for d := from; !d.After(to); d = d.AddDays(1) {
+			out = append(out, calendarDay(p, d, held[d], &prices))
+		}
+		data = appendDays(make([]byte, 0, len(out)*dayJSONSize), out)
+		a.calendars.put(key, data)
 	}
-	return httpapi.B(c, out)
+	return httpapi.BRaw(c, data)
 }
 
-func calendarDay(p *view.Property, d pricing.Date, held bool) dayJSON {
+// decimals formats a calendar's prices: consecutive days mostly have the same ones, and
+// formatting a decimal (math/big) costs far more than comparing two. One entry per price of
+// a day, each remembering its last value.
+type decimals [6]struct {
+	d   decimal.Decimal
+	s   json.Number
+	set bool
+}
+
+func (m *decimals) format(i int, d decimal.Decimal) json.Number {
+	l := &m[i]
+	if !l.set || !l.d.Equal(d) {
+		l.d, l.s, l.set = d, dec(d), true
+	}
+	return l.s
+}
+
+func calendarDay(p *view.Property, d pricing.Date, held bool, prices *decimals) dayJSON {
 	out := dayJSON{Date: d.String(), Availability: "false", Currency: p.Pricing.Currency, Price: "0", WeeklyPrice: "0", MonthlyPrice: "0",
 		GuestPrice: "0", GuestWeeklyPrice: "0", GuestMonthlyPrice: "0", CheckInOutType: CheckNeither}
 	if out.Currency == "" {
@@ -311,8 +386,9 @@ func calendarDay(p *view.Property, d pricing.Date, held bool) dayJSON {
 	if !held {
 		out.Availability = "true"
 	}
-	out.Price, out.WeeklyPrice, out.MonthlyPrice = dec(n.Price), dec(n.WeeklyPrice), dec(n.MonthlyPrice)
-	out.GuestPrice, out.GuestWeeklyPrice, out.GuestMonthlyPrice = dec(n.GuestPrice), dec(n.GuestWeeklyPrice), dec(n.GuestMonthlyPrice)
+	out.Price, out.WeeklyPrice, out.MonthlyPrice = prices.format(0, n.Price), prices.format(1, n.WeeklyPrice), prices.format(2, n.MonthlyPrice)
+	out.GuestPrice, out.GuestWeeklyPrice, out.GuestMonthlyPrice = prices.format(3, n.GuestPrice), prices.format(4, n.GuestWeeklyPrice),
+		prices.format(5, n.GuestMonthlyPrice)
 	out.MinimumStay = n.MinimumStay
 	switch {
 	case n.CheckinAllowed && n.CheckoutAllowed:

@@ -41,6 +41,17 @@ func (s *Store) changed(a *account, pid int64) {
 	a.calGen[pid] = s.gens
 }
 
+// Gen is the generation of a property's calendar: it changes whenever the property's
+// snapshot, bookings or blocks do (0 for a property of no account held).
+func (s *Store) Gen(acc string, pid int64) uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if a := s.accounts[acc]; a != nil {
+		return a.calGen[pid]
+	}
+	return 0
+}
+
 // Calendar is what a property's iCal feed shows, read at one moment.
 type Calendar struct {
 	Account  string
