@@ -49,6 +49,7 @@ type credentials struct {
 	ServicePass   string `json:"servicepass"`
 	Key           string `json:"key"`
 	Pass          string `json:"pass"`
+	OwnerToken    string `json:"owner_token"`
 }
 
 // store is one running stack and what the benchmarks set up on it.

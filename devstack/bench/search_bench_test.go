@@ -16,7 +16,6 @@ const searchProperties = 1000
 // 1 000 properties are not in the other benchmarks' account.
 type searchAccount struct {
 	credentials
-	OwnerToken string `json:"owner_token"`
 }
 
 var (
