@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // BenchmarkGetcalendar: a 365-day calendar through edge on each stack (about 60 KB of JSON,
@@ -20,14 +19,7 @@ func BenchmarkGetcalendar(b *testing.B) {
 	eachStore(b, func(b *testing.B, s *store) {
 		ids := s.setupBookable(b)
 		body := calendar(s, ids[0])
-		// The catalog is fed by events: wait until it serves the property.
-		deadline := time.Now().Add(30 * time.Second)
-		for code, resp := send("POST", s.st.EdgeURL+"/vros/external-booking", noHeaders(), body); !answered(code, resp); code, resp = send("POST", s.st.EdgeURL+"/vros/external-booking", noHeaders(), body) {
-			if time.Now().After(deadline) {
-				b.Fatal("catalog-svc never served the benchmark property")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		awaitAnswer(b, s.st.EdgeURL+"/vros/external-booking", body)
 		sameBytes(b, s.st.EdgeURL+"/vros/external-booking", noHeaders, body)
 		edgeLoads(b, s.st.EdgeURL+"/vros/external-booking", noHeaders, once(body))
 		// Every request a range no other asked for lately (300 start dates in turn, more than
