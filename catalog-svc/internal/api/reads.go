@@ -12,7 +12,6 @@ import (
 	"golang.org/x/text/currency"
 
 	"github.com/vros/vros/catalog-svc/internal/view"
-	"github.com/vros/vros/libs/pricing"
 )
 
 // The owner-token reads answer their object as is, without interface B's envelope (the spec
@@ -24,20 +23,17 @@ func (a *API) priceSpan(props []*view.Property) (lo, hi decimal.Decimal, found b
 		if p.PricingErr != nil {
 			continue
 		}
-		start := p.Today(a.now())
-		for i := 0; i < 365; i++ {
-			n, ok := pricing.NightPrice(p.Pricing, start.AddDays(i), 1)
-			if !ok {
-				break
-			}
-			if !found || n.Price.LessThan(lo) {
-				lo = n.Price
-			}
-			if !found || n.Price.GreaterThan(hi) {
-				hi = n.Price
-			}
-			found = true
+		sp := a.spans.of(p, p.Today(a.now()))
+		if !sp.found {
+			continue
 		}
+		if !found || sp.lo.LessThan(lo) {
+			lo = sp.lo
+		}
+		if !found || sp.hi.GreaterThan(hi) {
+			hi = sp.hi
+		}
+		found = true
 	}
 	return lo, hi, found
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/vros/vros/catalog-svc/internal/view"
 	"github.com/vros/vros/libs/events/contract"
@@ -104,6 +105,25 @@ func TestMinMaxPrice(t *testing.T) {
 	if code, out := s.call("acc2", "POST", "/internal/read/get-min-max-price-property", `{}`, nil); code != 200 || string(out) != `{"minprice":900,"maxprice":900}` {
 		t.Fatalf("acc2: %d %s", code, out)
 	}
+	// The spans are kept per property value and day: new rates, and a season that the
+	// 365 nights from a later day reach, show at once.
+	p := property("acc1", 7, "Villa Aurora", "Lucca", 3, 2, 6, "110", true)
+	p.Version = 2
+	s.load(contract.PropertyUpdated, p)
+	want := func(step, min, max string) {
+		t.Helper()
+		n := decodeOrdered(t, s.read("get-min-max-price-property", `{"property_id":"7"}`))
+		if n.get(t, "minprice").str() != min || n.get(t, "maxprice").str() != max {
+			t.Errorf("%s: %s–%s, want %s–%s", step, n.get(t, "minprice").str(), n.get(t, "maxprice").str(), min, max)
+		}
+	}
+	want("new rates", "110", "110")
+	p.Version = 3
+	p.Rates.Seasons = []contract.Season{{Name: "Next winter", StartDate: "2031-01-15", EndDate: "2031-01-20", Prices: contract.Prices{Daily: "150"}}}
+	s.load(contract.PropertyUpdated, p)
+	want("a season beyond the year", "110", "110")
+	s.api.now = func() time.Time { return time.Date(2030, 2, 1, 12, 0, 0, 0, time.UTC) }
+	want("a later day reaching it", "110", "150")
 }
 
 // TestGalleryAndAmenityOrder: the keyed maps list the asked property's entry first (PHP's
