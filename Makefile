@@ -55,8 +55,11 @@ infra-down: vros-infra ## stop the servers of infra-up
 
 # Both stacks in one run: on embedded servers, and on real ones that the benchmark's TestMain
 # starts with libs/realinfra (PostgreSQL, Java and Maven needed, as for test-real).
-bench: ## benchmarks on embedded and real servers: writes, freshness, edge vs service vs bare Fiber (docs/benchmarks.md)
-	cd devstack && $(GO) test -run '^$$' -bench . -benchtime 3s -timeout 30m ./bench/
+# The output is kept in bin/bench.txt and drawn as PNG charts in docs/bench/ (cmd/benchplot).
+bench: ## benchmarks on embedded and real servers: reads and writes beside bare Fiber and the same bytes, open loop, freshness; charts in docs/bench (docs/benchmarks.md)
+	@mkdir -p bin
+	bash -o pipefail -c "cd devstack && $(GO) test -run '^\$$' -bench . -benchtime 3s -timeout 30m ./bench/ | tee ../bin/bench.txt"
+	cd devstack && $(GO) run ./cmd/benchplot -o ../docs/bench < ../bin/bench.txt
 
 # staticcheck, pinned, with its default checks; `make lint` installs it into ./bin.
 STATICCHECK_VERSION := v0.8.2
