@@ -39,10 +39,18 @@ func (c calendars) get(k calendarKey) ([]byte, bool) { return c.c.Get(k) }
 func (c calendars) put(k calendarKey, data []byte)   { c.c.Add(k, data) }
 
 // Forget drops an erased account's answers.
-func (c calendars) Forget(acc string) {
-	for _, k := range c.c.Keys() {
-		if k.p.Snap.AccountID == acc {
-			c.c.Remove(k)
+func (c calendars) Forget(acc string) { forget(c.c, acc) }
+
+func (k calendarKey) account() string { return k.p.Snap.AccountID }
+
+// forget removes from c every entry whose key is of account acc.
+func forget[K interface {
+	comparable
+	account() string
+}, V any](c *lru.Cache[K, V], acc string) {
+	for _, k := range c.Keys() {
+		if k.account() == acc {
+			c.Remove(k)
 		}
 	}
 }
@@ -100,10 +108,6 @@ func (s spans) of(p *view.Property, today pricing.Date) span {
 }
 
 // Forget drops an erased account's spans.
-func (s spans) Forget(acc string) {
-	for _, k := range s.c.Keys() {
-		if k.p.Snap.AccountID == acc {
-			s.c.Remove(k)
-		}
-	}
-}
+func (s spans) Forget(acc string) { forget(s.c, acc) }
+
+func (k spanKey) account() string { return k.p.Snap.AccountID }

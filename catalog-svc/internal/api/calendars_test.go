@@ -122,3 +122,33 @@ func TestAppendDaysIsMarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestErasedAccountsAnswersForgotten: an erasure drops the account's kept calendars and
+// spans, and only its own.
+func TestErasedAccountsAnswersForgotten(t *testing.T) {
+	s := newServer(t, "")
+	for _, acc := range []string{"acc1", "acc2"} {
+		s.load(contract.PropertyUpdated, property(acc, 20, "Same", "Lucca", 1, 1, 2, "80", false))
+		calendarDays(t, s, acc, 20, "2030-03-01", "2030-03-05")
+		if code, out := s.call(acc, "POST", "/internal/read/get-min-max-price-property", `{}`, nil); code != 200 {
+			t.Fatalf("%s: %d %s", acc, code, out)
+		}
+	}
+	if s.api.calendars.c.Len() != 2 || s.api.spans.c.Len() != 2 {
+		t.Fatalf("kept %d calendars and %d spans, want 2 and 2", s.api.calendars.c.Len(), s.api.spans.c.Len())
+	}
+	s.load(contract.AccountErased, contract.AccountErasure{AccountID: "acc1"})
+	for name, keys := range map[string][]string{"calendars": accountsOf(s.api.calendars.c.Keys()), "spans": accountsOf(s.api.spans.c.Keys())} {
+		if len(keys) != 1 || keys[0] != "acc2" {
+			t.Errorf("%s kept after acc1's erasure: %v, want acc2's only", name, keys)
+		}
+	}
+}
+
+func accountsOf[K interface{ account() string }](keys []K) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k.account()
+	}
+	return out
+}
