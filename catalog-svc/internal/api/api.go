@@ -30,19 +30,16 @@ type API struct {
 	records view.Memo[*searchRecord]
 	// feeds holds the rendered iCal feeds (ical.go).
 	feeds feeds
-	// calendars holds getcalendar's encoded answers, spans the properties' price spans
-	// (calendars.go).
+	// calendars holds getcalendar's encoded answers (calendars.go).
 	calendars calendars
-	spans     spans
 }
 
 // New returns the API. An erased account's search records are dropped with it.
 func New(v *view.Store, mediaBase string) *API {
-	a := &API{view: v, MediaBase: strings.TrimRight(mediaBase, "/"), now: time.Now, calendars: newCalendars(), spans: newSpans()}
+	a := &API{view: v, MediaBase: strings.TrimRight(mediaBase, "/"), now: time.Now, calendars: newCalendars()}
 	v.OnErase(a.records.Forget)
 	v.OnErase(a.feeds.Forget)
 	v.OnErase(a.calendars.Forget)
-	v.OnErase(a.spans.Forget)
 	return a
 }
 

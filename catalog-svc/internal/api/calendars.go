@@ -2,7 +2,6 @@ package api
 
 import (
 	lru "github.com/hashicorp/golang-lru/v2"
-	"github.com/shopspring/decimal"
 
 	"github.com/vros/vros/catalog-svc/internal/view"
 	"github.com/vros/vros/libs/pricing"
@@ -39,75 +38,10 @@ func (c calendars) get(k calendarKey) ([]byte, bool) { return c.c.Get(k) }
 func (c calendars) put(k calendarKey, data []byte)   { c.c.Add(k, data) }
 
 // Forget drops an erased account's answers.
-func (c calendars) Forget(acc string) { forget(c.c, acc) }
-
-func (k calendarKey) account() string { return k.p.Snap.AccountID }
-
-// forget removes from c every entry whose key is of account acc.
-func forget[K interface {
-	comparable
-	account() string
-}, V any](c *lru.Cache[K, V], acc string) {
-	for _, k := range c.Keys() {
-		if k.account() == acc {
-			c.Remove(k)
+func (c calendars) Forget(acc string) {
+	for _, k := range c.c.Keys() {
+		if k.p.Snap.AccountID == acc {
+			c.c.Remove(k)
 		}
 	}
 }
-
-// spanCacheSize bounds the price spans kept: one per property and day, a few dozen bytes.
-const spanCacheSize = 1 << 16
-
-// span is a property's lowest and highest one-night price over the 365 nights from a day
-// (found: it has a price on the first of them).
-type span struct {
-	lo, hi decimal.Decimal
-	found  bool
-}
-
-type spanKey struct {
-	p     *view.Property
-	today pricing.Date
-}
-
-// spans keeps each property's price span per day: property-detail, get-min-max-price-property
-// and default-config read it, and computing it prices 365 nights (an account-wide read, every
-// live property's).
-type spans struct{ c *lru.Cache[spanKey, span] }
-
-func newSpans() spans {
-	c, err := lru.New[spanKey, span](spanCacheSize)
-	if err != nil {
-		panic(err)
-	}
-	return spans{c: c}
-}
-
-// of is p's span from today, computed once per property value and day.
-func (s spans) of(p *view.Property, today pricing.Date) span {
-	k := spanKey{p: p, today: today}
-	if sp, ok := s.c.Get(k); ok {
-		return sp
-	}
-	var sp span
-	for i := 0; i < 365; i++ {
-		n, ok := pricing.NightPrice(p.Pricing, today.AddDays(i), 1)
-		if !ok {
-			break
-		}
-		if !sp.found || n.Price.LessThan(sp.lo) {
-			sp.lo = n.Price
-		}
-		if !sp.found || n.Price.GreaterThan(sp.hi) {
-			sp.hi = n.Price
-		}
-		sp.found = true
-	}
-	s.c.Add(k, sp)
-	return sp
-}
-
-// Forget drops an erased account's spans.
-func (s spans) Forget(acc string) { forget(s.c, acc) }
-
-func (k spanKey) account() string { return k.p.Snap.AccountID }

@@ -124,7 +124,7 @@ func TestAppendDaysIsMarshal(t *testing.T) {
 }
 
 // TestErasedAccountsAnswersForgotten: an erasure drops the account's kept calendars and
-// spans, and only its own.
+// price spans (its search records), and only its own.
 func TestErasedAccountsAnswersForgotten(t *testing.T) {
 	s := newServer(t, "")
 	for _, acc := range []string{"acc1", "acc2"} {
@@ -134,21 +134,19 @@ func TestErasedAccountsAnswersForgotten(t *testing.T) {
 			t.Fatalf("%s: %d %s", acc, code, out)
 		}
 	}
-	if s.api.calendars.c.Len() != 2 || s.api.spans.c.Len() != 2 {
-		t.Fatalf("kept %d calendars and %d spans, want 2 and 2", s.api.calendars.c.Len(), s.api.spans.c.Len())
+	spans := func(acc string) int { return len(s.api.records.Snapshot(acc)) }
+	if s.api.calendars.c.Len() != 2 || spans("acc1") != 1 || spans("acc2") != 1 {
+		t.Fatalf("kept %d calendars and %d + %d spans, want 2 and 1 + 1", s.api.calendars.c.Len(), spans("acc1"), spans("acc2"))
 	}
 	s.load(contract.AccountErased, contract.AccountErasure{AccountID: "acc1"})
-	for name, keys := range map[string][]string{"calendars": accountsOf(s.api.calendars.c.Keys()), "spans": accountsOf(s.api.spans.c.Keys())} {
-		if len(keys) != 1 || keys[0] != "acc2" {
-			t.Errorf("%s kept after acc1's erasure: %v, want acc2's only", name, keys)
-		}
+	var calendars []string
+	for _, k := range s.api.calendars.c.Keys() {
+		calendars = append(calendars, k.p.Snap.AccountID)
 	}
-}
-
-func accountsOf[K interface{ account() string }](keys []K) []string {
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		out[i] = k.account()
+	if len(calendars) != 1 || calendars[0] != "acc2" {
+		t.Errorf("calendars kept after acc1's erasure: %v, want acc2's only", calendars)
 	}
-	return out
+	if spans("acc1") != 0 || spans("acc2") != 1 {
+		t.Errorf("spans kept after acc1's erasure: acc1 %d, acc2 %d; want 0 and 1", spans("acc1"), spans("acc2"))
+	}
 }

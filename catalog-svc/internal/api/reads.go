@@ -17,21 +17,24 @@ import (
 // The owner-token reads answer their object as is, without interface B's envelope (the spec
 // shows the objects themselves); errors still use the envelope.
 
-// priceSpan is the lowest and highest nightly price (one guest) over the next 365 nights.
+// priceSpan is the lowest and highest nightly price (one guest) over the next 365 nights of
+// props (all of one account), read from their search records: each is computed once a day
+// per property value (searchRecord.fromPrice).
 func (a *API) priceSpan(props []*view.Property) (lo, hi decimal.Decimal, found bool) {
-	for _, p := range props {
-		if p.PricingErr != nil {
+	if len(props) == 0 {
+		return lo, hi, false
+	}
+	now := a.now()
+	for _, r := range a.recordsOf(props[0].Snap.AccountID, props) {
+		f := r.fromPrice(now)
+		if !f.ok {
 			continue
 		}
-		sp := a.spans.of(p, p.Today(a.now()))
-		if !sp.found {
-			continue
+		if !found || f.price.LessThan(lo) {
+			lo = f.price
 		}
-		if !found || sp.lo.LessThan(lo) {
-			lo = sp.lo
-		}
-		if !found || sp.hi.GreaterThan(hi) {
-			hi = sp.hi
+		if !found || f.high.GreaterThan(hi) {
+			hi = f.high
 		}
 		found = true
 	}

@@ -129,10 +129,13 @@ func (r *searchRecord) bookingWindow(now time.Time) (first, last pricing.Date) {
 	return w.first, w.last
 }
 
-// fromPrice is the lowest nightly price (one guest) over the 365 nights from day.
+// fromPrice is the lowest nightly price (one guest) over the 365 nights from day, and the
+// highest (high: the span property-detail, get-min-max-price-property and default-config
+// show).
 type fromPrice struct {
 	day   pricing.Date
 	price decimal.Decimal
+	high  decimal.Decimal
 	ok    bool
 }
 
@@ -200,8 +203,8 @@ func containsAny(s string, subs ...string) bool {
 	return false
 }
 
-// fromPrice returns the record's lowest nightly price over the year from today, computed
-// once a day.
+// fromPrice returns the record's lowest and highest nightly price over the year from today,
+// computed once a day per property value.
 func (r *searchRecord) fromPrice(now time.Time) *fromPrice {
 	today := r.p.Today(now)
 	if f := r.from.Load(); f != nil && f.day == today {
@@ -215,8 +218,12 @@ func (r *searchRecord) fromPrice(now time.Time) *fromPrice {
 				break
 			}
 			if !f.ok || n.Price.LessThan(f.price) {
-				f.price, f.ok = n.Price, true
+				f.price = n.Price
 			}
+			if !f.ok || n.Price.GreaterThan(f.high) {
+				f.high = n.Price
+			}
+			f.ok = true
 		}
 	}
 	r.from.Store(f)
