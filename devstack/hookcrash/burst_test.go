@@ -114,7 +114,7 @@ func TestKillDuringBurst(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatalf("no webhook reached the receiver within 30 s before kill %d", kill)
 		}
-		svc.kill()
+		svc.Kill()
 		rc.releaseAll()
 		_, n := rc.count()
 		mu.Lock()
@@ -125,7 +125,7 @@ func TestKillDuringBurst(t *testing.T) {
 		killedAt = append(killedAt, n)
 		time.Sleep(300 * time.Millisecond) // writes go on while it is down
 		began := time.Now()
-		if err := svc.start(ctx); err != nil {
+		if err := svc.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("restart %d: ready in %v", kill, time.Since(began).Round(time.Millisecond))

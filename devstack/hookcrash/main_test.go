@@ -10,19 +10,15 @@ package hookcrash
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -32,6 +28,7 @@ import (
 
 	"github.com/vros/vros/devstack/apitest"
 	"github.com/vros/vros/devstack/demo"
+	"github.com/vros/vros/devstack/proc"
 	"github.com/vros/vros/devstack/stack"
 	"github.com/vros/vros/libs/seal"
 )
@@ -66,18 +63,17 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(tmp)
 	// The current code of integration-svc, built from the workspace (go.work).
-	bin := filepath.Join(tmp, "integration-svc")
-	build := exec.Command("go", "build", "-o", bin, "../../integration-svc/cmd/integration-svc")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build integration-svc: %v\n%s", err, out)
-		return 1
-	}
-	addr, err := freeAddr()
+	bin, err := proc.Build(tmp, "integration-svc", "../../integration-svc/cmd/integration-svc")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	internal, err := freeAddr()
+	addr, err := proc.FreeAddr()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	internal, err := proc.FreeAddr()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -97,8 +93,8 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "stack close:", err)
 		}
 	}()
-	svc = &integration{bin: bin, logPath: filepath.Join(tmp, "integration-svc.log"),
-		url: "http://" + addr, internalURL: "http://" + internal, env: append(withoutVROS(os.Environ()),
+	svc = &integration{url: "http://" + addr, Service: &proc.Service{Name: "integration-svc", Bin: bin,
+		LogPath: filepath.Join(tmp, "integration-svc.log"), InternalURL: "http://" + internal, Env: append(proc.WithoutVROS(os.Environ()),
 			// libs/config's variables (config.Common) and integration-svc's own.
 			"VROS_MONGO_URI="+st.MongoURI,
 			"VROS_KAFKA_BROKERS="+strings.Join(st.KafkaBrokers, ","),
@@ -114,136 +110,20 @@ func run(m *testing.M) int {
 			"VROS_WEBHOOK_RETRY_SCHEDULE="+retrySchedule,
 			"VROS_WEBHOOK_DISABLE_MIN_FAILURES="+strconv.Itoa(disableMinFailures),
 			"VROS_WEBHOOK_DISABLE_AFTER=0s",
-		)}
-	defer svc.kill() // no process left behind, whatever happened
-	if err := svc.start(ctx); err != nil {
+		)}}
+	defer svc.Kill() // no process left behind, whatever happened
+	if err := svc.Start(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		fmt.Fprintln(os.Stderr, svc.logTail())
+		fmt.Fprintln(os.Stderr, svc.LogTail())
 		return 1
 	}
 	return m.Run()
 }
 
-// freeAddr is a loopback address with a port free now; integration-svc binds it on every
-// start, so that edge's route to it stays the same across kills.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
-// withoutVROS drops the VROS_ variables a shell may have exported (make test-real's
-// servers): the child gets exactly the stack's.
-func withoutVROS(env []string) []string {
-	var out []string
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, "VROS_") {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
-// integration is integration-svc running as a child process.
+// integration is integration-svc running as a child process, at a fixed address.
 type integration struct {
-	bin, logPath, url, internalURL string
-	env                            []string
-
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	exited chan struct{}
-	starts int
-}
-
-// start runs the binary and returns once its /readyz answers 200.
-func (p *integration) start(ctx context.Context) error {
-	p.mu.Lock()
-	if p.cmd != nil {
-		p.mu.Unlock()
-		return errors.New("integration-svc is already running")
-	}
-	logf, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		p.mu.Unlock()
-		return err
-	}
-	p.starts++
-	fmt.Fprintf(logf, "---- start %d at %s\n", p.starts, time.Now().UTC().Format(time.RFC3339Nano))
-	cmd := exec.Command(p.bin)
-	cmd.Env, cmd.Stdout, cmd.Stderr = p.env, logf, logf
-	dieWithParent(cmd)
-	if err := cmd.Start(); err != nil {
-		p.mu.Unlock()
-		_ = logf.Close()
-		return fmt.Errorf("start integration-svc: %w", err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		_ = logf.Close()
-		close(exited)
-	}()
-	p.cmd, p.exited = cmd, exited
-	p.mu.Unlock()
-
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			p.mu.Lock()
-			p.cmd = nil
-			p.mu.Unlock()
-			return errors.New("integration-svc exited before it was ready")
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		r, err := apitest.Send(client, http.MethodGet, p.internalURL+"/readyz", nil, "")
-		if err == nil && r.Code == http.StatusOK {
-			return nil
-		}
-	}
-	return errors.New("integration-svc not ready within a minute")
-}
-
-// kill sends SIGKILL (kill -9) and waits until the process is gone. It does nothing when
-// the process is not running.
-func (p *integration) kill() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.exited
-	p.cmd = nil
-}
-
-// running reports whether the child runs.
-func (p *integration) running() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil {
-		return false
-	}
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// logTail is the end of the child's log, for failure messages.
-func (p *integration) logTail() string {
-	b, _ := os.ReadFile(p.logPath)
-	if len(b) > 6000 {
-		b = b[len(b)-6000:]
-	}
-	return string(b)
+	*proc.Service
+	url string
 }
 
 // ensureRunning starts integration-svc if an earlier test left it stopped, and shows its log
@@ -252,12 +132,12 @@ func ensureRunning(t *testing.T) {
 	t.Helper()
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("integration-svc log (tail):\n%s", svc.logTail())
+			t.Logf("integration-svc log (tail):\n%s", svc.LogTail())
 		}
 	})
-	if !svc.running() {
-		svc.kill() // reap a process that exited by itself
-		if err := svc.start(context.Background()); err != nil {
+	if !svc.Running() {
+		svc.Kill() // reap a process that exited by itself
+		if err := svc.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,0 +1,12 @@
+package proc
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// dieWithParent makes the kernel kill the child when its parent dies (a test's panic or
+// timeout), so that no service outlives the run.
+func dieWithParent(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package proc
+
+import "os/exec"
+
+// dieWithParent: only Linux can tie the child's life to the parent's; elsewhere the starter's
+// deferred Kill is what stops it.
+func dieWithParent(*exec.Cmd) {}
