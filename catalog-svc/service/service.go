@@ -69,7 +69,10 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		return events.Consume(gctx, events.ConsumerOptions{
 			Brokers: cfg.KafkaBrokers, GroupID: group, Topics: []string{events.TopicProperty, events.TopicBooking},
 			Park: events.ParkIn(db.Collection(events.ParkedCollection)), Log: log, Tracer: tel.Tracer, Meter: tel.Meter,
-			Propagator: tel.Propagator,
+			// The view applies version-checked snapshots: applying a second's events again
+			// after a crash is harmless, and a catch-up of the whole topics does not wait for
+			// the broker after every message (docs/catalog.md).
+			Propagator: tel.Propagator, CommitEvery: time.Second,
 		}, vw.Apply)
 	})
 	g.Go(func() error { return httpapi.Serve(gctx, app, cfg.Addr, ready, cfg.ShutdownDrain, 10*time.Second) })

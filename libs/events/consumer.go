@@ -48,6 +48,12 @@ type ConsumerOptions struct {
 	Meter   metric.Meter
 	// Propagator reads the writer's trace context from the message headers.
 	Propagator propagation.TextMapPropagator
+	// CommitEvery, when not zero, commits the offsets of applied messages together at this
+	// interval (and when Consume returns) instead of one by one: a view whose handler is
+	// idempotent (version-checked snapshots) applies again at most this much after a crash,
+	// and no longer waits for the broker after every message while it catches up. Zero
+	// commits each message before the next is fetched.
+	CommitEvery time.Duration
 }
 
 // Consume reads the topics as a member of the group until ctx ends. A message's offset is
@@ -64,7 +70,7 @@ func Consume(ctx context.Context, o ConsumerOptions, h Handler) error {
 		// timeout is how long the views stand still then (kafka-go's default is 30s). Groups
 		// are small (one replica each, by default), so a prompt heartbeat costs nothing.
 		HeartbeatInterval: time.Second, SessionTimeout: 10 * time.Second, RebalanceTimeout: 10 * time.Second,
-		JoinGroupBackoff: time.Second,
+		JoinGroupBackoff: time.Second, CommitInterval: o.CommitEvery,
 	})
 	defer func() { _ = r.Close() }()
 

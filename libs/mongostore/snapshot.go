@@ -10,7 +10,6 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 // Snapshot is a consumer's stored copy of an aggregate: the data of its newest event.
@@ -29,21 +28,35 @@ const SnapshotLease = 10 * time.Second
 // coll holds afterwards and whether it is the one given.
 //
 // Replicas of a consumer apply the same events each at its own pace into one database, so
-// versions 2 and 1 of a snapshot can arrive at the same moment. Writers of one snapshot take
-// a lease on it (WithLease; declare coll with WithLocks at start-up), read it again and
-// replace it by _id alone if theirs is newer. The version is not a condition of the replace:
-// MongoDB would apply one atomically, but FerretDB applies it as a read and a write anyway,
-// and on SQLite (the embedded store) any filter beyond a lone _id reads and decodes every
-// document of the collection, so each event scanned every snapshot ever kept. A writer that
-// finds half its lease gone before it writes gives up (the consumer retries), so that it
-// cannot write after its lease ran out and passed to a newer version's writer. Nothing is
-// written, and no lease taken, when a version at least as new is already stored.
+// versions 2 and 1 of a snapshot can arrive at the same moment. A snapshot not stored yet is
+// inserted: an insert by _id is atomic, it fails rather than overwrite one that another writer
+// stored meanwhile, and it takes one operation (most events of a view's catch-up are new
+// keys — every booking's first). A stored snapshot is replaced only by a writer holding its
+// lease (WithLease), which reads it again and replaces it by _id alone if its own is newer;
+// one that vanished meanwhile (a tombstone) makes KeepNewer fail, and the consumer retries.
+// The version is not a condition of the replace: MongoDB would apply one atomically, but
+// FerretDB applies it as a read and a write anyway, and on SQLite (the embedded store) any
+// filter beyond a lone _id reads and decodes every document of the collection, so each
+// event scanned every snapshot ever kept. A writer that finds half its lease gone before it
+// writes gives up (the consumer retries), so that it cannot write after its lease ran out and
+// passed to a newer version's writer. Nothing is written, and no lease taken, when a version
+// at least as new is already stored. Declare coll with WithLocks.
 func KeepNewer(ctx context.Context, coll *mongo.Collection, id string, version int64, data string) (Snapshot, bool, error) {
 	cur, ok, err := GetSnapshot(ctx, coll, id)
 	if err != nil || (ok && cur.Version >= version) {
 		return cur, false, err
 	}
 	s := Snapshot{ID: id, Version: version, Data: data}
+	if !ok {
+		_, err := coll.InsertOne(ctx, s)
+		switch {
+		case err == nil:
+			return s, true, nil
+		case !IsDuplicate(err):
+			return cur, false, fmt.Errorf("store snapshot %s v%d: %w", id, version, err)
+		}
+		// Another writer stored it meanwhile: compare under the lease.
+	}
 	kept := false
 	err = WithLease(ctx, coll, id, func() error {
 		taken := time.Now()
@@ -53,8 +66,19 @@ func KeepNewer(ctx context.Context, coll *mongo.Collection, id string, version i
 		if time.Since(taken) > SnapshotLease/2 {
 			return fmt.Errorf("store snapshot %s v%d: the lease is running out", id, version)
 		}
-		if _, err := coll.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}}, s, options.Replace().SetUpsert(true)); err != nil {
+		if !ok {
+			if _, err := coll.InsertOne(ctx, s); err != nil {
+				return fmt.Errorf("store snapshot %s v%d: %w", id, version, err)
+			}
+			kept = true
+			return nil
+		}
+		res, err := coll.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}}, s)
+		switch {
+		case err != nil:
 			return fmt.Errorf("store snapshot %s v%d: %w", id, version, err)
+		case res.MatchedCount == 0:
+			return fmt.Errorf("store snapshot %s v%d: removed while it was being replaced", id, version)
 		}
 		kept = true
 		return nil
@@ -63,6 +87,22 @@ func KeepNewer(ctx context.Context, coll *mongo.Collection, id string, version i
 		return cur, false, err
 	}
 	return s, true, nil
+}
+
+// KeepNewerFresh is KeepNewer for a caller that holds no version of id itself (its view has
+// none in memory): the insert is tried first, without reading, which takes one operation for
+// a snapshot not stored yet; one stored already (by another replica, or before a restart)
+// fails the insert and goes through KeepNewer.
+func KeepNewerFresh(ctx context.Context, coll *mongo.Collection, id string, version int64, data string) (Snapshot, bool, error) {
+	s := Snapshot{ID: id, Version: version, Data: data}
+	_, err := coll.InsertOne(ctx, s)
+	switch {
+	case err == nil:
+		return s, true, nil
+	case !IsDuplicate(err):
+		return Snapshot{}, false, fmt.Errorf("store snapshot %s v%d: %w", id, version, err)
+	}
+	return KeepNewer(ctx, coll, id, version, data)
 }
 
 const locksSuffix = "_locks"

@@ -30,10 +30,19 @@ func fresh(name string) *mongo.Collection {
 	return db.Collection(coll)
 }
 
-// TestKeepNewerRules: a newer version replaces, an equal or older one changes nothing.
+// TestKeepNewerRules: a newer version replaces, an equal or older one changes nothing — the
+// same with KeepNewerFresh, which a caller holding no version uses (it inserts first).
 func TestKeepNewerRules(t *testing.T) {
+	for name, keep := range map[string]func(context.Context, *mongo.Collection, string, int64, string) (mongostore.Snapshot, bool, error){
+		"KeepNewer": mongostore.KeepNewer, "KeepNewerFresh": mongostore.KeepNewerFresh,
+	} {
+		t.Run(name, func(t *testing.T) { keepNewerRules(t, keep) })
+	}
+}
+
+func keepNewerRules(t *testing.T, keep func(context.Context, *mongo.Collection, string, int64, string) (mongostore.Snapshot, bool, error)) {
 	ctx := context.Background()
-	coll := fresh("rules")
+	coll := fresh("rules-" + strings.ToLower(t.Name()[len("TestKeepNewerRules/"):]))
 	for _, step := range []struct {
 		name      string
 		version   int64
@@ -45,7 +54,7 @@ func TestKeepNewerRules(t *testing.T) {
 		{"older, late", 1, false, 2},
 		{"newer", 5, true, 5},
 	} {
-		got, stored, err := mongostore.KeepNewer(ctx, coll, "a", step.version, fmt.Sprintf("v%d", step.version))
+		got, stored, err := keep(ctx, coll, "a", step.version, fmt.Sprintf("v%d", step.version))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +71,7 @@ func TestKeepNewerRules(t *testing.T) {
 
 // TestReplicasApplyingConcurrentlyKeepTheNewest: two replicas apply versions 2 and 1 of
 // many snapshots at the same moment, half of them over a stored version 0 and half over
-// nothing. Every snapshot ends at version 2.
+// nothing, each through KeepNewer or KeepNewerFresh in turn. Every snapshot ends at version 2.
 func TestReplicasApplyingConcurrentlyKeepTheNewest(t *testing.T) {
 	ctx := context.Background()
 	coll := fresh("replicas")
@@ -75,9 +84,13 @@ func TestReplicasApplyingConcurrentlyKeepTheNewest(t *testing.T) {
 			}
 		}
 		versions := []int64{2, 1}
-		together.Run(len(versions), func(i int) {
-			v := versions[i]
-			if _, _, err := mongostore.KeepNewer(ctx, coll, id, v, fmt.Sprintf("v%d", v)); err != nil {
+		together.Run(len(versions), func(j int) {
+			v := versions[j]
+			keep := mongostore.KeepNewer
+			if (i/2+j)%2 == 0 {
+				keep = mongostore.KeepNewerFresh // a replica holding no version inserts first
+			}
+			if _, _, err := keep(ctx, coll, id, v, fmt.Sprintf("v%d", v)); err != nil {
 				t.Error(err)
 			}
 		})
@@ -103,13 +116,18 @@ func TestStoppedWriterHoldsNobodyUp(t *testing.T) {
 	ctx := context.Background()
 	coll := fresh("stopped")
 	locks := db.Collection(coll.Name() + "_locks")
+	// Stored, so that the next version is a replace, which takes the lease (a snapshot not
+	// stored yet is inserted without one).
+	if _, stored, err := mongostore.KeepNewer(ctx, coll, "a", 1, "v1"); err != nil || !stored {
+		t.Fatalf("first version: stored=%v, %v", stored, err)
+	}
 	if _, err := locks.InsertOne(ctx, bson.D{{Key: "_id", Value: "a"}, {Key: "token", Value: "gone"},
 		{Key: "until", Value: time.Now().Add(-time.Second)}}); err != nil {
 		t.Fatal(err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	if _, stored, err := mongostore.KeepNewer(wctx, coll, "a", 1, "v1"); err != nil || !stored {
+	if _, stored, err := mongostore.KeepNewer(wctx, coll, "a", 2, "v2"); err != nil || !stored {
 		t.Fatalf("over an expired lease: stored=%v, %v", stored, err)
 	}
 	if n, err := locks.CountDocuments(ctx, bson.D{}); err != nil || n != 0 {

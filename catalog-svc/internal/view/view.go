@@ -165,14 +165,19 @@ func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
 	default:
 		return nil
 	}
-	if s.version(coll, head.AccountID, head.PropertyID, head.BookingID, head.BlockID) >= head.Version {
+	held := s.version(coll, head.AccountID, head.PropertyID, head.BookingID, head.BlockID)
+	if held >= head.Version {
 		return nil // already applied
 	}
 	if err := s.check(coll, data); err != nil {
 		return events.Permanent(err)
 	}
+	keep := mongostore.KeepNewer
+	if held == 0 {
+		keep = mongostore.KeepNewerFresh // most events of a catch-up: a booking's first
+	}
 	// Another replica may have stored a newer one meanwhile: serve whatever is stored.
-	stored, _, err := mongostore.KeepNewer(ctx, s.colls[coll], id, head.Version, string(data))
+	stored, _, err := keep(ctx, s.colls[coll], id, head.Version, string(data))
 	if err != nil {
 		return err
 	}
