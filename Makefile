@@ -14,7 +14,7 @@ REAL_MARKER := embedded\.TestDatabase|embedded\.RunWithDatabase|FromEnv\(\)|VROS
 EMBEDDED_ENV := env -u VROS_MONGO_URI -u VROS_KAFKA_BROKERS -u VROS_INFRA_CONTROL
 
 .DEFAULT_GOAL := help
-.PHONY: help run test test-go test-real test-real-pass vros-infra infra-up infra-down bench lint staticcheck
+.PHONY: help run test test-go test-real test-real-pass vros-infra infra-up infra-down bench bench-scale lint staticcheck
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -60,6 +60,15 @@ bench: ## benchmarks on embedded and real servers: reads and writes beside bare 
 	@mkdir -p bin
 	bash -o pipefail -c "cd devstack && $(GO) test -run '^\$$' -bench . -benchtime 3s -timeout 30m ./bench/ | tee ../bin/bench.txt"
 	cd devstack && $(GO) run ./cmd/benchplot -o ../docs/bench < ../bin/bench.txt
+
+# The scale run (BenchmarkScale): 100 accounts whose properties grow through SCALE (in all),
+# ten bookings each over two years, every service its own process on the embedded servers.
+# The output is kept in bin/bench-scale.txt and drawn in docs/bench/scale-*.png.
+SCALE ?= 100,1000,10000
+bench-scale: ## the scale run: 100 accounts, 100 → 10 000 properties, 100 000 bookings; memory per service, view rebuilds, p99 per path (docs/benchmarks.md "At scale")
+	@mkdir -p bin
+	bash -o pipefail -c "cd devstack && VROS_BENCH_STORES=none VROS_BENCH_SCALE=$(SCALE) $(GO) test -run '^\$$' -bench BenchmarkScale -benchtime 1x -timeout 90m ./bench/ | tee ../bin/bench-scale.txt"
+	cd devstack && $(GO) run ./cmd/benchplot -o ../docs/bench < ../bin/bench-scale.txt
 
 # staticcheck, pinned, with its default checks; `make lint` installs it into ./bin.
 STATICCHECK_VERSION := v0.8.2

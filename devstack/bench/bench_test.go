@@ -89,6 +89,8 @@ func run(m *testing.M) int {
 	for _, name := range strings.Split(want, ",") {
 		o := stack.Options{HMACKey: hmacKey, EncryptionKey: seal.NewKey(), AdminToken: "bench-admin", LogLevel: "error", Log: quiet}
 		switch name {
+		case "none": // BenchmarkScale starts its own
+			continue
 		case "embedded":
 			// No MongoURI, no brokers: the stack starts its own servers, whatever the
 			// environment names.

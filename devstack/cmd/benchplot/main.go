@@ -1,6 +1,9 @@
 // Command benchplot draws `go test -bench` output (make bench's) as PNG charts: for each
 // benchmark, the p50 and p99 latency of every sub-benchmark that reports them (vros through
 // edge beside the bare Fiber baselines), one file per benchmark in the output directory.
+// BenchmarkScale's results (make bench-scale: Scale/properties=N/<measure>) are drawn against
+// the number of properties instead: each service's resident memory (scale-memory.png) and the
+// p99 of each path (scale-p99.png).
 //
 //	go run ./cmd/benchplot -o ../docs/bench < bench.txt
 //
@@ -34,18 +37,28 @@ type row struct {
 func main() {
 	out := flag.String("o", "docs/bench", "the directory to write the charts to")
 	flag.Parse()
-	groups, order, err := read(os.Stdin)
+	groups, order, sc, err := read(os.Stdin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchplot:", err)
 		os.Exit(1)
 	}
-	if len(order) == 0 {
+	if len(order) == 0 && len(sc) == 0 {
 		fmt.Fprintln(os.Stderr, "benchplot: no benchmark reported p50-ms and p99-ms")
 		os.Exit(1)
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, "benchplot:", err)
 		os.Exit(1)
+	}
+	if len(sc) > 0 {
+		paths, err := drawScale(sc, *out)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "benchplot: scale:", err)
+			os.Exit(1)
+		}
+		for _, p := range paths {
+			fmt.Println(p)
+		}
 	}
 	for _, g := range order {
 		path := filepath.Join(*out, strings.ToLower(g)+".png")
@@ -60,14 +73,19 @@ func main() {
 var procs = regexp.MustCompile(`-[0-9]+$`)
 
 // read groups the results that report p50-ms and p99-ms by benchmark, in the order read; a
-// sub-benchmark reported twice keeps its last result.
-func read(r io.Reader) (map[string][]row, []string, error) {
+// sub-benchmark reported twice keeps its last result. BenchmarkScale's results are returned
+// apart, by number of properties and measure.
+func read(r io.Reader) (map[string][]row, []string, scaled, error) {
 	groups := map[string][]row{}
 	var order []string
+	sc := scaled{}
 	br := benchfmt.NewReader(r, "stdin")
 	for br.Scan() {
 		res, ok := br.Result().(*benchfmt.Result)
 		if !ok {
+			continue
+		}
+		if sc.add(res) {
 			continue
 		}
 		var x row
@@ -95,7 +113,7 @@ func read(r io.Reader) (map[string][]row, []string, error) {
 		rows := slices.DeleteFunc(groups[group], func(o row) bool { return o.name == sub })
 		groups[group] = append(rows, x)
 	}
-	return groups, order, br.Err()
+	return groups, order, sc, br.Err()
 }
 
 // draw writes a horizontal bar chart of the rows' p50 and p99 to path.

@@ -31,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/realinfra"
 )
 
@@ -60,6 +61,8 @@ func main() {
 		err = down(*stateDir)
 	case "serve":
 		err = serve(*stateDir)
+	case "embedded":
+		err = runEmbedded(*stateDir)
 	default:
 		usage()
 	}
@@ -70,7 +73,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: vros-infra run -- CMD [ARGS…] | up | env | down   [-state DIR]")
+	fmt.Fprintln(os.Stderr, "usage: vros-infra run -- CMD [ARGS…] | up | env | down | embedded   [-state DIR]")
 	os.Exit(2)
 }
 
@@ -81,6 +84,23 @@ func logger() *slog.Logger {
 		}
 		return a
 	}})).With("component", "vros-infra")
+}
+
+// runEmbedded runs the embedded servers (FerretDB on SQLite and kfake, libs/embedded, what
+// make run uses) with their data in dir until SIGTERM or Ctrl-C, and prints their VROS_
+// variables on standard output: the scale benchmark runs them in a process of their own, so
+// that their memory and processor time are not the load generator's.
+func runEmbedded(dir string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	in, err := embedded.Start(ctx, embedded.Options{Dir: dir, Log: logger()})
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fmt.Printf("VROS_MONGO_URI=%s\nVROS_KAFKA_BROKERS=%s\n", in.MongoURI, strings.Join(in.KafkaBrokers, ","))
+	<-ctx.Done()
+	return nil
 }
 
 // runWith starts the servers, runs the command against them and stops them.
