@@ -508,3 +508,52 @@ func TestTombstones(t *testing.T) {
 		t.Fatalf("IsTombstone of a snapshot then a tombstone: %v", got)
 	}
 }
+
+// TestCommitEveryCommitsWhenItStops: with CommitEvery, the offsets of applied messages are
+// committed together — none after each message — and all of them when Consume returns, so a
+// view stopped for a rolling update reads nothing again.
+func TestCommitEveryCommitsWhenItStops(t *testing.T) {
+	topic := newTopic(t, 1)
+	const n = 10
+	var msgs []events.Message
+	for i := range n {
+		msgs = append(msgs, snapshotMsg(topic, fmt.Sprintf("k%d", i), 1))
+	}
+	if err := events.NewPublisher(brokers).Publish(context.Background(), msgs...); err != nil {
+		t.Fatal(err)
+	}
+	group := "commit-every-" + topic
+	var got atomic.Int64
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- events.Consume(ctx, events.ConsumerOptions{Brokers: brokers, GroupID: group, Topics: []string{topic},
+			CommitEvery: time.Hour}, func(context.Context, kafka.Message) error { got.Add(1); return nil })
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for got.Load() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d messages applied", got.Load(), n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	committed := func() int64 {
+		cl := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
+		res, err := cl.OffsetFetch(context.Background(), &kafka.OffsetFetchRequest{GroupID: group, Topics: map[string][]int{topic: {0}}})
+		if err != nil || res.Error != nil || len(res.Topics[topic]) != 1 {
+			t.Fatalf("offsets of %s: %v %v %v", group, err, res.Error, res.Topics)
+		}
+		return res.Topics[topic][0].CommittedOffset
+	}
+	if c := committed(); c >= n {
+		t.Errorf("while it runs: committed offset %d, want none yet (committed together, every hour)", c)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if c := committed(); c != n {
+		t.Errorf("after it stopped: committed offset %d, want %d (every applied message)", c, n)
+	}
+}
