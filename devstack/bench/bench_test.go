@@ -128,19 +128,41 @@ func startStore(ctx context.Context, name string, o stack.Options) (*store, erro
 		return nil, err
 	}
 	s := &store{name: name, st: st}
-	code, body := send("POST", st.EdgeURL+"/admin/v1/accounts", map[string]string{"Authorization": "Bearer bench-admin"}, []byte(`{}`))
-	var out struct {
-		Data json.RawMessage `json:"data"`
-	}
-	if code != 201 || json.Unmarshal(body, &out) != nil || json.Unmarshal(out.Data, &s.creds) != nil {
+	if s.creds, err = openAccount(st.EdgeURL, "bench-admin"); err != nil {
 		_ = st.Close()
-		return nil, fmt.Errorf("account: %d %s", code, body)
+		return nil, err
 	}
-	if code, body := send("POST", st.EdgeURL+"/api/property", s.aHeaders(), []byte(`{"action":"create","property":`+property+`}`)); code != 200 {
+	if code, body := send("POST", st.EdgeURL+"/api/property", s.creds.aHeaders(), []byte(`{"action":"create","property":`+property+`}`)); code != 200 {
 		_ = st.Close()
 		return nil, fmt.Errorf("property: %d %s", code, body)
 	}
 	return s, nil
+}
+
+// inParallel runs f(0) … f(n-1) on workers goroutines and returns the first error; after
+// one, the workers take no new index.
+func inParallel(n, workers int, f func(i int) error) error {
+	var (
+		next   atomic.Int64
+		failed atomic.Pointer[error]
+		wg     sync.WaitGroup
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n && failed.Load() == nil; i = int(next.Add(1)) - 1 {
+				if err := f(i); err != nil {
+					failed.CompareAndSwap(nil, &err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := failed.Load(); err != nil {
+		return *err
+	}
+	return nil
 }
 
 // eachStore runs f as a sub-benchmark per stack.
@@ -197,10 +219,23 @@ func startBare() string {
 	return "http://" + ln.Addr().String()
 }
 
-func (s *store) aHeaders() map[string]string {
+// openAccount opens an account through edge's admin API and returns its credentials.
+func openAccount(edgeURL, adminToken string) (credentials, error) {
+	code, body := send("POST", edgeURL+"/admin/v1/accounts", map[string]string{"Authorization": "Bearer " + adminToken}, []byte(`{}`))
+	var out struct {
+		Data credentials `json:"data"`
+	}
+	if code != 201 || json.Unmarshal(body, &out) != nil || out.Data.OwnerToken == "" {
+		return out.Data, fmt.Errorf("account: %d %s", code, body)
+	}
+	return out.Data, nil
+}
+
+// aHeaders are interface A's credentials of c's account.
+func (c credentials) aHeaders() map[string]string {
 	return map[string]string{
-		"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(s.creds.BasicUser+":"+s.creds.BasicPassword)),
-		"servicekey":    s.creds.ServiceKey, "servicepass": s.creds.ServicePass, "Content-Type": "application/json",
+		"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(c.BasicUser+":"+c.BasicPassword)),
+		"servicekey":    c.ServiceKey, "servicepass": c.ServicePass, "Content-Type": "application/json",
 	}
 }
 
@@ -311,8 +346,8 @@ func reportPercentiles(b *testing.B, all []time.Duration) {
 func BenchmarkPropertyUpdate(b *testing.B) {
 	b.Run("bare-fiber", func(b *testing.B) { load(b, bareURL+"/api/property", bareAHeaders, update) })
 	eachStore(b, func(b *testing.B, s *store) {
-		sameBytes(b, s.st.EdgeURL+"/api/property", s.aHeaders, update)
+		sameBytes(b, s.st.EdgeURL+"/api/property", s.creds.aHeaders, update)
 		b.Run("property-svc", func(b *testing.B) { load(b, s.st.PropertyURL+"/internal/a/property", s.directHeaders, update) })
-		edgeLoads(b, s.st.EdgeURL+"/api/property", s.aHeaders, once(update))
+		edgeLoads(b, s.st.EdgeURL+"/api/property", s.creds.aHeaders, once(update))
 	})
 }

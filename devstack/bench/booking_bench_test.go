@@ -34,7 +34,7 @@ func (s *store) createBookable(prefix string, n int) ([]int, error) {
 	for i := 0; i < n; i++ {
 		code := fmt.Sprintf("%s%d", prefix, i)
 		p := `{"action":"create","property":` + property[:len(`{"internal_code":"`)] + code + property[len(`{"internal_code":"BENCH1`):] + `}`
-		status, body := send("POST", s.st.EdgeURL+"/api/property", s.aHeaders(), []byte(p))
+		status, body := send("POST", s.st.EdgeURL+"/api/property", s.creds.aHeaders(), []byte(p))
 		if status != 200 {
 			return nil, fmt.Errorf("property: %d %s", status, body)
 		}
@@ -44,7 +44,7 @@ func (s *store) createBookable(prefix string, n int) ([]int, error) {
 			} `json:"data"`
 		}
 		_ = json.Unmarshal(body, &out)
-		if status, body := send("POST", s.st.EdgeURL+"/api/property-rate", s.aHeaders(), rates(code, 100)); status != 200 {
+		if status, body := send("POST", s.st.EdgeURL+"/api/property-rate", s.creds.aHeaders(), rates(code, 100)); status != 200 {
 			return nil, fmt.Errorf("rates: %d %s", status, body)
 		}
 		id, _ := strconv.Atoi(out.Data.PropertyID)
@@ -53,7 +53,7 @@ func (s *store) createBookable(prefix string, n int) ([]int, error) {
 	// The properties are spread over the topic's partitions: wait for each.
 	deadline := time.Now().Add(30 * time.Second)
 	for _, id := range ids {
-		for code, body := send("POST", s.st.EdgeURL+"/vros/external-booking", nil, s.quoteBody(id, 0)); !answered(code, body); code, body = send("POST", s.st.EdgeURL+"/vros/external-booking", nil, s.quoteBody(id, 0)) {
+		for code, body := send("POST", s.st.EdgeURL+"/vros/external-booking", nil, s.creds.quoteBody(id, 0)); !answered(code, body); code, body = send("POST", s.st.EdgeURL+"/vros/external-booking", nil, s.creds.quoteBody(id, 0)) {
 			if time.Now().After(deadline) {
 				return nil, fmt.Errorf("%s: booking-svc never priced the benchmark properties", s.name)
 			}
@@ -71,16 +71,24 @@ func rates(code string, price int) []byte {
 
 func day(n int) string { return time.Now().UTC().AddDate(0, 0, n).Format(time.DateOnly) }
 
-func (s *store) quoteBody(pid, n int) []byte {
+// quoteBody is getinfo of property pid for 7 nights from day 10+n%300 (of any account, as the
+// property id says).
+func (c credentials) quoteBody(pid, n int) []byte {
 	return []byte(fmt.Sprintf(`{"key":%q,"pass":%q,"action":"getinfo","propertyId":%d,"numberofadults":2,"checkin":%q,"checkout":%q}`,
-		s.creds.Key, s.creds.Pass, pid, day(10+n%300), day(17+n%300)))
+		c.Key, c.Pass, pid, day(10+n%300), day(17+n%300)))
 }
 
 // createBody books the one night from day n to day n+1.
-func (s *store) createBody(pid, n int) []byte {
+func (c credentials) createBody(pid, n int) []byte {
 	return []byte(fmt.Sprintf(`{"key":%q,"pass":%q,"action":"create","propertyId":%d,"firstName":"Bench","lastName":"Guest",`+
 		`"email":"bench@example.com","numberofadults":2,"leadsourceId":1,"checkin":%q,"checkout":%q}`,
-		s.creds.Key, s.creds.Pass, pid, day(n), day(n+1)))
+		c.Key, c.Pass, pid, day(n), day(n+1)))
+}
+
+// calendarBody is getcalendar of property pid of c's account from day from to day to.
+func (c credentials) calendarBody(pid, from, to int) []byte {
+	return []byte(fmt.Sprintf(`{"key":%q,"pass":%q,"action":"getcalendar","propertyId":"%s_%d","startDate":%q,"endDate":%q}`,
+		c.Key, c.Pass, c.AccountID, pid, day(from), day(to)))
 }
 
 // BenchmarkGetinfo: a 7-night quote through edge on each stack, beside the bare Fiber
@@ -90,7 +98,7 @@ func BenchmarkGetinfo(b *testing.B) {
 	b.Run("bare-fiber", func(b *testing.B) { load(b, bareURL+"/vros/external-booking", noHeaders, bare) })
 	eachStore(b, func(b *testing.B, s *store) {
 		ids := s.setupBookable(b)
-		url, body := s.st.EdgeURL+"/vros/external-booking", s.quoteBody(ids[0], 0)
+		url, body := s.st.EdgeURL+"/vros/external-booking", s.creds.quoteBody(ids[0], 0)
 		sameBytes(b, url, noHeaders, body)
 		edgeLoads(b, url, noHeaders, once(body))
 	})
@@ -117,7 +125,7 @@ func BenchmarkCreate(b *testing.B) {
 		ids := s.setupBookable(b)
 		next := func() []byte {
 			n := int(s.nights.Add(1))
-			return s.createBody(ids[1+(n/330)%(len(ids)-1)], 1+n%330)
+			return s.creds.createBody(ids[1+(n/330)%(len(ids)-1)], 1+n%330)
 		}
 		url := s.st.EdgeURL + "/vros/external-booking"
 		sameBytes(b, url, noHeaders, next())

@@ -10,15 +10,11 @@ import (
 // every price from the pricing engine), beside the bare Fiber baseline answering the same
 // request.
 func BenchmarkGetcalendar(b *testing.B) {
-	calendar := func(s *store, pid int) []byte {
-		return []byte(fmt.Sprintf(`{"key":%q,"pass":%q,"action":"getcalendar","propertyId":"%s_%d","startDate":%q,"endDate":%q}`,
-			s.creds.Key, s.creds.Pass, s.creds.AccountID, pid, day(1), day(365)))
-	}
 	bare := []byte(fmt.Sprintf(`{"key":"k","pass":"p","action":"getcalendar","propertyId":"a_1","startDate":%q,"endDate":%q}`, day(1), day(365)))
 	b.Run("bare-fiber", func(b *testing.B) { load(b, bareURL+"/vros/external-booking", noHeaders, bare) })
 	eachStore(b, func(b *testing.B, s *store) {
 		ids := s.setupBookable(b)
-		body := calendar(s, ids[0])
+		body := s.creds.calendarBody(ids[0], 1, 365)
 		awaitAnswer(b, s.st.EdgeURL+"/vros/external-booking", body)
 		sameBytes(b, s.st.EdgeURL+"/vros/external-booking", noHeaders, body)
 		edgeLoads(b, s.st.EdgeURL+"/vros/external-booking", noHeaders, once(body))
@@ -28,8 +24,7 @@ func BenchmarkGetcalendar(b *testing.B) {
 		b.Run("edge-uncached", func(b *testing.B) {
 			loadBodies(b, s.st.EdgeURL+"/vros/external-booking", noHeaders, func() []byte {
 				k := int(n.Add(1) % 300)
-				return []byte(fmt.Sprintf(`{"key":%q,"pass":%q,"action":"getcalendar","propertyId":"%s_%d","startDate":%q,"endDate":%q}`,
-					s.creds.Key, s.creds.Pass, s.creds.AccountID, ids[0], day(1+k), day(365+k)))
+				return s.creds.calendarBody(ids[0], 1+k, 365+k)
 			})
 		})
 	})

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -129,24 +128,17 @@ func flood(b *testing.B, url string, body []byte, polite bool) (stop func()) {
 // each, returning A's getcalendar body of a number of days and B's of 30 days, once
 // catalog-svc serves both.
 func (s *store) setupFairness(b *testing.B) (flooder func(days int) []byte, light []byte) {
-	calendar := func(c credentials, pid, days int) []byte {
-		return []byte(fmt.Sprintf(`{"key":%q,"pass":%q,"action":"getcalendar","propertyId":"%s_%d","startDate":%q,"endDate":%q}`,
-			c.Key, c.Pass, c.AccountID, pid, day(1), day(days)))
+	creds, err := openAccount(s.st.EdgeURL, "bench-admin")
+	if err != nil {
+		b.Fatal("account B:", err)
 	}
-	code, resp := send("POST", s.st.EdgeURL+"/admin/v1/accounts", map[string]string{"Authorization": "Bearer bench-admin"}, []byte(`{}`))
-	var out struct {
-		Data credentials `json:"data"`
-	}
-	if code != 201 || json.Unmarshal(resp, &out) != nil {
-		b.Fatalf("account B: %d %s", code, resp)
-	}
-	other := &store{name: s.name, st: s.st, creds: out.Data}
+	other := &store{name: s.name, st: s.st, creds: creds}
 	ids, err := other.createBookable("FAIR", 1)
 	if err != nil {
 		b.Fatal(err)
 	}
 	pa := s.setupBookable(b)[0]
-	flooder, light = func(days int) []byte { return calendar(s.creds, pa, days) }, calendar(other.creds, ids[0], 30)
+	flooder, light = func(days int) []byte { return s.creds.calendarBody(pa, 1, days) }, other.creds.calendarBody(ids[0], 1, 30)
 	deadline := time.Now().Add(30 * time.Second)
 	for _, body := range [][]byte{flooder(365), light} {
 		for code, resp := send("POST", s.st.EdgeURL+"/vros/external-booking", noHeaders(), body); !answered(code, resp); code, resp = send("POST", s.st.EdgeURL+"/vros/external-booking", noHeaders(), body) {

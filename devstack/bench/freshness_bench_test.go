@@ -109,7 +109,7 @@ func BenchmarkFreshness(b *testing.B) {
 			measureFreshness(b, func() (func() bool, error) {
 				f.price++
 				price := 101 + f.price%1000 // never the previous one
-				if status, body := send("POST", s.st.EdgeURL+"/api/property-rate", s.aHeaders(), rates(code, price)); status != 200 {
+				if status, body := send("POST", s.st.EdgeURL+"/api/property-rate", s.creds.aHeaders(), rates(code, price)); status != 200 {
 					return nil, fmt.Errorf("rates: HTTP %d %s", status, body)
 				}
 				return func() bool { return s.calendarPrice(f.ratePID, price) }, nil
@@ -119,7 +119,7 @@ func BenchmarkFreshness(b *testing.B) {
 			measureFreshness(b, func() (func() bool, error) {
 				f.night++
 				pid, n := f.bookIDs[(f.night/330)%len(f.bookIDs)], 1+f.night%330
-				if status, body := send("POST", s.st.EdgeURL+"/vros/external-booking", noHeaders(), s.createBody(pid, n)); !answered(status, body) {
+				if status, body := send("POST", s.st.EdgeURL+"/vros/external-booking", noHeaders(), s.creds.createBody(pid, n)); !answered(status, body) {
 					return nil, fmt.Errorf("create: HTTP %d %s", status, body)
 				}
 				return func() bool { return s.booked(pid, n) }, nil

@@ -57,21 +57,21 @@ func (s *store) createFeeds() ([]string, error) {
 	for i := range icalProperties {
 		code := fmt.Sprintf("IC%d", i)
 		p := `{"action":"create","property":` + property[:len(`{"internal_code":"`)] + code + property[len(`{"internal_code":"BENCH1`):] + `}`
-		if status, body := send("POST", s.st.EdgeURL+"/api/property", s.aHeaders(), []byte(p)); status != 200 {
+		if status, body := send("POST", s.st.EdgeURL+"/api/property", s.creds.aHeaders(), []byte(p)); status != 200 {
 			return nil, fmt.Errorf("property: %d %s", status, body)
 		}
 		for j := range 3 {
 			blk := []byte(fmt.Sprintf(`{"action":"create","block":{"internal_code":%q,"start_date":%q,"end_date":%q,"memo":"bench"}}`,
 				code, day(10+20*j), day(12+20*j)))
 			deadline := time.Now().Add(30 * time.Second)
-			for status, body := send("POST", s.st.EdgeURL+"/api/property-blockdate", s.aHeaders(), blk); status != 200; status, body = send("POST", s.st.EdgeURL+"/api/property-blockdate", s.aHeaders(), blk) {
+			for status, body := send("POST", s.st.EdgeURL+"/api/property-blockdate", s.creds.aHeaders(), blk); status != 200; status, body = send("POST", s.st.EdgeURL+"/api/property-blockdate", s.creds.aHeaders(), blk) {
 				if status != 404 || time.Now().After(deadline) {
 					return nil, fmt.Errorf("block: %d %s", status, body)
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
 		}
-		status, body := send("POST", s.st.EdgeURL+"/api/property-ical", s.aHeaders(), []byte(`{"action":"get","property":{"internal_code":"`+code+`"}}`))
+		status, body := send("POST", s.st.EdgeURL+"/api/property-ical", s.creds.aHeaders(), []byte(`{"action":"get","property":{"internal_code":"`+code+`"}}`))
 		var out struct {
 			Data struct {
 				Path string `json:"path"`
@@ -305,7 +305,7 @@ func BenchmarkWebhookLatency(b *testing.B) {
 		if status, body := send("PUT", s.st.EdgeURL+"/admin/v1/accounts/"+s.creds.AccountID+"/integrations", admin, []byte(`{"allow_private_targets":true}`)); status != 200 {
 			b.Skipf("webhooks are not served by this stack (admin integrations switch: HTTP %d %.200s)", status, body)
 		}
-		status, body := send("POST", s.st.EdgeURL+"/api/webhook", s.aHeaders(),
+		status, body := send("POST", s.st.EdgeURL+"/api/webhook", s.creds.aHeaders(),
 			[]byte(fmt.Sprintf(`{"action":"create","webhook":{"url":%q,"event_types":["booking.created"],"description":"bench"}}`, rcv.url)))
 		var hook struct {
 			Data struct {
@@ -316,7 +316,7 @@ func BenchmarkWebhookLatency(b *testing.B) {
 			b.Skipf("webhooks are not served by this stack (create: HTTP %d %.200s)", status, body)
 		}
 		// The endpoint goes with the benchmark: later benchmarks' bookings deliver nothing.
-		defer send("POST", s.st.EdgeURL+"/api/webhook", s.aHeaders(), []byte(fmt.Sprintf(`{"action":"delete","webhook":{"webhook_id":%d}}`, hook.Data.WebhookID)))
+		defer send("POST", s.st.EdgeURL+"/api/webhook", s.creds.aHeaders(), []byte(fmt.Sprintf(`{"action":"delete","webhook":{"webhook_id":%d}}`, hook.Data.WebhookID)))
 
 		icalMu.Lock()
 		w := webhookStores[s]
@@ -370,7 +370,7 @@ func BenchmarkWebhookLatency(b *testing.B) {
 // webhookCreate books night n of property pid through edge and returns the booking id and
 // when the answer came.
 func webhookCreate(b *testing.B, s *store, pid, n int) (int64, time.Time) {
-	status, body := send("POST", s.st.EdgeURL+"/vros/external-booking", noHeaders(), s.createBody(pid, n))
+	status, body := send("POST", s.st.EdgeURL+"/vros/external-booking", noHeaders(), s.creds.createBody(pid, n))
 	answeredAt := time.Now()
 	var out struct {
 		Data struct {

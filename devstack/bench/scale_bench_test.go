@@ -189,15 +189,12 @@ func startScale(b *testing.B) *scale {
 	_ = png.Encode(&img, rgba)
 	sc.photo = base64.StdEncoding.EncodeToString(img.Bytes())
 	for range scaleAccounts {
-		code, body := send("POST", sc.edgeURL+"/admin/v1/accounts", map[string]string{"Authorization": "Bearer " + scaleAdmin}, []byte(`{}`))
-		var out struct {
-			Data credentials `json:"data"`
-		}
-		if code != 201 || json.Unmarshal(body, &out) != nil {
+		creds, err := openAccount(sc.edgeURL, scaleAdmin)
+		if err != nil {
 			sc.close()
-			b.Fatalf("account: %d %s", code, body)
+			b.Fatal(err)
 		}
-		sc.accounts = append(sc.accounts, &scaleAccount{credentials: out.Data})
+		sc.accounts = append(sc.accounts, &scaleAccount{credentials: creds})
 	}
 	return sc
 }
@@ -257,45 +254,28 @@ func (sc *scale) logs() string {
 // until every view has read them. It reports how long each part took.
 func (sc *scale) grow(b *testing.B, n int) {
 	start := time.Now()
-	var (
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		failed error
-		jobs   = make(chan *scaleAccount)
-	)
-	for range scaleClients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for acc := range jobs {
-				pid, err := sc.createProperty(acc, 0)
-				mu.Lock()
-				if err != nil && failed == nil {
-					failed = err
-				}
-				if err == nil {
-					acc.properties = append(acc.properties, pid)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	var made []scaleProperty
+	var first []*scaleAccount // those without a property yet
 	for a, acc := range sc.accounts {
 		if len(acc.properties) == 0 && sc.target(a, n) > 0 {
-			jobs <- acc
+			first = append(first, acc)
 		}
 	}
-	close(jobs)
-	wg.Wait()
-	if failed != nil {
-		b.Fatal(failed)
+	err := inParallel(len(first), scaleClients, func(i int) error {
+		pid, err := sc.createProperty(first[i], 0)
+		if err == nil {
+			first[i].properties = append(first[i].properties, pid) // each account by one worker
+		}
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 	api := time.Since(start)
 	copies, err := sc.copyProperties(n)
 	if err != nil {
 		b.Fatal(err)
 	}
+	var made []scaleProperty
 	for _, acc := range sc.accounts {
 		for _, pid := range acc.properties[acc.booked:] {
 			made = append(made, scaleProperty{acc: acc, id: pid})
@@ -447,10 +427,7 @@ var scaleCities = []string{"Miami Beach", "Lucca", "Nice", "Porto", "Split", "Ch
 // createProperty creates property i of acc: content, rates with a summer and a winter season
 // in each of the two years, and one photo.
 func (sc *scale) createProperty(acc *scaleAccount, i int) (int64, error) {
-	h := map[string]string{
-		"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(acc.BasicUser+":"+acc.BasicPassword)),
-		"servicekey":    acc.ServiceKey, "servicepass": acc.ServicePass, "Content-Type": "application/json",
-	}
+	h := acc.aHeaders()
 	code := fmt.Sprintf("SC%05d", i)
 	p := fmt.Sprintf(`{"action":"create","property":{"internal_code":%q,"name":"Holiday home number %d","type":"Villa",`+
 		`"maxguest":%d,"bedrooms":%d,"bathrooms":1,"kitchens":1,"floor":"Ground","space":{"value":%d,"unit":"meters"},`+
@@ -637,18 +614,13 @@ func (sc *scale) randomProperty(r *rand.Rand) (*scaleAccount, int64) {
 // polls).
 func (sc *scale) calendar(r *rand.Rand) (string, []byte) {
 	acc, pid := sc.randomProperty(r)
-	return sc.edgeURL + "/vros/external-booking", []byte(fmt.Sprintf(
-		`{"key":%q,"pass":%q,"action":"getcalendar","propertyId":"%s_%d","startDate":%q,"endDate":%q}`,
-		acc.Key, acc.Pass, acc.AccountID, pid, day(0), day(364)))
+	return sc.edgeURL + "/vros/external-booking", acc.calendarBody(int(pid), 0, 364)
 }
 
 // quote is getinfo of a random property, 7 nights starting within the coming year.
 func (sc *scale) quote(r *rand.Rand) (string, []byte) {
 	acc, pid := sc.randomProperty(r)
-	n := 1 + r.IntN(300)
-	return sc.edgeURL + "/vros/external-booking", []byte(fmt.Sprintf(
-		`{"key":%q,"pass":%q,"action":"getinfo","propertyId":%d,"numberofadults":2,"checkin":%q,"checkout":%q}`,
-		acc.Key, acc.Pass, pid, day(n), day(n+7)))
+	return sc.edgeURL + "/vros/external-booking", acc.quoteBody(int(pid), r.IntN(300))
 }
 
 // search is the website search of a random account: a week in a month, two adults, the
@@ -664,46 +636,28 @@ func (sc *scale) search(r *rand.Rand) (string, []byte) {
 func (sc *scale) create(r *rand.Rand) (string, []byte) {
 	acc, pid := sc.randomProperty(r)
 	n := 400 + int(sc.created.Add(1)) // one night a booking, the next one: never taken
-	return sc.edgeURL + "/vros/external-booking", []byte(fmt.Sprintf(
-		`{"key":%q,"pass":%q,"action":"create","propertyId":%d,"firstName":"Scale","lastName":"Guest",`+
-			`"email":"scale@example.com","numberofadults":2,"leadsourceId":1,"checkin":%q,"checkout":%q}`,
-		acc.Key, acc.Pass, pid, day(n), day(n+1)))
+	return sc.edgeURL + "/vros/external-booking", acc.createBody(int(pid), n)
 }
 
 // warm asks booking-svc for a quote of every property once (16 clients), and reports how
 // long that took: what a replica's first minutes after a start cost.
 func (sc *scale) warm(b *testing.B) {
 	start := time.Now()
-	var (
-		wg     sync.WaitGroup
-		next   atomic.Int64
-		failed atomic.Value
-		all    []scaleProperty
-	)
+	var all []scaleProperty
 	for _, acc := range sc.accounts {
 		for _, pid := range acc.properties {
 			all = append(all, scaleProperty{acc: acc, id: pid})
 		}
 	}
-	for range scaleClients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1)) - 1; i < len(all); i = int(next.Add(1)) - 1 {
-				p := all[i]
-				code, resp := send("POST", sc.edgeURL+"/vros/external-booking", noHeaders(), []byte(fmt.Sprintf(
-					`{"key":%q,"pass":%q,"action":"getinfo","propertyId":%d,"numberofadults":2,"checkin":%q,"checkout":%q}`,
-					p.acc.Key, p.acc.Pass, p.id, day(10), day(17))))
-				if !answered(code, resp) {
-					failed.Store(fmt.Sprintf("HTTP %d: %.300s", code, resp))
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if f := failed.Load(); f != nil {
-		b.Fatal(f)
+	err := inParallel(len(all), scaleClients, func(i int) error {
+		code, resp := send("POST", sc.edgeURL+"/vros/external-booking", noHeaders(), all[i].acc.quoteBody(int(all[i].id), 0))
+		if !answered(code, resp) {
+			return fmt.Errorf("HTTP %d: %.300s", code, resp)
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 	b.ReportMetric(time.Since(start).Seconds(), "warm-s")
 }

@@ -1,11 +1,9 @@
 package bench
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -33,46 +31,30 @@ func (s *store) setupSearch(b *testing.B) *searchAccount {
 		return acc
 	}
 	start := time.Now()
-	code, body := send("POST", s.st.EdgeURL+"/admin/v1/accounts", map[string]string{"Authorization": "Bearer bench-admin"}, []byte(`{}`))
-	var out struct {
-		Data searchAccount `json:"data"`
+	creds, err := openAccount(s.st.EdgeURL, "bench-admin")
+	if err != nil {
+		b.Fatal("search account:", err)
 	}
-	if code != 201 || json.Unmarshal(body, &out) != nil || out.Data.OwnerToken == "" {
-		b.Fatalf("search account: %d %s", code, body)
-	}
-	acc := &out.Data
-	headers := map[string]string{
-		"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(acc.BasicUser+":"+acc.BasicPassword)),
-		"servicekey":    acc.ServiceKey, "servicepass": acc.ServicePass, "Content-Type": "application/json",
-	}
+	acc := &searchAccount{creds}
+	headers := acc.aHeaders()
 	cities := []string{"Miami Beach", "Lucca", "Nice", "Porto", "Split"}
-	var next atomic.Int64
-	var failed atomic.Value
-	var wg sync.WaitGroup
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1)); i <= searchProperties; i = int(next.Add(1)) {
-				code := fmt.Sprintf("SRCH%04d", i)
-				p := fmt.Sprintf(`{"action":"create","property":{"internal_code":%q,"name":"Seaside Villa number %04d","type":"Villa",`+
-					`"maxguest":%d,"bedrooms":%d,"bathrooms":1,"kitchens":1,"floor":"Ground","space":{"value":140,"unit":"meters"},`+
-					`"address":"%d Ocean Drive","city":%q,"state":"FL","postcode":"33139","country":"US","latitude":25.79,"longitude":-80.13}}`,
-					code, i, 2+i%7, 1+i%5, i, cities[i%len(cities)])
-				if st, body := send("POST", s.st.EdgeURL+"/api/property", headers, []byte(p)); st != 200 {
-					failed.Store(fmt.Sprintf("property %s: %d %s", code, st, body))
-					return
-				}
-				if st, body := send("POST", s.st.EdgeURL+"/api/property-rate", headers, rates(code, 80+i%100)); st != 200 {
-					failed.Store(fmt.Sprintf("rates %s: %d %s", code, st, body))
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if f := failed.Load(); f != nil {
-		b.Fatal(f)
+	err = inParallel(searchProperties, 8, func(i int) error {
+		i++ // 1 to searchProperties
+		code := fmt.Sprintf("SRCH%04d", i)
+		p := fmt.Sprintf(`{"action":"create","property":{"internal_code":%q,"name":"Seaside Villa number %04d","type":"Villa",`+
+			`"maxguest":%d,"bedrooms":%d,"bathrooms":1,"kitchens":1,"floor":"Ground","space":{"value":140,"unit":"meters"},`+
+			`"address":"%d Ocean Drive","city":%q,"state":"FL","postcode":"33139","country":"US","latitude":25.79,"longitude":-80.13}}`,
+			code, i, 2+i%7, 1+i%5, i, cities[i%len(cities)])
+		if st, body := send("POST", s.st.EdgeURL+"/api/property", headers, []byte(p)); st != 200 {
+			return fmt.Errorf("property %s: %d %s", code, st, body)
+		}
+		if st, body := send("POST", s.st.EdgeURL+"/api/property-rate", headers, rates(code, 80+i%100)); st != 200 {
+			return fmt.Errorf("rates %s: %d %s", code, st, body)
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 	// The catalog is fed by events: wait until it lists every property with its rates.
 	url := s.st.EdgeURL + "/vros/api/search-rental/owner_token/" + acc.OwnerToken
