@@ -33,7 +33,8 @@ const SnapshotLease = 10 * time.Second
 // stored meanwhile, and it takes one operation (most events of a view's catch-up are new
 // keys — every booking's first). A stored snapshot is replaced only by a writer holding its
 // lease (WithLease), which reads it again and replaces it by _id alone if its own is newer;
-// one that vanished meanwhile (a tombstone) makes KeepNewer fail, and the consumer retries.
+// one that vanished meanwhile (a tombstone, an erasure) is inserted again, as an upsert would,
+// and one inserted meanwhile is compared again.
 // The version is not a condition of the replace: MongoDB would apply one atomically, but
 // FerretDB applies it as a read and a write anyway, and on SQLite (the embedded store) any
 // filter beyond a lone _id reads and decodes every document of the collection, so each
@@ -60,28 +61,36 @@ func KeepNewer(ctx context.Context, coll *mongo.Collection, id string, version i
 	kept := false
 	err = WithLease(ctx, coll, id, func() error {
 		taken := time.Now()
-		if cur, ok, err = GetSnapshot(ctx, coll, id); err != nil || (ok && cur.Version >= version) {
-			return err
-		}
-		if time.Since(taken) > SnapshotLease/2 {
-			return fmt.Errorf("store snapshot %s v%d: the lease is running out", id, version)
-		}
-		if !ok {
-			if _, err := coll.InsertOne(ctx, s); err != nil {
+		// Writers without the lease only insert, so the snapshot can appear (an insert) or
+		// vanish (a tombstone, an erasure) under this writer's feet, never change: it reads
+		// again and retries the write that fits, a few times.
+		for range 5 {
+			if cur, ok, err = GetSnapshot(ctx, coll, id); err != nil || (ok && cur.Version >= version) {
+				return err
+			}
+			if time.Since(taken) > SnapshotLease/2 {
+				return fmt.Errorf("store snapshot %s v%d: the lease is running out", id, version)
+			}
+			if ok {
+				res, err := coll.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}}, s)
+				if err != nil {
+					return fmt.Errorf("store snapshot %s v%d: %w", id, version, err)
+				}
+				if kept = res.MatchedCount == 1; kept {
+					return nil
+				}
+				continue // removed meanwhile: stored again, as an upsert would
+			}
+			_, err := coll.InsertOne(ctx, s)
+			if kept = err == nil; kept {
+				return nil
+			}
+			if !IsDuplicate(err) {
 				return fmt.Errorf("store snapshot %s v%d: %w", id, version, err)
 			}
-			kept = true
-			return nil
+			// Inserted meanwhile by a writer without the lease: compare again.
 		}
-		res, err := coll.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}}, s)
-		switch {
-		case err != nil:
-			return fmt.Errorf("store snapshot %s v%d: %w", id, version, err)
-		case res.MatchedCount == 0:
-			return fmt.Errorf("store snapshot %s v%d: removed while it was being replaced", id, version)
-		}
-		kept = true
-		return nil
+		return fmt.Errorf("store snapshot %s v%d: it kept appearing and vanishing", id, version)
 	})
 	if !kept {
 		return cur, false, err
