@@ -82,7 +82,7 @@ func refNotFound(ref property.PropertyRef) string {
 	return fmt.Sprintf("property with property_id %d", ref.ID)
 }
 
-// property: create, update or delete (A1).
+// property: create, update or delete (A1); get and list (extension, read.go).
 func (a *API) property(c *fiber.Ctx) error {
 	req, err := property.DecodeProperty(c.Body())
 	if err != nil {
@@ -105,6 +105,10 @@ func (a *API) property(c *fiber.Ctx) error {
 			return domainError(err, codeNotFound(p.InternalCode))
 		}
 		return httpapi.A(c, fiber.Map{"property_id": strconv.FormatInt(pid, 10)})
+	case property.Get:
+		return a.getProperty(c, acc, p.InternalCode)
+	case property.List:
+		return a.listProperties(c, acc, req.List)
 	default: // property.Delete; the decoder admits nothing else
 		if err := a.props.Delete(ctx, acc, p.InternalCode); err != nil {
 			return domainError(err, codeNotFound(p.InternalCode))

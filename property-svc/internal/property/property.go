@@ -75,11 +75,12 @@ type Property struct {
 	IsFeatured *bool
 }
 
-// PropertyRequest is a decoded /api/property body. On delete only
-// Property.InternalCode is set.
+// PropertyRequest is a decoded /api/property body. On delete and get only
+// Property.InternalCode is set; on list only List.
 type PropertyRequest struct {
 	Action   Action
 	Property Property
+	List     ListQuery
 }
 
 // Bounds of A1 that the service chooses where the spec is silent.
@@ -97,12 +98,16 @@ var (
 func DecodeProperty(body []byte) (PropertyRequest, error) {
 	var v fields.Violations
 	o := fields.Parse(body, "", &v)
-	action, _ := o.String("action", actionRule)
-	p := o.Object("property", true)
+	action, _ := o.String("action", propertyActionRule)
 	req := PropertyRequest{Action: Action(action)}
-	req.Property.InternalCode, _ = p.String("internal_code", internalCodeRule)
-	if req.Action == Create || req.Action == Update {
-		readProperty(p, req.Action, &req.Property)
+	if req.Action == List { // no property: page, limit and search at the top level
+		req.List = readListQuery(o)
+	} else { // with an unknown action too: only action and internal_code are checked
+		p := o.Object("property", true)
+		req.Property.InternalCode, _ = p.String("internal_code", internalCodeRule)
+		if req.Action == Create || req.Action == Update {
+			readProperty(p, req.Action, &req.Property)
+		}
 	}
 	if err := v.Err(); err != nil {
 		return PropertyRequest{}, err

@@ -46,7 +46,7 @@ func TestDecodePropertyCreate(t *testing.T) {
 	rows := []row{
 		tc("valid example", ""),
 		tc("action missing", "action: is required", set("action", del)),
-		tc("action unknown", "action: must be one of create, update, delete", set("action", "upsert")),
+		tc("action unknown", "action: must be one of create, update, delete, get, list", set("action", "upsert")),
 		tc("property missing", "property: is required", set("property", del)),
 		tc("property not an object", "property: must be an object", set("property", "VR-001")),
 
@@ -201,7 +201,7 @@ func TestDecodePropertyDelete(t *testing.T) {
 		tc("internal_code missing", "property.internal_code: is required", set("property.internal_code", del)),
 		tc("internal_code 11 chars", "property.internal_code: must be at most 10 characters", set("property.internal_code", chars(11))),
 		tc("other fields not checked", "", set("property.name", "x")),
-		tc("unknown action checks only internal_code", "action: must be one of create, update, delete", set("action", "remove")),
+		tc("unknown action checks only internal_code", "action: must be one of create, update, delete, get, list", set("action", "remove")),
 	}
 	check(t, base, rows, decodeProperty)
 	if got := violations(t, decodeProperty([]byte(`{"action":`))); len(got) != 1 || got[0] != "body: must be valid JSON" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/property-svc/internal/photo"
 )
 
@@ -37,6 +38,11 @@ type Repository interface {
 	Find(ctx context.Context, account string, ref PropertyRef) (Stored, error)
 	// Locate returns the property id of a live property, reading no more than it must.
 	Locate(ctx context.Context, account string, ref PropertyRef) (int64, error)
+	// Read returns the live property with internal code code as its events carry it.
+	Read(ctx context.Context, account, code string) (contract.Property, error)
+	// List returns the page q asks for of the account's live properties, sorted by internal
+	// code, and how many properties q selects in all.
+	List(ctx context.Context, account string, q ListQuery) (ListPage, error)
 
 	// SetPolicy, SetRates, SetMethods, SetTaxes and SetServices replace one section of the
 	// property's configuration; SetAmenities replaces the amenity list and the display

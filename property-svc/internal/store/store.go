@@ -77,6 +77,8 @@ func New(ctx context.Context, db *mongo.Database, box *seal.Box) (*Store, error)
 			// An account's properties: the plan's limit counts them, usage, export and
 			// erasure read them.
 			{Collection: collProperties, Keys: bson.D{{Key: "account_id", Value: 1}}},
+			// ... and /api/property list pages them by internal code (read.go).
+			{Collection: collProperties, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "internal_code", Value: 1}}},
 		})
 	if err != nil {
 		return nil, err
