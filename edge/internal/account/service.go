@@ -445,6 +445,20 @@ func (s *Service) AuthenticateCaller(ctx context.Context, kind Kind, identifier,
 	return c.result()
 }
 
+// CallerOf is the caller an account's signed-in panel user acts as: what its credentials
+// would authenticate as (the tenant and the plan), read from the account itself;
+// ErrSuspended for a suspended account, ErrUnauthorized for one being deleted or gone.
+func (s *Service) CallerOf(ctx context.Context, id string) (Caller, error) {
+	a, err := s.Get(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return Caller{}, ErrUnauthorized
+	}
+	if err != nil {
+		return Caller{}, err
+	}
+	return cached{cred: Credential{AccountID: a.ID}, status: a.Status, sandbox: a.Sandbox, legacy: !a.LegacyOff, plan: a.Plan}.result()
+}
+
 // authenticate is Authenticate's lookup: the credential and what the account says of it.
 func (s *Service) authenticate(ctx context.Context, kind Kind, identifier, secret string) (cached, error) {
 	if secret == "" || len(secret) > 256 {

@@ -83,6 +83,40 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, t ten
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 
+	extra = append(extra, httpapi.HeaderRequestID, httpapi.RequestID(c))
+	for _, h := range forwardedHeaders {
+		if v := c.Get(h); v != "" {
+			extra = append(extra, h, v)
+		}
+	}
+	if err := u.send(c.UserContext(), req, resp, method, path, body, t, extra...); err != nil {
+		return err
+	}
+	c.Status(resp.StatusCode())
+	// Only the type the service sent: fasthttp reports a default for none.
+	resp.Header.SetNoDefaultContentType(true)
+	if resp.StatusCode() == fiber.StatusNotModified {
+		// A 304 carries the validators and no representation: not even the default type.
+		c.Response().Header.SetNoDefaultContentType(true)
+	}
+	for _, h := range []string{fiber.HeaderContentType, fiber.HeaderCacheControl, fiber.HeaderETag, fiber.HeaderLastModified, "Idempotent-Replayed",
+		fiber.HeaderRetryAfter} {
+		if v := resp.Header.Peek(h); len(v) > 0 {
+			c.Response().Header.SetBytesV(h, v)
+		}
+	}
+	// Copy: resp goes back to fasthttp's pool when forward returns, while Fiber writes the
+	// client's answer after that. Send would keep a reference to resp's buffer, which the
+	// next forwarded request overwrites (another tenant's answer sent to this client).
+	c.Response().SetBody(resp.Body())
+	return nil
+}
+
+// send fills req (method, path, body, the signed tenant t, the public URL, trace context and
+// the extra headers as name, value pairs), sends it within a client span and leaves the
+// service's answer in resp. A service that cannot be reached is a 503 of edge's own. The
+// caller owns req and resp (pooled): nothing of them may outlive its use.
+func (u *upstream) send(ctx context.Context, req *fasthttp.Request, resp *fasthttp.Response, method, path string, body []byte, t tenancy.Tenant, extra ...string) error {
 	req.Header.SetMethod(method)
 	req.SetRequestURI(path)
 	req.Header.SetHost(u.client.Addr)
@@ -90,7 +124,6 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, t ten
 		req.Header.SetContentType(fiber.MIMEApplicationJSON)
 		req.SetBodyRaw(body)
 	}
-	req.Header.Set(httpapi.HeaderRequestID, httpapi.RequestID(c))
 	if u.public != nil {
 		if p := u.public(); p != "" {
 			req.Header.Set(HeaderPublicURL, p)
@@ -99,17 +132,12 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, t ten
 	for i := 0; i+1 < len(extra); i += 2 {
 		req.Header.Set(extra[i], extra[i+1])
 	}
-	for _, h := range forwardedHeaders {
-		if v := c.Get(h); v != "" {
-			req.Header.Set(h, v)
-		}
-	}
 	if t.AccountID != "" {
 		// Sign the path without its query: the query is not part of the tenant's identity.
 		p, _, _ := strings.Cut(path, "?")
 		u.signer.SetHeaders(req.Header.Set, t, method, p, time.Now())
 	}
-	ctx, span := u.span(c, method, path)
+	ctx, span := u.span(ctx, method, path)
 	defer span.End()
 	u.prop.Inject(ctx, requestCarrier{&req.Header})
 
@@ -132,23 +160,6 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, t ten
 		span.SetAttributes(semconv.ErrorTypeKey.String(strconv.Itoa(resp.StatusCode())))
 		span.SetStatus(codes.Error, "")
 	}
-	c.Status(resp.StatusCode())
-	// Only the type the service sent: fasthttp reports a default for none.
-	resp.Header.SetNoDefaultContentType(true)
-	if resp.StatusCode() == fiber.StatusNotModified {
-		// A 304 carries the validators and no representation: not even the default type.
-		c.Response().Header.SetNoDefaultContentType(true)
-	}
-	for _, h := range []string{fiber.HeaderContentType, fiber.HeaderCacheControl, fiber.HeaderETag, fiber.HeaderLastModified, "Idempotent-Replayed",
-		fiber.HeaderRetryAfter} {
-		if v := resp.Header.Peek(h); len(v) > 0 {
-			c.Response().Header.SetBytesV(h, v)
-		}
-	}
-	// Copy: resp goes back to fasthttp's pool when forward returns, while Fiber writes the
-	// client's answer after that. Send would keep a reference to resp's buffer, which the
-	// next forwarded request overwrites (another tenant's answer sent to this client).
-	c.Response().SetBody(resp.Body())
 	return nil
 }
 
@@ -174,7 +185,7 @@ func (u *upstream) do(req *fasthttp.Request, resp *fasthttp.Response) error {
 // conventions). url.full leaves out the query (a property id today, anything tomorrow) and a
 // photo's key (a capability: whoever knows it sees the photo); the span is named by the
 // template, so a path never splits the span names.
-func (u *upstream) span(c *fiber.Ctx, method, path string) (context.Context, trace.Span) {
+func (u *upstream) span(ctx context.Context, method, path string) (context.Context, trace.Span) {
 	p, _, _ := strings.Cut(path, "?")
 	template := p
 	if strings.HasPrefix(p, "/media/") {
@@ -186,7 +197,7 @@ func (u *upstream) span(c *fiber.Ctx, method, path string) (context.Context, tra
 		template = "/internal/ical/{token}.ics"
 		p = "/internal/ical/REDACTED.ics"
 	}
-	return u.tracer.Start(c.UserContext(), method+" "+template, trace.WithSpanKind(trace.SpanKindClient),
+	return u.tracer.Start(ctx, method+" "+template, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(semconv.HTTPRequestMethodKey.String(method), semconv.ServerAddress(u.host), semconv.ServerPort(u.port),
 			semconv.URLFull(u.base+p), semconv.URLTemplate(template), attribute.String("vros.upstream", string(u.name))))
 }
