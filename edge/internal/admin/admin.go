@@ -22,6 +22,7 @@ import (
 
 	"github.com/vros/vros/edge/internal/account"
 	"github.com/vros/vros/edge/internal/backend"
+	"github.com/vros/vros/edge/internal/panelauth"
 	"github.com/vros/vros/edge/internal/throttle"
 	"github.com/vros/vros/libs/fields"
 	"github.com/vros/vros/libs/httpapi"
@@ -41,6 +42,8 @@ type Config struct {
 	Services *backend.Client
 	// Usage reads edge's own request counts.
 	Usage usageReader
+	// Users are the management panel's users (POST /panel-users); nil: not served.
+	Users *panelauth.Service
 }
 
 // API serves /admin/v1.
@@ -53,12 +56,13 @@ type API struct {
 	publicURL   atomic.Pointer[string]
 	services    *backend.Client
 	usageStore  usageReader
+	users       *panelauth.Service
 }
 
 // New returns the admin API.
 func New(accounts *account.Service, cfg Config) *API {
 	a := &API{accounts: accounts, token: cfg.Token, failures: cfg.Failures, fingerprint: Fingerprint(cfg.Token),
-		services: cfg.Services, usageStore: cfg.Usage}
+		services: cfg.Services, usageStore: cfg.Usage, users: cfg.Users}
 	a.SetPublicURL(cfg.PublicURL)
 	return a
 }
@@ -105,6 +109,7 @@ func (a *API) Register(app *fiber.App) {
 	g.Put("/accounts/:id/integrations", a.putIntegrations)
 	g.Delete("/accounts/:id", a.deleteAccount)
 	g.Get("/audit", a.audit)
+	g.Post("/panel-users", a.panelUser)
 }
 
 func (a *API) auth(c *fiber.Ctx) error {

@@ -46,9 +46,9 @@ func (a *API) liveAccount(c *fiber.Ctx) (account.Account, error) {
 	return acc, nil
 }
 
-// usageView is the usage report: edge's request counts, then the services' figures, in
-// this fixed order.
-type usageView struct {
+// UsageReport is an account's usage within a period: edge's request counts, then the
+// services' figures, in this fixed order.
+type UsageReport struct {
 	AccountID  string                      `json:"account_id"`
 	From       time.Time                   `json:"from"`
 	To         time.Time                   `json:"to"`
@@ -76,12 +76,21 @@ func (a *API) usage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.UserContext()
-	reqs, err := a.usageStore.Requests(ctx, acc.ID, from, to)
+	v, err := a.Usage(c.UserContext(), acc.ID, from, to)
 	if err != nil {
 		return err
 	}
-	v := usageView{AccountID: acc.ID, From: from, To: to, Requests: reqs.Map()}
+	return httpapi.A(c, v)
+}
+
+// Usage is the usage report of account id within [from, to): edge's request counts and the
+// services' figures (the admin API's usage answer, the panel's account page).
+func (a *API) Usage(ctx context.Context, id string, from, to time.Time) (UsageReport, error) {
+	reqs, err := a.usageStore.Requests(ctx, id, from, to)
+	if err != nil {
+		return UsageReport{}, err
+	}
+	v := UsageReport{AccountID: id, From: from, To: to, Requests: reqs.Map()}
 	for _, s := range []struct {
 		service string
 		members []string
@@ -90,19 +99,19 @@ func (a *API) usage(c *fiber.Ctx) error {
 		{backend.PropertySvc, []string{"properties", "photos"}, []*json.RawMessage{&v.Properties, &v.Photos}},
 		{backend.BookingSvc, []string{"bookings", "blocks"}, []*json.RawMessage{&v.Bookings, &v.Blocks}},
 	} {
-		got, err := a.services.Usage(ctx, s.service, acc.ID, from, to)
+		got, err := a.services.Usage(ctx, s.service, id, from, to)
 		if err != nil {
-			return serviceFailed(err)
+			return UsageReport{}, serviceFailed(err)
 		}
 		for i, m := range s.members {
 			raw, ok := got[m]
 			if !ok || len(raw) == 0 || raw[0] != '{' {
-				return serviceFailed(&backend.Error{Service: s.service, Status: http.StatusOK, Detail: fmt.Sprintf("its usage answer has no %q object", m)})
+				return UsageReport{}, serviceFailed(&backend.Error{Service: s.service, Status: http.StatusOK, Detail: fmt.Sprintf("its usage answer has no %q object", m)})
 			}
 			*s.dst[i] = raw
 		}
 	}
-	return httpapi.A(c, v)
+	return v, nil
 }
 
 // period reads a usage period: from and to, RFC 3339 times or dates (YYYY-MM-DD, midnight
