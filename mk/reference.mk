@@ -1,4 +1,5 @@
-# mk/reference.mk: the API reference page's renderer and the browser its test runs in.
+# mk/reference.mk: the browser assets edge embeds (the API reference page's renderer, the
+# management panel's htmx), the browser their tests run in, and the panel's screenshots.
 # Included by the root Makefile; also usable alone: make -f mk/reference.mk <target>.
 #
 # reference-assets  re-vendors swagger-ui-dist (pinned in edge/openapi/web/package.json and
@@ -16,6 +17,7 @@ REFERENCE_FILES  := swagger-ui-bundle.js swagger-ui-standalone-preset.js swagger
                     favicon-16x16.png favicon-32x32.png LICENSE NOTICE \
                     swagger-ui-bundle.js.LICENSE.txt swagger-ui-standalone-preset.js.LICENSE.txt
 NPM              ?= npm
+GO               ?= go
 CHROMIUM         ?= /usr/bin/chromium
 SUDO             := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -35,3 +37,24 @@ chromium: ## install Debian's chromium (the reference page's browser check) when
 		$(SUDO) apt-get install -y --no-install-recommends chromium || \
 			{ $(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends chromium; }; \
 	fi
+
+# panel-assets  re-vendors htmx (pinned in edge/internal/panel/web/package.json and
+#               package-lock.json) into edge/internal/panel/static/, which edge embeds: run
+#               it after changing the pin, and commit the copies (docs/panel.md).
+PANEL_WEB  := edge/internal/panel/web
+PANEL_DIR  := edge/internal/panel/static
+PANEL_DIST := $(PANEL_WEB)/node_modules/htmx.org
+
+.PHONY: panel-assets
+panel-assets: ## re-vendor the panel's htmx (pinned in edge/internal/panel/web) into edge/internal/panel/static
+	cd $(PANEL_WEB) && $(NPM) ci --no-audit --no-fund --ignore-scripts
+	cp $(PANEL_DIST)/dist/htmx.min.js $(PANEL_DIR)/htmx.min.js
+	cp $(PANEL_DIST)/LICENSE $(PANEL_DIR)/htmx.LICENSE
+	@v=$$(node -p "require('./$(PANEL_DIST)/package.json').version"); echo "$$v" > $(PANEL_DIR)/htmx.VERSION; \
+		echo "vendored htmx.org $$v into $(PANEL_DIR)"
+
+# panel-screenshots  runs the panel's browser test (devstack/paneltest) and keeps a
+#                    screenshot of each page in docs/panel/ (linked from the README).
+.PHONY: panel-screenshots
+panel-screenshots: chromium ## photograph every page of the management panel into docs/panel (the browser test of devstack/paneltest)
+	cd devstack && VROS_REQUIRE_CHROMIUM=1 VROS_PANEL_SCREENSHOTS=$(CURDIR)/docs/panel $(GO) test -count=1 -run TestOwnerWorksInTheBrowser ./paneltest/

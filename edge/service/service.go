@@ -19,6 +19,9 @@ import (
 	"github.com/vros/vros/edge/internal/admin"
 	"github.com/vros/vros/edge/internal/backend"
 	"github.com/vros/vros/edge/internal/gateway"
+	"github.com/vros/vros/edge/internal/panel"
+	"github.com/vros/vros/edge/internal/panelauth"
+	"github.com/vros/vros/edge/internal/panelstore"
 	"github.com/vros/vros/edge/internal/throttle"
 	"github.com/vros/vros/edge/internal/usage"
 	"github.com/vros/vros/edge/internal/usagestore"
@@ -57,6 +60,8 @@ type Config struct {
 	// changed through other replicas (account.Service.Watch); zero: never (CacheTTL alone
 	// bounds how long they are trusted).
 	AccountPoll time.Duration `env:"VROS_EDGE_ACCOUNT_POLL_INTERVAL" envDefault:"1s"`
+	// PanelPasswordCost is bcrypt's work factor for the management panel's passwords.
+	PanelPasswordCost int `env:"VROS_EDGE_PANEL_PASSWORD_COST" envDefault:"12"`
 	// UsageFlush is how often the usage counts are flushed (zero: usage.FlushInterval);
 	// tests shorten it. Never read from the environment.
 	UsageFlush time.Duration
@@ -140,6 +145,11 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 		}
 	}()
 	failures := throttle.NewFailures(cfg.AuthFailureRPS, cfg.AuthFailureBurst)
+	panelUsers, err := panelstore.New(ctx, client.Database("vros_edge"))
+	if err != nil {
+		return err
+	}
+	users := panelauth.New(panelUsers, panelauth.Options{Cost: cfg.PanelPasswordCost})
 
 	gw, err := gateway.New(gateway.Config{
 		ServiceURLs: map[gateway.Upstream]string{
@@ -173,8 +183,17 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 	}
 	gw.Register(app)
 	adm := admin.New(accounts, admin.Config{Token: cfg.AdminToken.Reveal(), PublicURL: cfg.PublicURL, Failures: failures,
-		Services: services, Usage: usages})
+		Services: services, Usage: usages, Users: users})
 	adm.Register(app)
+	// The management panel (docs/panel.md): its pages call the services through gw.Call.
+	pnl, err := panel.New(panel.Config{Users: users, Accounts: accounts, Gateway: gw, Failures: failures, PublicURL: cfg.PublicURL, Log: log,
+		UsageReport: func(ctx context.Context, id string, from, to time.Time) (any, error) {
+			return adm.Usage(ctx, id, from, to)
+		}})
+	if err != nil {
+		return fmt.Errorf("edge: %w", err)
+	}
+	pnl.Register(app)
 
 	log.Info("edge starting", "addr", cfg.Addr, "public_url", cfg.PublicURL, "property_url", cfg.PropertyURL,
 		"booking_url", cfg.BookingURL, "catalog_url", cfg.CatalogURL, "integration_url", cfg.IntegrationURL, "trusted_proxies", len(proxies))

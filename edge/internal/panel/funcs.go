@@ -1,0 +1,60 @@
+package panel
+
+import (
+	"html/template"
+	"strconv"
+	"strings"
+)
+
+// Field is one form control as the "field" template draws it: a label tied to its input,
+// the value, the service's message for it (tied by aria-describedby), a hint.
+type Field struct {
+	Name, ID, Label, Kind, Value, Error, Hint string
+	Options                                   []string
+	Required                                  bool
+}
+
+// funcs are the templates' helpers.
+var funcs = template.FuncMap{
+	// field: (view, name, label, kind[, options or hint…]). kind is an input type, "textarea",
+	// "select" (options: a comma-separated list, "" first for "not set"), or "yesno".
+	"field": func(v view, name, label, kind string, more ...string) Field {
+		f := Field{Name: name, ID: "f-" + idOf(name), Label: label, Kind: kind, Value: v.Values[name], Error: v.Errors[name]}
+		if i := strings.LastIndexByte(name, '['); f.Error == "" && i > 0 {
+			// A violation of the object the field is in (property[space]: is required),
+			// which has no input of its own, is shown at its fields.
+			f.Error = v.Errors[name[:i]]
+		}
+		for _, m := range more {
+			switch {
+			case m == "required":
+				f.Required = true
+			case strings.HasPrefix(m, "options:"):
+				f.Options = strings.Split(strings.TrimPrefix(m, "options:"), ",")
+			default:
+				f.Hint = m
+			}
+		}
+		return f
+	},
+	"idOf": idOf,
+	// row: a field name in row i of a repeated group ("season", 2, "name" → season[2][name]).
+	"row": func(group string, i int, name string) string {
+		return group + "[" + strconv.Itoa(i) + "][" + name + "]"
+	},
+	"seq": func(n int) []int {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	},
+	"add": func(a, b int) int { return a + b },
+	"val": func(v view, name string) string { return v.Values[name] },
+}
+
+// idOf is an element id made of a field name.
+func idOf(name string) string {
+	r := strings.NewReplacer("[", "-", "]", "", ".", "-", " ", "-")
+	return r.Replace(name)
+}
