@@ -69,6 +69,12 @@ type Account struct {
 	AdminToken    string `json:"admin_token"`
 	// PropertyID is the demo property's id.
 	PropertyID string `json:"property_id"`
+	// PanelEmail and PanelPassword sign the demo owner in to the management panel
+	// (/panel); OperatorEmail and OperatorPassword, the demo operator.
+	PanelEmail       string `json:"panel_email"`
+	PanelPassword    string `json:"panel_password"`
+	OperatorEmail    string `json:"operator_email"`
+	OperatorPassword string `json:"operator_password"`
 }
 
 // Ensure returns the demo account saved at path if edge still accepts it, and otherwise
@@ -77,8 +83,12 @@ func Ensure(ctx context.Context, edgeURL, adminToken, path string) (acc Account,
 	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &acc) == nil {
 		acc.EdgeURL, acc.AdminToken = edgeURL, adminToken
 		if status, _, err := call(ctx, edgeURL+"/api/account-settings", acc.AHeaders(), `{}`); err == nil && status == 200 {
-			// An account made by an older vros-dev gets the switch too (a repeat changes nothing).
+			// An account made by an older vros-dev gets the switch and the panel users too
+			// (a repeat changes nothing).
 			if err := allowPrivateTargets(ctx, acc); err != nil {
+				return acc, false, err
+			}
+			if err := panelUsers(ctx, &acc); err != nil {
 				return acc, false, err
 			}
 			return acc, false, writeJSON(path, acc)
@@ -111,6 +121,9 @@ func createAccount(ctx context.Context, edgeURL, adminToken string) (Account, er
 	if err := allowPrivateTargets(ctx, acc); err != nil {
 		return acc, err
 	}
+	if err := panelUsers(ctx, &acc); err != nil {
+		return acc, err
+	}
 	for _, step := range []struct{ path, body string }{
 		{"/api/account-settings", `{"currency":"USD","timezone":"America/New_York","languages":["en","it"],"brands":[{"id":1,"name":"Demo Rentals","domain":"demo.example.com"}]}`},
 		{"/api/property", `{"action":"create","property":` + Property + `}`},
@@ -133,6 +146,30 @@ func createAccount(ctx context.Context, edgeURL, adminToken string) (Account, er
 		}
 	}
 	return acc, nil
+}
+
+// panelUsers makes, through the admin API, the demo owner user of the account and a demo
+// operator, with passwords kept in the account file; users that exist are kept.
+func panelUsers(ctx context.Context, acc *Account) error {
+	if acc.PanelEmail != "" && acc.OperatorEmail != "" {
+		return nil
+	}
+	acc.PanelEmail, acc.PanelPassword = "owner@demo.example.com", "demo-"+strings.TrimRight(seal.NewKey(), "=")[:12]
+	acc.OperatorEmail, acc.OperatorPassword = "operator@demo.example.com", "demo-"+strings.TrimRight(seal.NewKey(), "=")[:12]
+	for _, u := range []map[string]string{
+		{"email": acc.PanelEmail, "name": "Demo Owner", "password": acc.PanelPassword, "role": "owner", "account_id": acc.AccountID},
+		{"email": acc.OperatorEmail, "name": "Demo Operator", "password": acc.OperatorPassword, "role": "operator"},
+	} {
+		b, _ := json.Marshal(u)
+		status, body, err := call(ctx, acc.EdgeURL+"/admin/v1/panel-users", map[string]string{"Authorization": "Bearer " + acc.AdminToken}, string(b))
+		if err != nil {
+			return err
+		}
+		if status != http.StatusCreated {
+			return fmt.Errorf("panel user %s: %d %s", u["email"], status, body)
+		}
+	}
+	return nil
 }
 
 // allowPrivateTargets switches on, through the admin API, the demo account's
@@ -231,7 +268,8 @@ func Announce(w io.Writer, a Account, created bool, accPath, reqPath string) err
 		}
 		fmt.Fprintf(w, "\nvros is running. Edge: %s   (Ctrl-C stops everything; data stays in %s)\n"+
 			"Demo account %s: credentials in %s, sample requests in %s\n"+
-			"(among them a webhook to a receiver on 127.0.0.1, which this account may name).\n\n", a.EdgeURL, filepath.Dir(accPath), a.AccountID, accPath, reqPath)
+			"(among them a webhook to a receiver on 127.0.0.1, which this account may name).\n", a.EdgeURL, filepath.Dir(accPath), a.AccountID, accPath, reqPath)
+		PrintPanel(w, a)
 		return nil
 	}
 	var buf bytes.Buffer
@@ -240,8 +278,16 @@ func Announce(w io.Writer, a Account, created bool, accPath, reqPath string) err
 		return err
 	}
 	_, err := w.Write(buf.Bytes())
-	fmt.Fprintf(w, "These requests are kept in %s; later starts do not print the secrets again.\n\n", reqPath)
+	fmt.Fprintf(w, "These requests are kept in %s; later starts do not print the API secrets again.\n", reqPath)
+	PrintPanel(w, a)
 	return err
+}
+
+// PrintPanel shows the management panel's address and the demo logins (at every start:
+// they work on this machine only).
+func PrintPanel(w io.Writer, a Account) {
+	fmt.Fprintf(w, "\nManagement panel: %s/panel/\n  demo owner     %s   password %s\n  demo operator  %s   password %s\n\n",
+		a.EdgeURL, a.PanelEmail, a.PanelPassword, a.OperatorEmail, a.OperatorPassword)
 }
 
 // Print shows the credentials and sample requests.
