@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // stillThere asserts, through interface A, that the owner's property exists.
@@ -270,5 +271,125 @@ func TestOperatorSuspends(t *testing.T) {
 	_, audit := op.get(t, "/panel/operator/audit?account="+o.AccountID)
 	if strings.Count(audit, "panel:"+opEmail) < 2 {
 		t.Errorf("the audit log does not name the operator for both changes")
+	}
+}
+
+// TestOwnerFormsReachTheServices: every other form of the owner's pages changes what the API
+// then reads — policy, payment methods (the secret never shown back), a photo upload, nightly
+// prices, a block undone, a booking's payment and arrival form, a brand, a webhook (its secret
+// shown once, a test delivery in its log, redelivered), an iCal feed.
+func TestOwnerFormsReachTheServices(t *testing.T) {
+	o := newOwner(t)
+	s := signIn(t, o.Email, o.Password)
+	prop := "/panel/properties/" + o.Code
+	mustPost := func(path string, form url.Values) string {
+		t.Helper()
+		code, body := s.post(t, path, form)
+		if code != http.StatusSeeOther && code != http.StatusOK {
+			t.Fatalf("POST %s: HTTP %d: %.600s", path, code, body)
+		}
+		return body
+	}
+	mustPost(prop+"/policy", s.form("short_stay[payment_type]", "Partial", "short_stay[payment_partial][first_payment][is_due_at]", "Booking",
+		"short_stay[payment_partial][first_payment][amount_type]", "PercentOfRent", "short_stay[payment_partial][first_payment][amount]", "30",
+		"short_stay[payment_partial][remaining_payment][is_due_at]", "Arrival", "short_stay[payment_full][is_due_at]", "",
+		"short_stay[damage_deposit][amount]", ""))
+	mustPost(prop+"/methods", s.form("stripe[enabled]", "1", "stripe[public_key]", "pk_test_panel", "stripe[secret_key]", "sk_test_panel_secret",
+		"cash[enabled]", "1", "paypal[enabled]", "0", "paypal[email]", ""))
+	if _, page := s.get(t, prop+"/methods"); strings.Contains(page, "sk_test_panel_secret") || !strings.Contains(page, "pk_test_panel") {
+		t.Error("the methods page shows the secret, or not the public key")
+	}
+	month := day(40)[:7]
+	mustPost(prop+"/calendar/prices", url.Values{"_csrf": {s.csrf}, "day": {month + "-05", month + "-06"}, "price": {"199.50"}, "minstay": {"3"}})
+	var got struct {
+		Data struct {
+			Policy struct {
+				PaymentType string `json:"payment_type"`
+			} `json:"policy"`
+			Methods struct {
+				Gateways []struct {
+					Provider string `json:"provider"`
+				} `json:"gateways"`
+			} `json:"methods"`
+			Prices map[string]struct {
+				Price   string `json:"price"`
+				MinStay int    `json:"min_nights"`
+			} `json:"prices"`
+		} `json:"data"`
+	}
+	o.a(t, "property", `{"action":"get","property":{"internal_code":"`+o.Code+`"}}`, &got)
+	if got.Data.Policy.PaymentType != "Partial" || len(got.Data.Methods.Gateways) != 2 || got.Data.Prices[month+"-05"].Price != "199.5" {
+		t.Errorf("stored: policy %q, methods %+v, price of %s-05 %+v", got.Data.Policy.PaymentType, got.Data.Methods.Gateways, month, got.Data.Prices[month+"-05"])
+	}
+
+	// Block two nights, undo it: a booking of them is refused, then taken.
+	mustPost(prop+"/calendar/block", url.Values{"_csrf": {s.csrf}, "day": {month + "-20", month + "-21"}, "month": {month}})
+	if a := b(t, o.Key, o.Pass, "create", map[string]any{"propertyId": o.PID, "firstName": "A", "lastName": "B", "email": "a@example.com",
+		"numberofadults": 2, "leadsourceId": 1, "checkin": month + "-20", "checkout": month + "-22"}); a.Status != 8 {
+		t.Fatalf("create over the block: status %d %s", a.Status, a.Message)
+	}
+	var blocks []struct {
+		ID json.Number `json:"id"`
+	}
+	deadline := time.Now().Add(viewsWithin)
+	for len(blocks) == 0 && time.Now().Before(deadline) {
+		a := b(t, o.Key, o.Pass, "getblockdates", map[string]any{"propertyId": o.PID})
+		_ = json.Unmarshal(a.Data, &blocks)
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(blocks) != 1 {
+		t.Fatalf("blocks: %v", blocks)
+	}
+	mustPost(prop+"/calendar/unblock", s.form("block_id", blocks[0].ID.String(), "month", month))
+	booked := o.book(t, month+"-20", month+"-22")
+
+	// The booking's payment and arrival form.
+	bk := "/panel/bookings/" + strconv.FormatInt(booked, 10)
+	mustPost(bk+"/payments", s.form("amount", "100.50", "description", "deposit"))
+	mustPost(bk+"/arrival", s.form("arriveBy", "plane", "transportNumber", "AZ123", "expectedTime", "14:30", "isCompleted", "True"))
+	if _, page := s.get(t, bk); !strings.Contains(page, "deposit") || !strings.Contains(page, `value="AZ123"`) {
+		t.Error("the booking page does not show the payment and the arrival form")
+	}
+
+	// A photo upload (multipart, as the browser sends it).
+	photoUpload(t, s, prop+"/photos")
+	var photos struct {
+		Data struct {
+			Photos map[string]any `json:"photos"`
+		} `json:"data"`
+	}
+	o.a(t, "property", `{"action":"get","property":{"internal_code":"`+o.Code+`"}}`, &photos)
+	if len(photos.Data.Photos) != 1 {
+		t.Errorf("photos after the upload: %d", len(photos.Data.Photos))
+	}
+
+	// A brand, a webhook, an iCal feed.
+	mustPost("/panel/brands", s.form("action", "create", "brand[name]", "Second Site", "brand[domains][0]", "second"+o.AccountID+".example.com"))
+	if _, page := s.get(t, "/panel/brands"); !strings.Contains(page, "Second Site") {
+		t.Error("the brand is not listed")
+	}
+	if err := apitestAllowPrivate(o.AccountID); err != nil {
+		t.Fatal(err)
+	}
+	page := mustPost("/panel/webhooks", s.form("action", "create", "webhook[url]", "http://127.0.0.1:9/hook", "webhook[event_types][0]", "*"))
+	if !strings.Contains(page, `id="webhook-secret">whsec_`) {
+		t.Fatalf("no signing secret shown: %.500s", page)
+	}
+	id := regexpFind(t, `name="webhook\[webhook_id\]" value="(\d+)"`, page)
+	mustPost("/panel/webhooks", s.form("action", "test", "webhook[webhook_id]", id))
+	var msg string
+	for deadline := time.Now().Add(viewsWithin); msg == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		_, log := s.get(t, "/panel/webhooks?log="+id)
+		if m := regexp.MustCompile(`name="delivery\[message_id\]" value="([^"]+)"`).FindStringSubmatch(log); m != nil {
+			msg = m[1]
+		}
+	}
+	if msg == "" {
+		t.Fatal("the test delivery is not in the log")
+	}
+	mustPost("/panel/webhooks", s.form("resource", "webhook-delivery", "log", id, "action", "redeliver", "delivery[webhook_id]", id, "delivery[message_id]", msg))
+	mustPost("/panel/ical", s.form("action", "create", "feed[internal_code]", o.Code, "feed[url]", "http://127.0.0.1:9/cal.ics", "feed[name]", "Airbnb"))
+	if _, page := s.get(t, "/panel/ical"); !strings.Contains(page, "Airbnb") {
+		t.Error("the feed is not listed")
 	}
 }

@@ -7,10 +7,14 @@
 package paneltest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -238,3 +242,36 @@ func (s *session) form(kv ...string) url.Values {
 
 // day is the date n days from today (UTC).
 func day(n int) string { return apitest.Day(n) }
+
+// photoUpload posts a small PNG to the photos page as a browser's file upload.
+func photoUpload(t *testing.T, s *session, path string) {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 64, 48))
+	for i := range img.Pix {
+		img.Pix[i] = 0x80
+	}
+	var file bytes.Buffer
+	_ = png.Encode(&file, img)
+	var body bytes.Buffer
+	w := multipart.NewWriter(&body)
+	_ = w.WriteField("_csrf", s.csrf)
+	part, _ := w.CreateFormFile("image", "house.png")
+	_, _ = part.Write(file.Bytes())
+	_ = w.Close()
+	req, _ := http.NewRequest(http.MethodPost, st.EdgeURL+path, &body)
+	req.Header.Set("Content-Type", w.FormDataContentType())
+	req.Header.Set("Origin", st.EdgeURL)
+	resp, err := s.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("photo upload: HTTP %d", resp.StatusCode)
+	}
+}
+
+// apitestAllowPrivate lets the account's webhooks and feeds name loopback (the tests' targets).
+func apitestAllowPrivate(account string) error {
+	return apitest.AllowPrivateTargets(http.DefaultClient, st.EdgeURL, adminToken, account, true)
+}

@@ -123,8 +123,6 @@ func callerOf(c *fiber.Ctx) account.Caller {
 	return k
 }
 
-type loginData struct{ Next string }
-
 func (p *Panel) loginPage(c *fiber.Ctx) error {
 	tok := panelauth.NewToken()
 	p.setCookie(c, cookieLogin, tok, time.Now().Add(time.Hour))

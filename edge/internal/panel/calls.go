@@ -145,7 +145,30 @@ func form(c *fiber.Ctx, skip ...string) (map[string]string, map[string]any, erro
 	if err != nil {
 		return nil, nil, &httpapi.Error{HTTP: fiber.StatusBadRequest, Message: err.Error()}
 	}
+	prune(obj)
 	return values, obj, nil
+}
+
+// prune drops the objects within obj whose every value is blank: a form's optional group
+// left empty (a policy's damage deposit, a payment kind not chosen) is not sent, as a
+// client that has none sends none.
+func prune(obj map[string]any) (blank bool) {
+	blank = true
+	for k, v := range obj {
+		switch x := v.(type) {
+		case map[string]any:
+			if prune(x) {
+				delete(obj, k)
+				continue
+			}
+		case string:
+			if strings.TrimSpace(x) == "" {
+				continue
+			}
+		}
+		blank = false
+	}
+	return blank
 }
 
 func contains(list []string, s string) bool {

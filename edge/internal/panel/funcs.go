@@ -1,7 +1,10 @@
 package panel
 
 import (
+	"encoding/json"
+	"fmt"
 	"html/template"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -51,6 +54,23 @@ var funcs = template.FuncMap{
 	},
 	"add": func(a, b int) int { return a + b },
 	"val": func(v view, name string) string { return v.Values[name] },
+	// figures writes a JSON object of figures ({"current":1,"created":1}) as "current 1 · created 1".
+	"figures": func(raw json.RawMessage) string {
+		var m map[string]any
+		if json.Unmarshal(raw, &m) != nil {
+			return string(raw)
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%s %v", k, m[k])
+		}
+		return strings.Join(parts, " · ")
+	},
 }
 
 // idOf is an element id made of a field name.

@@ -173,12 +173,14 @@ func (p *Panel) deleteProperty(c *fiber.Ctx) error {
 type section struct {
 	page, title, resource string
 	values                func(contract.Property) map[string]string
+	// prepare turns the form's object into the resource's body (nil: as it is).
+	prepare func(obj map[string]any)
 }
 
 var (
 	ratesSection   = section{page: "rates", title: "Rates and seasons", resource: "property-rate", values: rateValues}
 	policySection  = section{page: "policy", title: "Payment policy", resource: "property-policy", values: policyValues}
-	methodsSection = section{page: "methods", title: "Payment methods", resource: "property-method", values: methodValues}
+	methodsSection = section{page: "methods", title: "Payment methods", resource: "property-method", values: methodValues, prepare: enabledMethods}
 )
 
 // sectionRows are the rows a repeated group's form shows: the stored ones and spare ones.
@@ -210,6 +212,9 @@ func (p *Panel) saveSection(c *fiber.Ctx, s section) error {
 	values, obj, err := form(c)
 	if err != nil {
 		return err
+	}
+	if s.prepare != nil {
+		s.prepare(obj)
 	}
 	obj["internal_code"] = code
 	o, err := p.call(c, gateway.InterfaceA, s.resource, obj)
@@ -320,20 +325,20 @@ func policyValues(prop contract.Property) map[string]string {
 	return v
 }
 
-// methodFields are A5's providers and their fields; secrets are write-only: the form never
-// shows them, and a change of the set must send them again.
-var methodFields = []struct {
-	Provider string
-	Fields   []string
-	Secrets  []string
-}{
-	{"stripe", []string{"public_key"}, []string{"secret_key"}},
-	{"authorizenet", nil, []string{"login_id", "transaction_key"}},
-	{"paypal", []string{"email"}, nil},
-	{"openpay", []string{"open_key"}, []string{"secret_key"}},
-	{"firstdata", []string{"gateway_id"}, []string{"encryption_key"}},
-	{"nexi", []string{"merchant_id", "secure_3d"}, []string{"password"}},
-	{"cash", nil, nil},
+// enabledMethods keeps the payment methods whose "use" is Yes, without that switch: A5's
+// body is the set of methods in use; a method not sent is disabled.
+func enabledMethods(obj map[string]any) {
+	for k, v := range obj {
+		m, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		if m["enabled"] != "1" {
+			delete(obj, k)
+			continue
+		}
+		delete(m, "enabled")
+	}
 }
 
 // methodValues are A5's form values of the stored methods, without secrets.
