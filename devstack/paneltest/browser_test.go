@@ -114,32 +114,37 @@ func (p *page) press(label string) {
 	p.do(chromedp.Click(fmt.Sprintf(`//button[normalize-space()=%q]`, label)))
 }
 
-// text is the text of the first element matching css, once it is visible.
-func (p *page) text(css string) string {
-	p.t.Helper()
-	p.do(chromedp.WaitVisible(chromedp.CSS(css)))
-	s, err := chromedp.Run(p.ctx, chromedp.Text(chromedp.CSS(css)))
-	if err != nil {
-		p.t.Fatal(err)
+// read is the text of the first element matching css, once it is visible. A page being
+// swapped (htmx replaces the body after a navigation) can drop the node between the wait and
+// the read: that is an error to retry.
+func (p *page) read(css string) (string, error) {
+	ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(css))); err != nil {
+		return "", err
 	}
-	return strings.TrimSpace(s)
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(css)))
+	return strings.TrimSpace(s), err
 }
 
-// expect waits until the element css shows want.
-func (p *page) expect(css, want string) {
+// expect waits until the element css shows want, and returns its text.
+func (p *page) expect(css, want string) string {
 	p.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		got := p.text(css)
-		if strings.Contains(got, want) {
-			return
+		got, err := p.read(css)
+		if err == nil && strings.Contains(got, want) {
+			return got
 		}
 		if time.Now().After(deadline) {
-			p.t.Fatalf("%s shows %q, want %q", css, got, want)
+			p.t.Fatalf("%s shows %q (%v), want %q", css, got, err, want)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// text is the text of the first element matching css, once there is one.
+func (p *page) text(css string) string { p.t.Helper(); return p.expect(css, "") }
 
 // shot writes a screenshot of the whole page as name.png.
 func (p *page) shot(name string) {
