@@ -345,10 +345,15 @@ func TestOwnerFormsReachTheServices(t *testing.T) {
 
 	// The booking's payment and arrival form.
 	bk := "/panel/bookings/" + strconv.FormatInt(booked, 10)
-	mustPost(bk+"/payments", s.form("amount", "100.50", "description", "deposit"))
+	mustPost(bk+"/payments", s.form("amount", "100.50", "description", "first instalment"))
 	mustPost(bk+"/arrival", s.form("arriveBy", "plane", "transportNumber", "AZ123", "expectedTime", "14:30", "isCompleted", "True"))
-	if _, page := s.get(t, bk); !strings.Contains(page, "deposit") || !strings.Contains(page, `value="AZ123"`) {
-		t.Error("the booking page does not show the payment and the arrival form")
+	_, page := s.get(t, bk)
+	if !strings.Contains(page, "first instalment") || !strings.Contains(page, `value="AZ123"`) {
+		t.Fatal("the booking page does not show the payment and the arrival form")
+	}
+	mustPost(bk+"/payments/remove", s.form("paymentId", regexpFind(t, `name="paymentId" value="([^"]+)"`, page)))
+	if _, page := s.get(t, bk); strings.Contains(page, "first instalment") {
+		t.Error("the removed payment is still shown")
 	}
 
 	// A photo upload (multipart, as the browser sends it).
@@ -371,7 +376,7 @@ func TestOwnerFormsReachTheServices(t *testing.T) {
 	if err := apitestAllowPrivate(o.AccountID); err != nil {
 		t.Fatal(err)
 	}
-	page := mustPost("/panel/webhooks", s.form("action", "create", "webhook[url]", "http://127.0.0.1:9/hook", "webhook[event_types][0]", "*"))
+	page = mustPost("/panel/webhooks", s.form("action", "create", "webhook[url]", "http://127.0.0.1:9/hook", "webhook[event_types][0]", "*"))
 	if !strings.Contains(page, `id="webhook-secret">whsec_`) {
 		t.Fatalf("no signing secret shown: %.500s", page)
 	}

@@ -143,6 +143,27 @@ func (p *Panel) cancelBooking(c *fiber.Ctx) error { return p.bookingChange(c, "c
 func (p *Panel) addPayment(c *fiber.Ctx) error {
 	return p.bookingChange(c, "addbookingpayment", "payment", "amount", "description", "currency")
 }
+// removePayment removes one of the booking's payments (removebookingpayment names only the
+// payment; the service finds it among the account's).
+func (p *Panel) removePayment(c *fiber.Ctx) error {
+	id, err := bookingID(c)
+	if err != nil {
+		return err
+	}
+	o, err := p.call(c, gateway.InterfaceB, "removebookingpayment", map[string]any{"paymentId": c.FormValue("paymentId")})
+	if err != nil {
+		return err
+	}
+	if !o.OK {
+		if o.HTTP == fiber.StatusNotFound {
+			return errNotYours
+		}
+		c.Status(o.HTTP)
+		return p.bookingView(c, o.Message, nil, nil)
+	}
+	return redirect(c, "/panel/bookings/"+strconv.FormatInt(id, 10), "removed")
+}
+
 func (p *Panel) arrivalForm(c *fiber.Ctx) error {
 	return p.bookingChange(c, "updatearrivalform", "arrival", "arriveBy", "transportNumber", "expectedTime", "isCompleted")
 }

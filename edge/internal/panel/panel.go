@@ -138,6 +138,7 @@ func (p *Panel) Register(app *fiber.App) {
 	g.Get("/bookings/:id", owner(p.booking)...)
 	g.Post("/bookings/:id/cancel", owner(p.cancelBooking)...)
 	g.Post("/bookings/:id/payments", owner(p.addPayment)...)
+	g.Post("/bookings/:id/payments/remove", owner(p.removePayment)...)
 	g.Post("/bookings/:id/arrival", owner(p.arrivalForm)...)
 	g.Get("/credentials", owner(p.credentials)...)
 	g.Post("/credentials", owner(p.changeCredential)...)
