@@ -35,7 +35,7 @@ type Property struct {
 	UpdatedAt time.Time `json:"updated_at"`
 
 	Content Content          `json:"content"`
-	Photos  map[string]Photo `json:"photos"` // by photo id (decimal); the lowest id is the main photo
+	Photos  map[string]Photo `json:"photos"` // by photo id (decimal); ordered by OrderedPhotos, the first is the main photo
 	Policy  *Policy          `json:"policy"` // nil: no payment policy set
 	Rates   *Rates           `json:"rates"`  // nil: no rates set, the property cannot be priced
 	Methods *Methods         `json:"methods"`
@@ -91,6 +91,10 @@ type Photo struct {
 	Height    int       `json:"height"`
 	Source    string    `json:"source,omitempty"` // the link it was fetched from, if any
 	CreatedAt time.Time `json:"created_at"`
+	// Position is the photo's place in the property's order, from 1 (the main photo); 0
+	// (absent) in snapshots from before photos could be ordered. Read the order with
+	// Property.OrderedPhotos or ComparePhotos, never from Position alone.
+	Position int `json:"position,omitempty"`
 }
 
 // Policy is A3's short_stay payment policy.

@@ -38,8 +38,9 @@ func life() map[string]Record {
 	})
 	step(PhotosUpdated, func(r *Record) {
 		r.Photos = map[string]PhotoRec{
-			"3": {PhotoID: 3, Key: "k3", Width: 1600, Height: 900, Source: "https://example.com/pool.jpg", CreatedAt: at(2)},
-			"5": {PhotoID: 5, Key: "k5", Width: 1200, Height: 800, CreatedAt: at(2)},
+			// ordered: 5 is the main photo, though 3 is the lower id
+			"3": {PhotoID: 3, Key: "k3", Width: 1600, Height: 900, Source: "https://example.com/pool.jpg", CreatedAt: at(2), Position: 2},
+			"5": {PhotoID: 5, Key: "k5", Width: 1200, Height: 800, CreatedAt: at(2), Position: 1},
 		}
 	})
 	step(PolicyUpdated, func(r *Record) {

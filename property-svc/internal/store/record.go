@@ -71,7 +71,8 @@ type ContentRec struct {
 }
 
 // PhotoRec is one photo; its renditions are served at /media/<key>/<rendition>.jpg. Photos
-// are shown in photo id order; the first is the main photo.
+// are shown in the order of contract.ComparePhotos (by position); the first is the main
+// photo.
 type PhotoRec struct {
 	PhotoID   int64     `bson:"photo_id" json:"photo_id"`
 	Key       string    `bson:"key" json:"key"`
@@ -79,6 +80,10 @@ type PhotoRec struct {
 	Height    int       `bson:"height" json:"height"`
 	Source    string    `bson:"source,omitempty" json:"source,omitempty"` // the link it came from
 	CreatedAt time.Time `bson:"created_at" json:"created_at"`
+	// Position is the photo's place in the order, from 1; every write of the photos numbers
+	// them all 1..n (photos.go). 0 in photos stored before photos could be ordered, until
+	// the property's next photo write.
+	Position int `bson:"position,omitempty" json:"position,omitempty"`
 }
 
 // ChargeRec is a due amount of the payment policy.
