@@ -415,3 +415,34 @@ func repeat(s string, n int) string {
 	}
 	return out
 }
+
+func TestInts(t *testing.T) {
+	rule := fields.Int{Min: 1, Max: 2147483647}
+	tests := []struct {
+		name string
+		body string
+		want []int
+		ok   bool
+		err  string
+	}{
+		{"numbers and numeric strings", `{"p":{"a":[12,"7"," 9 ",3.0]}}`, []int{12, 7, 9, 3}, true, ""},
+		{"empty", `{"p":{"a":[]}}`, []int{}, true, ""},
+		{"absent", `{"p":{}}`, nil, false, ""},
+		{"PHP object with gaps", `{"p":{"a":{"0":4,"2":5}}}`, []int{4, 5}, true, ""},
+		{"not an array", `{"p":{"a":"12"}}`, nil, false, "p.a: must be an array"},
+		{"out of range", `{"p":{"a":[1,0]}}`, []int{1}, true, "p.a[1]: must be between 1 and 2147483647"},
+		{"fraction", `{"p":{"a":[1.5]}}`, []int{}, true, "p.a[0]: must be a whole number"},
+		{"word", `{"p":{"a":[1,"x"]}}`, []int{1}, true, "p.a[1]: must be a number"},
+		{"object element", `{"p":{"a":[{}]}}`, []int{}, true, "p.a[0]: must be a number"},
+		{"null element", `{"p":{"a":[null]}}`, []int{}, true, "p.a[0]: is required"},
+		{"blank element", `{"p":{"a":[" "]}}`, []int{}, true, "p.a[0]: is required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok, v := read(t, tt.body, func(o *fields.Object) ([]int, bool) { return o.Ints("a", fields.List{}, rule) })
+			if !slices.Equal(got, tt.want) || ok != tt.ok || violation(v) != tt.err {
+				t.Fatalf("got %v %v %q, want %v %v %q", got, ok, violation(v), tt.want, tt.ok, tt.err)
+			}
+		})
+	}
+}

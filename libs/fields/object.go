@@ -236,6 +236,27 @@ func (o *Object) Strings(name string, l List, each Str) ([]string, bool) {
 	return out, true
 }
 
+// Ints reads member name as an array of whole numbers (JSON numbers or numeric strings),
+// each checked against each, which is required of every element: a null or blank element is
+// "is required". Element violations name the element, e.g. "order[1]"; elements that break
+// a rule are left out of the result.
+func (o *Object) Ints(name string, l List, each Int) ([]int, bool) {
+	field := Path(o.Path(), name)
+	items, ok := o.items(name, field, l)
+	if !ok {
+		return nil, false
+	}
+	each.Required = true
+	out := make([]int, 0, len(items))
+	for _, it := range items {
+		el := &Object{path: Index(field, it.index), members: map[string]json.RawMessage{"": it.raw}, v: o.v}
+		if n, ok := el.Int("", each); ok {
+			out = append(out, n)
+		}
+	}
+	return out, true
+}
+
 type item struct {
 	index int
 	raw   json.RawMessage
