@@ -27,7 +27,7 @@ func ComparePhotos(a, b Photo) int {
 
 // OrderedPhotos returns the property's photos in their order (ComparePhotos); the first is
 // the main photo. Empty, never nil, when there is none.
-func (p *Property) OrderedPhotos() []Photo {
+func (p Property) OrderedPhotos() []Photo {
 	out := make([]Photo, 0, len(p.Photos))
 	for _, ph := range p.Photos {
 		out = append(out, ph)
@@ -38,7 +38,7 @@ func (p *Property) OrderedPhotos() []Photo {
 
 // MainPhoto returns the property's main photo, the first of OrderedPhotos, found without
 // copying and sorting them all; ok is false when the property has no photo.
-func (p *Property) MainPhoto() (main Photo, ok bool) {
+func (p Property) MainPhoto() (main Photo, ok bool) {
 	for _, ph := range p.Photos {
 		if !ok || ComparePhotos(ph, main) < 0 {
 			main, ok = ph, true
