@@ -168,14 +168,23 @@ func (d inviteDoc) invite() panelauth.Invite {
 		CreatedAt: d.CreatedAt, ExpiresAt: d.ExpiresAt}
 }
 
-// TakeInvite deletes the invite and returns it: of two takers only one gets it.
+// TakeInvite deletes the invite and returns it: of two takers only one gets it. The delete's
+// count decides, not findAndModify: FerretDB on PostgreSQL let two concurrent
+// findAndModify removes both return the document (seen in make test-real), while of two
+// concurrent deletes of one document only one counts it.
 func (s *Store) TakeInvite(ctx context.Context, id string) (panelauth.Invite, error) {
-	var d inviteDoc
-	err := s.invites.FindOneAndDelete(ctx, byID(id)).Decode(&d)
-	if errors.Is(err, mongo.ErrNoDocuments) {
+	inv, err := s.PeekInvite(ctx, id)
+	if err != nil {
+		return panelauth.Invite{}, err
+	}
+	r, err := s.invites.DeleteOne(ctx, byID(id))
+	if err != nil {
+		return panelauth.Invite{}, err
+	}
+	if r.DeletedCount != 1 {
 		return panelauth.Invite{}, panelauth.ErrNoInvite
 	}
-	return d.invite(), err
+	return inv, nil
 }
 
 // PeekInvite reads an invite.
