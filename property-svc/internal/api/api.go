@@ -117,13 +117,21 @@ func (a *API) property(c *fiber.Ctx) error {
 	}
 }
 
-// photo: create, update or delete (A2).
+// photo: create, update or delete (A2); order (extension): the photos' order, the main
+// photo first.
 func (a *API) photo(c *fiber.Ctx) error {
 	req, err := property.DecodePhoto(c.Body())
 	if err != nil {
 		return err
 	}
 	ph := req.Photo
+	if req.Action == property.Order {
+		order, err := a.props.OrderPhotos(c.UserContext(), tenancy.From(c).AccountID, ph.InternalCode, ph.Order)
+		if err != nil {
+			return domainError(err, codeNotFound(ph.InternalCode))
+		}
+		return httpapi.A(c, fiber.Map{"order": order})
+	}
 	id, err := a.props.Photo(c.UserContext(), tenancy.From(c).AccountID, req)
 	if pe, ok := photo.AsError(err); ok {
 		return httpapi.InvalidField(pe.Field(), pe.Error())

@@ -100,6 +100,24 @@ func (s *Properties) Photo(ctx context.Context, account string, req PhotoRequest
 	return id, nil
 }
 
+// OrderPhotos applies an A2 order request: the photos of the property with internal code
+// code are numbered in the order of order (photo ids, the main photo first), which must list
+// every photo the property has when the order is written, each once (checkPhotoOrder: a
+// *fields.Error on photo.order otherwise, nothing changed). It returns the order stored.
+func (s *Properties) OrderPhotos(ctx context.Context, account, code string, order []int64) ([]int64, error) {
+	p, err := s.repo.Find(ctx, account, PropertyRef{InternalCode: code})
+	if err != nil {
+		return nil, fmt.Errorf("order photos of property %q: %w", code, err)
+	}
+	stored, err := s.repo.OrderPhotos(ctx, p, func(cur []int64) ([]int64, error) {
+		return order, checkPhotoOrder("photo.order", order, cur)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("order photos of property %q: %w", code, err)
+	}
+	return stored, nil
+}
+
 func (s *Properties) render(ctx context.Context, image string) (*photo.Result, error) {
 	select {
 	case s.renders <- struct{}{}:

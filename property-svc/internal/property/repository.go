@@ -57,12 +57,26 @@ type Repository interface {
 	// Gateways returns the payment methods of a live property, secrets opened.
 	Gateways(ctx context.Context, account string, ref PropertyRef) ([]Gateway, error)
 
-	// AddPhoto stores the renditions of a new photo of p and returns its photo id.
+	// The photos of a property are in an order, the first the main photo (published as each
+	// photo's position, 1 to n; contract.ComparePhotos). Each photo write below is one write
+	// of the property, made only if the property has not changed since the photos it was
+	// computed from were read (else computed again on the new ones), so that of concurrent
+	// photo writes none is lost.
+
+	// AddPhoto stores the renditions of a new photo of p, last in the order, and returns its
+	// photo id.
 	AddPhoto(ctx context.Context, p Stored, img *photo.Result, source string) (int64, error)
-	// ReplacePhoto gives photo id of p new renditions; ErrPhotoNotFound when p has none.
+	// ReplacePhoto gives photo id of p new renditions, keeping its place in the order;
+	// ErrPhotoNotFound when p has none.
 	ReplacePhoto(ctx context.Context, p Stored, id int64, img *photo.Result, source string) error
-	// DeletePhoto removes photo id of p and its renditions; ErrPhotoNotFound when p has none.
+	// DeletePhoto removes photo id of p and its renditions; the others keep their order.
+	// ErrPhotoNotFound when p has none.
 	DeletePhoto(ctx context.Context, p Stored, id int64) error
+	// OrderPhotos orders the photos of p: order is given the photo ids in their current order
+	// and returns them in the new one, which is written and returned. An error of order is
+	// returned as it is, nothing written; when the property changed between the read and the
+	// write, order is called again on its photos then.
+	OrderPhotos(ctx context.Context, p Stored, order func(cur []int64) ([]int64, error)) ([]int64, error)
 	// Rendition returns one rendition of the photo whose media key is key;
 	// ErrPhotoNotFound when there is none.
 	Rendition(ctx context.Context, key, name string) ([]byte, error)

@@ -343,6 +343,10 @@ func calls(acct string, st property.Stored) map[string]func(r property.Repositor
 			return r.ReplacePhoto(ctx, as, photoID, img("replace"), "")
 		},
 		"DeletePhoto": func(r property.Repository) error { return r.DeletePhoto(ctx, as, photoID) },
+		"OrderPhotos": func(r property.Repository) error {
+			_, err := r.OrderPhotos(ctx, as, func(cur []int64) ([]int64, error) { return cur, nil })
+			return err
+		},
 	}
 }
 
@@ -478,6 +482,13 @@ func TestEachWriteBumpsVersionByOne(t *testing.T) {
 				return err
 			}
 			return h.repo.ReplacePhoto(ctx, st, photoID, img("b"), "")
+		}},
+		{PhotosUpdated, func() (err error) {
+			if st, err = h.repo.Find(ctx, acct, ref(pid)); err != nil {
+				return err
+			}
+			_, err = h.repo.OrderPhotos(ctx, st, func(cur []int64) ([]int64, error) { return cur, nil })
+			return err
 		}},
 		{PhotosUpdated, func() (err error) {
 			if st, err = h.repo.Find(ctx, acct, ref(pid)); err != nil {
