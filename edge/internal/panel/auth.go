@@ -149,7 +149,9 @@ func (p *Panel) login(c *fiber.Ctx) error {
 	if !sameSite(c) || !panelauth.SameToken(c.FormValue(csrfField), c.Cookies(cookieLogin)) {
 		return again(fiber.StatusForbidden, "This sign-in form is out of date (CSRF check failed). Reload the page and try again.")
 	}
-	key := strings.ToLower(email)
+	// Copied: the throttle keeps the key beyond this request, and the form value is a view of
+	// fasthttp's buffer (ToLower returns its argument when there is nothing to lower).
+	key := strings.ToLower(strings.Clone(email))
 	if err := p.cfg.Failures.Check(c); err != nil {
 		return again(fiber.StatusTooManyRequests, "Too many failed sign-ins from your address. "+retryIn(c))
 	}

@@ -56,7 +56,7 @@ func (p *Panel) accountsView(c *fiber.Ctx, created *createdAccount, msg string, 
 // createAccount opens an account (its credentials shown once) and, when an owner email is
 // given, makes the invite link of its first owner user.
 func (p *Panel) createAccount(c *fiber.Ctx) error {
-	name := strings.TrimSpace(c.FormValue("name"))
+	name := strings.TrimSpace(strings.Clone(c.FormValue("name")))
 	if len([]rune(name)) > 100 {
 		c.Status(fiber.StatusBadRequest)
 		return p.accountsView(c, nil, "", map[string]string{"name": "must be at most 100 characters"})
