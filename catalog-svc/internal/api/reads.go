@@ -151,28 +151,14 @@ func (a *API) allAmenity(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-// mainPhoto is a property's main photo, the one with the lowest id (photos' first), found
-// without copying and sorting them all.
-func mainPhoto(p *view.Property) (view.Photo, bool) {
-	var main view.Photo
-	found := false
-	for _, ph := range p.Snap.Photos {
-		if !found || ph.PhotoID < main.PhotoID {
-			main, found = ph, true
-		}
-	}
-	return main, found
-}
+// mainPhoto is a property's main photo, the first in the order its owner chose (A2 order;
+// by photo id in snapshots from before positions): contract.Property.MainPhoto, the rule
+// every reader follows, found without copying and sorting them all.
+func mainPhoto(p *view.Property) (view.Photo, bool) { return p.Snap.MainPhoto() }
 
-// photos are a property's photos in id order; the first is the main photo.
-func photos(p *view.Property) []view.Photo {
-	out := make([]view.Photo, 0, len(p.Snap.Photos))
-	for _, ph := range p.Snap.Photos {
-		out = append(out, ph)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].PhotoID < out[j].PhotoID })
-	return out
-}
+// photos are a property's photos in their order (contract.Property.OrderedPhotos); the
+// first is the main photo.
+func photos(p *view.Property) []view.Photo { return p.Snap.OrderedPhotos() }
 
 // bannerGallery lists the banner rendition of each live property's main photo.
 func (a *API) bannerGallery(c *fiber.Ctx) error {

@@ -2,7 +2,9 @@ package api
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -284,8 +286,9 @@ func cut(path string) (string, string, bool) {
 	return path, "", false
 }
 
-// TestMainPhotoIsTheFirstPhoto: mainPhoto is photos' first (the lowest id), and none
-// without photos.
+// TestMainPhotoIsTheFirstPhoto: mainPhoto is photos' first: the first position when the
+// photos have positions, the lowest id in a snapshot from before positions; none without
+// photos.
 func TestMainPhotoIsTheFirstPhoto(t *testing.T) {
 	p := &view.Property{}
 	if _, ok := mainPhoto(p); ok {
@@ -295,9 +298,77 @@ func TestMainPhotoIsTheFirstPhoto(t *testing.T) {
 	for _, id := range []int64{12, 3, 40, 7, 25} {
 		p.Snap.Photos[strconv.FormatInt(id, 10)] = view.Photo{PhotoID: id, Key: "k" + strconv.FormatInt(id, 10)}
 	}
-	for range 20 { // map order varies from run to run
-		if ph, ok := mainPhoto(p); !ok || ph != photos(p)[0] || ph.PhotoID != 3 {
-			t.Fatalf("main photo %+v, photos' first %+v", ph, photos(p)[0])
+	check := func(what string, main int64, order ...int64) {
+		t.Helper()
+		for range 20 { // map order varies from run to run
+			var got []int64
+			for _, ph := range photos(p) {
+				got = append(got, ph.PhotoID)
+			}
+			if ph, ok := mainPhoto(p); !ok || ph != photos(p)[0] || ph.PhotoID != main || !slices.Equal(got, order) {
+				t.Fatalf("%s: main photo %+v, photos %v; want %d first of %v", what, ph, got, main, order)
+			}
+		}
+	}
+	check("without positions", 3, 3, 7, 12, 25, 40)
+	for i, id := range []int64{40, 7, 25, 3, 12} {
+		ph := p.Snap.Photos[strconv.FormatInt(id, 10)]
+		ph.Position = i + 1
+		p.Snap.Photos[strconv.FormatInt(id, 10)] = ph
+	}
+	check("ordered", 40, 40, 7, 25, 3, 12)
+}
+
+// TestPhotoOrderReachesTheReads: once a property's snapshot orders its photos (12, 30, 4:
+// neither id order nor map order), property-gallery lists them so, the first of type 1 at
+// position 1, and the main photo of banner-gallery, property-category's gallery,
+// property-detail and search-rental is 12. The fixture's snapshots, without positions,
+// keep id order (4 first).
+func TestPhotoOrderReachesTheReads(t *testing.T) {
+	s := newServer(t, "")
+	fixture(s)
+	gallery := func() (ids, types, positions []string) {
+		t.Helper()
+		for _, ph := range decodeOrdered(t, s.read("property-gallery", `{"property_id":"7"}`)).first(t).items {
+			ids = append(ids, ph.get(t, "id").str())
+			types = append(types, ph.get(t, "type").str())
+			positions = append(positions, ph.get(t, "position").str())
+		}
+		return ids, types, positions
+	}
+	if ids, _, _ := gallery(); !slices.Equal(ids, []string{"4", "12"}) {
+		t.Fatalf("gallery without positions: %v, want id order", ids)
+	}
+
+	p := property("acc1", 7, "Villa Aurora", "Lucca", 3, 2, 6, "100", true)
+	p.Version = 2
+	p.Photos = map[string]contract.Photo{
+		"4":  {PhotoID: 4, Key: "kV4", Position: 3},
+		"12": {PhotoID: 12, Key: "kV12", Position: 1},
+		"30": {PhotoID: 30, Key: "kV30", Position: 2},
+	}
+	s.load(contract.PhotosUpdated, p)
+	ids, types, positions := gallery()
+	if !slices.Equal(ids, []string{"12", "30", "4"}) || !slices.Equal(types, []string{"1", "2", "2"}) ||
+		!slices.Equal(positions, []string{"1", "2", "3"}) {
+		t.Errorf("property-gallery: ids %v types %v positions %v, want 12 30 4, 1 2 2, 1 2 3", ids, types, positions)
+	}
+	banner := decodeOrdered(t, s.read("banner-gallery", `{}`))
+	var links []string
+	for _, b := range banner.items {
+		links = append(links, b.str())
+	}
+	if !slices.Contains(links, "/media/kV12/banner.jpg") || slices.Contains(links, "/media/kV4/banner.jpg") {
+		t.Errorf("banner-gallery: %v, want property 7's main photo kV12", links)
+	}
+	for _, read := range []struct{ name, body, want string }{
+		{"property-detail", `{"property_id":"7"}`, `"image_path":"/media/kV12/original.jpg"`},
+		{"search-rental", `{}`, `"image_path":"/media/kV12/original.jpg"`},
+		{"property-category", `{}`, `{"id":12,"property_id":7,"type":1,"position":1,`},
+	} {
+		out := string(s.read(read.name, read.body))
+		if !strings.Contains(out, read.want) || strings.Contains(out, "kV4/original") {
+			t.Errorf("%s: %s, want %s and not kV4's", read.name, out, read.want)
 		}
 	}
 }
