@@ -2,6 +2,7 @@ package paneltest
 
 import (
 	"context"
+	"image/color"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -16,6 +17,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/vros/vros/libs/events/contract"
 )
 
 // chromium is Debian's Chromium (make chromium installs it).
@@ -229,7 +232,26 @@ func TestOwnerWorksInTheBrowser(t *testing.T) {
 	if r := got.Data.Rates; r.Rate.Daily != "150" || len(r.Seasons) != 1 || r.Seasons[0].Name != "Summer" || r.Seasons[0].Price.Daily != "210" {
 		t.Fatalf("rates stored: %+v", r)
 	}
-	for _, path := range []string{"policy", "methods", "photos"} {
+	// Two photos uploaded from files; the second made the main one.
+	p.open("/panel/properties/NEW1/photos")
+	for i, c := range []color.RGBA{{200, 120, 40, 255}, {40, 120, 200, 255}} {
+		file := filepath.Join(t.TempDir(), fmt.Sprintf("photo%d.png", i))
+		writePNG(t, file, c)
+		p.do(chromedp.SetUploadFiles(chromedp.CSS(`input[name=image]`), []string{file}))
+		p.press("Upload")
+		p.expect(".notice", "Photo added.")
+	}
+	p.press("Make main")
+	p.expect(".notice", "Saved.")
+	p.shot("property-photos")
+	var photos struct {
+		Data contract.Property `json:"data"`
+	}
+	o.a(t, "property", `{"action":"get","property":{"internal_code":"NEW1"}}`, &photos)
+	if ph := photos.Data.OrderedPhotos(); len(ph) != 2 || ph[0].PhotoID < ph[1].PhotoID {
+		t.Fatalf("photos after Make main on the second: %+v", ph)
+	}
+	for _, path := range []string{"policy", "methods"} {
 		p.open("/panel/properties/NEW1/" + path)
 		p.expect("h1", "Harbour House")
 		p.shot("property-" + path)

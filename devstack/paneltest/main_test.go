@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
+	"image/color"
 	"image/png"
 	"io"
 	"mime/multipart"
@@ -246,20 +247,32 @@ func (s *session) form(kv ...string) url.Values {
 // day is the date n days from today (UTC).
 func day(n int) string { return apitest.Day(n) }
 
+// pngOf is a 64x48 PNG of one colour.
+func pngOf(c color.RGBA) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 64, 48))
+	for i := 0; i < len(img.Pix); i += 4 {
+		img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = c.R, c.G, c.B, c.A
+	}
+	var b bytes.Buffer
+	_ = png.Encode(&b, img)
+	return b.Bytes()
+}
+
+func writePNG(t *testing.T, path string, c color.RGBA) {
+	t.Helper()
+	if err := os.WriteFile(path, pngOf(c), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // photoUpload posts a small PNG to the photos page as a browser's file upload.
 func photoUpload(t *testing.T, s *session, path string) {
 	t.Helper()
-	img := image.NewRGBA(image.Rect(0, 0, 64, 48))
-	for i := range img.Pix {
-		img.Pix[i] = 0x80
-	}
-	var file bytes.Buffer
-	_ = png.Encode(&file, img)
 	var body bytes.Buffer
 	w := multipart.NewWriter(&body)
 	_ = w.WriteField("_csrf", s.csrf)
 	part, _ := w.CreateFormFile("image", "house.png")
-	_, _ = part.Write(file.Bytes())
+	_, _ = part.Write(pngOf(color.RGBA{128, 128, 128, 255}))
 	_ = w.Close()
 	req, _ := http.NewRequest(http.MethodPost, st.EdgeURL+path, &body)
 	req.Header.Set("Content-Type", w.FormDataContentType())

@@ -143,6 +143,7 @@ func (p *Panel) cancelBooking(c *fiber.Ctx) error { return p.bookingChange(c, "c
 func (p *Panel) addPayment(c *fiber.Ctx) error {
 	return p.bookingChange(c, "addbookingpayment", "payment", "amount", "description", "currency")
 }
+
 // removePayment removes one of the booking's payments (removebookingpayment names only the
 // payment; the service finds it among the account's).
 func (p *Panel) removePayment(c *fiber.Ctx) error {

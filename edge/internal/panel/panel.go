@@ -129,6 +129,7 @@ func (p *Panel) Register(app *fiber.App) {
 	g.Post("/properties/:code/methods", owner(p.saveMethods)...)
 	g.Get("/properties/:code/photos", owner(p.photosPage)...)
 	g.Post("/properties/:code/photos", owner(p.addPhoto)...)
+	g.Post("/properties/:code/photos/order", owner(p.orderPhotos)...)
 	g.Post("/properties/:code/photos/:id/delete", owner(p.deletePhoto)...)
 	g.Get("/properties/:code/calendar", owner(p.calendar)...)
 	g.Post("/properties/:code/calendar/block", owner(p.block)...)

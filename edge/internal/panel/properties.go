@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -363,13 +362,56 @@ type photoView struct {
 	URL string
 }
 
+// photosOf are the property's photos in the owner's order, the main one first.
 func photosOf(prop contract.Property) []photoView {
 	var out []photoView
-	for _, ph := range prop.Photos {
+	for _, ph := range prop.OrderedPhotos() {
 		out = append(out, photoView{ID: ph.PhotoID, URL: "/media/" + ph.Key + "/small.jpg"})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// orderPhotos moves one photo (first: it becomes the main photo; up, down: one place) and
+// sends the whole order through property-photo's order action, which refuses an order that
+// is no longer the property's photos (another change came first): the page then says so.
+func (p *Panel) orderPhotos(c *fiber.Ctx) error {
+	code := strings.Clone(c.Params("code"))
+	prop, err := p.getProperty(c, code)
+	if err != nil {
+		return err
+	}
+	id, _ := strconv.ParseInt(c.FormValue("photo_id"), 10, 64)
+	photos := prop.OrderedPhotos()
+	order := make([]int64, len(photos))
+	at := -1
+	for i, ph := range photos {
+		order[i] = ph.PhotoID
+		if ph.PhotoID == id {
+			at = i
+		}
+	}
+	if at < 0 {
+		return errNotYours
+	}
+	switch to := c.FormValue("move"); {
+	case to == "first":
+		copy(order[1:at+1], order[:at])
+		order[0] = id
+	case to == "up" && at > 0:
+		order[at-1], order[at] = order[at], order[at-1]
+	case to == "down" && at < len(order)-1:
+		order[at+1], order[at] = order[at], order[at+1]
+	}
+	o, err := p.call(c, gateway.InterfaceA, "property-photo", map[string]any{"action": "order",
+		"photo": map[string]any{"internal_code": code, "order": order}})
+	if err != nil {
+		return err
+	}
+	if !o.OK {
+		c.Status(o.HTTP)
+		return p.photosView(c, code, prop, o.Message, nil)
+	}
+	return redirect(c, "/panel/properties/"+seg(code)+"/photos", "saved")
 }
 
 func (p *Panel) photosPage(c *fiber.Ctx) error {
