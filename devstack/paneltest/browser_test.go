@@ -2,9 +2,9 @@ package paneltest
 
 import (
 	"context"
-	"image/color"
 	"encoding/json"
 	"fmt"
+	"image/color"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -270,6 +270,20 @@ func TestOwnerWorksInTheBrowser(t *testing.T) {
 	p.press("Block the ticked days")
 	p.expect(".notice", "The days are blocked.")
 	p.shot("calendar")
+	// A nightly price and minimum stay for two other days.
+	for _, d := range []string{month + "-20", month + "-21"} {
+		p.do(chromedp.Click(chromedp.CSS("#d-" + d)))
+	}
+	p.fill("price", "175.50", "minstay", "3")
+	p.press("Set price and minimum stay")
+	p.expect(".notice", "Prices saved.")
+	var priced struct {
+		Data contract.Property `json:"data"`
+	}
+	o.a(t, "property", `{"action":"get","property":{"internal_code":"NEW1"}}`, &priced)
+	if d := priced.Data.Prices[month+"-20"]; d.Price != "175.5" || d.MinNights != 3 {
+		t.Fatalf("price of %s-20 after the calendar's form: %+v", month, d)
+	}
 	pid := got.Data.PropertyID
 	deadline := time.Now().Add(viewsWithin)
 	for {
