@@ -1,7 +1,7 @@
 # mk/k8s.mk: images, Helm chart checks and the local kind cluster.
 # Included by the root Makefile; also usable alone: make -f mk/k8s.mk <target>.
 #
-# Offline (run by `make test`):  helm, test-charts
+# Offline (run by `make test`):  helm, promtool, test-charts
 # Need Docker (and kubectl):     images, airgap, kind-up, kind-load, kind-deploy, e2e, kind-down
 #
 # The kind targets run without any container registry: `airgap` builds the node image, the
@@ -20,6 +20,10 @@ KIND_VERSION   ?= v0.33.0
 HELM           := $(BIN)/helm
 KIND           := $(BIN)/kind
 KUBECTL        ?= kubectl
+# promtool, built from the Prometheus module that tools/go.mod pins (make promtool); it checks
+# and unit-tests the chart's alert rules. `make PROMTOOL=/path/to/promtool test-charts` uses
+# another one.
+PROMTOOL       := $(BIN)/promtool
 
 ifeq ($(origin VERSION),undefined)
 VERSION        := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -54,7 +58,7 @@ ABSENT_SERVICES:= $(filter-out $(BUILT_SERVICES),$(SERVICES))
 # property-svc -> propertySvc, the service's key in the chart's values.
 chart_key       = $(subst -svc,Svc,$(1))
 
-.PHONY: helm kind test-charts images docker-up airgap airgap-images kind-up kind-load kind-deploy kind-admin-token e2e kind-down
+.PHONY: helm promtool kind test-charts images docker-up airgap airgap-images kind-up kind-load kind-deploy kind-admin-token e2e kind-down
 
 helm: ## install the pinned Helm into ./bin (skipped when that version is already there)
 	@if [ "$$($(HELM) version --template '{{.Version}}' 2>/dev/null)" = "$(HELM_VERSION)" ]; then \
@@ -71,6 +75,16 @@ helm: ## install the pinned Helm into ./bin (skipped when that version is alread
 			helm.sh/helm/v3/cmd/helm@$(HELM_VERSION); \
 	fi
 
+promtool: ## build promtool from the Prometheus module pinned in tools/go.mod into ./bin (skipped when that version is already there)
+	@want=$$(cd tools && GOWORK=off go list -m -f '{{.Version}}' github.com/prometheus/prometheus) || exit 1; \
+	if go version -m $(BIN)/promtool 2>/dev/null | grep -qE "^\s+(mod|dep)\s+github.com/prometheus/prometheus\s+$$want\s"; then \
+		echo "promtool of prometheus $$want already in $(BIN)/promtool"; \
+	else \
+		echo "building promtool of prometheus $$want into $(BIN)"; \
+		cd tools && GOWORK=off CGO_ENABLED=0 nice -n 15 go build -trimpath -ldflags "-s -w" \
+			-o $(BIN)/promtool github.com/prometheus/prometheus/cmd/promtool; \
+	fi
+
 kind: ## install the pinned kind CLI into ./bin (the e2e suite uses the same version as a library)
 	@if [ "$$($(KIND) version 2>/dev/null | cut -d' ' -f2)" = "$(KIND_VERSION)" ]; then \
 		echo "kind $(KIND_VERSION) already in $(KIND)"; \
@@ -78,7 +92,9 @@ kind: ## install the pinned kind CLI into ./bin (the e2e suite uses the same ver
 		GOBIN=$(BIN) GOWORK=off CGO_ENABLED=0 nice -n 15 go install sigs.k8s.io/kind@$(KIND_VERSION); \
 	fi
 
-test-charts: helm ## offline chart checks (helm lint/template, strict decoding, policy assertions), k8s/cmd tests, vet of the e2e suite
+test-charts: helm promtool ## offline chart checks (promtool check/test of the alert rules, helm lint/template, strict decoding, policy assertions), k8s/cmd tests, vet of the e2e suite
+	$(PROMTOOL) check rules $(CHART)/rules/vros-rules.yaml
+	$(PROMTOOL) test rules $(CHART)/rules/vros-rules.test.yaml
 	cd k8s && HELM=$(HELM) go test -count=1 ./chartcheck/... ./cmd/...
 	cd k8s && go vet -tags e2e ./e2e/...
 
