@@ -75,6 +75,8 @@ type renderCase struct {
 	edgePublicURL     string // VROS_EDGE_PUBLIC_URL, always set
 	otlp              bool
 	serviceMonitors   bool
+	prometheusRule    bool // the PrometheusRule of charts/vros/rules/vros-rules.yaml
+	grafanaDashboard  bool // the dashboard ConfigMap of charts/vros/dashboards/vros.json
 	metricsFrom       bool // networkPolicy.metricsFrom admits the "monitoring" namespace
 	edgeFrom          bool // networkPolicy.edgeFrom restricts who reaches edge
 	// egressPeerLabel, when set, is the app.kubernetes.io/name every MongoDB and Kafka egress
@@ -112,6 +114,7 @@ var cases = []renderCase{
 		imagePrefix: "ghcr.io/acme/", imageTag: "1.2.3", mongoFromSecret: true, otlp: true,
 		edgePublicURL:   "https://api.example.com",
 		serviceMonitors: true, metricsFrom: true, edgeFrom: true, integrationPrivate: true,
+		prometheusRule: true, grafanaDashboard: true,
 	},
 	{
 		name: "minimal", args: []string{"-f", "k8s/chartcheck/testdata/values-minimal.yaml"},
@@ -152,6 +155,8 @@ func TestRenderedChart(t *testing.T) {
 			t.Run("topics job", func(t *testing.T) { checkTopicsJob(t, c, r) })
 			t.Run("helm test pod", func(t *testing.T) { checkTestPod(t, r) })
 			t.Run("service monitors", func(t *testing.T) { checkServiceMonitors(t, c, r) })
+			t.Run("prometheus rule", func(t *testing.T) { checkPrometheusRule(t, f, c, r) })
+			t.Run("grafana dashboard", func(t *testing.T) { checkGrafanaDashboard(t, f, c, r) })
 		})
 	}
 }
@@ -199,6 +204,8 @@ type rendered struct {
 	pods            []*corev1.Pod
 	secrets         []*corev1.Secret
 	serviceMonitors map[string]*monitoringv1.ServiceMonitor
+	prometheusRules []*monitoringv1.PrometheusRule
+	configMaps      []*corev1.ConfigMap
 	// podLabels of each Deployment by component, to evaluate selectors against.
 	podLabels map[string]labels.Set
 }
@@ -237,6 +244,10 @@ func index(ms []Manifest) rendered {
 			r.secrets = append(r.secrets, o)
 		case *monitoringv1.ServiceMonitor:
 			r.serviceMonitors[o.Name] = o
+		case *monitoringv1.PrometheusRule:
+			r.prometheusRules = append(r.prometheusRules, o)
+		case *corev1.ConfigMap:
+			r.configMaps = append(r.configMaps, o)
 		}
 	}
 	return r
@@ -995,6 +1006,14 @@ func checkServiceMonitors(t *testing.T, c renderCase, r rendered) {
 		if len(sm.Spec.Endpoints) != 1 || sm.Spec.Endpoints[0].Port != "internal" || sm.Spec.Endpoints[0].Path != "/metrics" {
 			t.Errorf("ServiceMonitor %s endpoints %+v, want internal /metrics", sm.Name, sm.Spec.Endpoints)
 		}
+		// job is the service's name whatever the release is called: the alert rules and the
+		// dashboard select job="edge", job="booking-svc", ...
+		if sm.Spec.JobLabel != componentLabel {
+			t.Errorf("ServiceMonitor %s: jobLabel %q, want %s", sm.Name, sm.Spec.JobLabel, componentLabel)
+		}
+		if svc != nil && svc.Labels[componentLabel] != name {
+			t.Errorf("Service %s: label %s=%q, want %q (the job of its metrics)", svc.Name, componentLabel, svc.Labels[componentLabel], name)
+		}
 	}
 }
 
@@ -1090,7 +1109,8 @@ func ptrVal[T any](p *T) T {
 // suffix ("-integration-svc") included.
 func TestLongNamesFit(t *testing.T) {
 	f := newFixture(t)
-	for _, m := range f.render(t, f.kubeVersion, "--set", "ingress.host=api.example.com", "--set", "fullnameOverride="+strings.Repeat("v", 60)) {
+	for _, m := range f.render(t, f.kubeVersion, "--set", "ingress.host=api.example.com", "--set", "fullnameOverride="+strings.Repeat("v", 60),
+		"--set", "serviceMonitor.enabled=true", "--set", "prometheusRule.enabled=true", "--set", "grafanaDashboard.enabled=true") {
 		obj, err := meta.Accessor(m.Object)
 		if err != nil {
 			t.Fatalf("%s: %v", m.Source, err)

@@ -33,6 +33,11 @@ func TestValuesSchemaRefusesWrongValues(t *testing.T) {
 		{"networkPolicy.enabled=maybe", "/networkPolicy/enabled"},
 		{"serviceMonitor.interval=often", "/serviceMonitor/interval"},
 		{"edge.publicURL=api.example.com", "/edge/publicURL"},
+		{"prometheusRule.enabled=yes", "/prometheusRule/enabled"},
+		{"prometheusRule.rules=x", "/prometheusRule"}, // the rules are the chart's file, not a value
+		{"grafanaDashboard.enabled=yes", "/grafanaDashboard/enabled"},
+		{"grafanaDashboard.label.key=grafana dashboard", "/grafanaDashboard/label/key"},
+		{"grafanaDashboard.namespace=Monitoring", "/grafanaDashboard/namespace"},
 	} {
 		t.Run(tc.set, func(t *testing.T) {
 			_, err := f.helm.Run("template", release, repo.Chart, "--kube-version", f.kubeVersion,
