@@ -64,13 +64,12 @@ func Setup(ctx context.Context, service, level string) (*Telemetry, error) {
 	t.Traces = tp
 	t.Tracer = tp.Tracer("github.com/vros/vros/" + service)
 
-	t.Registry = prometheus.NewRegistry()
-	t.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	exp, err := otelprom.New(otelprom.WithRegisterer(t.Registry))
+	reg, mp, err := NewMetrics(res)
 	if err != nil {
 		return nil, err
 	}
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res))
+	t.Registry = reg
+	t.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	t.shutdown = append(t.shutdown, mp.Shutdown)
 	t.Meters = mp
 	t.Meter = mp.Meter("github.com/vros/vros/" + service)
@@ -78,6 +77,24 @@ func Setup(ctx context.Context, service, level string) (*Telemetry, error) {
 	t.Logger = slog.New(&traceHandler{Handler: slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: ParseLevel(level)})}).
 		With("service", service)
 	return t, nil
+}
+
+// NewMetrics returns a meter provider whose instruments a new Prometheus registry exports,
+// as a service's /metrics does: OpenTelemetry's names with dots as underscores, the unit
+// as a suffix (`_seconds`), `_total` after a counter's name (docs/observability.md).
+// res may be nil. Tests read what a service would expose through it
+// (telemetrytest.NewMetrics).
+func NewMetrics(res *resource.Resource) (*prometheus.Registry, *sdkmetric.MeterProvider, error) {
+	reg := prometheus.NewRegistry()
+	exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := []sdkmetric.Option{sdkmetric.WithReader(exp)}
+	if res != nil {
+		opts = append(opts, sdkmetric.WithResource(res))
+	}
+	return reg, sdkmetric.NewMeterProvider(opts...), nil
 }
 
 // Shutdown flushes spans and metrics.
