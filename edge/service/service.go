@@ -110,7 +110,7 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 		return fmt.Errorf("VROS_EDGE_TRUSTED_PROXIES: %w", err)
 	}
 
-	client, err := mongostore.Connect(ctx, cfg.MongoURI, tel.Tracer)
+	client, err := mongostore.Connect(ctx, cfg.MongoURI, tel.Tracer, tel.Meter)
 	if err != nil {
 		return err
 	}

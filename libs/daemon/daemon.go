@@ -49,7 +49,7 @@ func Open(ctx context.Context, service string, c config.Common, database string)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
-	client, err := mongostore.Connect(ctx, c.MongoURI, tel.Tracer)
+	client, err := mongostore.Connect(ctx, c.MongoURI, tel.Tracer, tel.Meter)
 	if err != nil {
 		_ = tel.Shutdown(context.Background())
 		return nil, fmt.Errorf("connect to MongoDB: %w", err)

@@ -21,14 +21,16 @@ import (
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Connect opens a client for uri whose commands are traced as client spans of tracer.
-func Connect(ctx context.Context, uri string, tracer trace.Tracer) (*mongo.Client, error) {
+// Connect opens a client for uri whose commands are traced as client spans of tracer and
+// timed in meter's db.client.operation.duration (nil: no metrics).
+func Connect(ctx context.Context, uri string, tracer trace.Tracer, meter metric.Meter) (*mongo.Client, error) {
 	opts := options.Client().ApplyURI(uri).
-		SetMonitor(commandSpans(tracer)).
+		SetMonitor(commandMonitor(tracer, meter)).
 		SetServerSelectionTimeout(10 * time.Second).
 		SetTimeout(30 * time.Second)
 	client, err := mongo.Connect(opts)
@@ -44,55 +46,94 @@ func Connect(ctx context.Context, uri string, tracer trace.Tracer) (*mongo.Clien
 	return client, nil
 }
 
-// commandSpans starts a span per command, named and described by OpenTelemetry's database
-// conventions ("find bookings"; db.system.name, db.namespace, db.operation.name,
-// db.collection.name, server.address, server.port). It never records the command document
-// (it may hold client data), nor a failure's message (a duplicate-key error repeats the
-// key): a failure is known by its server code name.
+// commandSpans is commandMonitor without metrics.
+func commandSpans(tracer trace.Tracer) *event.CommandMonitor { return commandMonitor(tracer, nil) }
+
+// started is what the monitor keeps of a command between its start and its end.
+type started struct {
+	span       trace.Span // nil outside a trace
+	collection string
+}
+
+// commandMonitor starts a span per command of a traced request or event, named and described
+// by OpenTelemetry's database conventions ("find bookings"; db.system.name, db.namespace,
+// db.operation.name, db.collection.name, server.address, server.port), and times every
+// command, traced or not, in the histogram db.client.operation.duration (db.system.name,
+// db.operation.name, db.collection.name, error.type on failure: labels of bounded values,
+// see CollectionLabel). It never records the command document (it may hold client data), nor
+// a failure's message (a duplicate-key error repeats the key): a failure is known by its
+// server code name.
 //
 // The contrib package otelmongo would do this, but its mongo-driver/v2 flavour is excluded
 // from opentelemetry-go-contrib's releases (versions.yaml): there is no version to depend on.
-func commandSpans(tracer trace.Tracer) *event.CommandMonitor {
-	var spans sync.Map // request id → trace.Span
-	end := func(id int64, err error) {
-		if s, ok := spans.LoadAndDelete(id); ok {
-			span := s.(trace.Span)
-			if err != nil {
-				kind := "_OTHER"
-				var de driver.Error
-				if errors.As(err, &de) {
-					span.SetAttributes(semconv.DBResponseStatusCode(strconv.Itoa(int(de.Code))))
-					if de.Name != "" {
-						kind = de.Name
-					}
-				}
-				span.SetAttributes(semconv.ErrorTypeKey.String(kind))
-				span.SetStatus(codes.Error, kind)
-			}
-			span.End()
+func commandMonitor(tracer trace.Tracer, meter metric.Meter) *event.CommandMonitor {
+	var inFlight sync.Map // request id → started
+	var m *opMetrics
+	if meter != nil {
+		m = newOpMetrics(meter)
+	}
+	end := func(ctx context.Context, e event.CommandFinishedEvent, err error) {
+		v, ok := inFlight.LoadAndDelete(e.RequestID)
+		if !ok {
+			return
 		}
+		st := v.(started)
+		kind := ""
+		var code int32
+		if err != nil {
+			kind = "_OTHER"
+			var de driver.Error
+			if errors.As(err, &de) {
+				code = de.Code
+				if de.Name != "" {
+					kind = de.Name
+				}
+			}
+		}
+		if m != nil {
+			m.record(ctx, e.Duration.Seconds(), e.CommandName, st.collection, kind)
+		}
+		if st.span == nil {
+			return
+		}
+		if err != nil {
+			if code != 0 {
+				st.span.SetAttributes(semconv.DBResponseStatusCode(strconv.Itoa(int(code))))
+			}
+			st.span.SetAttributes(semconv.ErrorTypeKey.String(kind))
+			st.span.SetStatus(codes.Error, kind)
+		}
+		st.span.End()
 	}
 	return &event.CommandMonitor{
 		Started: func(ctx context.Context, e *event.CommandStartedEvent) {
-			if !trace.SpanContextFromContext(ctx).IsValid() {
-				return // only commands of a traced request or event
+			// Spans only for the commands of a traced request or event.
+			traced := tracer != nil && trace.SpanContextFromContext(ctx).IsValid()
+			if !traced && m == nil {
+				return
 			}
-			attrs := []attribute.KeyValue{semconv.DBSystemNameMongoDB, semconv.DBNamespace(e.DatabaseName),
-				semconv.DBOperationName(e.CommandName)}
-			target := e.DatabaseName
+			var st started
 			if coll, ok := e.Command.Lookup(e.CommandName).StringValueOK(); ok && coll != "" {
-				attrs = append(attrs, semconv.DBCollectionName(coll))
-				target = coll
+				st.collection = coll
 			}
-			if host, port, ok := serverOf(e.ConnectionID); ok {
-				attrs = append(attrs, semconv.ServerAddress(host), semconv.ServerPort(port))
+			if traced {
+				attrs := []attribute.KeyValue{semconv.DBSystemNameMongoDB, semconv.DBNamespace(e.DatabaseName),
+					semconv.DBOperationName(e.CommandName)}
+				target := e.DatabaseName
+				if st.collection != "" {
+					attrs = append(attrs, semconv.DBCollectionName(st.collection))
+					target = st.collection
+				}
+				if host, port, ok := serverOf(e.ConnectionID); ok {
+					attrs = append(attrs, semconv.ServerAddress(host), semconv.ServerPort(port))
+				}
+				_, st.span = tracer.Start(ctx, e.CommandName+" "+target, trace.WithSpanKind(trace.SpanKindClient),
+					trace.WithAttributes(attrs...))
 			}
-			_, span := tracer.Start(ctx, e.CommandName+" "+target, trace.WithSpanKind(trace.SpanKindClient),
-				trace.WithAttributes(attrs...))
-			spans.Store(e.RequestID, span)
+			inFlight.Store(e.RequestID, st)
 		},
-		Succeeded: func(_ context.Context, e *event.CommandSucceededEvent) { end(e.RequestID, nil) },
-		Failed:    func(_ context.Context, e *event.CommandFailedEvent) { end(e.RequestID, e.Failure) },
+		Succeeded: func(ctx context.Context, e *event.CommandSucceededEvent) { end(ctx, e.CommandFinishedEvent, nil) },
+		Failed:    func(ctx context.Context, e *event.CommandFailedEvent) { end(ctx, e.CommandFinishedEvent, e.Failure) },
 	}
 }
 
