@@ -74,24 +74,18 @@ func Consume(ctx context.Context, o ConsumerOptions, h Handler) error {
 	})
 	defer func() { _ = r.Close() }()
 
-	var applied, failed metric.Int64Counter
+	met := newConsumerMetrics(o.Meter, o.Topics)
 	if o.Meter != nil {
-		applied, _ = o.Meter.Int64Counter("vros.consumer.applied", metric.WithDescription("Events applied."))
-		failed, _ = o.Meter.Int64Counter("vros.consumer.errors", metric.WithDescription("Events that failed to apply (retried or parked)."))
 		lag, _ := o.Meter.Int64ObservableGauge("vros.consumer.lag", metric.WithDescription("Messages behind the end of the partitions read."))
 		if lag != nil {
+			group := metric.WithAttributes(attribute.String("group", o.GroupID))
 			reg, err := o.Meter.RegisterCallback(func(_ context.Context, obs metric.Observer) error {
-				obs.ObserveInt64(lag, r.Stats().Lag, metric.WithAttributes(attribute.String("group", o.GroupID)))
+				obs.ObserveInt64(lag, r.Stats().Lag, group)
 				return nil
 			}, lag)
 			if err == nil {
 				defer func() { _ = reg.Unregister() }()
 			}
-		}
-	}
-	count := func(c metric.Int64Counter, topic string) {
-		if c != nil {
-			c.Add(ctx, 1, metric.WithAttributes(attribute.String("topic", topic)))
 		}
 	}
 
@@ -119,29 +113,33 @@ func Consume(ctx context.Context, o ConsumerOptions, h Handler) error {
 		if o.Propagator != nil {
 			mctx = o.Propagator.Extract(ctx, headerCarrier(m.Headers))
 		}
-		if err := apply(mctx, o, h, m, func() { count(failed, m.Topic) }); err != nil {
+		start := time.Now()
+		parked, err := apply(mctx, o, h, m, met)
+		if err != nil {
 			return err // ctx ended while retrying
 		}
-		count(applied, m.Topic)
+		met.done(ctx, m.Topic, parked, time.Since(start).Seconds())
 		if err := r.CommitMessages(ctx, m); err != nil && ctx.Err() == nil {
 			o.logWarn(ctx, "commit failed; the message will be applied again", err)
 		}
 	}
 }
 
-// apply runs h until it succeeds, parks a permanent failure, or ctx ends.
-func apply(ctx context.Context, o ConsumerOptions, h Handler, m kafka.Message, onFail func()) error {
+// apply runs h until it succeeds, parks a permanent failure (parked true), or ctx ends. Each
+// run is timed as a messaging "process" operation, a failed one with its error type.
+func apply(ctx context.Context, o ConsumerOptions, h Handler, m kafka.Message, met *consumerMetrics) (parked bool, err error) {
 	backoff := 100 * time.Millisecond
 	for {
+		start := time.Now()
 		err := run(ctx, o, h, m)
+		met.attempt(ctx, m.Topic, time.Since(start).Seconds(), err)
 		if err == nil {
-			return nil
+			return false, nil
 		}
-		onFail()
 		if IsPermanent(err) && o.Park != nil {
 			if perr := o.Park(ctx, m, err); perr == nil {
 				o.logWarn(ctx, "event parked", err, "topic", m.Topic, "partition", m.Partition, "offset", m.Offset)
-				return nil
+				return true, nil
 			} else {
 				err = errors.Join(err, perr)
 			}
@@ -149,11 +147,22 @@ func apply(ctx context.Context, o ConsumerOptions, h Handler, m kafka.Message, o
 		o.logWarn(ctx, "event not applied; retrying", err, "topic", m.Topic, "offset", m.Offset)
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return false, ctx.Err()
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, 10*time.Second)
 	}
+}
+
+// errorKind is a handler error's error.type: permanent (parked), retry, or "" for none.
+func errorKind(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case IsPermanent(err):
+		return "permanent"
+	}
+	return "retry"
 }
 
 // run calls h in a consumer span, turning a panic into a permanent error. The span follows
@@ -169,10 +178,7 @@ func run(ctx context.Context, o ConsumerOptions, h Handler, m kafka.Message) (er
 				semconv.MessagingConsumerGroupName(o.GroupID), semconv.MessagingKafkaMessageKey(string(m.Key))))
 		defer func() { // after the recover below: err is final
 			if err != nil {
-				kind := "retry"
-				if IsPermanent(err) {
-					kind = "permanent"
-				}
+				kind := errorKind(err)
 				span.SetAttributes(semconv.ErrorTypeKey.String(kind))
 				span.SetStatus(codes.Error, kind)
 			}

@@ -7,11 +7,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2/event"
 	"github.com/google/uuid"
 	"github.com/segmentio/kafka-go"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 )
 
@@ -80,12 +82,23 @@ func Decode(value []byte, data any) (cloudevents.Event, error) {
 
 // Publisher writes messages to Kafka, waiting for all in-sync replicas.
 type Publisher struct {
-	w *kafka.Writer
+	w       *kafka.Writer
+	metrics *clientMetrics // nil: none
 }
 
-// NewPublisher returns a publisher for brokers. Messages are partitioned by key with
-// murmur2, the Java client's hash, so that any client agrees on a key's partition.
-func NewPublisher(brokers []string) *Publisher {
+// PublisherOptions configure NewPublisherWith.
+type PublisherOptions struct {
+	// Meter times every write in messaging.client.operation.duration (operation send); nil:
+	// no metrics.
+	Meter metric.Meter
+}
+
+// NewPublisher returns a publisher for brokers, without metrics. Messages are partitioned by
+// key with murmur2, the Java client's hash, so that any client agrees on a key's partition.
+func NewPublisher(brokers []string) *Publisher { return NewPublisherWith(brokers, PublisherOptions{}) }
+
+// NewPublisherWith is NewPublisher with options.
+func NewPublisherWith(brokers []string, o PublisherOptions) *Publisher {
 	return &Publisher{w: &kafka.Writer{
 		Addr:         kafka.TCP(brokers...),
 		Balancer:     &kafka.Murmur2Balancer{},
@@ -94,10 +107,11 @@ func NewPublisher(brokers []string) *Publisher {
 		MaxAttempts:  3,
 		WriteTimeout: 5 * time.Second,
 		ReadTimeout:  5 * time.Second,
-	}}
+	}, metrics: newClientMetrics(o.Meter)}
 }
 
-// Publish writes msgs; it returns once Kafka has acknowledged all of them.
+// Publish writes msgs; it returns once Kafka has acknowledged all of them. The write is timed
+// once for each topic it writes to (a failed write with its error type).
 func (p *Publisher) Publish(ctx context.Context, msgs ...Message) error {
 	out := make([]kafka.Message, len(msgs))
 	for i, m := range msgs {
@@ -107,7 +121,25 @@ func (p *Publisher) Publish(ctx context.Context, msgs ...Message) error {
 			out[i].Headers = append(out[i].Headers, kafka.Header{Key: k, Value: []byte(v)})
 		}
 	}
-	return p.w.WriteMessages(ctx, out...)
+	if p.metrics == nil {
+		return p.w.WriteMessages(ctx, out...)
+	}
+	start := time.Now()
+	err := p.w.WriteMessages(ctx, out...)
+	took := time.Since(start).Seconds()
+	errType := ""
+	if err != nil {
+		errType = kafkaErrorType(err)
+	}
+	var seen [4]string
+	topics := seen[:0]
+	for _, m := range msgs {
+		if !slices.Contains(topics, m.Topic) {
+			topics = append(topics, m.Topic)
+			p.metrics.record(ctx, took, opSend, m.Topic, errType)
+		}
+	}
+	return err
 }
 
 // Close flushes and closes the writer.

@@ -54,7 +54,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err != nil {
 		return fmt.Errorf("prepare %s: %w", Database, err)
 	}
-	pub := events.NewPublisher(cfg.KafkaBrokers)
+	pub := events.NewPublisherWith(cfg.KafkaBrokers, events.PublisherOptions{Meter: tel.Meter})
 	defer func() { _ = pub.Close() }()
 	ob := outbox.New(db, pub, st.Snapshot, outbox.Options{
 		Lease: cfg.OutboxLease, Meter: tel.Meter, Log: tel.Logger, Propagator: tel.Propagator,
