@@ -27,6 +27,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/mongostore"
 )
 
 // Collection is the name of the intents collection in each service's database.
@@ -159,8 +160,46 @@ func New(db *mongo.Database, pub Publisher, load Loader, opt Options) *Outbox {
 			metric.WithDescription("Change events recorded but not yet acknowledged by Kafka."))
 		o.parked, _ = opt.Meter.Int64UpDownCounter("vros.outbox.parked",
 			metric.WithDescription("Aggregates whose change events could not be published after repeated tries (logged; retried)."))
+		age, err := opt.Meter.Float64ObservableGauge("vros.outbox.oldest_pending_age", metric.WithUnit("s"),
+			metric.WithDescription("Age of the oldest change event not yet published (parked ones aside; 0 when none), read from the intents at each scrape."))
+		if err == nil {
+			_, _ = opt.Meter.RegisterCallback(func(ctx context.Context, obs metric.Observer) error {
+				if a, ok := o.oldestAge(ctx); ok {
+					obs.ObserveFloat64(age, a)
+				}
+				return nil
+			}, age)
+		}
 	}
 	return o
+}
+
+// Index is the index of the intents by time that the sweep and the oldest-age gauge read: a service
+// declares it with its collections (mongostore.Ensure).
+var Index = mongostore.Index{Collection: Collection, Keys: bson.D{{Key: "at", Value: 1}}}
+
+// ageTimeout bounds the query behind the oldest-age gauge, so that a scrape never waits on
+// an unreachable store for long (it then has no value).
+const ageTimeout = 2 * time.Second
+
+// oldestAge is how long ago the oldest intent that is not parked was recorded, in seconds: 0
+// when there is none; ok is false when the store did not answer. One query, along Index.
+func (o *Outbox) oldestAge(ctx context.Context) (float64, bool) {
+	ctx, cancel := context.WithTimeout(ctx, ageTimeout)
+	defer cancel()
+	var doc struct {
+		At time.Time `bson:"at"`
+	}
+	err := o.coll.FindOne(ctx, bson.D{{Key: "parked", Value: bson.D{{Key: "$ne", Value: true}}}},
+		options.FindOne().SetSort(bson.D{{Key: "at", Value: 1}}).SetProjection(bson.D{{Key: "at", Value: 1}})).Decode(&doc)
+	switch {
+	case errors.Is(err, mongo.ErrNoDocuments):
+		return 0, true
+	case err != nil:
+		o.logDebug(ctx, "outbox oldest intent not read", err)
+		return 0, false
+	}
+	return max(o.now().Sub(doc.At).Seconds(), 0), true
 }
 
 // Begin records the intent to change aggregate. Call it before the state write.
@@ -535,6 +574,12 @@ func (o *Outbox) requeue(agg string, p *pendingAgg) {
 func (o *Outbox) count(ctx context.Context, n int64) {
 	if o.backlog != nil {
 		o.backlog.Add(ctx, n)
+	}
+}
+
+func (o *Outbox) logDebug(ctx context.Context, msg string, err error) {
+	if o.opt.Log != nil {
+		o.opt.Log.DebugContext(ctx, msg, "err", err)
 	}
 }
 

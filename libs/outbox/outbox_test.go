@@ -22,6 +22,7 @@ import (
 	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/eventually"
+	"github.com/vros/vros/libs/mongostore"
 	"github.com/vros/vros/libs/outbox"
 	"github.com/vros/vros/libs/realinfra"
 	"github.com/vros/vros/libs/telemetry/telemetrytest"
@@ -187,6 +188,27 @@ func (h *harness) parked() int64 {
 		}
 	}
 	return 0
+}
+
+// oldestAge reads the gauge of the oldest pending intent's age; ok is false when it has no
+// value.
+func (h *harness) oldestAge() (float64, bool) {
+	h.t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := h.reader.Collect(context.Background(), &rm); err != nil {
+		h.t.Fatal(err)
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != "vros.outbox.oldest_pending_age" {
+				continue
+			}
+			if dps := m.Data.(metricdata.Gauge[float64]).DataPoints; len(dps) == 1 {
+				return dps[0].Value, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // intents returns the intents left in the collection, by aggregate.
@@ -383,6 +405,59 @@ func TestKafkaDownParksNothing(t *testing.T) {
 	if got := h.published(want, 30*time.Second); len(got) != len(want) {
 		t.Fatalf("after the outage %d of %d published", len(got), len(want))
 	}
+}
+
+// TestOldestPendingAgeWhileKafkaIsDown: the gauge of the oldest unpublished intent's age is 0
+// with nothing pending, grows with the time a write waits while Kafka is down (read from the
+// intents at each collection, the index on their time declared by outbox.Index), and is 0
+// again once the write is published.
+func TestOldestPendingAgeWhileKafkaIsDown(t *testing.T) {
+	h := newHarness(t, func(string) outbox.Loader {
+		return func(_ context.Context, agg string) ([]events.Message, error) {
+			return []events.Message{message(agg, "after-outage")}, nil
+		}
+	})
+	if servers.stopKafka == nil {
+		t.Skip("the broker is not one these tests may restart")
+	}
+	if err := mongostore.Ensure(context.Background(), h.db, []string{outbox.Collection}, []mongostore.Index{outbox.Index}); err != nil {
+		t.Fatal(err)
+	}
+	if age, ok := h.oldestAge(); !ok || age != 0 {
+		t.Fatalf("nothing pending: oldest age %v (set %v), want 0", age, ok)
+	}
+	if err := servers.stopKafka(); err != nil {
+		t.Fatal(err)
+	}
+	restarted := false
+	defer func() {
+		if !restarted {
+			_ = servers.startKafka()
+		}
+	}()
+	a := h.agg("waiting")
+	start := time.Now()
+	h.write(a, nil)
+	time.Sleep(1500 * time.Millisecond)
+	first, ok := h.oldestAge()
+	if !ok || first < 1.4 || first > time.Since(start).Seconds()+0.1 {
+		t.Fatalf("after 1.5 s with Kafka down: oldest age %v (set %v), want about 1.5", first, ok)
+	}
+	time.Sleep(time.Second)
+	if second, _ := h.oldestAge(); second < first+0.9 {
+		t.Fatalf("a second later the oldest age is %v, was %v: it does not grow", second, first)
+	}
+	if err := servers.startKafka(); err != nil {
+		t.Fatal(err)
+	}
+	restarted = true
+	if got := h.published([]string{a}, 30*time.Second); len(got) != 1 {
+		t.Fatal("not published after the outage")
+	}
+	eventually.Holds(t, "oldest age back to 0", 10*time.Second, func() bool {
+		age, ok := h.oldestAge()
+		return ok && age == 0
+	})
 }
 
 // TestCrashBetweenIntentAndPublish: a process records its intent, makes its state write and

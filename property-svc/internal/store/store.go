@@ -79,6 +79,8 @@ func New(ctx context.Context, db *mongo.Database, box *seal.Box) (*Store, error)
 			{Collection: collProperties, Keys: bson.D{{Key: "account_id", Value: 1}}},
 			// ... and /api/property list pages them by internal code (read.go).
 			{Collection: collProperties, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "internal_code", Value: 1}}},
+			// The outbox's intents by age: its sweep and its oldest-age gauge.
+			outbox.Index,
 		})
 	if err != nil {
 		return nil, err
