@@ -26,6 +26,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"go.opentelemetry.io/otel/metric"
 )
 
 // Stay is a set of nights of one property, dates as YYYY-MM-DD in ascending order.
@@ -104,10 +106,26 @@ type Ledger struct {
 	store Store
 	// Now is the ledger's clock; tests move it forward.
 	Now func() time.Time
+	// claimed and conflicts count nights claimed and claims refused (Instrument; nil: none).
+	claimed, conflicts metric.Int64Counter
 }
 
 // New returns the ledger kept in st.
 func New(st Store) *Ledger { return &Ledger{store: st, Now: time.Now} }
+
+// Instrument counts, in meter, the nights claimed (vros.ledger.nights_claimed: bookings' and
+// blocks' alike) and the claims refused because a night is held (vros.ledger.conflicts:
+// interface B's status 8). Call it once, before the ledger is used; a nil meter counts
+// nothing.
+func (l *Ledger) Instrument(meter metric.Meter) {
+	if meter == nil {
+		return
+	}
+	l.claimed, _ = meter.Int64Counter("vros.ledger.nights_claimed", metric.WithUnit("{night}"),
+		metric.WithDescription("Nights claimed in the ledger by bookings and blocks."))
+	l.conflicts, _ = meter.Int64Counter("vros.ledger.conflicts", metric.WithUnit("{claim}"),
+		metric.WithDescription("Claims refused because one of their nights is held by another booking or block."))
+}
 
 // Begin records op. One owner has at most one op at a time: a second concurrent change of
 // the same booking gets ErrBusy. The deadline of ctx is recorded with it (RepairOwner).
@@ -128,13 +146,20 @@ func (l *Ledger) Claim(ctx context.Context, s Stay, owner string) error {
 	}
 	inserted, err := l.store.InsertNights(ctx, s, owner, l.Now().UTC())
 	if err == nil {
+		if l.claimed != nil {
+			l.claimed.Add(ctx, int64(len(s.Dates)))
+		}
 		return nil
+	}
+	taken := errors.Is(err, ErrTaken) && inserted < len(s.Dates)
+	if taken && l.conflicts != nil {
+		l.conflicts.Add(ctx, 1)
 	}
 	undo := Stay{Account: s.Account, PropertyID: s.PropertyID, Dates: s.Dates[:inserted]}
 	if rerr := l.store.DeleteNights(ctx, undo); rerr != nil {
 		return errors.Join(err, rerr) // the op stays; the janitor finishes the release
 	}
-	if errors.Is(err, ErrTaken) && inserted < len(s.Dates) {
+	if taken {
 		return &TakenError{Date: s.Dates[inserted]}
 	}
 	return fmt.Errorf("claim nights: %w", err)
