@@ -25,6 +25,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/mongostore"
@@ -56,6 +57,18 @@ type Keys struct {
 	// attempt whose lease is over has stopped and whatever it wrote has landed.
 	Lease     time.Duration
 	resolvers map[string]Resolver
+	// replays counts the requests answered from a stored answer (Instrument; nil: none).
+	replays metric.Int64Counter
+}
+
+// Instrument counts, in meter, the requests answered from a stored answer
+// (vros.idempotency.replays). Call it once, before serving; a nil meter counts nothing.
+func (k *Keys) Instrument(meter metric.Meter) {
+	if meter == nil {
+		return
+	}
+	k.replays, _ = meter.Int64Counter("vros.idempotency.replays", metric.WithUnit("{request}"),
+		metric.WithDescription("Requests with an Idempotency-Key answered from the stored answer of an earlier one."))
 }
 
 // New returns Keys over db.
@@ -174,6 +187,9 @@ func (k *Keys) Middleware(action string) fiber.Handler {
 			return err
 		}
 		if replay != nil {
+			if k.replays != nil {
+				k.replays.Add(ctx, 1)
+			}
 			c.Set("Idempotent-Replayed", "true")
 			c.Set(fiber.HeaderContentType, replay.ContentType)
 			return c.Status(replay.Status).Send(replay.Body)
