@@ -41,6 +41,12 @@ func bookingOwner(id int64) string { return "booking:" + strconv.FormatInt(id, 1
 
 func newFixture(t *testing.T) fixture {
 	t.Helper()
+	return newFixtureIn(t, db)
+}
+
+// newFixtureIn is newFixture on database db.
+func newFixtureIn(t *testing.T, db *mongo.Database) fixture {
+	t.Helper()
 	ctx := context.Background()
 	st, err := store.New(ctx, db)
 	if err != nil {
