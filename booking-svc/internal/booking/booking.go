@@ -72,6 +72,9 @@ type Deps struct {
 	Gateway    Gateway
 	// Box seals the cards kept for later charges.
 	Box *seal.Box
+	// Payments counts the payments recorded by the owner (addbookingpayment) as gateway
+	// manual; card charges are counted by the Gateway (nil: none).
+	Payments *gateway.Payments
 }
 
 // Service is the booking domain.
@@ -84,6 +87,8 @@ type Service struct {
 	ledger  Ledger
 	gateway Gateway
 	box     *seal.Box
+	// payments counts the recorded payments (nil: none).
+	payments *gateway.Payments
 	// Deadline bounds every change, so that one can never outlive the janitor's lease.
 	Deadline time.Duration
 	// Lease is how old an unfinished change must be before the janitor repairs it.
@@ -98,7 +103,7 @@ type Service struct {
 // New returns the domain service.
 func New(d Deps) *Service {
 	return &Service{view: d.Properties, store: d.Bookings, blocks: d.Blocks, users: d.Users, records: d.Accounts, ledger: d.Ledger, gateway: d.Gateway,
-		box: d.Box, Deadline: 25 * time.Second, Lease: 2 * time.Minute, now: time.Now}
+		box: d.Box, payments: d.Payments, Deadline: 25 * time.Second, Lease: 2 * time.Minute, now: time.Now}
 }
 
 // steps returns ctx carrying the Crash hook for a change named change of account.

@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/vros/vros/booking-svc/internal/arrival"
+	"github.com/vros/vros/booking-svc/internal/gateway"
 )
 
 // PaymentInput records a payment received for a booking (B3).
@@ -48,13 +49,24 @@ func (s *Service) payment(b Booking, id int64, in PaymentInput) (Payment, error)
 		Method: MethodManual, CreatedAt: s.store.Now()}, nil
 }
 
-// AddPayment records a payment on a booking and returns its id.
-func (s *Service) AddPayment(ctx context.Context, account string, bookingID int64, in PaymentInput) (int64, error) {
+// AddPayment records a payment on a booking and returns its id. It is counted as a payment
+// of gateway manual: a success, or an error when it could not be stored (a refused request,
+// no booking or another currency, is no payment).
+func (s *Service) AddPayment(ctx context.Context, account string, bookingID int64, in PaymentInput) (id int64, err error) {
+	defer func() {
+		var fe *FieldError
+		switch {
+		case err == nil:
+			s.payments.Count(ctx, gateway.NameManual, gateway.OutcomeSuccess)
+		case !errors.Is(err, ErrNoBooking) && !errors.As(err, &fe):
+			s.payments.Count(ctx, gateway.NameManual, gateway.OutcomeError)
+		}
+	}()
 	b, err := s.booked(ctx, account, bookingID)
 	if err != nil {
 		return 0, err
 	}
-	id := in.ID
+	id = in.ID
 	if id == 0 {
 		if id, err = s.store.NextPaymentID(ctx); err != nil {
 			return 0, err

@@ -33,19 +33,30 @@ type Router struct {
 	Methods   Methods
 	StripeURL string       // StripeAPI in production
 	HTTP      *http.Client // for the Stripe requests; nil: the library's default
+	// Payments counts every charge by the gateway it went to and its outcome (nil: none).
+	Payments *gateway.Payments
 }
 
 // Charge charges req through the gateway of its account and property.
 func (r *Router) Charge(ctx context.Context, req gateway.ChargeRequest) (gateway.Charge, error) {
+	name, ch, err := r.charge(ctx, req)
+	r.Payments.Charged(ctx, name, err)
+	return ch, err
+}
+
+// charge is Charge, telling the gateway it went to.
+func (r *Router) charge(ctx context.Context, req gateway.ChargeRequest) (string, gateway.Charge, error) {
 	if req.Sandbox {
-		return r.Test.Charge(ctx, req)
+		ch, err := r.Test.Charge(ctx, req)
+		return gateway.NameTest, ch, err
 	}
 	key, ok, err := r.Methods.StripeKey(ctx, req.AccountID, req.PropertyID)
 	switch {
 	case err != nil:
-		return gateway.Charge{}, fmt.Errorf("payment method of property %d: %w", req.PropertyID, err)
+		return gateway.NameStripe, gateway.Charge{}, fmt.Errorf("payment method of property %d: %w", req.PropertyID, err)
 	case !ok:
-		return gateway.Charge{}, &gateway.DeclinedError{Reason: ReasonNoMethod}
+		return gateway.NameNone, gateway.Charge{}, &gateway.DeclinedError{Reason: ReasonNoMethod}
 	}
-	return NewStripe(key, r.StripeURL, r.HTTP).Charge(ctx, req)
+	ch, err := NewStripe(key, r.StripeURL, r.HTTP).Charge(ctx, req)
+	return gateway.NameStripe, ch, err
 }
