@@ -119,6 +119,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		return err
 	}
 	led := ledger.New(nights)
+	led.Instrument(tel.Meter)
 	vw, err := view.New(ctx, db)
 	if err != nil {
 		return err
@@ -134,16 +135,18 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	st.WatchErasures(marks)
 	vw.IgnoreErased(marks.Is)
 	keys.Deadline, keys.Lease = cfg.RequestDeadline, cfg.IdempotencyLease
+	keys.Instrument(tel.Meter)
 	if err := mongostore.Ensure(ctx, db, []string{events.ParkedCollection}, nil); err != nil {
 		return err
 	}
-	pub := events.NewPublisher(cfg.KafkaBrokers)
+	pub := events.NewPublisherWith(cfg.KafkaBrokers, events.PublisherOptions{Meter: tel.Meter})
 	defer func() { _ = pub.Close() }()
 	ob := outbox.New(db, pub, st.Snapshot, outbox.Options{Lease: cfg.OutboxLease, Meter: tel.Meter, Log: log, Propagator: tel.Propagator})
 	st.Attach(ob)
 
+	payments := gateway.NewPayments(tel.Meter)
 	bookings := booking.New(booking.Deps{Properties: properties.New(vw), Bookings: st, Blocks: st, Users: st, Accounts: st, Ledger: led,
-		Gateway: cardGateway(cfg), Box: box})
+		Gateway: cardGateway(cfg, payments), Box: box, Payments: payments})
 	bookings.Deadline, bookings.Lease, bookings.Crash = cfg.RequestDeadline, cfg.JanitorLease, cfg.Crash
 	eraser := &erasure.Eraser{Marks: marks, View: erasure.Part{Name: "property view", Erase: vw.EraseAccount}, Forget: vw.ForgetAccount,
 		Parts: []erasure.Part{
@@ -154,7 +157,8 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		},
 		Settle: cfg.JanitorLease, Next: vw.Apply, Log: log}
 	janitor := booking.Janitor{Bookings: bookings, Lease: cfg.JanitorLease, Retention: cfg.FailedRetention,
-		Sweeps: map[string]func(context.Context) error{"idempotency expiry": keys.Expire, "account erasure": eraser.Sweep}, Log: log}
+		Sweeps: map[string]func(context.Context) error{"idempotency expiry": keys.Expire, "account erasure": eraser.Sweep}, Log: log,
+		Meter: tel.Meter}
 	autopay := booking.Autopay{Bookings: bookings, Interval: cfg.AutopayInterval, Log: log}
 	app := httpapi.New(httpapi.Options{
 		Telemetry: tel,
@@ -162,6 +166,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		Ready:     base.Ready,
 	})
 	routes := api.New(bookings, booking.NewUsers(st, cfg.PasswordCost), keys)
+	routes.Instrument(tel.Meter)
 	routes.RefuseErased(marks.Known)
 	routes.Register(app, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()))
 
@@ -183,12 +188,12 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 }
 
 // cardGateway routes each charge: sandbox accounts to the test gateway, live ones to their
-// property's Stripe account (docs/booking.md, "Card gateways").
-func cardGateway(cfg Config) *route.Router {
+// property's Stripe account (docs/booking.md, "Card gateways"), counting each in payments.
+func cardGateway(cfg Config, payments *gateway.Payments) *route.Router {
 	client := &http.Client{Timeout: 15 * time.Second}
 	return &route.Router{
 		Test:      gateway.NewTest(time.Now),
 		Methods:   route.PropertyMethods{URL: cfg.PropertyURL, Signer: tenancy.NewSigner(cfg.InternalHMACKey.Reveal()), Client: client},
-		StripeURL: cfg.StripeAPIURL, HTTP: client,
+		StripeURL: cfg.StripeAPIURL, HTTP: client, Payments: payments,
 	}
 }

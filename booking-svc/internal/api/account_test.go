@@ -26,6 +26,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/vros/vros/booking-svc/internal/arrival"
 	"github.com/vros/vros/booking-svc/internal/booking"
@@ -138,7 +139,11 @@ type server struct {
 func newServer(t *testing.T) *server { return newServerLogging(t, io.Discard) }
 
 // newServerLogging is newServer writing its log (from the debug level on) to w.
-func newServerLogging(t *testing.T, w io.Writer) *server {
+func newServerLogging(t *testing.T, w io.Writer) *server { return newServerWith(t, w, nil) }
+
+// newServerWith is newServerLogging whose routes, ledger and idempotency keys count in meter
+// (nil: nothing).
+func newServerWith(t *testing.T, w io.Writer, meter metric.Meter) *server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -163,12 +168,14 @@ func newServerLogging(t *testing.T, w io.Writer) *server {
 		t.Fatal(err)
 	}
 	s.led = ledger.New(s.nights)
+	s.led.Instrument(meter)
 	if s.vw, err = view.New(ctx, db); err != nil {
 		t.Fatal(err)
 	}
 	if s.keys, err = idempotency.New(ctx, db); err != nil {
 		t.Fatal(err)
 	}
+	s.keys.Instrument(meter)
 	if s.marks, err = erased.New(ctx, db); err != nil {
 		t.Fatal(err)
 	}
@@ -183,6 +190,7 @@ func newServerLogging(t *testing.T, w io.Writer) *server {
 		Settle: time.Hour, Next: s.vw.Apply}
 	s.app = httpapi.New(httpapi.Options{Telemetry: tel, BodyLimit: 1 << 20})
 	routes := New(svc, booking.NewUsers(s.st, 4), s.keys)
+	routes.Instrument(meter)
 	routes.RefuseErased(s.marks.Known)
 	routes.Register(s.app, tenancy.NewSigner(testKey))
 	return s

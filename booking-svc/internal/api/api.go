@@ -28,12 +28,29 @@ type API struct {
 	now      func() time.Time
 	// erased, when set, tells the erased accounts (RefuseErased).
 	erased func(account string) bool
+	// requests counts the interface routes' answers (Instrument; nil: none).
+	requests *requestMetrics
 }
 
 // RefuseErased makes the interface routes refuse an erased account, as edge does once its
 // credentials are gone: a request that reaches booking-svc anyway (on its way when the
 // account was erased) changes nothing.
 func (a *API) RefuseErased(erased func(account string) bool) { a.erased = erased }
+
+// countB and countA count the answers of the interface routes (Instrument), or pass.
+func (a *API) countB(c *fiber.Ctx) error {
+	if a.requests == nil {
+		return c.Next()
+	}
+	return a.requests.countB(c)
+}
+
+func (a *API) countA(c *fiber.Ctx) error {
+	if a.requests == nil {
+		return c.Next()
+	}
+	return a.requests.countA(c)
+}
 
 // live refuses the requests of an erased account.
 func (a *API) live(c *fiber.Ctx) error {
@@ -50,7 +67,7 @@ func New(b *booking.Service, u *booking.Users, k *idempotency.Keys) *API {
 
 // Register mounts the routes behind the signature check.
 func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
-	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), signer.Require(), a.live)
+	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), a.countB, signer.Require(), a.live)
 	a.keys.Resolve("create", a.resolveCreate)
 	a.keys.Resolve("update", a.resolveChange)
 	a.keys.Resolve("cancel", a.resolveCancel)
@@ -71,7 +88,7 @@ func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
 	b.Post("/login", a.login)
 	b.Post("/usesocialuser", a.socialUser)
 
-	a1 := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), signer.Require(), a.live)
+	a1 := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), a.countA, signer.Require(), a.live)
 	a1.Post("/property-blockdate", a.blockDate)
 
 	// The account as a whole, for edge's admin API (docs/booking.md, "Export and erasure").

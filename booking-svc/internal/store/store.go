@@ -69,6 +69,8 @@ type Store struct {
 
 // New prepares db and returns a store.
 func New(ctx context.Context, db *mongo.Database) (*Store, error) {
+	// One booking list per account: metrics name them all booking_list.*, never the account.
+	mongostore.PerKeyCollections(listPrefix)
 	err := mongostore.Ensure(ctx, db, append(mongostore.WithLocks(collUserEmails, collFeedSyncs), collBookings, collBlocks, collPayments, collUsers, collCounters, collFailed, collFeedTombstones, outbox.Collection),
 		[]mongostore.Index{
 			{Collection: collBlocks, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "property_id", Value: 1}}},
@@ -77,6 +79,8 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 			// An account's records as a whole: its usage, export, guest and account erasure.
 			{Collection: collBookings, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "created_at", Value: 1}}},
 			{Collection: collUsers, Keys: bson.D{{Key: "account_id", Value: 1}}},
+			// The outbox's intents by age: its sweep and its oldest-age gauge.
+			outbox.Index,
 		})
 	if err != nil {
 		return nil, fmt.Errorf("booking collections: %w", err)
