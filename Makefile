@@ -88,3 +88,4 @@ staticcheck: ## install the pinned staticcheck into ./bin (skipped when that ver
 include mk/k8s.mk
 include mk/reference.mk
 include mk/fuzz.mk
+include mk/observe.mk
