@@ -18,6 +18,7 @@ import (
 	"github.com/vros/vros/edge/internal/accountstore"
 	"github.com/vros/vros/edge/internal/admin"
 	"github.com/vros/vros/edge/internal/backend"
+	"github.com/vros/vros/edge/internal/edgemetrics"
 	"github.com/vros/vros/edge/internal/gateway"
 	"github.com/vros/vros/edge/internal/panel"
 	"github.com/vros/vros/edge/internal/panelauth"
@@ -145,6 +146,7 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 		}
 	}()
 	failures := throttle.NewFailures(cfg.AuthFailureRPS, cfg.AuthFailureBurst)
+	refusals := edgemetrics.New(tel.Meter)
 	panelUsers, err := panelstore.New(ctx, client.Database("vros_edge"))
 	if err != nil {
 		return err
@@ -157,7 +159,7 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 			gateway.IntegrationSvc: cfg.IntegrationURL,
 		},
 		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst, AccountConcurrency: cfg.AccountConcurrency,
-		Failures: failures, Tracer: tel.Tracer, PublicURL: cfg.PublicURL, Usage: counter,
+		Failures: failures, Tracer: tel.Tracer, PublicURL: cfg.PublicURL, Usage: counter, Metrics: refusals,
 	}, accounts, signer, tel.Propagator)
 	if err != nil {
 		return fmt.Errorf("edge: %w", err)
@@ -183,7 +185,7 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 	}
 	gw.Register(app)
 	adm := admin.New(accounts, admin.Config{Token: cfg.AdminToken.Reveal(), PublicURL: cfg.PublicURL, Failures: failures,
-		Services: services, Usage: usages, Users: users})
+		Services: services, Usage: usages, Users: users, Metrics: refusals})
 	adm.Register(app)
 	// The management panel (docs/panel.md): its pages call the services through gw.Call.
 	pnl, err := panel.New(panel.Config{Users: users, Accounts: accounts, Gateway: gw, Failures: failures, PublicURL: cfg.PublicURL, Log: log,

@@ -22,6 +22,7 @@ import (
 
 	"github.com/vros/vros/edge/internal/account"
 	"github.com/vros/vros/edge/internal/backend"
+	"github.com/vros/vros/edge/internal/edgemetrics"
 	"github.com/vros/vros/edge/internal/panelauth"
 	"github.com/vros/vros/edge/internal/throttle"
 	"github.com/vros/vros/libs/fields"
@@ -44,6 +45,8 @@ type Config struct {
 	Usage usageReader
 	// Users are the management panel's users (POST /panel-users); nil: not served.
 	Users *panelauth.Service
+	// Metrics counts wrong tokens and the calls refused before any (nil: none).
+	Metrics *edgemetrics.Metrics
 }
 
 // API serves /admin/v1.
@@ -57,12 +60,13 @@ type API struct {
 	services    *backend.Client
 	usageStore  usageReader
 	users       *panelauth.Service
+	metrics     *edgemetrics.Metrics
 }
 
 // New returns the admin API.
 func New(accounts *account.Service, cfg Config) *API {
 	a := &API{accounts: accounts, token: cfg.Token, failures: cfg.Failures, fingerprint: Fingerprint(cfg.Token),
-		services: cfg.Services, usageStore: cfg.Usage, users: cfg.Users}
+		services: cfg.Services, usageStore: cfg.Usage, users: cfg.Users, metrics: cfg.Metrics}
 	a.SetPublicURL(cfg.PublicURL)
 	return a
 }
@@ -114,6 +118,7 @@ func (a *API) Register(app *fiber.App) {
 
 func (a *API) auth(c *fiber.Ctx) error {
 	if err := a.failures.Check(c); err != nil {
+		a.metrics.Rejected(c.UserContext(), edgemetrics.AuthThrottle)
 		return err
 	}
 	h := c.Get(fiber.HeaderAuthorization)
@@ -121,10 +126,12 @@ func (a *API) auth(c *fiber.Ctx) error {
 	if a.token == "" || !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(a.token)) != 1 {
 		if a.token != "" && ok {
 			a.failures.Failed(c)
+			a.metrics.AuthFailed(c.UserContext(), edgemetrics.Admin)
 		}
 		return httpapi.Unauthorized("a valid admin bearer token is required")
 	}
 	if len(c.Body()) > 64<<10 {
+		a.metrics.Rejected(c.UserContext(), edgemetrics.BodySize)
 		return httpapi.TooLarge(64 << 10)
 	}
 	// Every change made by this call is recorded as this caller's, from the client address

@@ -6,6 +6,7 @@ package gateway
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vros/vros/edge/internal/account"
+	"github.com/vros/vros/edge/internal/edgemetrics"
 	"github.com/vros/vros/edge/internal/throttle"
 	"github.com/vros/vros/edge/internal/usage"
 	"github.com/vros/vros/libs/httpapi"
@@ -49,6 +51,9 @@ type Config struct {
 	PublicURL string
 	// Usage counts the authenticated requests (nil: none are counted).
 	Usage *usage.Counter
+	// Metrics counts failed authentications and the requests edge refuses itself (nil:
+	// none are counted).
+	Metrics *edgemetrics.Metrics
 }
 
 // Gateway serves the public routes.
@@ -62,11 +67,13 @@ type Gateway struct {
 	// listenURL is http://<listen address>, X-Vros-Public-URL when publicURL is empty.
 	listenURL atomic.Pointer[string]
 	usage     *usage.Counter
+	metrics   *edgemetrics.Metrics
 }
 
 // New builds the gateway.
 func New(cfg Config, accounts *account.Service, signer *tenancy.Signer, prop propagation.TextMapPropagator) (*Gateway, error) {
 	g := &Gateway{accounts: accounts, upstreams: map[Upstream]*upstream{}, failures: cfg.Failures, publicURL: strings.TrimRight(cfg.PublicURL, "/"), usage: cfg.Usage,
+		metrics:  cfg.Metrics,
 		limits:   throttle.New(cfg.RateLimitRPS, cfg.RateLimitBurst, throttle.DefaultKeys),
 		inFlight: throttle.NewConcurrency(cfg.AccountConcurrency, cmp.Or(cfg.ConcurrencyWait, DefaultConcurrencyWait))}
 	for name, raw := range cfg.ServiceURLs {
@@ -234,14 +241,33 @@ func checkBody(raw int, body []byte, read bool, limit int) error {
 // (edge's defaults where the plan says 0), refusing 429 when it is empty.
 func (g *Gateway) rateLimit(c *fiber.Ctx, caller account.Caller) error {
 	if !g.limits.AllowPlan(caller.Tenant.AccountID, caller.Plan.RateRPS, caller.Plan.RateBurst) {
+		g.metrics.Rejected(c.UserContext(), edgemetrics.Rate)
 		return rateLimited(c)
 	}
 	return nil
 }
 
+// throttled refuses (429) a client address whose failed authentications are spent
+// (throttle.Failures.Check), counting the refusal.
+func (g *Gateway) throttled(c *fiber.Ctx) error {
+	err := g.failures.Check(c)
+	if err != nil {
+		g.metrics.Rejected(c.UserContext(), edgemetrics.AuthThrottle)
+	}
+	return err
+}
+
+// AuthFailed counts a failed authentication of kind: the gateway's own, and the management
+// panel's sign-ins (kind panel). A nil gateway counts nothing.
+func (g *Gateway) AuthFailed(ctx context.Context, kind edgemetrics.AuthKind) {
+	if g != nil {
+		g.metrics.AuthFailed(ctx, kind)
+	}
+}
+
 // authenticateA checks HTTP Basic and the second pair key/pass (headerPair or bodyPair).
 func (g *Gateway) authenticateA(c *fiber.Ctx, key, pass string) (account.Caller, error) {
-	if err := g.failures.Check(c); err != nil {
+	if err := g.throttled(c); err != nil {
 		return account.Caller{}, err
 	}
 	user, password, ok := basicAuth(c.Get(fiber.HeaderAuthorization))
@@ -261,6 +287,7 @@ func (g *Gateway) authenticateA(c *fiber.Ctx, key, pass string) (account.Caller,
 	}
 	if a1.Tenant.AccountID != a2.Tenant.AccountID {
 		g.failures.Failed(c)
+		g.metrics.AuthFailed(c.UserContext(), edgemetrics.Service)
 		return account.Caller{}, httpapi.Unauthorized("invalid credentials")
 	}
 	return a1, nil
@@ -312,6 +339,7 @@ func (g *Gateway) checkPair(c *fiber.Ctx, key, pass string) (account.Caller, err
 		return acc, err
 	}
 	g.failures.Failed(c)
+	g.metrics.AuthFailed(c.UserContext(), edgemetrics.Service)
 	return account.Caller{}, httpapi.Unauthorized("invalid credentials")
 }
 
@@ -358,6 +386,7 @@ const DefaultConcurrencyWait = 100 * time.Millisecond
 func (g *Gateway) admit(c *fiber.Ctx, caller account.Caller, forward func() error) error {
 	release, ok := g.inFlight.Acquire(caller.Tenant.AccountID, caller.Plan.MaxConcurrent)
 	if !ok {
+		g.metrics.Rejected(c.UserContext(), edgemetrics.Concurrency)
 		c.Set(fiber.HeaderRetryAfter, "1")
 		e := httpapi.RateLimited()
 		e.Message = "too many requests of this account in flight at once; retry after a second"
@@ -374,6 +403,7 @@ func (g *Gateway) check(c *fiber.Ctx, kind account.Kind, id, secret string) (acc
 	switch {
 	case errors.Is(err, account.ErrUnauthorized):
 		g.failures.Failed(c)
+		g.metrics.AuthFailed(c.UserContext(), edgemetrics.AuthKind(kind))
 		return account.Caller{}, httpapi.Unauthorized("invalid credentials")
 	case errors.Is(err, account.ErrSuspended):
 		return account.Caller{}, httpapi.Unauthorized("account suspended")
@@ -454,7 +484,7 @@ func (g *Gateway) interfaceB(c *fiber.Ctx) error {
 	if env.Key == "" || env.Pass == "" {
 		return overOrErr(over, bodyLimitB, httpapi.Unauthorized("key and pass are required"))
 	}
-	if err := g.failures.Check(c); err != nil {
+	if err := g.throttled(c); err != nil {
 		return overOrErr(over, bodyLimitB, err)
 	}
 	caller, err := g.check(c, account.Key, env.Key, env.Pass)
@@ -494,7 +524,7 @@ func (g *Gateway) read(c *fiber.Ctx) error {
 	}
 	body := WithoutBOM(c.Body())
 	over := len(body) > bodyLimitRead
-	if err := g.failures.Check(c); err != nil {
+	if err := g.throttled(c); err != nil {
 		return overOrErr(over, bodyLimitRead, err)
 	}
 	caller, err := g.check(c, account.OwnerToken, "", c.Params("token"))

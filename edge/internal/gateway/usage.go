@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/vros/vros/edge/internal/account"
+	"github.com/vros/vros/edge/internal/edgemetrics"
 	"github.com/vros/vros/edge/internal/usage"
 	"github.com/vros/vros/libs/httpapi"
 )
@@ -29,8 +30,14 @@ func authenticated(c *fiber.Ctx, caller account.Caller, i usage.Interface) {
 // with their 4xx code before they go out on HTTP 200. What edge refuses itself past
 // authentication (rate, concurrency and body limits: a 429 or 413 error of edge's own, not
 // a service's answer) is Refused.
+//
+// A body over its limit is counted here too, as a rejection of edge's (every 413 error a
+// route returns is edge's own: a service's answers arrive as answers, not errors).
 func (g *Gateway) count(c *fiber.Ctx) error {
 	err := c.Next()
+	if err != nil && g.metrics != nil && errorCode(err) == fiber.StatusRequestEntityTooLarge {
+		g.metrics.Rejected(c.UserContext(), edgemetrics.BodySize)
+	}
 	if g.usage == nil {
 		return err
 	}
@@ -47,15 +54,7 @@ func (g *Gateway) count(c *fiber.Ctx) error {
 func outcome(c *fiber.Ctx, err error) usage.Outcome {
 	code := c.Response().StatusCode()
 	if err != nil {
-		code = fiber.StatusInternalServerError
-		var he *httpapi.Error
-		var fe *fiber.Error
-		switch {
-		case errors.As(err, &he):
-			code = he.HTTP
-		case errors.As(err, &fe):
-			code = fe.Code
-		}
+		code = errorCode(err)
 		if code == fiber.StatusTooManyRequests || code == fiber.StatusRequestEntityTooLarge {
 			return usage.Refused
 		}
@@ -67,4 +66,18 @@ func outcome(c *fiber.Ctx, err error) usage.Outcome {
 		return usage.ClientError
 	}
 	return usage.OK
+}
+
+// errorCode is the HTTP status a route's error is answered with (500 when it is not a
+// client error).
+func errorCode(err error) int {
+	var he *httpapi.Error
+	var fe *fiber.Error
+	switch {
+	case errors.As(err, &he):
+		return he.HTTP
+	case errors.As(err, &fe):
+		return fe.Code
+	}
+	return fiber.StatusInternalServerError
 }

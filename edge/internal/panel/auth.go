@@ -162,6 +162,7 @@ func (p *Panel) login(c *fiber.Ctx) error {
 	sess, token, err := p.cfg.Users.SignIn(c.UserContext(), email, password)
 	if errors.Is(err, panelauth.ErrBadLogin) {
 		p.cfg.Failures.Failed(c)
+		signInFailed(c, p.cfg.Gateway)
 		p.byEmail.Take(key)
 		return again(fiber.StatusUnauthorized, "Wrong email or password.")
 	}
