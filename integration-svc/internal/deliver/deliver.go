@@ -94,6 +94,7 @@ type Deliverer struct {
 	backfilled time.Time
 	disabled   metric.Int64Counter
 	sent       metric.Int64Counter
+	deliveries metric.Int64Counter
 	now        func() time.Time
 }
 
@@ -124,6 +125,8 @@ func New(cfg Config, st *store.Store, policy Policy, signer *tenancy.Signer, log
 			metric.WithDescription("webhook endpoints disabled after their failure streak"))
 		d.sent, _ = meter.Int64Counter("vros_webhook_attempts_total",
 			metric.WithDescription("webhook delivery attempts, by outcome"))
+		d.deliveries, _ = meter.Int64Counter("vros.webhook.deliveries", metric.WithUnit("{attempt}"),
+			metric.WithDescription("Webhook delivery attempts by what became of the delivery: delivered, retry (a failed attempt with one to follow), failed (the last attempt failed: given up)."))
 	}
 	return d
 }
@@ -442,6 +445,9 @@ func (d *Deliverer) record(ctx context.Context, ep webhook.Endpoint, del webhook
 	}
 	if d.sent != nil {
 		d.sent.Add(ctx, 1, metric.WithAttributes(attrOutcome(outcome)))
+	}
+	if d.deliveries != nil {
+		d.deliveries.Add(ctx, 1, deliveryOutcome(ok, next != nil))
 	}
 	if ok {
 		key := ep.Account + ":" + strconv.FormatInt(ep.ID, 10)

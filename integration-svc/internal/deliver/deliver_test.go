@@ -19,6 +19,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/vros/vros/integration-svc/internal/deliver"
 	"github.com/vros/vros/integration-svc/internal/hooks"
@@ -92,7 +93,10 @@ type env struct {
 
 var accounts int
 
-func start(t *testing.T, cfg deliver.Config) *env {
+func start(t *testing.T, cfg deliver.Config) *env { t.Helper(); return startWith(t, cfg, nil) }
+
+// startWith is start with the deliverer counting in meter.
+func startWith(t *testing.T, cfg deliver.Config, meter metric.Meter) *env {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	st, err := store.Open(ctx, db)
@@ -120,7 +124,7 @@ func start(t *testing.T, cfg deliver.Config) *env {
 		}
 		return e.h.EmitExcept(ctx, ev, except)
 	}
-	e.d = deliver.New(cfg, st, st, tenancy.NewSigner(hmacKey), slog.New(slog.DiscardHandler), nil, notify)
+	e.d = deliver.New(cfg, st, st, tenancy.NewSigner(hmacKey), slog.New(slog.DiscardHandler), meter, notify)
 	e.h.SetWake(e.d.Wake)
 	done := make(chan struct{})
 	go func() { _ = e.d.Run(ctx); close(done) }()
