@@ -56,7 +56,7 @@ func wireICal(w *wiring) error {
 		return fmt.Errorf("iCal feed store: %w", err)
 	}
 	booking := poller.NewBookingClient(w.cfg.BookingURL, w.signer, cfg.BookingTimeout)
-	p := &poller.Poller{Store: store, Booking: booking, Hooks: w.hooks, Policy: w.policy, Log: w.base.Tel.Logger,
+	p := &poller.Poller{Store: store, Booking: booking, Hooks: w.hooks, Policy: w.policy, Log: w.base.Tel.Logger, Meter: w.base.Tel.Meter,
 		Cfg: poller.Config{Period: cfg.PollPeriod, Lease: cfg.Lease, Timeout: cfg.RequestTimeout, MaxBody: cfg.MaxBody, Workers: cfg.Workers,
 			AllowHTTP: w.cfg.AllowHTTP, BookingTimeout: cfg.BookingTimeout}}
 	api := &feedapi.API{Store: store, Poller: p, Booking: booking, Policy: w.policy, AllowHTTP: w.cfg.AllowHTTP}

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/vros/vros/integration-svc/internal/feed"
@@ -76,11 +78,45 @@ type Poller struct {
 	Cfg     Config
 	Log     *slog.Logger
 	Now     func() time.Time
+	// Meter counts each poll in vros.ical.imports by outcome (ok, unchanged, error); nil:
+	// none.
+	Meter metric.Meter
 
 	once       sync.Once
 	public     *http.Client
 	private    *http.Client
 	background sync.WaitGroup
+	imports    metric.Int64Counter // made once from Meter
+	importsSet sync.Once
+}
+
+// The outcomes of vros.ical.imports: the feed's file read and synced, the feed unchanged
+// (HTTP 304: the kept events synced again), the poll failed (the link, the file or the sync).
+var (
+	importOK        = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "ok")))
+	importUnchanged = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "unchanged")))
+	importError     = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "error")))
+)
+
+// counted counts a poll's outcome: err, else fetched (nil: the feed answered 304).
+func (p *Poller) counted(ctx context.Context, fetched *feedstore.Fetched, err error) {
+	p.importsSet.Do(func() {
+		if p.Meter != nil {
+			p.imports, _ = p.Meter.Int64Counter("vros.ical.imports", metric.WithUnit("{poll}"),
+				metric.WithDescription("Polls of iCal feeds by outcome: ok (read and synced), unchanged (HTTP 304), error."))
+		}
+	})
+	if p.imports == nil {
+		return
+	}
+	switch {
+	case err != nil:
+		p.imports.Add(ctx, 1, importError)
+	case fetched == nil:
+		p.imports.Add(ctx, 1, importUnchanged)
+	default:
+		p.imports.Add(ctx, 1, importOK)
+	}
 }
 
 func (p *Poller) now() time.Time {
@@ -252,6 +288,7 @@ func (p *Poller) process(ctx context.Context, f *feed.Feed) error {
 		// another, perhaps while this poll outlived its lease): nothing of it is left to poll.
 		return p.Store.Remove(ctx, f)
 	}
+	p.counted(ctx, fetched, err)
 	interval := time.Duration(f.IntervalMinutes) * time.Minute
 	f.Status.Note = ""
 	switch {
