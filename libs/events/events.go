@@ -6,6 +6,7 @@ package events
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -13,8 +14,12 @@ import (
 	cloudevents "github.com/cloudevents/sdk-go/v2/event"
 	"github.com/google/uuid"
 	"github.com/segmentio/kafka-go"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Topics.
@@ -84,6 +89,8 @@ func Decode(value []byte, data any) (cloudevents.Event, error) {
 type Publisher struct {
 	w       *kafka.Writer
 	metrics *clientMetrics // nil: none
+	tracer  trace.Tracer   // nil: no spans
+	prop    propagation.TextMapPropagator
 }
 
 // PublisherOptions configure NewPublisherWith.
@@ -91,6 +98,14 @@ type PublisherOptions struct {
 	// Meter times every write in messaging.client.operation.duration (operation send); nil:
 	// no metrics.
 	Meter metric.Meter
+	// Tracer and Propagator, both set, trace the produce of every message that carries a
+	// trace context (Message.Trace, the write that caused it, else ctx's span): a producer
+	// span "send <topic>", its child, whose context then travels in the message's headers in
+	// place of Message.Trace, so that the consumer's process span is the produce span's child
+	// and one trace runs from the write to every consumer (docs/tracing.md). Without them, or
+	// for a message of no trace, Message.Trace goes into the headers as it is.
+	Tracer     trace.Tracer
+	Propagator propagation.TextMapPropagator
 }
 
 // NewPublisher returns a publisher for brokers, without metrics. Messages are partitioned by
@@ -107,26 +122,33 @@ func NewPublisherWith(brokers []string, o PublisherOptions) *Publisher {
 		MaxAttempts:  3,
 		WriteTimeout: 5 * time.Second,
 		ReadTimeout:  5 * time.Second,
-	}, metrics: newClientMetrics(o.Meter)}
+	}, metrics: newClientMetrics(o.Meter), tracer: o.Tracer, prop: o.Propagator}
 }
 
 // Publish writes msgs; it returns once Kafka has acknowledged all of them. The write is timed
-// once for each topic it writes to (a failed write with its error type).
+// once for each topic it writes to (a failed write with its error type), and each traced
+// message's produce is a span (PublisherOptions.Tracer).
 func (p *Publisher) Publish(ctx context.Context, msgs ...Message) error {
 	out := make([]kafka.Message, len(msgs))
+	spans := make([]trace.Span, len(msgs))
 	for i, m := range msgs {
 		out[i] = kafka.Message{Topic: m.Topic, Key: []byte(m.Key), Value: m.Value,
 			Headers: []kafka.Header{{Key: "content-type", Value: []byte(ContentType)}}}
-		for k, v := range m.Trace {
+		headers := m.Trace
+		if p.tracer != nil && p.prop != nil {
+			headers, spans[i] = p.startSend(ctx, m)
+		}
+		for k, v := range headers {
 			out[i].Headers = append(out[i].Headers, kafka.Header{Key: k, Value: []byte(v)})
 		}
-	}
-	if p.metrics == nil {
-		return p.w.WriteMessages(ctx, out...)
 	}
 	start := time.Now()
 	err := p.w.WriteMessages(ctx, out...)
 	took := time.Since(start).Seconds()
+	p.endSends(spans, err)
+	if p.metrics == nil {
+		return err
+	}
 	errType := ""
 	if err != nil {
 		errType = kafkaErrorType(err)
@@ -140,6 +162,52 @@ func (p *Publisher) Publish(ctx context.Context, msgs ...Message) error {
 		}
 	}
 	return err
+}
+
+// startSend starts the producer span of m, the child of m's trace context (or of ctx's span),
+// and returns the headers that carry the span's context (m.Trace and no span when m belongs
+// to no trace). The span follows OpenTelemetry's messaging conventions for a Kafka "send";
+// the key (<accountId>:<propertyId>, two ids) is recorded, the value never.
+func (p *Publisher) startSend(ctx context.Context, m Message) (map[string]string, trace.Span) {
+	parent := ctx
+	if len(m.Trace) > 0 {
+		parent = p.prop.Extract(ctx, propagation.MapCarrier(m.Trace))
+	}
+	if !trace.SpanContextFromContext(parent).IsValid() {
+		return m.Trace, nil
+	}
+	attrs := []attribute.KeyValue{semconv.MessagingSystemKafka, semconv.MessagingOperationTypeSend,
+		semconv.MessagingOperationName("send"), semconv.MessagingDestinationName(m.Topic),
+		semconv.MessagingKafkaMessageKey(m.Key), semconv.MessagingMessageBodySize(len(m.Value))}
+	if m.Tombstone {
+		attrs = append(attrs, semconv.MessagingKafkaMessageTombstone(true))
+	}
+	sctx, span := p.tracer.Start(parent, "send "+m.Topic, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
+	headers := propagation.MapCarrier{}
+	p.prop.Inject(sctx, headers)
+	return headers, span
+}
+
+// endSends ends the produce spans of one write; err is the write's (kafka.WriteErrors tells
+// which messages failed; any other error failed them all).
+func (p *Publisher) endSends(spans []trace.Span, err error) {
+	var we kafka.WriteErrors
+	perMessage := errors.As(err, &we) && len(we) == len(spans)
+	for i, span := range spans {
+		if span == nil {
+			continue
+		}
+		failed := err
+		if perMessage {
+			failed = we[i]
+		}
+		if failed != nil {
+			kind := kafkaErrorType(failed)
+			span.SetAttributes(semconv.ErrorTypeKey.String(kind))
+			span.SetStatus(codes.Error, kind)
+		}
+		span.End()
+	}
 }
 
 // Close flushes and closes the writer.
