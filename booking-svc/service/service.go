@@ -139,7 +139,8 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err := mongostore.Ensure(ctx, db, []string{events.ParkedCollection}, nil); err != nil {
 		return err
 	}
-	pub := events.NewPublisherWith(cfg.KafkaBrokers, events.PublisherOptions{Meter: tel.Meter})
+	// The produce of each event is a span of the write that caused it (docs/tracing.md).
+	pub := events.NewPublisherWith(cfg.KafkaBrokers, events.PublisherOptions{Meter: tel.Meter, Tracer: tel.Tracer, Propagator: tel.Propagator})
 	defer func() { _ = pub.Close() }()
 	ob := outbox.New(db, pub, st.Snapshot, outbox.Options{Lease: cfg.OutboxLease, Meter: tel.Meter, Log: log, Propagator: tel.Propagator})
 	st.Attach(ob)
