@@ -25,9 +25,11 @@ run: ## run all of vros on this machine (embedded MongoDB and Kafka, data in .da
 
 test: test-go test-fuzz test-real test-charts ## run every test (Go modules on embedded servers, the fuzz targets briefly, again on real ones, then the Helm chart checks)
 
-# The reference page's browser check (edge/openapi) runs in Debian's chromium, installed here.
+# The reference page's browser check (edge/openapi) runs in Debian's chromium, installed here;
+# the trace test (devstack/tracetest) in bin/jaeger, built here.
 test-go: export VROS_REQUIRE_CHROMIUM := 1
-test-go: chromium ## run the Go tests of every module (embedded servers)
+test-go: export VROS_REQUIRE_JAEGER := 1
+test-go: chromium jaeger ## run the Go tests of every module (embedded servers)
 	@set -e; for m in $(MODULES); do echo "== $$m (embedded servers: FerretDB on SQLite, kfake)"; \
 		(cd $$m && $(EMBEDDED_ENV) $(GO) test -count=1 -timeout $(TIMEOUT) ./...); done
 
