@@ -28,8 +28,9 @@ func TestMain(m *testing.M) {
 		AdminToken: adminToken, LogLevel: "error", PasswordCost: 4, OutboxLease: time.Second,
 		RateLimitRPS: 1000, RateLimitBurst: 5000,
 		// Two failed authentications from one address, then the throttle refuses: the test
-		// sends three, so that a rejection is counted too.
-		AuthFailureRPS: 0.001, AuthFailureBurst: 2})
+		// sends three at once, so that a rejection is counted too; ten a second come back, so
+		// that a run of the test again (-count) is not refused.
+		AuthFailureRPS: 10, AuthFailureBurst: 2})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -123,9 +123,10 @@ func scrape(t *testing.T, url string) map[string]bool {
 }
 
 // drive sends through edge one of each thing the panels count: interface A writes (a
-// property and its rates, a webhook, an iCal feed and its sync), a quote, a calendar read, a booking paid by
-// card and its replay under the same Idempotency-Key, a conflicting booking (status 8), a
-// declined card, wrong credentials until the throttle refuses, and a body over its limit.
+// property and its rates, a webhook, an iCal feed and its sync), a quote, a calendar read, a
+// booking paid by card and its replay under the same Idempotency-Key, a conflicting booking
+// (status 8), a declined card, wrong credentials until the throttle refuses, and a body over
+// its limit.
 func drive(t *testing.T) {
 	t.Helper()
 	acc, err := apitest.NewAccount(http.DefaultClient, st.EdgeURL, adminToken, "Metrics Owner")
@@ -181,8 +182,21 @@ func drive(t *testing.T) {
 			FeedID int64 `json:"feed_id"`
 		} `json:"data"`
 	}
-	a("ical-feed", apitest.JSON(map[string]any{"action": "create", "feed": map[string]any{"internal_code": code, "url": feed.URL + "/cal.ics",
-		"name": "Channel", "interval_minutes": 1440}}), &f)
+	// integration-svc knows the property once it consumed its event: until then, 404.
+	newFeed := apitest.JSON(map[string]any{"action": "create", "feed": map[string]any{"internal_code": code, "url": feed.URL + "/cal.ics",
+		"name": "Channel", "interval_minutes": 1440}})
+	for deadline := time.Now().Add(scrapeWithin); ; time.Sleep(50 * time.Millisecond) {
+		r, err := apitest.Send(http.DefaultClient, http.MethodPost, st.EdgeURL+"/api/ical-feed", acc.AHeaders(), newFeed)
+		if err == nil && r.Code == http.StatusOK {
+			if err := json.Unmarshal(r.Body, &f); err != nil {
+				t.Fatalf("ical-feed: %s: %v", r.Body, err)
+			}
+			break
+		}
+		if err != nil || r.Code != http.StatusNotFound || time.Now().After(deadline) {
+			t.Fatalf("ical-feed: %v HTTP %d %s", err, r.Code, r.Body)
+		}
+	}
 	a("ical-feed", apitest.JSON(map[string]any{"action": "sync", "feed": map[string]any{"feed_id": f.Data.FeedID}}), nil)
 
 	guest := func(checkin, checkout string, card string) map[string]any {
@@ -248,6 +262,17 @@ func drive(t *testing.T) {
 	if r, err := apitest.Send(http.DefaultClient, http.MethodPost, st.EdgeURL+"/vros/external-booking", nil,
 		`{"action":"getinfo","x":"`+strings.Repeat("x", 1<<20)+`"}`); err != nil || r.Code != http.StatusRequestEntityTooLarge {
 		t.Fatalf("oversized body: %v HTTP %d", err, r.Code)
+	}
+
+	// The throttle lifts within a second or so (10 a second come back), before the test goes
+	// on or runs again.
+	for until := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if s, _ := b(t, acc.BBody("listbooking", map[string]any{"propertyId": pid}), nil); s != 56 {
+			break
+		}
+		if time.Now().After(until) {
+			t.Fatal("the failed-authentication throttle did not lift within 10 s")
+		}
 	}
 
 	// The booking's events reach the webhook receiver (integration-svc consumed them).
