@@ -11,7 +11,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +30,9 @@ type Options struct {
 	// OTLPAddr (the OTLP/HTTP receiver), QueryAddr (query API and UI) and GRPCAddr (query
 	// gRPC API) are host:port; empty means a free loopback port.
 	OTLPAddr, QueryAddr, GRPCAddr string
+	// OwnGroup keeps Jaeger out of the terminal's Ctrl-C (proc.Service.OwnGroup): the
+	// starter stops it after the services have sent their last spans.
+	OwnGroup bool
 }
 
 // Jaeger is a running Jaeger.
@@ -35,9 +41,13 @@ type Jaeger struct {
 	OTLPEndpoint string
 	// QueryURL serves the query API (/api/...) and the UI.
 	QueryURL string
+	Client
 
 	svc *proc.Service
 }
+
+// Client reads traces from the query API at URL (http://host:port).
+type Client struct{ URL string }
 
 // ErrNotFound is Trace's error for a trace Jaeger does not hold (yet).
 var ErrNotFound = errors.New("trace not found")
@@ -61,7 +71,7 @@ func Start(ctx context.Context, o Options) (*Jaeger, error) {
 		}
 		*a = free
 	}
-	j := &Jaeger{OTLPEndpoint: "http://" + o.OTLPAddr, QueryURL: "http://" + o.QueryAddr}
+	j := &Jaeger{OTLPEndpoint: "http://" + o.OTLPAddr, QueryURL: "http://" + o.QueryAddr, Client: Client{URL: "http://" + o.QueryAddr}}
 	// The OTEL_ variables a shell or a test set are for vros, not for Jaeger's own telemetry;
 	// JAEGER_UI_ASSETS passes (the ports below win over any JAEGER_ a shell exported).
 	var env []string
@@ -71,7 +81,7 @@ func Start(ctx context.Context, o Options) (*Jaeger, error) {
 		}
 	}
 	env = append(env, "JAEGER_OTLP_HTTP="+o.OTLPAddr, "JAEGER_QUERY_HTTP="+o.QueryAddr, "JAEGER_QUERY_GRPC="+o.GRPCAddr)
-	j.svc = &proc.Service{Name: "jaeger", Bin: o.Bin, LogPath: o.LogPath, Args: []string{"--config", o.Config}, Env: env,
+	j.svc = &proc.Service{Name: "jaeger", Bin: o.Bin, LogPath: o.LogPath, Args: []string{"--config", o.Config}, Env: env, OwnGroup: o.OwnGroup,
 		Ready: func() bool {
 			r, err := client.Get(j.QueryURL + "/api/services")
 			if err != nil {
@@ -97,8 +107,30 @@ func (j *Jaeger) LogTail() string { return j.svc.LogTail() }
 
 // Trace reads the trace whose id is traceID (32 hex digits) from GET /api/traces/<id>: the
 // spans Jaeger holds of it so far (ErrNotFound when none).
-func (j *Jaeger) Trace(ctx context.Context, traceID string) (*Trace, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, j.QueryURL+"/api/traces/"+traceID, nil)
+func (c Client) Trace(ctx context.Context, traceID string) (*Trace, error) {
+	traces, err := c.get(ctx, "/api/traces/"+url.PathEscape(traceID))
+	if err != nil {
+		return nil, err
+	}
+	if len(traces) == 0 {
+		return nil, ErrNotFound
+	}
+	return &traces[0], nil
+}
+
+// Search reads the latest traces (at most limit) that have a span of service within
+// lookback (GET /api/traces?service=...).
+func (c Client) Search(ctx context.Context, service string, limit int, lookback time.Duration) ([]Trace, error) {
+	q := url.Values{"service": {service}, "limit": {strconv.Itoa(limit)}, "lookback": {lookback.String()}}
+	traces, err := c.get(ctx, "/api/traces?"+q.Encode())
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	return traces, err
+}
+
+func (c Client) get(ctx context.Context, path string) ([]Trace, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.URL+path, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -115,18 +147,15 @@ func (j *Jaeger) Trace(ctx context.Context, traceID string) (*Trace, error) {
 		return nil, ErrNotFound
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /api/traces/%s: HTTP %d %.300s", traceID, resp.StatusCode, body)
+		return nil, fmt.Errorf("GET %s: HTTP %d %.300s", path, resp.StatusCode, body)
 	}
 	var out struct {
 		Data []Trace `json:"data"`
 	}
 	if err := json.Unmarshal(body, &out); err != nil {
-		return nil, fmt.Errorf("GET /api/traces/%s: %w", traceID, err)
+		return nil, fmt.Errorf("GET %s: %w", path, err)
 	}
-	if len(out.Data) == 0 {
-		return nil, ErrNotFound
-	}
-	return &out.Data[0], nil
+	return out.Data, nil
 }
 
 // Trace is one trace as Jaeger's query API (v1 JSON) answers it.
@@ -208,4 +237,50 @@ func (s Span) Kind() string {
 		return "internal"
 	}
 	return k
+}
+
+// treeAttrs are the attributes Tree shows of a span, when it has them.
+var treeAttrs = []string{"http.route", "url.template", "http.response.status_code", "db.collection.name",
+	"messaging.destination.name", "messaging.consumer.group.name", "error.type"}
+
+// Tree is t as text: one span a line (name, service, kind, duration, a few attributes),
+// children indented under their parent in the order they started; a span whose parent is not
+// in t is a root.
+func (t *Trace) Tree() string {
+	ids := map[string]bool{}
+	for _, s := range t.Spans {
+		ids[s.SpanID] = true
+	}
+	children := map[string][]Span{}
+	var roots []Span
+	for _, s := range t.Spans {
+		if p := s.Parent(); p != "" && ids[p] {
+			children[p] = append(children[p], s)
+		} else {
+			roots = append(roots, s)
+		}
+	}
+	byStart := func(a, b Span) int { return int(a.StartTime - b.StartTime) }
+	var b strings.Builder
+	var walk func(s Span, depth int)
+	walk = func(s Span, depth int) {
+		fmt.Fprintf(&b, "%s%s [%s %s] %s", strings.Repeat("  ", depth), s.OperationName, t.Service(s), s.Kind(),
+			(time.Duration(s.Duration) * time.Microsecond).String())
+		for _, k := range treeAttrs {
+			if v, ok := s.Tag(k); ok {
+				fmt.Fprintf(&b, " %s=%s", k, v)
+			}
+		}
+		b.WriteByte('\n')
+		kids := children[s.SpanID]
+		slices.SortFunc(kids, byStart)
+		for _, k := range kids {
+			walk(k, depth+1)
+		}
+	}
+	slices.SortFunc(roots, byStart)
+	for _, r := range roots {
+		walk(r, 0)
+	}
+	return b.String()
 }

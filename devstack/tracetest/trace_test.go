@@ -327,39 +327,12 @@ func has(t *testing.T, s jaeger.Span, want map[string]string) {
 	}
 }
 
-// dump is the span tree of tr, one span a line, for failure messages.
+// dump is the span tree of tr, for failure messages.
 func dump(tr *jaeger.Trace) string {
 	if tr == nil {
 		return "(no trace)"
 	}
-	children := map[string][]jaeger.Span{}
-	ids := map[string]bool{}
-	for _, s := range tr.Spans {
-		ids[s.SpanID] = true
-	}
-	var roots []jaeger.Span
-	for _, s := range tr.Spans {
-		if p := s.Parent(); p != "" && ids[p] {
-			children[p] = append(children[p], s)
-		} else {
-			roots = append(roots, s)
-		}
-	}
-	var b strings.Builder
-	var walk func(s jaeger.Span, depth int)
-	walk = func(s jaeger.Span, depth int) {
-		fmt.Fprintf(&b, "%s%s [%s %s]\n", strings.Repeat("  ", depth), s.OperationName, tr.Service(s), s.Kind())
-		kids := children[s.SpanID]
-		slices.SortFunc(kids, func(a, b jaeger.Span) int { return int(a.StartTime - b.StartTime) })
-		for _, k := range kids {
-			walk(k, depth+1)
-		}
-	}
-	slices.SortFunc(roots, func(a, b jaeger.Span) int { return int(a.StartTime - b.StartTime) })
-	for _, r := range roots {
-		walk(r, 0)
-	}
-	return b.String()
+	return tr.Tree()
 }
 
 // newProperty creates a sandbox account with the demo property (its own code) and its rates.
