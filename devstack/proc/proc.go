@@ -63,6 +63,10 @@ type Service struct {
 	InternalURL string
 	// Ready, when set, is asked instead of /readyz.
 	Ready func() bool
+	// OwnGroup runs the child in a process group of its own (Linux): a terminal's Ctrl-C then
+	// reaches only the parent, which stops the child when it is done with it (make observe's
+	// Jaeger outlives the services' last spans).
+	OwnGroup bool
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -90,6 +94,9 @@ func (p *Service) Start(ctx context.Context) error {
 	cmd := exec.Command(p.Bin, p.Args...)
 	cmd.Env, cmd.Stdout, cmd.Stderr = p.Env, logf, logf
 	dieWithParent(cmd)
+	if p.OwnGroup {
+		ownGroup(cmd)
+	}
 	if err := cmd.Start(); err != nil {
 		p.mu.Unlock()
 		_ = logf.Close()

@@ -10,3 +10,7 @@ import (
 func dieWithParent(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
+
+// ownGroup puts the child in a process group of its own, out of reach of the terminal's
+// signals (dieWithParent's SysProcAttr stays).
+func ownGroup(cmd *exec.Cmd) { cmd.SysProcAttr.Setpgid = true }

@@ -3,7 +3,8 @@
 // edge on 127.0.0.1:8080. On first start it creates a demo account, writes its credentials
 // to .data/demo-account.json and its sample requests to .data/demo-requests.txt, and prints
 // them once; later starts only point at those files, so secrets do not pile up in whatever
-// captures the output.
+// captures the output. With VROS_DEV_JAEGER (make observe) it runs that Jaeger beside the
+// stack first, and every service sends its spans there.
 package main
 
 import (
@@ -20,6 +21,7 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"github.com/vros/vros/devstack/demo"
+	"github.com/vros/vros/devstack/jaeger"
 	"github.com/vros/vros/devstack/stack"
 	edge "github.com/vros/vros/edge/service"
 )
@@ -36,6 +38,14 @@ type options struct {
 	MongoURI        string   `env:"VROS_MONGO_URI"`
 	KafkaBrokers    []string `env:"VROS_KAFKA_BROKERS" envSeparator:","`
 	LogLevel        string   `env:"VROS_LOG_LEVEL" envDefault:"warn"`
+	// Jaeger, when set (make observe), is a jaeger binary (bin/jaeger) that vros-dev starts
+	// beside the stack with JaegerConfig, on loopback ports; every service then exports its
+	// spans to it, and Ctrl-C stops it after them.
+	Jaeger          string `env:"VROS_DEV_JAEGER"`
+	JaegerConfig    string `env:"VROS_DEV_JAEGER_CONFIG" envDefault:"tools/jaeger/all-in-one.yaml"`
+	JaegerUIPort    int    `env:"VROS_DEV_JAEGER_UI_PORT" envDefault:"16686"`
+	JaegerOTLPPort  int    `env:"VROS_DEV_JAEGER_OTLP_PORT" envDefault:"4318"`
+	JaegerQueryGRPC int    `env:"VROS_DEV_JAEGER_GRPC_PORT" envDefault:"16685"`
 }
 
 func main() {
@@ -67,6 +77,16 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	var jg *jaeger.Jaeger
+	if o.Jaeger != "" {
+		if jg, err = startJaeger(ctx, o); err != nil {
+			return err
+		}
+		defer func() {
+			jg.Stop()
+			fmt.Println("vros-dev: Jaeger stopped")
+		}()
+	}
 	fmt.Println("vros-dev: starting embedded MongoDB and Kafka under", o.Dir, "and the services…")
 	s, err := stack.Start(ctx, stack.Options{
 		Dir: o.Dir, MongoURI: o.MongoURI, KafkaBrokers: o.KafkaBrokers, Host: o.Host,
@@ -90,6 +110,9 @@ func run() error {
 		_ = s.Close()
 		return err
 	}
+	if jg != nil {
+		announceJaeger(jg)
+	}
 
 	<-ctx.Done()
 	fmt.Println("\nvros-dev: shutting down…")
@@ -98,4 +121,37 @@ func run() error {
 	}
 	fmt.Println("vros-dev: stopped")
 	return nil
+}
+
+// startJaeger runs o.Jaeger on o.Host's Jaeger ports, its output in <dir>/jaeger.log, and
+// points every service's span exporter at it (telemetry.Setup reads
+// OTEL_EXPORTER_OTLP_ENDPOINT when each service starts).
+func startJaeger(ctx context.Context, o options) (*jaeger.Jaeger, error) {
+	addr := func(port int) string { return net.JoinHostPort(o.Host, strconv.Itoa(port)) }
+	jg, err := jaeger.Start(ctx, jaeger.Options{Bin: o.Jaeger, Config: o.JaegerConfig, LogPath: filepath.Join(o.Dir, "jaeger.log"),
+		OTLPAddr: addr(o.JaegerOTLPPort), QueryAddr: addr(o.JaegerUIPort), GRPCAddr: addr(o.JaegerQueryGRPC), OwnGroup: true})
+	if err != nil {
+		return nil, fmt.Errorf("jaeger (make observe; VROS_DEV_JAEGER_*_PORT move its ports): %w", err)
+	}
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER"} {
+		_ = os.Unsetenv(k)
+	}
+	if err := os.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", jg.OTLPEndpoint); err != nil {
+		jg.Stop()
+		return nil, err
+	}
+	return jg, nil
+}
+
+// announceJaeger tells where the traces are.
+func announceJaeger(jg *jaeger.Jaeger) {
+	fmt.Printf(`
+Traces: every service sends its spans to Jaeger (OTEL_EXPORTER_OTLP_ENDPOINT=%[1]s).
+  Jaeger UI:  %[2]s/   (Jaeger's placeholder page unless JAEGER_UI_ASSETS names a built UI:
+              the Go module carries none; the query API below answers either way)
+  a request:  send it with -H 'traceparent: 00-<32 hex digits>-<16 hex digits>-01', then
+              %[2]s/trace/<32 hex digits> in the UI, %[2]s/api/traces/<32 hex digits> as JSON
+  latest:     %[2]s/api/traces?service=edge&limit=20&lookback=1h
+  span trees: go run ./devstack/cmd/vros-trace -jaeger %[2]s [<trace id>]
+`, jg.OTLPEndpoint, jg.QueryURL)
 }
