@@ -122,7 +122,15 @@ func newConsumerMetrics(meter metric.Meter, topics []string) *consumerMetrics {
 		metric.WithDescription("Time to apply one event, from its first attempt until it is applied or parked (retries included)."),
 		metric.WithExplicitBucketBoundaries(DurationBuckets...))
 	for _, t := range topics {
-		m.byTopic[t] = metric.WithAttributeSet(attribute.NewSet(attribute.String("topic", t)))
+		set := metric.WithAttributeSet(attribute.NewSet(attribute.String("topic", t)))
+		m.byTopic[t] = set
+		// Exported at 0 from the start, so that a rate or an alert has a series before the
+		// first failure.
+		for _, c := range []metric.Int64Counter{m.applied, m.failed, m.parked} {
+			if c != nil {
+				c.Add(context.Background(), 0, set)
+			}
+		}
 	}
 	return m
 }

@@ -160,6 +160,13 @@ func New(db *mongo.Database, pub Publisher, load Loader, opt Options) *Outbox {
 			metric.WithDescription("Change events recorded but not yet acknowledged by Kafka."))
 		o.parked, _ = opt.Meter.Int64UpDownCounter("vros.outbox.parked",
 			metric.WithDescription("Aggregates whose change events could not be published after repeated tries (logged; retried)."))
+		// Exported at 0 from the start (an alert on parked aggregates has a series).
+		if o.backlog != nil {
+			o.backlog.Add(context.Background(), 0)
+		}
+		if o.parked != nil {
+			o.parked.Add(context.Background(), 0)
+		}
 		age, err := opt.Meter.Float64ObservableGauge("vros.outbox.oldest_pending_age", metric.WithUnit("s"),
 			metric.WithDescription("Age of the oldest change event not yet published (parked ones aside; 0 when none), read from the intents at each scrape."))
 		if err == nil {

@@ -58,6 +58,11 @@ func (j Janitor) counter() metric.Int64Counter {
 	}
 	c, _ := j.Meter.Int64Counter("vros.janitor.repairs", metric.WithUnit("{repair}"),
 		metric.WithDescription("Unfinished changes the janitor repaired, by kind (booking, block): each a request that stopped before it finished."))
+	if c != nil {
+		for _, set := range repairKindSets { // exported at 0 from the start
+			c.Add(context.Background(), 0, set)
+		}
+	}
 	return c
 }
 

@@ -43,7 +43,11 @@ func NewPayments(meter metric.Meter) *Payments {
 	p := &Payments{counter: c, sets: map[[2]string]metric.MeasurementOption{}}
 	for _, g := range []string{NameTest, NameStripe, NameNone, NameManual} {
 		for _, o := range []string{OutcomeSuccess, OutcomeDeclined, OutcomeError} {
-			p.sets[[2]string{g, o}] = metric.WithAttributeSet(attribute.NewSet(attribute.String("gateway", g), attribute.String("outcome", o)))
+			set := metric.WithAttributeSet(attribute.NewSet(attribute.String("gateway", g), attribute.String("outcome", o)))
+			p.sets[[2]string{g, o}] = set
+			if c != nil {
+				c.Add(context.Background(), 0, set) // exported at 0 from the start
+			}
 		}
 	}
 	return p

@@ -69,6 +69,9 @@ func (k *Keys) Instrument(meter metric.Meter) {
 	}
 	k.replays, _ = meter.Int64Counter("vros.idempotency.replays", metric.WithUnit("{request}"),
 		metric.WithDescription("Requests with an Idempotency-Key answered from the stored answer of an earlier one."))
+	if k.replays != nil {
+		k.replays.Add(context.Background(), 0) // exported at 0 from the start
+	}
 }
 
 // New returns Keys over db.

@@ -125,6 +125,11 @@ func (l *Ledger) Instrument(meter metric.Meter) {
 		metric.WithDescription("Nights claimed in the ledger by bookings and blocks."))
 	l.conflicts, _ = meter.Int64Counter("vros.ledger.conflicts", metric.WithUnit("{claim}"),
 		metric.WithDescription("Claims refused because one of their nights is held by another booking or block."))
+	for _, c := range []metric.Int64Counter{l.claimed, l.conflicts} { // exported at 0 from the start
+		if c != nil {
+			c.Add(context.Background(), 0)
+		}
+	}
 }
 
 // Begin records op. One owner has at most one op at a time: a second concurrent change of

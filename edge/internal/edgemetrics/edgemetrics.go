@@ -58,11 +58,19 @@ func New(meter metric.Meter) *Metrics {
 		metric.WithDescription("Failed authentications (a wrong credential), by the kind of credential presented."))
 	m.rejections, _ = meter.Int64Counter("vros.edge.rejections", metric.WithUnit("{request}"),
 		metric.WithDescription("Requests edge refused itself, by reason: rate, concurrency, auth_throttle, body_size."))
+	// Every kind and reason is exported at 0 from the start, so that a rate or an alert has
+	// its series before the first refusal.
 	for _, k := range AuthKinds {
 		m.kinds[k] = metric.WithAttributeSet(attribute.NewSet(attribute.String("kind", string(k))))
+		if m.authFailures != nil {
+			m.authFailures.Add(context.Background(), 0, m.kinds[k])
+		}
 	}
 	for _, r := range Reasons {
 		m.reasons[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", string(r))))
+		if m.rejections != nil {
+			m.rejections.Add(context.Background(), 0, m.reasons[r])
+		}
 	}
 	return m
 }

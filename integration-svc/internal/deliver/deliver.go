@@ -127,6 +127,11 @@ func New(cfg Config, st *store.Store, policy Policy, signer *tenancy.Signer, log
 			metric.WithDescription("webhook delivery attempts, by outcome"))
 		d.deliveries, _ = meter.Int64Counter("vros.webhook.deliveries", metric.WithUnit("{attempt}"),
 			metric.WithDescription("Webhook delivery attempts by what became of the delivery: delivered, retry (a failed attempt with one to follow), failed (the last attempt failed: given up)."))
+		if d.deliveries != nil {
+			for _, set := range []metric.MeasurementOption{outcomeDelivered, outcomeRetry, outcomeFailed} {
+				d.deliveries.Add(context.Background(), 0, set) // exported at 0 from the start
+			}
+		}
 	}
 	return d
 }

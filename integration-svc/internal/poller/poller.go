@@ -98,24 +98,35 @@ var (
 	importError     = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", "error")))
 )
 
-// counted counts a poll's outcome: err, else fetched (nil: the feed answered 304).
-func (p *Poller) counted(ctx context.Context, fetched *feedstore.Fetched, err error) {
+// counter is vros.ical.imports, made once from Meter (nil without one), its outcomes
+// exported at 0 from the start.
+func (p *Poller) counter() metric.Int64Counter {
 	p.importsSet.Do(func() {
-		if p.Meter != nil {
-			p.imports, _ = p.Meter.Int64Counter("vros.ical.imports", metric.WithUnit("{poll}"),
-				metric.WithDescription("Polls of iCal feeds by outcome: ok (read and synced), unchanged (HTTP 304), error."))
+		if p.Meter == nil {
+			return
+		}
+		p.imports, _ = p.Meter.Int64Counter("vros.ical.imports", metric.WithUnit("{poll}"),
+			metric.WithDescription("Polls of iCal feeds by outcome: ok (read and synced), unchanged (HTTP 304), error."))
+		if p.imports != nil {
+			for _, set := range []metric.MeasurementOption{importOK, importUnchanged, importError} {
+				p.imports.Add(context.Background(), 0, set)
+			}
 		}
 	})
-	if p.imports == nil {
-		return
-	}
+	return p.imports
+}
+
+// counted counts a poll's outcome: err, else fetched (nil: the feed answered 304).
+func (p *Poller) counted(ctx context.Context, fetched *feedstore.Fetched, err error) {
+	c := p.counter()
 	switch {
+	case c == nil:
 	case err != nil:
-		p.imports.Add(ctx, 1, importError)
+		c.Add(ctx, 1, importError)
 	case fetched == nil:
-		p.imports.Add(ctx, 1, importUnchanged)
+		c.Add(ctx, 1, importUnchanged)
 	default:
-		p.imports.Add(ctx, 1, importOK)
+		c.Add(ctx, 1, importOK)
 	}
 }
 
@@ -143,6 +154,7 @@ func (p *Poller) Wait() { p.background.Wait() }
 
 // Run polls due feeds every Cfg.Period until ctx ends.
 func (p *Poller) Run(ctx context.Context) error {
+	p.counter()
 	periodic.Run(ctx, p.Cfg.Period, p.RunDue, func(err error) {
 		if p.Log != nil {
 			p.Log.Warn("ical poller", "error", err)
