@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -83,6 +84,12 @@ func Start(ctx context.Context, o Options) (*Jaeger, error) {
 	env = append(env, "JAEGER_OTLP_HTTP="+o.OTLPAddr, "JAEGER_QUERY_HTTP="+o.QueryAddr, "JAEGER_QUERY_GRPC="+o.GRPCAddr)
 	j.svc = &proc.Service{Name: "jaeger", Bin: o.Bin, LogPath: o.LogPath, Args: []string{"--config", o.Config}, Env: env, OwnGroup: o.OwnGroup,
 		Ready: func() bool {
+			// The query extension starts before the pipelines: the receiver is asked too.
+			c, err := net.DialTimeout("tcp", o.OTLPAddr, time.Second)
+			if err != nil {
+				return false
+			}
+			_ = c.Close()
 			r, err := client.Get(j.QueryURL + "/api/services")
 			if err != nil {
 				return false
@@ -91,6 +98,7 @@ func Start(ctx context.Context, o Options) (*Jaeger, error) {
 			return r.StatusCode == http.StatusOK
 		}}
 	if err := j.svc.Start(ctx); err != nil {
+		j.svc.Kill()
 		return nil, fmt.Errorf("%w\n%s", err, j.svc.LogTail())
 	}
 	return j, nil
