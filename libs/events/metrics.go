@@ -6,13 +6,14 @@ import (
 	"io"
 	"net"
 	"strings"
-	"sync"
 
 	"github.com/segmentio/kafka-go"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/semconv/v1.43.0/messagingconv"
+
+	"github.com/vros/vros/libs/telemetry"
 )
 
 // The messaging operations timed (messaging.operation.name).
@@ -30,8 +31,7 @@ var DurationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5,
 // names), built once and looked up without allocating.
 type clientMetrics struct {
 	duration messagingconv.ClientOperationDuration
-	mu       sync.RWMutex
-	sets     map[clientKey]metric.MeasurementOption
+	sets     *telemetry.AttrSets[clientKey]
 }
 
 type clientKey struct{ op, topic, errType string }
@@ -45,30 +45,21 @@ func newClientMetrics(meter metric.Meter) *clientMetrics {
 		return nil
 	}
 	d, _ := messagingconv.NewClientOperationDuration(meter, metric.WithExplicitBucketBoundaries(DurationBuckets...))
-	return &clientMetrics{duration: d, sets: map[clientKey]metric.MeasurementOption{}}
+	return &clientMetrics{duration: d, sets: telemetry.NewAttrSets[clientKey](maxSets)}
 }
 
 func (m *clientMetrics) record(ctx context.Context, seconds float64, op, topic, errType string) {
 	if m == nil {
 		return
 	}
-	k := clientKey{op: op, topic: topic, errType: errType}
-	m.mu.RLock()
-	set, ok := m.sets[k]
-	m.mu.RUnlock()
-	if !ok {
+	set := m.sets.Get(clientKey{op: op, topic: topic, errType: errType}, func() []attribute.KeyValue {
 		attrs := []attribute.KeyValue{semconv.MessagingSystemKafka, semconv.MessagingOperationName(op),
 			semconv.MessagingDestinationName(topic)}
 		if errType != "" {
 			attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
 		}
-		set = metric.WithAttributeSet(attribute.NewSet(attrs...))
-		m.mu.Lock()
-		if len(m.sets) < maxSets {
-			m.sets[k] = set
-		}
-		m.mu.Unlock()
-	}
+		return attrs
+	})
 	m.duration.Inst().Record(ctx, seconds, set)
 }
 

@@ -9,6 +9,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/semconv/v1.43.0/dbconv"
+
+	"github.com/vros/vros/libs/telemetry"
 )
 
 // DurationBuckets are the bucket boundaries (seconds) of the client operation durations,
@@ -52,8 +54,7 @@ func CollectionLabel(name string) string {
 // the sets are built once and looked up without allocating.
 type opMetrics struct {
 	duration dbconv.ClientOperationDuration
-	mu       sync.RWMutex
-	sets     map[opKey]metric.MeasurementOption
+	sets     *telemetry.AttrSets[opKey]
 }
 
 type opKey struct{ op, coll, errType string }
@@ -63,15 +64,12 @@ const maxSets = 4096
 
 func newOpMetrics(meter metric.Meter) *opMetrics {
 	d, _ := dbconv.NewClientOperationDuration(meter, metric.WithExplicitBucketBoundaries(DurationBuckets...))
-	return &opMetrics{duration: d, sets: map[opKey]metric.MeasurementOption{}}
+	return &opMetrics{duration: d, sets: telemetry.NewAttrSets[opKey](maxSets)}
 }
 
 func (m *opMetrics) record(ctx context.Context, seconds float64, op, coll, errType string) {
 	k := opKey{op: op, coll: CollectionLabel(coll), errType: errType}
-	m.mu.RLock()
-	set, ok := m.sets[k]
-	m.mu.RUnlock()
-	if !ok {
+	set := m.sets.Get(k, func() []attribute.KeyValue {
 		attrs := []attribute.KeyValue{semconv.DBSystemNameMongoDB, semconv.DBOperationName(op)}
 		if k.coll != "" {
 			attrs = append(attrs, semconv.DBCollectionName(k.coll))
@@ -79,12 +77,7 @@ func (m *opMetrics) record(ctx context.Context, seconds float64, op, coll, errTy
 		if errType != "" {
 			attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
 		}
-		set = metric.WithAttributeSet(attribute.NewSet(attrs...))
-		m.mu.Lock()
-		if len(m.sets) < maxSets {
-			m.sets[k] = set
-		}
-		m.mu.Unlock()
-	}
+		return attrs
+	})
 	m.duration.Inst().Record(ctx, seconds, set)
 }
