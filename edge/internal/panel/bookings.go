@@ -38,10 +38,11 @@ func (p *Panel) bookings(c *fiber.Ctx) error {
 	}
 	d := bookingsData{Query: strings.Join(q, "&")}
 	if !o.OK {
-		// A filter the service refused: shown by its field, as on any form.
-		c.Status(o.HTTP)
-		return p.render(c, "bookings", view{Title: "Bookings", Session: sessionOf(c), Nav: "bookings", Message: o.Message,
-			Values: values, Errors: o.Violations, Data: d})
+		return refused(c, o, func() error {
+			// A filter the service refused: shown by its field, as on any form.
+			return p.render(c, "bookings", view{Title: "Bookings", Session: sessionOf(c), Nav: "bookings", Message: o.Message,
+				Values: values, Errors: o.Violations, Data: d})
+		})
 	}
 	var list struct {
 		TotalRecords int           `json:"totalRecords"`
@@ -130,11 +131,9 @@ func (p *Panel) bookingChange(c *fiber.Ctx, action, ok string, fields ...string)
 		return err
 	}
 	if !o.OK {
-		if o.HTTP == fiber.StatusNotFound {
-			return errNotYours
-		}
-		c.Status(o.HTTP)
-		return p.bookingView(c, o.Message, values, o.Violations)
+		return refused(c, o, func() error {
+			return p.bookingView(c, o.Message, values, o.Violations)
+		})
 	}
 	return redirect(c, "/panel/bookings/"+strconv.FormatInt(id, 10), ok)
 }
@@ -156,11 +155,9 @@ func (p *Panel) removePayment(c *fiber.Ctx) error {
 		return err
 	}
 	if !o.OK {
-		if o.HTTP == fiber.StatusNotFound {
-			return errNotYours
-		}
-		c.Status(o.HTTP)
-		return p.bookingView(c, o.Message, nil, nil)
+		return refused(c, o, func() error {
+			return p.bookingView(c, o.Message, nil, nil)
+		})
 	}
 	return redirect(c, "/panel/bookings/"+strconv.FormatInt(id, 10), "removed")
 }

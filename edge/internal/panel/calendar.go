@@ -245,8 +245,9 @@ func (p *Panel) block(c *fiber.Ctx) error {
 			return err
 		}
 		if !o.OK {
-			c.Status(o.HTTP)
-			return p.calendarView(c, o.Message, nil)
+			return refused(c, o, func() error {
+				return p.calendarView(c, o.Message, nil)
+			})
 		}
 	}
 	return redirect(c, p.back(c, code), "blocked")
@@ -289,17 +290,18 @@ func (p *Panel) setPrices(c *fiber.Ctx) error {
 		return err
 	}
 	if !o.OK {
-		c.Status(o.HTTP)
-		errs := map[string]string{}
-		for f, m := range o.Violations {
-			switch {
-			case strings.Contains(f, "recommended_price"):
-				errs["price"] = m
-			case strings.Contains(f, "minNights"):
-				errs["minstay"] = m
+		return refused(c, o, func() error {
+			errs := map[string]string{}
+			for f, m := range o.Violations {
+				switch {
+				case strings.Contains(f, "recommended_price"):
+					errs["price"] = m
+				case strings.Contains(f, "minNights"):
+					errs["minstay"] = m
+				}
 			}
-		}
-		return p.calendarView(c, o.Message, errs)
+			return p.calendarView(c, o.Message, errs)
+		})
 	}
 	return redirect(c, p.back(c, code), "prices")
 }

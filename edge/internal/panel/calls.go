@@ -93,6 +93,17 @@ func (p *Panel) must(c *fiber.Ctx, iface gateway.Interface, name string, body an
 	return unmarshal(o.Data, out)
 }
 
+// refused shows a service's refusal on the page the form came from (show draws it, with the
+// service's status): a 404 — something the account does not have, or another account's — is
+// the not-found page instead, whichever form asked.
+func refused(c *fiber.Ctx, o outcome, show func() error) error {
+	if o.HTTP == fiber.StatusNotFound {
+		return errNotYours
+	}
+	c.Status(o.HTTP)
+	return show()
+}
+
 // unmarshal decodes a call's data; no data leaves out as it is.
 func unmarshal(data json.RawMessage, out any) error {
 	if len(data) == 0 || string(data) == "null" {

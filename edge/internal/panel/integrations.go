@@ -86,8 +86,9 @@ func (p *Panel) postResource(c *fiber.Ctx, r resourcePage) error {
 		return err
 	}
 	if !o.OK {
-		c.Status(o.HTTP)
-		return p.showResource(c, r, "", o.Message, values, o.Violations)
+		return refused(c, o, func() error {
+			return p.showResource(c, r, "", o.Message, values, o.Violations)
+		})
 	}
 	var made struct {
 		Secret string `json:"secret"`

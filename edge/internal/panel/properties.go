@@ -117,9 +117,10 @@ func (p *Panel) createProperty(c *fiber.Ctx) error {
 		return err
 	}
 	if !o.OK {
-		c.Status(o.HTTP)
-		return p.render(c, "property", view{Title: "New property", Session: sessionOf(c), Nav: "properties", Message: o.Message,
-			Values: values, Errors: o.Violations, Data: propertyData{New: true}})
+		return refused(c, o, func() error {
+			return p.render(c, "property", view{Title: "New property", Session: sessionOf(c), Nav: "properties", Message: o.Message,
+				Values: values, Errors: o.Violations, Data: propertyData{New: true}})
+		})
 	}
 	return redirect(c, "/panel/properties/"+seg(values["property[internal_code]"]), "created")
 }
@@ -149,12 +150,10 @@ func (p *Panel) updateProperty(c *fiber.Ctx) error {
 		return err
 	}
 	if !o.OK {
-		if o.HTTP == fiber.StatusNotFound {
-			return errNotYours
-		}
-		c.Status(o.HTTP)
-		return p.render(c, "property", view{Title: "Edit property", Session: sessionOf(c), Nav: "properties", Message: o.Message,
-			Values: values, Errors: o.Violations, Data: propertyData{Code: code, Tab: "content"}})
+		return refused(c, o, func() error {
+			return p.render(c, "property", view{Title: "Edit property", Session: sessionOf(c), Nav: "properties", Message: o.Message,
+				Values: values, Errors: o.Violations, Data: propertyData{Code: code, Tab: "content"}})
+		})
 	}
 	return redirect(c, "/panel/properties/"+seg(code), "saved")
 }
@@ -221,17 +220,15 @@ func (p *Panel) saveSection(c *fiber.Ctx, s section) error {
 		return err
 	}
 	if !o.OK {
-		if o.HTTP == fiber.StatusNotFound {
-			return errNotYours
-		}
-		prop, err := p.getProperty(c, code)
-		if err != nil {
-			return err
-		}
-		c.Status(o.HTTP)
-		values["internal_code"] = code
-		return p.render(c, s.page, view{Title: s.title + " · " + prop.Content.Name, Session: sessionOf(c), Nav: "properties",
-			Message: o.Message, Values: values, Errors: o.Violations, Data: propertyData{Code: code, Prop: prop, Tab: s.page, Extra: rowsOf(prop)}})
+		return refused(c, o, func() error {
+			prop, err := p.getProperty(c, code)
+			if err != nil {
+				return err
+			}
+			values["internal_code"] = code
+			return p.render(c, s.page, view{Title: s.title + " · " + prop.Content.Name, Session: sessionOf(c), Nav: "properties",
+				Message: o.Message, Values: values, Errors: o.Violations, Data: propertyData{Code: code, Prop: prop, Tab: s.page, Extra: rowsOf(prop)}})
+		})
 	}
 	return redirect(c, "/panel/properties/"+seg(code)+"/"+s.page, "saved")
 }
@@ -408,8 +405,9 @@ func (p *Panel) orderPhotos(c *fiber.Ctx) error {
 		return err
 	}
 	if !o.OK {
-		c.Status(o.HTTP)
-		return p.photosView(c, code, prop, o.Message, nil)
+		return refused(c, o, func() error {
+			return p.photosView(c, code, prop, o.Message, nil)
+		})
 	}
 	return redirect(c, "/panel/properties/"+seg(code)+"/photos", "saved")
 }
@@ -456,19 +454,17 @@ func (p *Panel) addPhoto(c *fiber.Ctx) error {
 		return err
 	}
 	if !o.OK {
-		if o.HTTP == fiber.StatusNotFound {
-			return errNotYours
-		}
-		prop, err := p.getProperty(c, code)
-		if err != nil {
-			return err
-		}
-		c.Status(o.HTTP)
-		errs := map[string]string{}
-		if m, ok := o.Violations["photo[image]"]; ok {
-			errs["image"] = m
-		}
-		return p.photosView(c, code, prop, o.Message, errs)
+		return refused(c, o, func() error {
+			prop, err := p.getProperty(c, code)
+			if err != nil {
+				return err
+			}
+			errs := map[string]string{}
+			if m, ok := o.Violations["photo[image]"]; ok {
+				errs["image"] = m
+			}
+			return p.photosView(c, code, prop, o.Message, errs)
+		})
 	}
 	return redirect(c, "/panel/properties/"+seg(code)+"/photos", "uploaded")
 }
