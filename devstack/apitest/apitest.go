@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"testing"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -109,6 +110,25 @@ func StartStack(ctx context.Context, o stack.Options) (*stack.Stack, *mongo.Clie
 		return nil, nil, fmt.Errorf("mongo: %w", err)
 	}
 	return st, db, nil
+}
+
+// Main is the TestMain of a test package that needs a whole vros and nothing else: it starts
+// one with o (StartStack), keeps it in *st for the tests, runs them, closes it and exits with
+// their code.
+func Main(m *testing.M, o stack.Options, st **stack.Stack) {
+	ctx := context.Background()
+	s, db, err := StartStack(ctx, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*st = s
+	code := m.Run()
+	_ = db.Disconnect(ctx)
+	if err := s.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "stack close:", err)
+	}
+	os.Exit(code)
 }
 
 // AllowPrivateTargets sets the account's allow_private_targets through edge's admin API

@@ -7,9 +7,6 @@
 package metricscheck
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -23,23 +20,11 @@ const adminToken = "test-admin-token-0123456789"
 var st *stack.Stack
 
 func TestMain(m *testing.M) {
-	ctx := context.Background()
-	s, db, err := apitest.StartStack(ctx, stack.Options{HMACKey: "test-hmac-key-0123456789", EncryptionKey: seal.NewKey(),
+	apitest.Main(m, stack.Options{HMACKey: "test-hmac-key-0123456789", EncryptionKey: seal.NewKey(),
 		AdminToken: adminToken, LogLevel: "error", PasswordCost: 4, OutboxLease: time.Second,
 		RateLimitRPS: 1000, RateLimitBurst: 5000,
 		// Two failed authentications from one address, then the throttle refuses: the test
 		// sends three at once, so that a rejection is counted too; ten a second come back, so
 		// that a run of the test again (-count) is not refused.
-		AuthFailureRPS: 10, AuthFailureBurst: 2})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	st = s
-	code := m.Run()
-	_ = db.Disconnect(ctx)
-	if err := st.Close(); err != nil {
-		fmt.Fprintln(os.Stderr, "stack close:", err)
-	}
-	os.Exit(code)
+		AuthFailureRPS: 10, AuthFailureBurst: 2}, &st)
 }

@@ -8,7 +8,6 @@ package paneltest
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -39,21 +38,8 @@ const viewsWithin = time.Minute
 var st *stack.Stack
 
 func TestMain(m *testing.M) {
-	ctx := context.Background()
-	var err error
-	s, db, err := apitest.StartStack(ctx, stack.Options{HMACKey: "test-hmac-key-0123456789", EncryptionKey: seal.NewKey(),
-		AdminToken: adminToken, LogLevel: "error", PasswordCost: 4, OutboxLease: time.Second, RateLimitRPS: 1000, RateLimitBurst: 5000})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	st = s
-	code := m.Run()
-	_ = db.Disconnect(ctx)
-	if err := st.Close(); err != nil {
-		fmt.Fprintln(os.Stderr, "stack close:", err)
-	}
-	os.Exit(code)
+	apitest.Main(m, stack.Options{HMACKey: "test-hmac-key-0123456789", EncryptionKey: seal.NewKey(),
+		AdminToken: adminToken, LogLevel: "error", PasswordCost: 4, OutboxLease: time.Second, RateLimitRPS: 1000, RateLimitBurst: 5000}, &st)
 }
 
 // owner is an account with one property (code Code, named Name: the account's id is in it,
