@@ -54,12 +54,27 @@ type ConsumerOptions struct {
 	// and no longer waits for the broker after every message while it catches up. Zero
 	// commits each message before the next is fetched.
 	CommitEvery time.Duration
+
+	// phase, in tests only (export_test.go), is called as the loop enters each of its
+	// phases: "fetch" (before a message is fetched), "apply" (a message fetched, before its
+	// handler runs) and "commit" (the message applied or parked, before its offset is
+	// committed).
+	phase func(name string)
+}
+
+func (o ConsumerOptions) at(phase string) {
+	if o.phase != nil {
+		o.phase(phase)
+	}
 }
 
 // Consume reads the topics as a member of the group until ctx ends. A message's offset is
 // committed only after its handler succeeded or it was parked. A transient failure is
 // retried with backoff, holding back its partition: the order of one key's events matters.
-// An unreachable broker is waited for, never a reason to return.
+// An unreachable broker is waited for, never a reason to return. Stopped by ctx, in whichever
+// phase (fetching, applying, parking, waiting to retry, committing), it returns nil; a
+// message whose handler the stop cut is neither parked nor committed, and the group's next
+// reader of its partition gets it again.
 func Consume(ctx context.Context, o ConsumerOptions, h Handler) error {
 	r := kafka.NewReader(kafka.ReaderConfig{
 		Brokers: o.Brokers, GroupID: o.GroupID, GroupTopics: o.Topics,
@@ -91,6 +106,7 @@ func Consume(ctx context.Context, o ConsumerOptions, h Handler) error {
 
 	fetchBackoff := time.Duration(0)
 	for {
+		o.at("fetch")
 		m, err := r.FetchMessage(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -113,41 +129,52 @@ func Consume(ctx context.Context, o ConsumerOptions, h Handler) error {
 		if o.Propagator != nil {
 			mctx = o.Propagator.Extract(ctx, headerCarrier(m.Headers))
 		}
+		o.at("apply")
 		start := time.Now()
-		parked, err := apply(mctx, o, h, m, met)
-		if err != nil {
-			return err // ctx ended while retrying
+		parked, stopped := apply(mctx, o, h, m, met)
+		if stopped {
+			return nil
 		}
 		met.done(ctx, m.Topic, parked, time.Since(start).Seconds())
+		o.at("commit")
 		if err := r.CommitMessages(ctx, m); err != nil && ctx.Err() == nil {
 			o.logWarn(ctx, "commit failed; the message will be applied again", err)
 		}
 	}
 }
 
-// apply runs h until it succeeds, parks a permanent failure (parked true), or ctx ends. Each
-// run is timed as a messaging "process" operation, a failed one with its error type.
-func apply(ctx context.Context, o ConsumerOptions, h Handler, m kafka.Message, met *consumerMetrics) (parked bool, err error) {
+// apply runs h until it succeeds, parks a permanent failure (parked true), or ctx ends
+// (stopped true). A failure once ctx has ended is no failure of the message (the stop most
+// likely cut the handler's or the parker's work): it is neither parked nor retried, and the
+// message stays uncommitted. Each run is timed as a messaging "process" operation, a failed
+// one with its error type.
+func apply(ctx context.Context, o ConsumerOptions, h Handler, m kafka.Message, met *consumerMetrics) (parked, stopped bool) {
 	backoff := 100 * time.Millisecond
 	for {
 		start := time.Now()
 		err := run(ctx, o, h, m)
 		met.attempt(ctx, m.Topic, time.Since(start).Seconds(), err)
 		if err == nil {
-			return false, nil
+			return false, false
+		}
+		if ctx.Err() != nil {
+			return false, true
 		}
 		if IsPermanent(err) && o.Park != nil {
-			if perr := o.Park(ctx, m, err); perr == nil {
+			perr := o.Park(ctx, m, err)
+			if perr == nil {
 				o.logWarn(ctx, "event parked", err, "topic", m.Topic, "partition", m.Partition, "offset", m.Offset)
-				return true, nil
-			} else {
-				err = errors.Join(err, perr)
+				return true, false
 			}
+			if ctx.Err() != nil {
+				return false, true
+			}
+			err = errors.Join(err, perr)
 		}
 		o.logWarn(ctx, "event not applied; retrying", err, "topic", m.Topic, "offset", m.Offset)
 		select {
 		case <-ctx.Done():
-			return false, ctx.Err()
+			return false, true
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, 10*time.Second)

@@ -119,3 +119,129 @@ func TestConsumerRetriesParksAndKeepsOrder(t *testing.T) {
 		t.Logf("attempts %v, parked %v", attempts, fmt.Sprint(parked))
 	}
 }
+
+// storeCall is what a handler's or parker's store call does once the consumer's context has
+// ended: it fails with the context's error, wrapped as a driver wraps it.
+func storeCall(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("insert event: %w", err)
+	}
+	return nil
+}
+
+// committedOffset is group's committed offset of partition 0 of topic (-1: none).
+func committedOffset(t *testing.T, group, topic string) int64 {
+	t.Helper()
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
+	res, err := cl.OffsetFetch(context.Background(), &kafka.OffsetFetchRequest{GroupID: group, Topics: map[string][]int{topic: {0}}})
+	if err != nil || res.Error != nil || len(res.Topics[topic]) != 1 {
+		t.Fatalf("offsets of %s: %v %v %v", group, err, res.Error, res.Topics)
+	}
+	return res.Topics[topic][0].CommittedOffset
+}
+
+// TestConsumerStoppedInEveryPhaseReturnsNil: a consumer stopped by its context returns nil,
+// whichever phase the stop finds it in (a phase hook stops it there, by construction): waiting
+// for a message, a message just fetched, the handler's store call, the wait before a retry,
+// the parker's store call, the commit. A message whose handler or parker the stop cut is
+// neither parked nor committed: the group's next reader gets it again.
+func TestConsumerStoppedInEveryPhaseReturnsNil(t *testing.T) {
+	cases := []struct {
+		name string
+		// stopAt is the phase whose n-th entry (counting from 1) cancels the consumer ("":
+		// the handler or the parker cancels it).
+		stopAt string
+		n      int
+		apply  func(ctx context.Context, stop func()) error
+		park   func(ctx context.Context, stop func()) error
+		// cut: the message was not applied; want its offset uncommitted and nothing parked.
+		cut bool
+		// committed is the offset wanted committed after the stop (-2: not checked).
+		committed int64
+	}{
+		{name: "waiting for the next message", stopAt: "fetch", n: 2,
+			apply: func(ctx context.Context, _ func()) error { return storeCall(ctx) }, committed: 1},
+		{name: "a message fetched as the stop comes", stopAt: "apply", n: 1,
+			apply: func(ctx context.Context, _ func()) error { return storeCall(ctx) }, cut: true},
+		{name: "the handler's store call cut", apply: func(ctx context.Context, stop func()) error {
+			stop()
+			return storeCall(ctx)
+		}, cut: true},
+		{name: "waiting to retry a transient failure", apply: func(_ context.Context, stop func()) error {
+			stop()
+			return errors.New("store unreachable")
+		}, cut: true},
+		{name: "the parker's store call cut", apply: func(context.Context, func()) error {
+			return events.Permanent(errors.New("no account in event"))
+		}, park: func(ctx context.Context, stop func()) error {
+			stop()
+			return storeCall(ctx)
+		}, cut: true},
+		{name: "applied, its offset not yet committed", stopAt: "commit", n: 1,
+			apply: func(ctx context.Context, _ func()) error { return storeCall(ctx) }, committed: -2},
+	}
+	topics := make([]string, len(cases))
+	pub := events.NewPublisher(brokers)
+	defer pub.Close()
+	for i := range cases {
+		topics[i] = newTopic(t, 1)
+		if err := pub.Publish(context.Background(), events.Message{Topic: topics[i], Key: "a:1", Value: []byte("1")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			topic, group := topics[i], "stop-"+topics[i]
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var mu sync.Mutex
+			entered := map[string]int{}
+			parked := 0
+			o := events.WithPhaseHook(events.ConsumerOptions{Brokers: brokers, GroupID: group, Topics: []string{topic},
+				Park: func(ctx context.Context, _ kafka.Message, _ error) error {
+					mu.Lock()
+					parked++
+					mu.Unlock()
+					if c.park != nil {
+						return c.park(ctx, cancel)
+					}
+					return nil
+				}}, func(phase string) {
+				mu.Lock()
+				entered[phase]++
+				n := entered[phase]
+				mu.Unlock()
+				if phase == c.stopAt && n == c.n {
+					cancel()
+				}
+			})
+			done := make(chan error, 1)
+			go func() {
+				done <- events.Consume(ctx, o, func(ctx context.Context, _ kafka.Message) error { return c.apply(ctx, cancel) })
+			}()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("stopped, the consumer returned %v, want nil", err)
+				}
+			case <-time.After(30 * time.Second): // a hang, not a slow machine
+				t.Fatal("the consumer did not stop")
+			}
+			if ctx.Err() == nil {
+				t.Fatal("the consumer returned before it was stopped")
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if c.cut && (parked > 0 && c.park == nil) {
+				t.Errorf("the cut message was parked")
+			}
+			want := c.committed
+			if c.cut {
+				want = -1
+			}
+			if got := committedOffset(t, group, topic); want != -2 && got != want {
+				t.Errorf("committed offset %d, want %d", got, want)
+			}
+		})
+	}
+}
