@@ -35,10 +35,12 @@ func (s Secret) Reveal() string { return string(s) }
 
 // Common holds the settings every service shares.
 type Common struct {
-	MongoURI        string   `env:"VROS_MONGO_URI" envDefault:"mongodb://127.0.0.1:27017/?replicaSet=rs0"`
-	KafkaBrokers    []string `env:"VROS_KAFKA_BROKERS" envSeparator:"," envDefault:"127.0.0.1:9092"`
-	InternalHMACKey Secret   `env:"VROS_INTERNAL_HMAC_KEY"`
-	LogLevel        string   `env:"VROS_LOG_LEVEL" envDefault:"info"`
+	MongoURI     string   `env:"VROS_MONGO_URI" envDefault:"mongodb://127.0.0.1:27017/?replicaSet=rs0"`
+	KafkaBrokers []string `env:"VROS_KAFKA_BROKERS" envSeparator:"," envDefault:"127.0.0.1:9092"`
+	// InternalKeys sign the requests between vros processes (docs/internal-auth.md); each
+	// service is given only the ones it uses.
+	InternalKeys InternalKeys
+	LogLevel     string `env:"VROS_LOG_LEVEL" envDefault:"info"`
 	// ShutdownDrain: after SIGTERM, how long the service keeps serving (every answer with
 	// Connection: close, /readyz 503) before it stops accepting, so that load balancers and
 	// pooled clients move to other replicas without a failed request (docs/kubernetes.md).
@@ -60,8 +62,47 @@ func (c Common) Validate() error {
 	if len(c.KafkaBrokers) == 0 || c.KafkaBrokers[0] == "" {
 		return fmt.Errorf("VROS_KAFKA_BROKERS is required")
 	}
-	if len(c.InternalHMACKey) < 16 {
-		return fmt.Errorf("VROS_INTERNAL_HMAC_KEY must be at least 16 characters")
+	return nil
+}
+
+// Environment variables of the internal keys, one per calling process.
+const (
+	KeyEdge        = "VROS_INTERNAL_KEY_EDGE"
+	KeyBooking     = "VROS_INTERNAL_KEY_BOOKING"
+	KeyIntegration = "VROS_INTERNAL_KEY_INTEGRATION"
+)
+
+// MinKeyLength is the shortest internal key accepted.
+const MinKeyLength = 16
+
+// InternalKeys are the keys of the signed tenant context, one per caller: edge signs every
+// request it forwards with Edge, booking-svc its calls to property-svc with Booking,
+// integration-svc its calls to booking-svc with Integration. A service holds the key it
+// signs with and those of the callers it accepts (docs/internal-auth.md).
+type InternalKeys struct {
+	Edge        Secret `env:"VROS_INTERNAL_KEY_EDGE"`
+	Booking     Secret `env:"VROS_INTERNAL_KEY_BOOKING"`
+	Integration Secret `env:"VROS_INTERNAL_KEY_INTEGRATION"`
+}
+
+// Require reports the first of the named keys (KeyEdge, ...) that is missing or shorter
+// than MinKeyLength.
+func (k InternalKeys) Require(names ...string) error {
+	for _, n := range names {
+		var v Secret
+		switch n {
+		case KeyEdge:
+			v = k.Edge
+		case KeyBooking:
+			v = k.Booking
+		case KeyIntegration:
+			v = k.Integration
+		default:
+			return fmt.Errorf("config: no internal key %s", n)
+		}
+		if len(v) < MinKeyLength {
+			return fmt.Errorf("%s must be at least %d characters", n, MinKeyLength)
+		}
 	}
 	return nil
 }

@@ -38,3 +38,32 @@ func TestInternalAddr(t *testing.T) {
 		t.Fatalf("from the environment: %q %v", cfg.InternalAddr, err)
 	}
 }
+
+// TestInternalKeys: each caller's key comes from its own variable, and Require names the
+// first key a service needs that is missing or short.
+func TestInternalKeys(t *testing.T) {
+	t.Setenv(KeyEdge, "edge-key-0123456789")
+	t.Setenv(KeyIntegration, "short")
+	cfg, err := Load[Common]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.InternalKeys.Edge.Reveal() != "edge-key-0123456789" || cfg.InternalKeys.Integration.Reveal() != "short" || cfg.InternalKeys.Booking != "" {
+		t.Fatalf("keys %+v", cfg.InternalKeys)
+	}
+	for _, c := range []struct {
+		need []string
+		want string // in the error; "" for none
+	}{
+		{[]string{KeyEdge}, ""},
+		{nil, ""},
+		{[]string{KeyEdge, KeyBooking}, KeyBooking + " must be at least 16 characters"},
+		{[]string{KeyIntegration}, KeyIntegration + " must be at least 16 characters"},
+		{[]string{"VROS_INTERNAL_HMAC_KEY"}, "no internal key VROS_INTERNAL_HMAC_KEY"},
+	} {
+		err := cfg.InternalKeys.Require(c.need...)
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("Require(%v): %v, want %q", c.need, err, c.want)
+		}
+	}
+}

@@ -1,12 +1,18 @@
-// Package tenancy carries the caller's account from edge to the services in headers that
-// edge signs with a shared secret. Services trust nothing else: a call without a valid
-// signature never reaches a handler.
+// Package tenancy carries the caller's account from one vros process to a service in
+// headers the calling process signs with a key of its own (docs/internal-auth.md). Each
+// service's Verifier holds only the keys of the callers allowed to call it, and for each
+// the routes it may reach; a call without a valid signature, a replayed one, or one from a
+// caller outside its routes never reaches a handler.
 package tenancy
 
 import (
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
 	"strconv"
 	"strings"
 	"time"
@@ -18,15 +24,29 @@ import (
 
 // Header names of the signed tenant context.
 const (
+	// HeaderCaller names the process that signed the request (CallerEdge, ...): the key the
+	// verifier checks the signature with, and the routes it accepts it on.
+	HeaderCaller    = "X-Vros-Caller"
 	HeaderAccount   = "X-Vros-Account"
 	HeaderTime      = "X-Vros-Time"
+	HeaderNonce     = "X-Vros-Nonce"
 	HeaderSignature = "X-Vros-Signature"
 	// HeaderMode is "sandbox" for a sandbox account (docs/accounts.md), absent for a live
 	// one. The signature covers it, so it cannot be added or dropped on the way.
 	HeaderMode = "X-Vros-Mode"
 	// HeaderMaxProperties is the account plan's most properties, absent when the plan sets
-	// none. The signature covers it when present.
+	// none. The signature covers it.
 	HeaderMaxProperties = "X-Vros-Max-Properties"
+)
+
+// The callers of the services, each with its own key.
+const (
+	// CallerEdge forwards every client request and edge's admin calls.
+	CallerEdge = "edge"
+	// CallerIntegration is integration-svc, calling booking-svc's iCal and webhook routes.
+	CallerIntegration = "integration-svc"
+	// CallerBooking is booking-svc, reading payment methods from property-svc.
+	CallerBooking = "booking-svc"
 )
 
 // modeSandbox is HeaderMode's value for a sandbox account.
@@ -34,6 +54,15 @@ const modeSandbox = "sandbox"
 
 // MaxSkew is how old (or how far in the future) a signature may be.
 const MaxSkew = 5 * time.Minute
+
+// MinKeyLength is the shortest key a Signer or Verifier accepts.
+const MinKeyLength = 16
+
+// nonceBytes is a nonce's length: 128 random bits.
+const nonceBytes = 16
+
+// scheme starts every signed string: a signature of another scheme or version never holds.
+const scheme = "vros-internal-2"
 
 // Tenant is the authenticated account of a request.
 type Tenant struct {
@@ -44,32 +73,35 @@ type Tenant struct {
 	MaxProperties int
 }
 
-// Signer signs and verifies tenant headers with the internal HMAC key.
-type Signer struct{ key []byte }
-
-// NewSigner returns a Signer for key.
-func NewSigner(key string) *Signer { return &Signer{key: []byte(key)} }
-
-// Sign returns the time and signature headers for a request to method+path on behalf of
-// the live account.
-func (s *Signer) Sign(account, method, path string, now time.Time) (ts, sig string) {
-	return s.SignTenant(Tenant{AccountID: account}, method, path, now)
+// Signer signs requests as one caller with that caller's key.
+type Signer struct {
+	caller string
+	key    []byte
 }
 
-// SignTenant returns the time and signature headers for a request to method+path on behalf
-// of t.
-func (s *Signer) SignTenant(t Tenant, method, path string, now time.Time) (ts, sig string) {
-	ts = strconv.FormatInt(now.Unix(), 10)
-	return ts, s.mac(t, ts, method, path)
-}
+// NewSigner returns a Signer of caller (CallerEdge, ...) with its key.
+func NewSigner(caller, key string) *Signer { return &Signer{caller: caller, key: []byte(key)} }
 
-// SetHeaders sets every header of the signed tenant context of a request to method+path on
-// behalf of t, through set (net/http's Header.Set, fasthttp's RequestHeader.Set).
-func (s *Signer) SetHeaders(set func(key, value string), t Tenant, method, path string, now time.Time) {
-	ts, sig := s.SignTenant(t, method, path, now)
+// Caller is the caller the Signer signs as.
+func (s *Signer) Caller() string { return s.caller }
+
+// SetHeaders sets, through set (net/http's Header.Set, fasthttp's RequestHeader.Set), every
+// header of the signed tenant context of a request on behalf of t: method, target (the
+// path, with the raw query after a '?' exactly as it is sent) and body (the exact bytes
+// sent; nil for none). Each call draws a fresh nonce, so that every request is signed
+// once: a retry must call SetHeaders again.
+func (s *Signer) SetHeaders(set func(key, value string), t Tenant, method, target string, body []byte, now time.Time) {
+	path, query, _ := strings.Cut(target, "?")
+	ts := strconv.FormatInt(now.Unix(), 10)
+	var n [nonceBytes]byte
+	rand.Read(n[:]) // never fails (crypto/rand panics rather than return an error)
+	nonce := hex.EncodeToString(n[:])
+	sum := sha256.Sum256(body)
+	set(HeaderCaller, s.caller)
 	set(HeaderAccount, t.AccountID)
 	set(HeaderTime, ts)
-	set(HeaderSignature, sig)
+	set(HeaderNonce, nonce)
+	set(HeaderSignature, hex.EncodeToString(mac(s.key, s.caller, t, ts, nonce, method, path, query, sum[:])))
 	if t.Sandbox {
 		set(HeaderMode, modeSandbox)
 	}
@@ -78,67 +110,230 @@ func (s *Signer) SetHeaders(set func(key, value string), t Tenant, method, path 
 	}
 }
 
-// mac signs the tenant, the time and the request line. A live account's signature is the
-// one older versions made, so that services and edge can be upgraded one after the other.
-func (s *Signer) mac(t Tenant, ts, method, path string) string {
-	m := hmac.New(sha256.New, s.key)
-	m.Write([]byte(t.AccountID))
-	m.Write([]byte{'\n'})
-	m.Write([]byte(ts))
-	m.Write([]byte{'\n'})
-	m.Write([]byte(method))
-	m.Write([]byte{'\n'})
-	m.Write([]byte(path))
+// mac signs every part of a request that decides what it does: the caller, the tenant, the
+// time and nonce, the request line with its raw query, and the SHA-256 of the body. Fields
+// are separated by newlines, which none of them can hold (header values and request lines
+// cannot), so that no two requests sign the same string.
+func mac(key []byte, caller string, t Tenant, ts, nonce, method, path, query string, bodySum []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	line := func(h hash.Hash, s string) {
+		h.Write([]byte(s))
+		h.Write([]byte{'\n'})
+	}
+	line(m, scheme)
+	line(m, caller)
+	line(m, t.AccountID)
 	if t.Sandbox {
-		m.Write([]byte("\n" + modeSandbox))
+		line(m, modeSandbox)
+	} else {
+		line(m, "")
 	}
-	if t.MaxProperties > 0 {
-		m.Write([]byte("\nmax_properties=" + strconv.Itoa(t.MaxProperties)))
-	}
-	return hex.EncodeToString(m.Sum(nil))
+	line(m, strconv.Itoa(t.MaxProperties))
+	line(m, ts)
+	line(m, nonce)
+	line(m, method)
+	line(m, path)
+	line(m, query)
+	line(m, hex.EncodeToString(bodySum))
+	return m.Sum(nil)
 }
 
-// Verify reports whether sig is edge's signature of these values, for a live account, at a
-// time near now.
-func (s *Signer) Verify(account, ts, method, path, sig string, now time.Time) bool {
-	return s.VerifyTenant(Tenant{AccountID: account}, ts, method, path, sig, now)
+// Grant lets one caller call a service: its key, and the routes it may reach.
+type Grant struct {
+	Caller string
+	Key    string
+	// Routes are "METHOD /path" patterns, a path segment ":name" matching any one
+	// non-empty segment; none means every route of the service (edge, which forwards
+	// every client request).
+	Routes []string
 }
 
-// VerifyTenant reports whether sig is edge's signature of these values at a time near now.
-func (s *Signer) VerifyTenant(t Tenant, ts, method, path, sig string, now time.Time) bool {
-	if t.AccountID == "" || ts == "" || sig == "" {
+// Refusals of Verify: each a 401 but for ErrBusy, a 503.
+var (
+	// ErrUnsigned: a header of the signed context is missing or malformed.
+	ErrUnsigned = errors.New("missing or malformed internal signature")
+	// ErrCaller: the caller is not one this service accepts.
+	ErrCaller = errors.New("unknown caller")
+	// ErrExpired: the signature's time is more than MaxSkew from the verifier's clock.
+	ErrExpired = errors.New("internal signature expired")
+	// ErrSignature: the signature does not match the request (another key, another body,
+	// query, path, method, account...).
+	ErrSignature = errors.New("invalid internal signature")
+	// ErrRoute: the caller signed correctly but may not call this route.
+	ErrRoute = errors.New("caller may not call this route")
+	// ErrReplay: the caller's nonce was seen within MaxSkew.
+	ErrReplay = errors.New("internal request replayed")
+	// ErrBusy: the replay cache is full of unexpired nonces; the request is refused rather
+	// than let through unchecked.
+	ErrBusy = errors.New("too many internal requests to check for replays; retry later")
+)
+
+// Verifier checks the signed tenant context of the requests a service receives.
+type Verifier struct {
+	callers map[string]grant
+	seen    *replayCache
+	now     func() time.Time
+}
+
+type grant struct {
+	name   string // the caller, the Verifier's own copy
+	key    []byte
+	routes []route // nil: every route
+}
+
+type route struct {
+	method   string
+	segments []string
+}
+
+// Option configures a Verifier.
+type Option func(*Verifier)
+
+// WithClock replaces time.Now (tests).
+func WithClock(now func() time.Time) Option { return func(v *Verifier) { v.now = now } }
+
+// WithReplayCapacity sets how many nonces the replay cache holds at most (DefaultReplayCapacity).
+func WithReplayCapacity(n int) Option {
+	return func(v *Verifier) { v.seen = newReplayCache(n) }
+}
+
+// NewVerifier returns a Verifier accepting the grants' callers, each on its routes. A key
+// shorter than MinKeyLength, a caller granted twice or a malformed route is an error.
+func NewVerifier(grants []Grant, opts ...Option) (*Verifier, error) {
+	v := &Verifier{callers: map[string]grant{}, seen: newReplayCache(DefaultReplayCapacity), now: time.Now}
+	for _, g := range grants {
+		if g.Caller == "" {
+			return nil, errors.New("tenancy: a grant without a caller")
+		}
+		if _, dup := v.callers[g.Caller]; dup {
+			return nil, fmt.Errorf("tenancy: caller %s granted twice", g.Caller)
+		}
+		if len(g.Key) < MinKeyLength {
+			return nil, fmt.Errorf("tenancy: the key of %s must be at least %d characters", g.Caller, MinKeyLength)
+		}
+		gr := grant{name: strings.Clone(g.Caller), key: []byte(g.Key)}
+		for _, r := range g.Routes {
+			method, path, ok := strings.Cut(r, " ")
+			if !ok || method == "" || !strings.HasPrefix(path, "/") {
+				return nil, fmt.Errorf("tenancy: route %q of %s is not \"METHOD /path\"", r, g.Caller)
+			}
+			gr.routes = append(gr.routes, route{method: method, segments: strings.Split(path, "/")})
+		}
+		v.callers[g.Caller] = gr
+	}
+	for _, o := range opts {
+		o(v)
+	}
+	return v, nil
+}
+
+// allows reports whether a caller with these routes may call method path.
+func (g grant) allows(method, path string) bool {
+	if g.routes == nil {
+		return true
+	}
+	segs := strings.Split(path, "/")
+	for _, r := range g.routes {
+		if r.method == method && matches(r.segments, segs) {
+			return true
+		}
+	}
+	return false
+}
+
+func matches(pattern, segs []string) bool {
+	if len(pattern) != len(segs) {
 		return false
 	}
+	for i, p := range pattern {
+		if strings.HasPrefix(p, ":") {
+			if segs[i] == "" {
+				return false
+			}
+		} else if p != segs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Verify checks the signed tenant context of a request: its headers through header, its
+// method, path, raw query and body as the service received them. It returns the caller and
+// the tenant, or one of the Err refusals. Only a request that passes every other check
+// uses up its nonce. body is read within the call only.
+func (v *Verifier) Verify(header func(string) string, method, path, rawQuery string, body []byte) (string, Tenant, error) {
+	caller := header(HeaderCaller)
+	g, ok := v.callers[caller]
+	if !ok {
+		if caller == "" {
+			return "", Tenant{}, ErrUnsigned
+		}
+		return "", Tenant{}, ErrCaller
+	}
+	t := Tenant{AccountID: header(HeaderAccount)}
+	switch header(HeaderMode) {
+	case "":
+	case modeSandbox:
+		t.Sandbox = true
+	default:
+		return "", Tenant{}, ErrUnsigned
+	}
+	if m := header(HeaderMaxProperties); m != "" {
+		n, err := strconv.Atoi(m)
+		if err != nil || n <= 0 || strconv.Itoa(n) != m {
+			return "", Tenant{}, ErrUnsigned
+		}
+		t.MaxProperties = n
+	}
+	ts, nonce, sig := header(HeaderTime), header(HeaderNonce), header(HeaderSignature)
 	sec, err := strconv.ParseInt(ts, 10, 64)
+	if t.AccountID == "" || err != nil || strconv.FormatInt(sec, 10) != ts || len(nonce) != 2*nonceBytes || sig == "" {
+		return "", Tenant{}, ErrUnsigned
+	}
+	var n [nonceBytes]byte
+	if _, err := hex.Decode(n[:], []byte(nonce)); err != nil || hex.EncodeToString(n[:]) != nonce {
+		return "", Tenant{}, ErrUnsigned
+	}
+	got, err := hex.DecodeString(sig)
 	if err != nil {
-		return false
+		return "", Tenant{}, ErrUnsigned
 	}
-	if d := now.Sub(time.Unix(sec, 0)); d > MaxSkew || d < -MaxSkew {
-		return false
+	now := v.now()
+	at := time.Unix(sec, 0)
+	if d := now.Sub(at); d > MaxSkew || d < -MaxSkew {
+		return "", Tenant{}, ErrExpired
 	}
-	want := s.mac(t, ts, method, path)
-	return hmac.Equal([]byte(want), []byte(sig))
+	sum := sha256.Sum256(body)
+	if !hmac.Equal(got, mac(g.key, caller, t, ts, nonce, method, path, rawQuery, sum[:])) {
+		return "", Tenant{}, ErrSignature
+	}
+	if !g.allows(method, path) {
+		return "", Tenant{}, ErrRoute
+	}
+	if err := v.seen.add(g.name, n, at.Add(MaxSkew), now); err != nil {
+		return "", Tenant{}, err
+	}
+	return g.name, t, nil
 }
 
 const localsKey = "vros.tenant"
 
-// Require is the services' middleware: it rejects unsigned calls with 401 and stores the
-// tenant for From.
-func (s *Signer) Require() fiber.Handler {
+// Require is the services' middleware: it refuses a request whose signed tenant context
+// does not hold (401; 503 when the replay cache is full) and stores the tenant for From.
+func (v *Verifier) Require() fiber.Handler {
 	return func(c *fiber.Ctx) error {
+		// The raw body as received (c.Body() would decode a Content-Encoding), hashed
+		// here and never kept: it is the pooled request buffer.
+		_, t, err := v.Verify(func(k string) string { return c.Get(k) }, c.Method(), c.Path(), string(c.Request().URI().QueryString()), c.Request().Body())
+		switch {
+		case errors.Is(err, ErrBusy):
+			return httpapi.Unavailable(err.Error())
+		case err != nil:
+			return httpapi.Unauthorized(err.Error())
+		}
 		// A copy of its own: services key caches by account (booking-svc's settings view),
 		// so the id must never be a view of the pooled header buffer.
-		t := Tenant{AccountID: strings.Clone(c.Get(HeaderAccount)), Sandbox: c.Get(HeaderMode) == modeSandbox}
-		if v := c.Get(HeaderMaxProperties); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n <= 0 || strconv.Itoa(n) != v {
-				return httpapi.Unauthorized("missing or invalid internal signature")
-			}
-			t.MaxProperties = n
-		}
-		if !s.VerifyTenant(t, c.Get(HeaderTime), c.Method(), c.Path(), c.Get(HeaderSignature), time.Now()) {
-			return httpapi.Unauthorized("missing or invalid internal signature")
-		}
+		t.AccountID = strings.Clone(t.AccountID)
 		c.Locals(localsKey, t)
 		return c.Next()
 	}
