@@ -106,6 +106,11 @@ func New(d Deps) *Service {
 		box: d.Box, payments: d.Payments, Deadline: 25 * time.Second, Lease: 2 * time.Minute, now: time.Now}
 }
 
+// SetClock makes now the service's clock (time.Now by default): today for its quotes and
+// charges, and the time a feed sync measures its deadline on, so that a test decides when a
+// sync runs out of time. Set it before the service is used.
+func (s *Service) SetClock(now func() time.Time) { s.now = now }
+
 // steps returns ctx carrying the Crash hook for a change named change of account.
 func (s *Service) steps(ctx context.Context, change, account string) context.Context {
 	if s.Crash == nil {

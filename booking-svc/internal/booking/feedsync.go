@@ -281,8 +281,10 @@ func (s *Service) syncRoundsUntil(ctx context.Context, account string, r FeedSyn
 		memo = "Imported from iCal feed " + strconv.FormatInt(r.FeedID, 10)
 	}
 	// Past this point no new change begins: what is begun is finished within the deadline.
+	// It is a time of the service's clock (SetClock): the time left, less a fifth of the
+	// deadline, from now.
 	dl, _ := ctx.Deadline()
-	stopAt := dl.Add(-s.Deadline / 5)
+	stopAt := s.now().Add(time.Until(dl) - s.Deadline/5)
 	var last FeedResult
 	for range maxSyncRounds {
 		p, err := s.planFeed(ctx, account, r, stopAt)
@@ -357,13 +359,13 @@ func feedNights(events []FeedEvent) int {
 // block holds, and the plan claims the nights the document should list and lets go of the
 // others. Its work and memory are linear in the events' nights (at most MaxFeedNights), the
 // property's held nights and the feed's blocks' nights, with sorting; it stops with
-// errPlanLate once stopAt is past.
+// errPlanLate once stopAt (a time of the service's clock) is past.
 func (s *Service) planFeed(ctx context.Context, account string, r FeedSync, stopAt time.Time) (plan *feedPlan, err error) {
 	// Planning only reads: its reads end at stopAt, and a read cut there is errPlanLate (the
 	// sync answers with the blocks as they stand, a read of its own), never
 	// an error of the request.
 	outer := ctx
-	ctx, cancel := context.WithDeadline(ctx, stopAt)
+	ctx, cancel := context.WithTimeout(ctx, stopAt.Sub(s.now()))
 	defer cancel()
 	defer func() {
 		// (The driver refuses a read that its deadline would cut before ctx is done.)
@@ -381,7 +383,7 @@ func (s *Service) planFeed(ctx context.Context, account string, r FeedSync, stop
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if time.Now().After(stopAt) {
+		if s.now().After(stopAt) {
 			return errPlanLate
 		}
 		return nil
@@ -653,7 +655,7 @@ type feedApply struct {
 	r       FeedSync
 	holder  string
 	memo    string
-	stopAt  time.Time
+	stopAt  time.Time // on the service's clock
 	plan    *feedPlan
 	// takers counts, per block owner, the changes not yet done or failed that take nights
 	// from it; byOwner is each existing block's change.
@@ -661,7 +663,7 @@ type feedApply struct {
 	byOwner map[string]*feedChange
 }
 
-func (a *feedApply) late() bool { return time.Now().After(a.stopAt) }
+func (a *feedApply) late() bool { return a.s.now().After(a.stopAt) }
 
 func (a *feedApply) stay(dates []string) ledger.Stay {
 	return ledger.Stay{Account: a.account, PropertyID: a.r.PropertyID, Dates: dates}
