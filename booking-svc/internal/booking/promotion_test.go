@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -361,8 +362,15 @@ func (f fixture) wantUses(t *testing.T, account string, limit int, holders ...bo
 func TestJanitorGivesBackAPromotionUse(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	const account, pid = "promo-crash", 1
+	// An account and a booking id of this run alone: booking ids are global, and a fixed id
+	// (1) is the one the sequence hands out first when this test runs alone.
+	account := fmt.Sprintf("promo-crash-%d", time.Now().UnixNano())
+	const pid = 1
 	f.priceable(t, account, pid)
+	dying, err := f.svc.NewBookingID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	f.settings(t, promoSettings(account, 1))
 	in := pricing.DateOf(time.Now().UTC()).AddDays(40)
 	stay := func(i int) booking.Stay {
@@ -382,10 +390,10 @@ func TestJanitorGivesBackAPromotionUse(t *testing.T) {
 		t.Cleanup(func() { f.svc.Crash = nil })
 		go func() {
 			if at == "cancel:cancelled" {
-				_, _ = f.svc.Cancel(context.Background(), account, 1)
+				_, _ = f.svc.Cancel(context.Background(), account, dying)
 				return
 			}
-			_, _ = f.svc.Create(context.Background(), account, booking.NewBooking{ID: 1, Stay: stay(0), Party: withCode(ada, "LIMITED")})
+			_, _ = f.svc.Create(context.Background(), account, booking.NewBooking{ID: dying, Stay: stay(0), Party: withCode(ada, "LIMITED")})
 		}()
 		select {
 		case <-reached:
@@ -395,7 +403,7 @@ func TestJanitorGivesBackAPromotionUse(t *testing.T) {
 		f.svc.Crash = nil
 	}
 	die("create:promotion")
-	if o := f.owners(t, account, 0, []string{"promotion:LIMITED:1"})["promotion:LIMITED:1"]; o != "booking:1" {
+	if o := f.owners(t, account, 0, []string{"promotion:LIMITED:1"})["promotion:LIMITED:1"]; o != bookingOwner(dying) {
 		t.Fatalf("the dead create holds %q", o)
 	}
 	if _, _, err := f.svc.Quote(ctx, account, stay(1), "LIMITED"); err == nil {
@@ -408,7 +416,7 @@ func TestJanitorGivesBackAPromotionUse(t *testing.T) {
 		t.Fatalf("create after the janitor: %v", err)
 	}
 	f.wantUses(t, account, 1, b)
-	if st, _ := f.st.Booking(ctx, account, 1); st.Status != booking.StatusFailed {
+	if st, _ := f.st.Booking(ctx, account, dying); st.Status != booking.StatusFailed {
 		t.Fatalf("the dead create's booking is %s", st.Status)
 	}
 
