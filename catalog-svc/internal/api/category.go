@@ -30,7 +30,7 @@ type categoryJSON struct {
 	Name             string                `json:"name"`
 	ShowSearchEngine string                `json:"show_search_engine"`
 	Properties       []categorySummaryJSON `json:"properties"`
-	Gallery          []photoJSON           `json:"gallery"`
+	Gallery          []string              `json:"gallery"` // the WordPress plugin prints gallery[0] as a URL
 	Languages        ordered[string]       `json:"languages"`
 }
 
@@ -45,14 +45,15 @@ func categorySummary(base string, p *view.Property) categorySummaryJSON {
 	return out
 }
 
-// entry builds a category entry of props: their summaries and their main photos.
+// entry builds a category entry of props: their summaries and the links of their main
+// photos (the original rendition).
 func entry(base, id, name string, show bool, props []*view.Property, langs ordered[string]) categoryJSON {
 	out := categoryJSON{ID: id, Name: name, ShowSearchEngine: strconv.Itoa(flag(show)), Properties: []categorySummaryJSON{},
-		Gallery: []photoJSON{}, Languages: langs}
+		Gallery: []string{}, Languages: langs}
 	for _, p := range props {
 		out.Properties = append(out.Properties, categorySummary(base, p))
 		if ph, ok := mainPhoto(p); ok {
-			out.Gallery = append(out.Gallery, photoOf(base, p, 0, ph))
+			out.Gallery = append(out.Gallery, mediaLink(base, ph.Key, "original"))
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"golang.org/x/text/language/display"
 
 	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/libs/events/contract"
 )
 
 // searchOptions are the website search fields the catalog offers, with their labels, in
@@ -36,6 +38,17 @@ type searchPluginJSON struct {
 	BackgroundColor string `json:"background_color"`
 	ButtonColor     string `json:"button_color"`
 	TextColor       string `json:"text_color"`
+
+	// The WordPress plugin's full search form: a field shows when its flag == 1.
+	ShowCheckinoutFilter int `json:"show_checkinout_filter"`
+	ShowAdultsFilter     int `json:"show_adults_filter"`
+	ShowChildrenFilter   int `json:"show_children_filter"`
+	ShowBedroomsFilter   int `json:"show_bedrooms_filter"`
+	ShowBathroomsFilter  int `json:"show_bathrooms_filter"`
+	ShowCityFilter       int `json:"show_city_filter"`
+	ShowCategoryFilter   int `json:"show_category_filter"`
+	ShowTagsFilter       int `json:"show_tags_filter"`
+	ShowSearchtermFilter int `json:"show_searchterm_filter"`
 }
 
 type priceFilterJSON struct {
@@ -71,9 +84,12 @@ type accountAmenityJSON struct {
 	Languages ordered[string] `json:"languages"`
 }
 
+// pageSettingsJSON is a page's search form: searchconfig maps each search option to 1
+// (the WordPress plugin compares each value with == 1; the options' labels are the
+// top-level searchconfig's).
 type pageSettingsJSON struct {
-	SearchPlugin searchPluginJSON          `json:"searchplugin"`
-	SearchConfig ordered[searchOptionJSON] `json:"searchconfig"`
+	SearchPlugin searchPluginJSON `json:"searchplugin"`
+	SearchConfig ordered[int]     `json:"searchconfig"`
 }
 
 // defaultConfigJSON is default-config: the fields the spec and websites read, in the order
@@ -144,7 +160,10 @@ func (a *API) defaultConfig(c *fiber.Ctx) error {
 	}
 	enable := st.Search.PriceFilterEnable != nil && *st.Search.PriceFilterEnable
 	out.SearchPlugin = searchPluginJSON{ShowCheckin: 1, ShowCheckout: 1, ShowGuests: 1, ShowBedrooms: 1, ShowCity: 1, ShowPrice: flag(enable),
-		BackgroundColor: "#ffffff", ButtonColor: "#1a73e8", TextColor: "#202124"}
+		BackgroundColor: "#ffffff", ButtonColor: "#1a73e8", TextColor: "#202124",
+		ShowCheckinoutFilter: 1, ShowAdultsFilter: 1, ShowChildrenFilter: 1, ShowBedroomsFilter: 1, ShowBathroomsFilter: 1,
+		ShowCityFilter: 1, ShowCategoryFilter: flag(slices.ContainsFunc(st.Categories, func(c contract.Category) bool { return c.ShowSearchEngine })),
+		ShowTagsFilter: flag(len(st.Tags) > 0), ShowSearchtermFilter: 1}
 	lo, hi, _ := a.priceSpan(props)
 	lo, hi = sc.convert(lo), sc.convert(hi)
 	out.PriceFilter = priceFilterJSON{Enable: flag(enable), RateType: st.Search.RateType, MinPrice: dec(lo), MaxPrice: dec(hi),
@@ -179,7 +198,7 @@ func (a *API) defaultConfig(c *fiber.Ctx) error {
 	for _, t := range st.Tags {
 		out.TagsList = append(out.TagsList, tagJSON{ID: t.ID, Name: t.Name, Languages: byLanguage(t.Languages, st.Languages, t.Name)})
 	}
-	page := pageSettingsJSON{SearchPlugin: out.SearchPlugin, SearchConfig: out.SearchConfig}
+	page := pageSettingsJSON{SearchPlugin: out.SearchPlugin, SearchConfig: out.GlobalSearchConfig}
 	out.HomepageSettings, out.SearchpageSettings = page, page
 	return c.JSON(out)
 }

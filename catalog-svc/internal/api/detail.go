@@ -32,6 +32,7 @@ type policiesJSON struct {
 type detailLanguagesJSON struct {
 	Brief    ordered[string]       `json:"brief"`
 	Policies ordered[policiesJSON] `json:"policies"`
+	Name     ordered[string]       `json:"name"` // the WordPress plugin's languages.name.<lang>
 }
 
 type includeJSON struct {
@@ -112,10 +113,14 @@ type detailJSON struct {
 	EveryStayIncludes ordered[includeJSON] `json:"every_stay_includes"`
 	LocalAreaAction   localAreaJSON        `json:"local_area_action"`
 
-	Amenity                    []amenityJSON            `json:"amenity"`
+	// Amenity is by location, as the WordPress plugin reads it (amenityLocations).
+	Amenity                    ordered[any]             `json:"amenity"`
 	AmenityDescription         string                   `json:"amenity_description"`
 	InstructionSubtitutionCode substitutionJSON         `json:"instruction_subtitution_code"`
 	CustomSubtitutionCode      []customSubstitutionJSON `json:"custom_subtitution_code"`
+
+	// BaseName is the name the WordPress plugin builds the property's URL from.
+	BaseName string `json:"base_name"`
 }
 
 // propertyDetail serves property-detail and get-all-property-info (the original's name for
@@ -155,7 +160,7 @@ func (a *API) detail(base string, langs []string, p *view.Property) detailJSON {
 	}
 	out := detailJSON{ID: strconv.FormatInt(p.Snap.PropertyID, 10), Name: ct.Name, Address: ct.Address, City: ct.City, State: ct.State,
 		Postcode: ct.Postcode, Country: ct.Country, Phone: ct.Phone, Brief: ct.Brief, Type: ct.Type, Space: space, Floor: ct.Floor,
-		Latitude: ct.Latitude, Longitude: ct.Longitude,
+		Latitude: ct.Latitude, Longitude: ct.Longitude, BaseName: ct.Name,
 		MaxGuest: strconv.Itoa(ct.MaxGuest), AllowChildren: yesNo(ct.AllowChildren), AllowPet: yesNo(ct.AllowPet),
 		AllowSmoking: yesNo(ct.AllowSmoking), Bedroom: strconv.Itoa(ct.Bedrooms), Bathroom: strconv.Itoa(ct.Bathrooms),
 		IsFeatured: strconv.Itoa(flag(ct.IsFeatured)), IsPublished: true, VisibleOnWebsite: 1,
@@ -188,9 +193,12 @@ func (a *API) detail(base string, langs []string, p *view.Property) detailJSON {
 	for _, l := range langs {
 		out.Languages.Brief.add(l, ct.Brief)
 		out.Languages.Policies.add(l, out.Policies)
+		out.Languages.Name.add(l, ct.Name)
 	}
-	block := amenityBlock(p, langs)
-	out.Amenity, out.AmenityDescription = block.Amenity, block.Description
+	out.Amenity = amenityLocations(p, langs)
+	if p.Snap.Amenities != nil {
+		out.AmenityDescription = p.Snap.Amenities.Description
+	}
 	if p.Snap.Amenities != nil {
 		for _, x := range p.Snap.Amenities.Items {
 			n := strings.ToLower(amenityName(x))

@@ -20,7 +20,8 @@ var detailKeys = []string{"id", "name", "address", "city", "location_id", "state
 	"image_path", "image_small", "image_317_179", "image_h_179", "image_w_800",
 	"local_information", "property_video", "booking_note_chk", "booking_note_spec", "policies", "languages",
 	"every_stay_includes", "local_area_action",
-	"amenity", "amenity_description", "instruction_subtitution_code", "custom_subtitution_code"}
+	"amenity", "amenity_description", "instruction_subtitution_code", "custom_subtitution_code",
+	"base_name"} // the WordPress plugin's field, appended
 
 var amenityKeys = []string{"id", "property_id", "name", "value", "qty", "type", "languages", "class", "default_name"}
 
@@ -51,7 +52,8 @@ func TestPropertyDetail(t *testing.T) {
 				wantKeys(t, "rangeRates", p.get(t, "rangeRates"), "day", "week", "month")
 				wantKeys(t, "rangeRates.day", p.get(t, "rangeRates", "day"), "min", "max")
 				wantKeys(t, "policies", p.get(t, "policies"), "payment_policies", "payment_methods", "rules")
-				wantKeys(t, "languages", p.get(t, "languages"), "brief", "policies")
+				wantKeys(t, "languages", p.get(t, "languages"), "brief", "policies", "name")
+				wantKeys(t, "languages.name", p.get(t, "languages", "name"), "en", "it")
 				wantKeys(t, "languages.brief", p.get(t, "languages", "brief"), "en", "it")
 				wantKeys(t, "languages.policies.it", p.get(t, "languages", "policies", "it"), "payment_policies", "payment_methods", "rules")
 				wantKeys(t, "local_area_action", p.get(t, "local_area_action"), "filename", "description", "lat", "lon", "address")
@@ -59,8 +61,11 @@ func TestPropertyDetail(t *testing.T) {
 					t.Errorf("lat %q", lat)
 				}
 				wantKeys(t, "instruction_subtitution_code", p.get(t, "instruction_subtitution_code"), "name", "description")
-				wantKeys(t, "amenity[0]", p.get(t, "amenity").first(t), amenityKeys...)
-				wantKeys(t, "amenity languages", p.get(t, "amenity").first(t).get(t, "languages"), "it")
+				// By location, as the WordPress plugin reads it (wordpress_test.go).
+				wantKeys(t, "amenity", p.get(t, "amenity"), "Internet", "Outdoor", "extra")
+				wantKeys(t, "amenity location", p.get(t, "amenity").first(t), "label", "amenity")
+				wantKeys(t, "amenity[0]", p.get(t, "amenity").first(t).get(t, "amenity").first(t), amenityKeys...)
+				wantKeys(t, "amenity languages", p.get(t, "amenity").first(t).get(t, "amenity").first(t).get(t, "languages"), "it")
 				if n := len(p.get(t, "custom_subtitution_code").items); n != 0 || p.get(t, "custom_subtitution_code").items == nil {
 					t.Errorf("custom_subtitution_code: %d items", n)
 				}
@@ -213,7 +218,10 @@ func TestDefaultConfig(t *testing.T) {
 		t.Errorf("city label in it: %q", l)
 	}
 	wantKeys(t, "searchplugin", cfg.get(t, "searchplugin"), "show_checkin", "show_checkout", "show_guests", "show_bedrooms",
-		"show_city", "show_price", "background_color", "button_color", "text_color")
+		"show_city", "show_price", "background_color", "button_color", "text_color",
+		// the WordPress plugin's flags, appended
+		"show_checkinout_filter", "show_adults_filter", "show_children_filter", "show_bedrooms_filter", "show_bathrooms_filter",
+		"show_city_filter", "show_category_filter", "show_tags_filter", "show_searchterm_filter")
 	wantKeys(t, "price_filter", cfg.get(t, "price_filter"), "enable", "rate_type", "minprice", "maxprice", "languages")
 	wantKeys(t, "lead source", cfg.get(t, "lead_source_list").first(t), "id", "name")
 	wantKeys(t, "bedroom", cfg.get(t, "bedroom"), "min", "max")
@@ -364,7 +372,7 @@ func TestPhotoOrderReachesTheReads(t *testing.T) {
 	for _, read := range []struct{ name, body, want string }{
 		{"property-detail", `{"property_id":"7"}`, `"image_path":"/media/kV12/original.jpg"`},
 		{"search-rental", `{}`, `"image_path":"/media/kV12/original.jpg"`},
-		{"property-category", `{}`, `{"id":12,"property_id":7,"type":1,"position":1,`},
+		{"property-category", `{}`, `"gallery":["/media/kV12/original.jpg"`},
 	} {
 		out := string(s.read(read.name, read.body))
 		if !strings.Contains(out, read.want) || strings.Contains(out, "kV4/original") {

@@ -737,6 +737,25 @@ type searchProperty struct {
 	Nightly      *json.Number `json:"nightly,omitempty"`
 	TotalRent    *json.Number `json:"totalRent,omitempty"`
 	GrandTotal   *json.Number `json:"grandTotal,omitempty"`
+
+	// The WordPress plugin's fields (docs/compatibility.md, "The WordPress plugin"), after
+	// the fields above so that positional readers are unaffected.
+	BaseName            string            `json:"base_name"`
+	RateLabel           string            `json:"rateLabel"`
+	RateValue           string            `json:"rateValue"`
+	RateToolTip         string            `json:"rateToolTip"`
+	DiscountTexts       []string          `json:"discounttexts"`
+	DiscountDescription []ordered[string] `json:"discountdescription"`
+	BookingPrice        *bookingPriceJSON `json:"bookingprice,omitempty"`
+}
+
+// bookingPriceJSON is the stay's price as the plugin's cards print it: per night and in
+// total, and the total before discounts (struck through when it differs), each a display
+// text in the property's currency.
+type bookingPriceJSON struct {
+	GrandTotalValue                 string `json:"grandTotalValue"`
+	GrandTotalPerNightValue         string `json:"grandTotalPerNightValue"`
+	GrandTotalBeforeDiscountedValue string `json:"grandTotalBeforeDiscountedValue"`
 }
 
 func (a *API) summary(h hit, q *searchQuery, base string) searchProperty {
@@ -747,9 +766,12 @@ func (a *API) summary(h hit, q *searchQuery, base string) searchProperty {
 	s := searchProperty{ID: r.idText, Name: ct.Name, Type: ct.Type, Brief: ct.Brief, Address: ct.Address, City: ct.City,
 		Bedroom: strconv.Itoa(ct.Bedrooms), Bathroom: strconv.Itoa(ct.Bathrooms), MaxGuest: strconv.Itoa(ct.MaxGuest),
 		IsFeatured: strconv.Itoa(flag(r.featured)), AllowPet: yesNo(ct.AllowPet), AllowSmoking: yesNo(ct.AllowSmoking),
-		Latitude: ct.Latitude, Longitude: ct.Longitude, MinPrice: "0", Currency: cur}
+		Latitude: ct.Latitude, Longitude: ct.Longitude, MinPrice: "0", Currency: cur,
+		BaseName: ct.Name, RateLabel: rateLabelDay, RateToolTip: rateToolTip, DiscountTexts: []string{},
+		DiscountDescription: []ordered[string]{}}
 	if f.ok {
 		s.MinPrice = json.Number(f.price.StringFixed(pricing.Scale(cur)))
+		s.RateValue = moneyText(cur, f.price, pricing.Scale(cur))
 	}
 	if k := r.mainPhoto; k != "" {
 		link := func(rendition string) string { return mediaLink(base, k, rendition) }
@@ -762,6 +784,18 @@ func (a *API) summary(h hit, q *searchQuery, base string) searchProperty {
 		s.Checkin, s.Checkout, s.QtyOfNights = res.Checkin.String(), res.Checkout.String(), res.NightCount
 		s.Nightly, s.TotalRent, s.GrandTotal = num(h.st.nightly), num(res.TotalRent), num(res.GrandTotal)
 		s.Currency = res.Currency
+		nights := decimal.NewFromInt(int64(max(res.NightCount, 1)))
+		s.BookingPrice = &bookingPriceJSON{GrandTotalValue: moneyText(res.Currency, res.GrandTotal, res.Scale),
+			GrandTotalPerNightValue:         moneyText(res.Currency, res.GrandTotal.DivRound(nights, res.Scale), res.Scale),
+			GrandTotalBeforeDiscountedValue: moneyText(res.Currency, res.GrandTotal.Add(res.DiscountTotal), res.Scale)}
+		for _, d := range res.Discounts {
+			s.DiscountTexts = append(s.DiscountTexts, pricing.DiscountText(d, res.Currency, res.Scale))
+		}
+	} else if r.p.Pricing.Rates != nil {
+		// Without dates: the property's length-of-stay tiers, as a stay long enough reads them.
+		for _, l := range r.p.Pricing.Rates.LOS {
+			s.DiscountTexts = append(s.DiscountTexts, pricing.DiscountText(pricing.Discount{Percent: l.Percent, Nights: l.Days}, cur, pricing.Scale(cur)))
+		}
 	}
 	return s
 }

@@ -350,7 +350,9 @@ func TestSearchAnswer(t *testing.T) {
 	p := n.get(t, "properties").first(t)
 	wantKeys(t, "property", p, "id", "name", "type", "brief", "address", "city", "bedroom", "bathroom", "maxguest", "isfeatured",
 		"allowpet", "allowsmoking", "latitude", "longitude", "minprice", "currency", "image_path", "image_small", "image_317_179",
-		"image_h_179", "image_w_800", "checkin", "checkout", "qtyofnights", "nightly", "totalRent", "grandTotal")
+		"image_h_179", "image_w_800", "checkin", "checkout", "qtyofnights", "nightly", "totalRent", "grandTotal",
+		// the WordPress plugin's fields, appended (wordpress_test.go)
+		"base_name", "rateLabel", "rateValue", "rateToolTip", "discounttexts", "discountdescription", "bookingprice")
 	for k, want := range map[string]string{"id": "1", "isfeatured": "1", "minprice": "100.00", "currency": "USD",
 		"image_path": "https://site.example/media/p1/original.jpg", "qtyofnights": "4", "nightly": "100.00", "totalRent": "400.00",
 		"grandTotal": "490.00"} {
