@@ -2,6 +2,8 @@ package phpform
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -102,5 +104,75 @@ func TestRootOfIndexesStaysAnObject(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("Parse(%q) = %v, %v; want %v", body, got, err, want)
 		}
+	}
+}
+
+// TestLimits: a form is refused past MaxPairs fields, MaxDepth levels or MaxNodes values,
+// lists and objects, with an error naming the limit; the largest form the original's clients
+// send (a setprices_minnights push of 1000 dates, every item field set) is within them.
+func TestLimits(t *testing.T) {
+	repeat := func(pair string, n int) string { return strings.TrimSuffix(strings.Repeat(pair+"&", n), "&") }
+	var push strings.Builder
+	push.WriteString("key=k&pass=p&action=setprices_minnights&propertyId=1_2")
+	for i := range 1000 {
+		for _, f := range []string{"date", "recommended_price", "recommended_weekly_price", "recommended_monthly_price", "minNights", "current_price", "reason"} {
+			fmt.Fprintf(&push, "&pricingArray%%5B%d%%5D%%5B%s%%5D=1", i, f)
+		}
+	}
+	for _, c := range []struct {
+		name, body string
+		limit      string // the limit named in the refusal; "" when accepted
+	}{
+		{"a year of prices", push.String(), ""},
+		{"MaxPairs flat fields", repeat("a=1", MaxPairs), ""},
+		{"one field over MaxPairs", repeat("a=1", MaxPairs+1), "more than 10000 fields"},
+		{"MaxPairs fields in a list", repeat("a[]=1", MaxPairs), ""},
+		{"MaxPairs items of one field", repeat("a[][x]=1", MaxPairs), ""},
+		{"MaxPairs keys of MaxDepth levels", repeat("a[][][][][][][]=", MaxPairs), "more than 30000 values, lists and objects"},
+		{"MaxDepth levels", "a[1][2][3][4][5][6][7]=1", ""},
+		{"one level over MaxDepth", "a[1][2][3][4][5][6][7][8]=1", "nested deeper than 8 levels"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse(c.body)
+			if c.limit == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.limit) {
+				t.Fatalf("error %v, want one naming %q", err, c.limit)
+			}
+		})
+	}
+	pairs := make([]Pair, MaxPairs+1)
+	for i := range pairs {
+		pairs[i] = Pair{Key: "a", Value: "1"}
+	}
+	var limit *LimitError
+	if _, err := Build(pairs); !errors.As(err, &limit) {
+		t.Errorf("Build of %d pairs: %v, want a LimitError", len(pairs), err)
+	}
+}
+
+// TestScanBuildsNothing: Scan reads a form of MaxPairs keys with one allocation a key (the
+// decoded key), whatever the form would nest into, and stops at the first field over
+// MaxPairs.
+func TestScanBuildsNothing(t *testing.T) {
+	body := []byte(strings.Repeat("a[][][][][][][]=&", MaxPairs))
+	seen := 0
+	allocs := testing.AllocsPerRun(5, func() {
+		seen = 0
+		if err := Scan(body, func(string, []byte) error { seen++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if seen != MaxPairs || allocs > MaxPairs+8 {
+		t.Errorf("Scan saw %d pairs with %v allocations, want %d with at most one a pair", seen, allocs, MaxPairs)
+	}
+	over := append(body, "b=1&c=2"...)
+	seen = 0
+	if err := Scan(over, func(string, []byte) error { seen++; return nil }); err == nil || seen != MaxPairs {
+		t.Errorf("Scan of %d+2 pairs: %v after %d pairs, want a refusal after %d", MaxPairs, err, seen, MaxPairs)
 	}
 }
