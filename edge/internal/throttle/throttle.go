@@ -22,6 +22,8 @@ type Buckets struct {
 
 	mu      sync.Mutex // makes get-or-create one step
 	buckets *expirable.LRU[string, *rate.Limiter]
+	// now is the buckets' clock (time.Now; tests set their own with SetClock).
+	now func() time.Time
 }
 
 // minTTL is the least time an idle key's bucket is kept.
@@ -39,8 +41,12 @@ func New(rps float64, burst, size int) *Buckets {
 		// expiry never hands out tokens the bucket would not have had.
 		ttl = max(2*time.Duration(float64(burst)/rps*float64(time.Second)), minTTL)
 	}
-	return &Buckets{rate: r, burst: burst, buckets: expirable.NewLRU[string, *rate.Limiter](size, nil, ttl)}
+	return &Buckets{rate: r, burst: burst, buckets: expirable.NewLRU[string, *rate.Limiter](size, nil, ttl), now: time.Now}
 }
+
+// SetClock makes the buckets read the time from now instead of time.Now (tests); call it
+// before the buckets are used. Only the refills follow it: idle keys expire in real time.
+func (b *Buckets) SetClock(now func() time.Time) { b.now = now }
 
 // Disabled reports whether every call is allowed by default.
 func (b *Buckets) Disabled() bool { return b.rate == rate.Inf }
@@ -69,7 +75,7 @@ func (b *Buckets) AllowPlan(key string, rps float64, burst int) bool {
 	if l.Burst() != n {
 		l.SetBurst(n)
 	}
-	return l.Allow()
+	return l.AllowN(b.now(), 1)
 }
 
 // Take takes a token from key's bucket even when it is empty (the bucket then owes it).
@@ -77,7 +83,7 @@ func (b *Buckets) Take(key string) {
 	if b.Disabled() {
 		return
 	}
-	b.bucket(key, b.rate, b.burst).ReserveN(time.Now(), 1)
+	b.bucket(key, b.rate, b.burst).ReserveN(b.now(), 1)
 }
 
 // Wait reports how long until key's bucket holds a token again: zero when it holds one
@@ -87,11 +93,24 @@ func (b *Buckets) Wait(key string) time.Duration {
 	if !ok {
 		return 0
 	}
-	tokens := l.Tokens()
+	tokens := l.TokensAt(b.now())
 	if tokens >= 1 || l.Limit() == rate.Inf {
 		return 0
 	}
 	return time.Duration((1 - tokens) / float64(l.Limit()) * float64(time.Second))
+}
+
+// tokens is how many tokens key's bucket holds now (a full bucket for a key that has none);
+// it creates no bucket.
+func (b *Buckets) tokens(key string) float64 {
+	if b.Disabled() {
+		return float64(b.burst)
+	}
+	l, ok := b.buckets.Get(key)
+	if !ok {
+		return float64(b.burst)
+	}
+	return l.TokensAt(b.now())
 }
 
 // Len is the number of keys kept.
