@@ -131,7 +131,8 @@ type Stay struct {
 }
 
 // Quote prices a stay of account (getinfo), with the promotion code asked for ("" none),
-// which must have uses left.
+// which must have uses left. It refuses what create would refuse, in create's order: the
+// stay's rules, then a night already held (available), then a used-up code.
 func (s *Service) Quote(ctx context.Context, account string, st Stay, promotionCode string) (Property, Priced, error) {
 	p, err := s.property(ctx, account, st.PropertyID)
 	if err != nil {
@@ -144,6 +145,9 @@ func (s *Service) Quote(ctx context.Context, account string, st Stay, promotionC
 	pr, err := s.price(set, p, st, promotionCode, nil, false)
 	if err != nil {
 		return p, pr, err
+	}
+	if err := s.available(ctx, account, st); err != nil {
+		return p, Priced{}, err
 	}
 	return p, pr, s.checkUsesLeft(ctx, account, pr.Promotion)
 }
