@@ -752,6 +752,24 @@ func TestFeedLeaseGivenUpAfterFailedRepair(t *testing.T) {
 	base.checkFeed(t, account, pid, feed, res, nil)
 }
 
+// leaseWaits is Blocks that reports on busy (without waiting) each time a sync finds its
+// feed's lease taken.
+type leaseWaits struct {
+	booking.Blocks
+	busy chan<- struct{}
+}
+
+func (b leaseWaits) TakeFeedLease(ctx context.Context, account string, feed int64, holder string, until time.Time) ([]int64, error) {
+	left, err := b.Blocks.TakeFeedLease(ctx, account, feed, holder, until)
+	if errors.Is(err, booking.ErrBusy) {
+		select {
+		case b.busy <- struct{}{}:
+		default:
+		}
+	}
+	return left, err
+}
+
 // TestFinalSyncStopsALatePoll: a sync of the feed that waits for the lease while the feed's
 // final sync holds it (a poll that outlived its lease) finds the feed tombstoned once it gets
 // the lease, and creates nothing; a final sync again changes nothing; an imported block of a
@@ -784,12 +802,21 @@ func TestFinalSyncStopsALatePoll(t *testing.T) {
 	}()
 	<-leased
 	lateErr := make(chan error, 1)
+	busy := make(chan struct{}, 1)
+	late := booking.New(booking.Deps{Properties: properties.New(f.vw), Bookings: f.st, Blocks: leaseWaits{Blocks: f.st, busy: busy},
+		Users: f.st, Ledger: f.led})
 	go func() {
-		_, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed",
+		_, err := late.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed",
 			Events: append(events, ev("B", "2027-02-01", "2027-02-03"))})
 		lateErr <- err
 	}()
-	time.Sleep(300 * time.Millisecond) // the late sync waits for the lease
+	select { // the late sync waits for the lease
+	case <-busy:
+	case err := <-lateErr:
+		t.Fatalf("the late sync answered %v before it waited for the lease", err)
+	case <-time.After(30 * time.Second): // a hang, not a slow machine
+		t.Fatal("the late sync never found the lease taken")
+	}
 	close(proceed)
 	if err := <-finalErr; err != nil {
 		t.Fatal(err)
@@ -826,10 +853,17 @@ func TestFinalSyncStopsALatePoll(t *testing.T) {
 // nights (50 000 nights in all, the bound), half of them booked: the sync completes within a
 // tight deadline (planning is linear in the nights, not quadratic in the uids), the five free
 // nights go to the smallest uid, and of the 5000 conflicts 1000 are listed and the rest
-// counted.
+// counted. The deadline is counted in work, not in the machine's time: each reading of the
+// service's clock (one per 4096 steps of planning, one per change's check) moves it on by a
+// thousandth of the deadline, so that a sync has about 800 readings, some 3 million steps;
+// planning quadratic in the uids would take 25 million. The deadline itself, a minute of real
+// time, only guards against a hang.
 func TestFeedSyncManyEventsOnTheSameNights(t *testing.T) {
 	f := newFixture(t)
-	f.svc.Deadline = 1500 * time.Millisecond
+	f.svc.Deadline = time.Minute
+	var readings atomic.Int64
+	t0 := time.Now()
+	f.svc.SetClock(func() time.Time { return t0.Add(time.Duration(readings.Add(1)) * (time.Minute / 1000)) })
 	ctx := context.Background()
 	account := fmt.Sprintf("feedmany-%d", time.Now().UnixNano())
 	const pid, feed = 39, 13
@@ -844,8 +878,9 @@ func TestFeedSyncManyEventsOnTheSameNights(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !res.Complete {
-		t.Fatal("the sync did not complete within its deadline")
+		t.Fatalf("the sync did not complete within its deadline (%d readings of the clock)", readings.Load())
 	}
+	t.Logf("the sync read the clock %d times, of about 800 its deadline allows", readings.Load())
 	if got := blocksOf(res); !reflect.DeepEqual(got, []blk{{"uid-00000", "2027-01-10", "2027-01-14"}}) {
 		t.Errorf("blocks %v", got)
 	}
