@@ -372,22 +372,26 @@ func TestErasureRacesLateEvents(t *testing.T) {
 	}
 	const gone, kept = "9301", "9302"
 	applyAll(t, s, accountEvents(t, gone, 1))
-	var wg sync.WaitGroup
+	var wg, started sync.WaitGroup
 	for g := range 4 {
 		wg.Add(1)
+		started.Add(1)
 		go func() {
 			defer wg.Done()
+			var once sync.Once
+			defer once.Do(started.Done)
 			for v := 2; v <= 6; v++ {
 				for _, m := range append(accountEvents(t, gone, v*4+g), accountEvents(t, kept, v*4+g)...) {
 					if err := s.Apply(ctx, m); err != nil {
 						t.Error(err)
 						return
 					}
+					once.Do(started.Done)
 				}
 			}
 		}()
 	}
-	time.Sleep(20 * time.Millisecond)
+	started.Wait() // the erasure comes once every goroutine has applied an event, not after a guessed pause
 	if err := s.Apply(ctx, erasure(t, gone)); err != nil {
 		t.Fatal(err)
 	}
