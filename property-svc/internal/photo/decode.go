@@ -55,31 +55,54 @@ var codecs = map[Format]codec{
 	WebP: {"WebP", webp.DecodeConfig, webp.Decode},
 }
 
-// Decode sniffs, bounds-checks and decodes an image. The header is read
-// first (image.DecodeConfig equivalent) and images with more than
-// lim.MaxPixels pixels or a side shorter than lim.MinSide are rejected before
-// any pixel memory is allocated. JPEG EXIF orientation is honoured: the
-// returned image has display orientation (see Render for the fast path).
-func Decode(data []byte, lim Limits) (image.Image, Format, error) {
+// Inspect reads an image's header and checks it against lim: the encoded size, the
+// pixels, the smallest side and the memory decoding and rendering it would take (Need),
+// which must not exceed lim.Memory. Nothing is decoded: an image refused here has cost
+// no pixel memory.
+func Inspect(data []byte, lim Limits) (Need, error) {
 	lim = lim.withDefaults()
 	if int64(len(data)) > lim.MaxBytes {
-		return nil, "", newErr(ErrTooLarge, nil, "image data exceeds the %s limit", formatBytes(lim.MaxBytes))
+		return Need{}, newErr(ErrTooLarge, nil, "image data exceeds the %s limit", formatBytes(lim.MaxBytes))
 	}
 	format := Sniff(data)
 	c, ok := codecs[format]
 	if !ok {
-		return nil, "", newErr(ErrNotImage, nil, "")
+		return Need{}, newErr(ErrNotImage, nil, "")
 	}
 	cfg, err := c.config(bytes.NewReader(data))
 	if err != nil {
-		return nil, format, newErr(ErrNotImage, err, "corrupt %s header", c.name)
+		return Need{Format: format}, newErr(ErrNotImage, err, "corrupt %s header", c.name)
 	}
 	if err := checkDims(cfg.Width, cfg.Height, lim); err != nil {
-		return nil, format, err
+		return Need{Format: format}, err
 	}
+	n := need(format, cfg.Width, cfg.Height, data)
+	if n.Bytes > lim.Memory {
+		return n, tooMuchMemory(n, lim.Memory)
+	}
+	return n, nil
+}
+
+// Decode inspects (Inspect), then decodes an image: images over any of lim's limits are
+// refused before any pixel memory is allocated. JPEG EXIF orientation is honoured: the
+// returned image has display orientation (see Render for the fast path).
+func Decode(data []byte, lim Limits) (image.Image, Format, error) {
+	n, err := Inspect(data, lim)
+	if err != nil {
+		return nil, n.Format, err
+	}
+	img, err := decodeInspected(data, n, lim.withDefaults())
+	return img, n.Format, err
+}
+
+// decodeInspected decodes data, which Inspect has accepted as n.
+func decodeInspected(data []byte, n Need, lim Limits) (image.Image, error) {
+	format := n.Format
+	c := codecs[format]
+	cfg := image.Config{Width: n.Width, Height: n.Height}
 	img, err := c.decode(bytes.NewReader(data))
 	if err != nil {
-		return nil, format, newErr(ErrNotImage, err, "corrupt or truncated %s data", c.name)
+		return nil, newErr(ErrNotImage, err, "corrupt or truncated %s data", c.name)
 	}
 	b := img.Bounds()
 	if format == GIF && b != image.Rect(0, 0, cfg.Width, cfg.Height) {
@@ -91,14 +114,12 @@ func Decode(data []byte, lim Limits) (image.Image, Format, error) {
 	}
 	// Decoders must agree with their header; never trust it blindly.
 	if err := checkDims(b.Dx(), b.Dy(), lim); err != nil {
-		return nil, format, err
+		return nil, err
 	}
-	if format == JPEG {
-		if o := jpegOrientation(data); o > 1 {
-			img = newOriented(img, o)
-		}
+	if n.orientation > 1 {
+		img = newOriented(img, n.orientation)
 	}
-	return img, format, nil
+	return img, nil
 }
 
 func checkDims(w, h int, lim Limits) error {

@@ -21,6 +21,11 @@ var (
 	ErrForbiddenAddress = errors.New("link points to a private, local or otherwise forbidden network address")
 )
 
+// ErrBusy is a photo refused because the memory photos may take (Limits.Memory) stayed
+// taken by other photos for Config.MaxWait, or because its request ended while it
+// waited. It is not an input error: the same photo may succeed later (answer 503).
+var ErrBusy = errors.New("photo processing is at capacity")
+
 // Error is an input error. Its message is safe to show to API clients; the
 // underlying cause (which may contain internal details such as resolved IPs)
 // is available through errors.Unwrap / errors.As for logging.

@@ -23,6 +23,7 @@ const (
 	DefaultMinSide      = 16         // smallest accepted width and height
 	DefaultTimeout      = 10 * time.Second
 	DefaultMaxRedirects = 3
+	DefaultMaxWait      = 15 * time.Second
 )
 
 // Limits bound the size of accepted images. Zero fields mean the default.
@@ -30,6 +31,9 @@ type Limits struct {
 	MaxBytes  int64 // encoded bytes, applies to downloads and base64 payloads
 	MaxPixels int64 // width*height as declared by the image header
 	MinSide   int   // minimum width and minimum height
+	// Memory is the bytes decoding and rendering may take in one process: all photos
+	// processed at once together (Photos), and so one photo alone (Inspect's Need).
+	Memory int64
 }
 
 func (l Limits) withDefaults() Limits {
@@ -41,6 +45,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MinSide <= 0 {
 		l.MinSide = DefaultMinSide
+	}
+	if l.Memory <= 0 {
+		l.Memory = DefaultMemory
 	}
 	return l
 }
@@ -55,6 +62,10 @@ type Config struct {
 	// tests and local development.
 	AllowPrivate bool
 	UserAgent    string // default "vros-photo-fetcher/1"
+	// MaxWait is how long a photo waits for memory (Limits.Memory) that other photos hold
+	// before it is refused with ErrBusy; default 15s, within edge's 30 s upstream timeout
+	// with a link's 10 s download before it.
+	MaxWait time.Duration
 }
 
 // Fetcher downloads linked images safely. It is safe for concurrent use;
@@ -79,6 +90,9 @@ func NewFetcher(cfg Config) *Fetcher {
 	}
 	if cfg.MaxRedirects < 0 {
 		cfg.MaxRedirects = 0
+	}
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = DefaultMaxWait
 	}
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "vros-photo-fetcher/1"

@@ -152,14 +152,7 @@ func Render(img image.Image) (*Result, error) {
 	base := makeBase(img, orig.Width, orig.Height)
 	bw, bh := base.Bounds().Dx(), base.Bounds().Dy()
 
-	// Process big outputs first so small ones can derive from them.
-	order := Specs()
-	sort.SliceStable(order, func(i, j int) bool {
-		wi, hi := targetSize(order[i], w, h, bw, bh)
-		wj, hj := targetSize(order[j], w, h, bw, bh)
-		return wi*hi > wj*hj
-	})
-
+	order := renderOrder(w, h, bw, bh)
 	frames := []*image.RGBA{base} // full-frame (uncropped) images, any size
 	res := &Result{Width: w, Height: h, Renditions: make(map[string]Rendition, len(specs))}
 	var buf bytes.Buffer
@@ -182,6 +175,18 @@ func Render(img image.Image) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// renderOrder is the rendition table in the order Render makes them for a w×h image whose
+// original rendition is bw×bh: big outputs first, so small ones can derive from them.
+func renderOrder(w, h, bw, bh int) []Spec {
+	order := Specs()
+	sort.SliceStable(order, func(i, j int) bool {
+		wi, hi := targetSize(order[i], w, h, bw, bh)
+		wj, hj := targetSize(order[j], w, h, bw, bh)
+		return wi*hi > wj*hj
+	})
+	return order
 }
 
 // targetSize is the output size of s for an image of w×h whose original
@@ -229,20 +234,11 @@ func coverRect(cw, ch, tw, th int) image.Rectangle {
 // derive renders a tw×th image from the smallest frame that needs no
 // upscaling (frames[0] is the largest and the fallback).
 func derive(frames []*image.RGBA, cover bool, tw, th int) *image.RGBA {
-	pick, pickArea := frames[0], -1
-	for _, f := range frames {
-		fw, fh := f.Bounds().Dx(), f.Bounds().Dy()
-		r := image.Rect(0, 0, fw, fh)
-		if cover {
-			r = coverRect(fw, fh, tw, th)
-		}
-		if r.Dx() < tw || r.Dy() < th {
-			continue
-		}
-		if a := fw * fh; pickArea < 0 || a < pickArea {
-			pick, pickArea = f, a
-		}
+	sizes := make([]image.Point, len(frames))
+	for i, f := range frames {
+		sizes[i] = f.Bounds().Size()
 	}
+	pick := frames[pickFrame(sizes, cover, tw, th)]
 	fw, fh := pick.Bounds().Dx(), pick.Bounds().Dy()
 	sr := pick.Bounds()
 	if cover {
@@ -257,6 +253,25 @@ func derive(frames []*image.RGBA, cover bool, tw, th int) *image.RGBA {
 	dst := image.NewRGBA(image.Rect(0, 0, tw, th))
 	scale(dst, pick, sr)
 	return dst
+}
+
+// pickFrame is the index of the smallest of the frames (their sizes) from which a tw×th
+// output (cover: a center crop) needs no upscaling; 0, the largest, if none.
+func pickFrame(frames []image.Point, cover bool, tw, th int) int {
+	pick, pickArea := 0, -1
+	for i, f := range frames {
+		r := image.Rect(0, 0, f.X, f.Y)
+		if cover {
+			r = coverRect(f.X, f.Y, tw, th)
+		}
+		if r.Dx() < tw || r.Dy() < th {
+			continue
+		}
+		if a := f.X * f.Y; pickArea < 0 || a < pickArea {
+			pick, pickArea = i, a
+		}
+	}
+	return pick
 }
 
 // makeBase returns img at most maxW×maxH, opaque (flattened on white) and in

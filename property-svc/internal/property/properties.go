@@ -13,16 +13,17 @@ import (
 // stored property (a season's minimum stay against maxguest, a photo that must exist)
 // is checked here.
 type Properties struct {
-	repo    Repository
-	fetcher *photo.Fetcher
-	// renders bounds concurrent image decoding and rendering: a large photo takes a second
-	// of CPU and a few hundred MB while it is processed.
-	renders chan struct{}
+	repo Repository
+	// photos decodes and renders photos within the memory its fetcher's Config allows
+	// (docs/photos.md, "Memory"): a large photo takes a second of CPU and up to that
+	// memory while it is processed.
+	photos *photo.Photos
 }
 
-// NewProperties returns the domain service over repo; fetcher reads photo links.
+// NewProperties returns the domain service over repo; fetcher reads photo links, and its
+// Config bounds the memory photos take.
 func NewProperties(repo Repository, fetcher *photo.Fetcher) *Properties {
-	return &Properties{repo: repo, fetcher: fetcher, renders: make(chan struct{}, 2)}
+	return &Properties{repo: repo, photos: photo.NewPhotos(fetcher)}
 }
 
 // Create stores a new property (A1 create) and returns its property id. max, when above
@@ -119,19 +120,9 @@ func (s *Properties) OrderPhotos(ctx context.Context, account, code string, orde
 }
 
 func (s *Properties) render(ctx context.Context, image string) (*photo.Result, error) {
-	select {
-	case s.renders <- struct{}{}:
-		defer func() { <-s.renders }()
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	img, err := photo.Load(ctx, image, s.fetcher)
+	res, err := s.photos.Process(ctx, image)
 	if err != nil {
-		return nil, fmt.Errorf("load photo: %w", err)
-	}
-	res, err := photo.Render(img)
-	if err != nil {
-		return nil, fmt.Errorf("render photo: %w", err)
+		return nil, fmt.Errorf("photo: %w", err)
 	}
 	return res, nil
 }
