@@ -87,40 +87,108 @@ func tooLargeAsJSON(limit int) *httpapi.Error {
 	return e
 }
 
+// maxPartHeader bounds the header block of one multipart part (its Content-Disposition,
+// Content-Type, …): the same 16 KiB as a request's header fields (docs/limits.md).
+const maxPartHeader = httpapi.DefaultMaxHeaderBytes
+
 // multipartPairs reads a multipart/form-data body into its fields, in order; a file part's
 // value is the base64 of its bytes.
 func multipartPairs(body []byte, boundary string) ([]phpform.Pair, error) {
-	if boundary == "" {
-		return nil, httpapi.BadRequest("multipart/form-data body without a boundary parameter in its Content-Type")
-	}
-	r := multipart.NewReader(bytes.NewReader(body), boundary)
 	var out []phpform.Pair
-	for {
-		p, err := r.NextPart()
-		if errors.Is(err, io.EOF) {
-			// The reader ends quietly when it finds no boundary at all: a body cut short (or
-			// one that is no multipart body) lacks the closing one.
-			if len(bytes.TrimSpace(body)) > 0 && !bytes.Contains(body, []byte("--"+boundary+"--")) {
-				return nil, httpapi.BadRequest("multipart/form-data body is cut short: it has no closing boundary --" + boundary + "--")
-			}
-			return out, nil
-		}
-		if err != nil {
-			return nil, httpapi.BadRequest("multipart/form-data body is malformed: " + err.Error())
-		}
-		name := p.FormName()
-		if name == "" {
-			return nil, httpapi.BadRequest("multipart/form-data body has a part without a field name (Content-Disposition: form-data; name=…)")
-		}
+	err := eachPart(body, boundary, func(p *multipart.Part, name string) error {
 		data, err := io.ReadAll(p)
 		if err != nil {
-			return nil, httpapi.BadRequest(fmt.Sprintf("multipart/form-data part %q is malformed: %v", name, err))
+			return httpapi.BadRequest(fmt.Sprintf("multipart/form-data part %q is malformed: %v", name, err))
 		}
 		val := string(data)
 		if p.FileName() != "" {
 			val = base64.StdEncoding.EncodeToString(data)
 		}
 		out = append(out, phpform.Pair{Key: name, Value: val})
+		return nil
+	})
+	return out, err
+}
+
+// eachPart gives fn the parts of a multipart/form-data body one at a time, with their field
+// names, each checked as a form's key (phpform.CheckKey); what fn does not read of a part is
+// skipped. It refuses (400) a body without a boundary, cut short or malformed, a part
+// without a name, more than phpform.MaxPairs parts, and a part whose header block is over
+// maxPartHeader bytes (checked before the multipart reader reads any of them).
+func eachPart(body []byte, boundary string, fn func(p *multipart.Part, name string) error) error {
+	if boundary == "" {
+		return httpapi.BadRequest("multipart/form-data body without a boundary parameter in its Content-Type")
+	}
+	if err := checkParts(body, boundary); err != nil {
+		return err
+	}
+	r := multipart.NewReader(bytes.NewReader(body), boundary)
+	for n := 0; ; n++ {
+		p, err := r.NextPart()
+		if errors.Is(err, io.EOF) {
+			// The reader ends quietly when it finds no boundary at all: a body cut short (or
+			// one that is no multipart body) lacks the closing one.
+			if len(bytes.TrimSpace(body)) > 0 && !bytes.Contains(body, []byte("--"+boundary+"--")) {
+				return httpapi.BadRequest("multipart/form-data body is cut short: it has no closing boundary --" + boundary + "--")
+			}
+			return nil
+		}
+		if err != nil {
+			return httpapi.BadRequest("multipart/form-data body is malformed: " + err.Error())
+		}
+		if n >= phpform.MaxPairs {
+			return tooManyParts()
+		}
+		name := p.FormName()
+		if name == "" {
+			return httpapi.BadRequest("multipart/form-data body has a part without a field name (Content-Disposition: form-data; name=…)")
+		}
+		if err := phpform.CheckKey(name); err != nil {
+			return httpapi.BadRequest(err.Error())
+		}
+		if err := fn(p, name); err != nil {
+			return err
+		}
+	}
+}
+
+func tooManyParts() error {
+	return httpapi.BadRequest(fmt.Sprintf("multipart/form-data body has more than %d parts; edge reads at most %d", phpform.MaxPairs, phpform.MaxPairs))
+}
+
+// checkParts counts the delimiter lines of a multipart body (`--boundary` at the start of a
+// line, then only spaces or tabs, as mime/multipart reads them) and measures the header block
+// after each, without allocating: more than phpform.MaxPairs parts, or a header block over
+// maxPartHeader bytes, is refused 400.
+func checkParts(body []byte, boundary string) error {
+	delim := []byte("--" + boundary)
+	parts := 0
+	for rest, at := body, 0; ; {
+		i := bytes.Index(rest, delim)
+		if i < 0 {
+			return nil
+		}
+		lineStart := at+i == 0 || body[at+i-1] == '\n'
+		rest, at = rest[i+len(delim):], at+i+len(delim)
+		if !lineStart {
+			continue
+		}
+		if bytes.HasPrefix(rest, []byte("--")) {
+			continue // the closing delimiter
+		}
+		eol := bytes.TrimLeft(rest, " \t")
+		if !bytes.HasPrefix(eol, []byte("\n")) && !bytes.HasPrefix(eol, []byte("\r\n")) {
+			continue // not a delimiter line: the boundary followed by more text
+		}
+		if parts++; parts > phpform.MaxPairs {
+			return tooManyParts()
+		}
+		// The header block ends at the first empty line.
+		head := rest[len(rest)-len(eol):]
+		window := head[:min(len(head), maxPartHeader+4)]
+		if bytes.Index(window, []byte("\n\r\n")) < 0 && bytes.Index(window, []byte("\n\n")) < 0 && len(head) > maxPartHeader {
+			return httpapi.BadRequest(fmt.Sprintf("multipart/form-data part %d has a header block larger than %d bytes", parts, maxPartHeader))
+		}
 	}
 }
 
@@ -139,6 +207,9 @@ func readParams(c *fiber.Ctx, body []byte, limit int) ([]byte, error) {
 	if len(bytes.TrimSpace(body)) > 0 {
 		js, err := jsonBody(c, body, limit)
 		if err != nil {
+			return nil, err
+		}
+		if err := checkJSONDepth(js); err != nil {
 			return nil, err
 		}
 		var fields map[string]any
@@ -183,6 +254,33 @@ func readParams(c *fiber.Ctx, body []byte, limit int) ([]byte, error) {
 		params["property_id"] = id
 	}
 	return json.Marshal(params)
+}
+
+// MaxJSONDepth bounds the nesting of a JSON body edge decodes into generic values (an
+// owner-token read's parameters): PHP's max_input_nesting_level, 64 (docs/limits.md).
+const MaxJSONDepth = 64
+
+// checkJSONDepth refuses (400) JSON nested deeper than MaxJSONDepth, counting brackets
+// outside strings, before anything is decoded.
+func checkJSONDepth(js []byte) error {
+	depth := 0
+	for i := 0; i < len(js); i++ {
+		switch js[i] {
+		case '"':
+			for i++; i < len(js) && js[i] != '"'; i++ {
+				if js[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			if depth++; depth > MaxJSONDepth {
+				return httpapi.BadRequest(fmt.Sprintf("request body is nested deeper than %d levels", MaxJSONDepth))
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return nil
 }
 
 // publicBase is the base URL a read's links start with: VROS_EDGE_PUBLIC_URL when

@@ -151,7 +151,9 @@ func (g *Gateway) upstream(name Upstream, what string) (*upstream, error) {
 }
 
 // interfaceA: POST /api/{resource} with HTTP Basic plus servicekey/servicepass (headers, or
-// body fields as a fallback).
+// body fields as a fallback). The credentials are read and checked before the body is
+// parsed (docs/limits.md, "Bodies"); a body from a caller not yet authenticated is at most
+// scanned for the second pair.
 func (g *Gateway) interfaceA(c *fiber.Ctx) error {
 	name := c.Params("resource")
 	r, ok := resources[name]
@@ -159,19 +161,8 @@ func (g *Gateway) interfaceA(c *fiber.Ctx) error {
 		return httpapi.NotFound(httpapi.StatusNotFound, fmt.Sprintf("unknown resource %q", name))
 	}
 	body := WithoutBOM(c.Body())
-	raw, over := len(body), len(body) > r.bodyLimit
-	// A body is read (a form or multipart body turned into JSON) only past authentication,
-	// unless the second pair travels in the body itself.
-	key, pass, fromHeaders := headerPair(c)
-	read := !fromHeaders // body is already the JSON the service reads
-	if read {
-		var err error
-		if body, err = jsonBody(c, body, preAuthLimit(r.bodyLimit, over)); err != nil {
-			return overOrErr(over, r.bodyLimit, err)
-		}
-		key, pass = bodyPair(body)
-	}
-	caller, err := g.authenticateA(c, key, pass)
+	over := len(body) > r.bodyLimit
+	caller, err := g.authenticateA(c, body)
 	if err != nil {
 		return overOrErr(over, r.bodyLimit, err)
 	}
@@ -180,13 +171,11 @@ func (g *Gateway) interfaceA(c *fiber.Ctx) error {
 		return err
 	}
 	limit := bodyLimit(r.bodyLimit, caller.Plan)
-	if err := checkBody(raw, body, read, limit); err != nil {
-		return err
+	if len(body) > limit {
+		return httpapi.TooLarge(limit)
 	}
-	if !read {
-		if body, err = jsonBody(c, body, limit); err != nil {
-			return err
-		}
+	if body, err = jsonBody(c, body, limit); err != nil {
+		return err
 	}
 	u, err := g.upstream(r.service, "resource "+name)
 	if err != nil {
@@ -205,36 +194,16 @@ func bodyLimit(route int, p account.Plan) int {
 	return route
 }
 
-// preAuthLimit is the limit a body is read within before its credentials are known (they
-// travel in it): the route's own, or MaxBody for a body over it, which only an account whose
-// plan allows it may send (overOrErr, checkBody).
-func preAuthLimit(route int, over bool) int {
-	if over {
-		return MaxBody
-	}
-	return route
-}
-
 // overOrErr is a failed authentication's answer: a body over the route's own limit is
 // refused 413 with that limit, as it would be without credentials (only a plan raises it);
-// any other request gets err.
+// any other request gets err. A throttled address gets its 429 whatever the body's size: it
+// tells nothing of an account.
 func overOrErr(over bool, route int, err error) error {
-	if over {
+	var e *httpapi.Error
+	if over && !(errors.As(err, &e) && e.HTTP == fiber.StatusTooManyRequests) {
 		return httpapi.TooLarge(route)
 	}
 	return err
-}
-
-// checkBody refuses (413) a body of raw bytes over limit, the caller's; read says body is
-// already the JSON the service reads, which must fit too.
-func checkBody(raw int, body []byte, read bool, limit int) error {
-	if raw > limit {
-		return httpapi.TooLarge(limit)
-	}
-	if read && len(body) > limit {
-		return tooLargeAsJSON(limit)
-	}
-	return nil
 }
 
 // rateLimit takes a token from the caller's account's bucket, at its plan's rate and burst
@@ -265,17 +234,32 @@ func (g *Gateway) AuthFailed(ctx context.Context, kind edgemetrics.AuthKind) {
 	}
 }
 
-// authenticateA checks HTTP Basic and the second pair key/pass (headerPair or bodyPair).
-func (g *Gateway) authenticateA(c *fiber.Ctx, key, pass string) (account.Caller, error) {
+// authenticateA checks HTTP Basic and the second pair servicekey/servicepass: from the
+// headers (headerPair), else from the body, scanned for it (bodyCredentials) only once the
+// address is not throttled and Basic was sent. Every refusal counts as a failed
+// authentication of the address, a missing or unreadable credential as a wrong one.
+func (g *Gateway) authenticateA(c *fiber.Ctx, body []byte) (account.Caller, error) {
 	if err := g.throttled(c); err != nil {
 		return account.Caller{}, err
 	}
 	user, password, ok := basicAuth(c.Get(fiber.HeaderAuthorization))
 	if !ok {
-		return account.Caller{}, httpapi.Unauthorized("HTTP Basic credentials are required")
+		return account.Caller{}, g.refused(c, edgemetrics.Basic, httpapi.Unauthorized("HTTP Basic credentials are required"))
+	}
+	key, pass, fromHeaders := headerPair(c)
+	if !fromHeaders {
+		vals, err := bodyCredentials(c.Get(fiber.HeaderContentType), body, namesA, false)
+		switch {
+		case errors.Is(err, errCredentialTooLong):
+			return account.Caller{}, g.refused(c, edgemetrics.Service, httpapi.Unauthorized("invalid credentials"))
+		case err != nil:
+			return account.Caller{}, g.refused(c, edgemetrics.Service, err)
+		}
+		key, pass = vals[0], vals[1]
 	}
 	if key == "" || pass == "" {
-		return account.Caller{}, httpapi.Unauthorized("servicekey and servicepass are required (headers or body fields; or the headers 365villaskey and 365villaspass)")
+		return account.Caller{}, g.refused(c, edgemetrics.Service,
+			httpapi.Unauthorized("servicekey and servicepass are required (headers or body fields; or the headers 365villaskey and 365villaspass)"))
 	}
 	a1, err := g.check(c, account.Basic, user, password)
 	if err != nil {
@@ -293,6 +277,15 @@ func (g *Gateway) authenticateA(c *fiber.Ctx, key, pass string) (account.Caller,
 	return a1, nil
 }
 
+// refused counts a request refused before it authenticated — its credentials missing,
+// unreadable or malformed — as one failed authentication of kind, as a wrong credential
+// counts (the address's throttle and vros_edge_auth_failures_total), and returns err.
+func (g *Gateway) refused(c *fiber.Ctx, kind edgemetrics.AuthKind, err error) error {
+	g.failures.Failed(c)
+	g.metrics.AuthFailed(c.UserContext(), kind)
+	return err
+}
+
 // headerPair is interface A's second credential from the headers servicekey/servicepass,
 // else 365villaskey/365villaspass (the original's docs); found is false when neither name
 // of either pair was sent (then bodyPair is asked).
@@ -303,19 +296,6 @@ func headerPair(c *fiber.Ctx) (key, pass string, found bool) {
 		}
 	}
 	return "", "", false
-}
-
-// bodyPair is interface A's second credential from the body fields servicekey/servicepass
-// of body (already JSON).
-func bodyPair(body []byte) (key, pass string) {
-	var f struct {
-		ServiceKey  any `json:"servicekey"`
-		ServicePass any `json:"servicepass"`
-	}
-	_ = json.Unmarshal(body, &f) // a body that is not JSON fails at the service, with its own message
-	k, _ := f.ServiceKey.(string)
-	p, _ := f.ServicePass.(string)
-	return k, p
 }
 
 // checkPair authenticates interface A's service pair, sent as it is or base64-encoded (the
@@ -462,32 +442,28 @@ func sent(raw json.RawMessage) bool {
 }
 
 // interfaceB: POST /vros/external-booking, the action in the body, key/pass in the body;
-// JSON or PHP-style form encoding. The services receive JSON only.
+// JSON or PHP-style form encoding. The services receive JSON only. key and pass are read
+// first, by a scan of the body that builds nothing (bodyCredentials), and checked; only an
+// authenticated caller's body is parsed, within its limit.
 func (g *Gateway) interfaceB(c *fiber.Ctx) error {
 	body := WithoutBOM(c.Body())
-	raw, over := len(body), len(body) > bodyLimitB
-	if len(body) == 0 {
-		return httpapi.BadRequest("request body is empty; send a JSON object with key, pass and action")
-	}
-	body, err := jsonBody(c, body, preAuthLimit(bodyLimitB, over))
-	if err != nil {
-		return overOrErr(over, bodyLimitB, err)
-	}
-	var env bEnvelope
-	if err := json.Unmarshal(body, &env); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return overOrErr(over, bodyLimitB, httpapi.InvalidField(te.Field, "must be a string"))
-		}
-		return overOrErr(over, bodyLimitB, httpapi.BadRequest("request body is not a JSON object"))
-	}
-	if env.Key == "" || env.Pass == "" {
-		return overOrErr(over, bodyLimitB, httpapi.Unauthorized("key and pass are required"))
-	}
+	over := len(body) > bodyLimitB
 	if err := g.throttled(c); err != nil {
-		return overOrErr(over, bodyLimitB, err)
+		return err
 	}
-	caller, err := g.check(c, account.Key, env.Key, env.Pass)
+	if len(body) == 0 {
+		return g.refused(c, edgemetrics.Key, httpapi.BadRequest("request body is empty; send a JSON object with key, pass and action"))
+	}
+	vals, err := bodyCredentials(c.Get(fiber.HeaderContentType), body, namesB, true)
+	switch {
+	case errors.Is(err, errCredentialTooLong):
+		return overOrErr(over, bodyLimitB, g.refused(c, edgemetrics.Key, httpapi.Unauthorized("invalid credentials")))
+	case err != nil:
+		return overOrErr(over, bodyLimitB, g.refused(c, edgemetrics.Key, err))
+	case vals[0] == "" || vals[1] == "":
+		return overOrErr(over, bodyLimitB, g.refused(c, edgemetrics.Key, httpapi.Unauthorized("key and pass are required")))
+	}
+	caller, err := g.check(c, account.Key, vals[0], vals[1])
 	if err != nil {
 		return overOrErr(over, bodyLimitB, err)
 	}
@@ -495,8 +471,20 @@ func (g *Gateway) interfaceB(c *fiber.Ctx) error {
 	if err := g.rateLimit(c, caller); err != nil {
 		return err
 	}
-	if err := checkBody(raw, body, true, bodyLimit(bodyLimitB, caller.Plan)); err != nil {
+	limit := bodyLimit(bodyLimitB, caller.Plan)
+	if len(body) > limit {
+		return httpapi.TooLarge(limit)
+	}
+	if body, err = jsonBody(c, body, limit); err != nil {
 		return err
+	}
+	var env bEnvelope
+	if err := json.Unmarshal(body, &env); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return httpapi.InvalidField(te.Field, "must be a string")
+		}
+		return notAnObject()
 	}
 	if env.Action == "" {
 		return httpapi.InvalidField("action", "is required")
@@ -525,7 +513,7 @@ func (g *Gateway) read(c *fiber.Ctx) error {
 	body := WithoutBOM(c.Body())
 	over := len(body) > bodyLimitRead
 	if err := g.throttled(c); err != nil {
-		return overOrErr(over, bodyLimitRead, err)
+		return err
 	}
 	caller, err := g.check(c, account.OwnerToken, "", c.Params("token"))
 	if err != nil {
