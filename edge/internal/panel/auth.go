@@ -11,6 +11,7 @@ import (
 
 	"github.com/vros/vros/edge/internal/account"
 	"github.com/vros/vros/edge/internal/panelauth"
+	"github.com/vros/vros/edge/internal/throttle"
 	"github.com/vros/vros/libs/httpapi"
 )
 
@@ -138,7 +139,8 @@ func safeNext(next string) string {
 }
 
 // login signs a user in. Failures are throttled per client address (with edge's failed
-// authentications) and per email, before the password is checked.
+// authentications), and slowed down per email (throttle.SignIns), before the password is
+// checked; neither tells whether the email has a user.
 func (p *Panel) login(c *fiber.Ctx) error {
 	email, password := strings.TrimSpace(c.FormValue("email")), c.FormValue("password")
 	values := map[string]string{"email": email, csrfField: c.FormValue(csrfField), "next": safeNext(c.FormValue("next"))}
@@ -155,15 +157,16 @@ func (p *Panel) login(c *fiber.Ctx) error {
 	if err := p.cfg.Failures.Check(c); err != nil {
 		return again(fiber.StatusTooManyRequests, "Too many failed sign-ins from your address. "+retryIn(c))
 	}
-	if w := p.byEmail.Wait(key); w > 0 {
-		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(max(int(math.Ceil(w.Seconds())), 1)))
-		return again(fiber.StatusTooManyRequests, "Too many failed sign-ins for this email. "+retryIn(c))
+	attempt, wait := p.signIns.Begin(key, throttle.ClientKey(c))
+	if attempt == nil {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(max(int(math.Ceil(wait.Seconds())), 1)))
+		return again(fiber.StatusTooManyRequests, "Too many failed sign-ins for this email from your address. "+retryIn(c))
 	}
 	sess, token, err := p.cfg.Users.SignIn(c.UserContext(), email, password)
+	attempt.Done(errors.Is(err, panelauth.ErrBadLogin))
 	if errors.Is(err, panelauth.ErrBadLogin) {
 		p.cfg.Failures.Failed(c)
 		signInFailed(c, p.cfg.Gateway)
-		p.byEmail.Take(key)
 		return again(fiber.StatusUnauthorized, "Wrong email or password.")
 	}
 	if err != nil {
@@ -242,7 +245,7 @@ func (p *Panel) acceptInvite(c *fiber.Ctx) error {
 		c.Status(fiber.StatusBadRequest)
 		return p.render(c, "invite", view{Title: "Join", Data: inviteData{inv}, Values: values, Errors: map[string]string{fe.Field: fe.Message}})
 	}
-	if errors.Is(err, panelauth.ErrNoInvite) || errors.Is(err, panelauth.ErrEmailTaken) {
+	if errors.Is(err, panelauth.ErrNoInvite) {
 		return &httpapi.Error{HTTP: fiber.StatusConflict, Message: err.Error()}
 	}
 	if err != nil {

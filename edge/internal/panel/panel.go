@@ -48,6 +48,9 @@ type Config struct {
 	// Failures is edge's throttle of failed authentications by client address: failed
 	// sign-ins count there too.
 	Failures *throttle.Failures
+	// SignIns slows down sign-ins per email (nil: throttle.NewSignIns; tests set their own
+	// clock on theirs).
+	SignIns *throttle.SignIns
 	// UsageReport is an account's usage report within a period, as the admin API gives it
 	// (the operator's account page; nil: not shown).
 	UsageReport func(ctx context.Context, id string, from, to time.Time) (any, error)
@@ -61,20 +64,16 @@ type Panel struct {
 	cfg    Config
 	pages  map[string]*template.Template
 	secure bool
-	// byEmail throttles sign-ins per email address, whatever address they come from.
-	byEmail *throttle.Buckets
+	// signIns slows down password guessing per email.
+	signIns *throttle.SignIns
 }
-
-// Sign-in throttle per email: 10 failures, then one per 30 seconds.
-const (
-	emailFailureRPS   = 1.0 / 30
-	emailFailureBurst = 10
-)
 
 // New parses the templates.
 func New(cfg Config) (*Panel, error) {
-	p := &Panel{cfg: cfg, pages: map[string]*template.Template{}, byEmail: throttle.New(emailFailureRPS, emailFailureBurst, throttle.DefaultKeys),
-		secure: strings.HasPrefix(cfg.PublicURL, "https://")}
+	p := &Panel{cfg: cfg, pages: map[string]*template.Template{}, signIns: cfg.SignIns, secure: strings.HasPrefix(cfg.PublicURL, "https://")}
+	if p.signIns == nil {
+		p.signIns = throttle.NewSignIns()
+	}
 	if p.cfg.Log == nil {
 		p.cfg.Log = slog.Default()
 	}
@@ -101,19 +100,25 @@ func (p *Panel) Register(app *fiber.App) {
 	g := app.Group("/panel", p.headers)
 	g.Get("/static/:file", p.static)
 	g.Get("/", p.home)
+	// The forms that anyone may post, and the small ones of the users' pages, are refused
+	// beyond MaxFormBody before they are parsed; the others keep edge's limit (the photo
+	// upload needs it).
+	small := bodyLimit(MaxFormBody)
 	g.Get("/login", p.loginPage)
-	g.Post("/login", p.login)
+	g.Post("/login", small, p.login)
 	g.Get("/invite/:token", p.invitePage)
-	g.Post("/invite/:token", p.acceptInvite)
+	g.Post("/invite/:token", small, p.acceptInvite)
 
 	// Each route names its guards: a Group("") with middleware would guard every /panel
 	// route registered after it, the operator's pages among the owner's.
 	signed := func(h fiber.Handler) []fiber.Handler { return []fiber.Handler{p.signedIn, p.csrf, h} }
 	owner := func(h fiber.Handler) []fiber.Handler { return []fiber.Handler{p.signedIn, p.csrf, p.ownerOnly, h} }
 	operator := func(h fiber.Handler) []fiber.Handler { return []fiber.Handler{p.signedIn, p.csrf, p.operatorOnly, h} }
+	// smallForm puts the limit before the guards' first read of the form (csrf's).
+	smallForm := func(hs []fiber.Handler) []fiber.Handler { return append([]fiber.Handler{hs[0], small}, hs[1:]...) }
 
-	g.Post("/logout", signed(p.logout)...)
-	g.Post("/logout-everywhere", signed(p.logoutEverywhere)...)
+	g.Post("/logout", smallForm(signed(p.logout))...)
+	g.Post("/logout-everywhere", smallForm(signed(p.logoutEverywhere))...)
 	g.Get("/dashboard", owner(p.dashboard)...)
 	g.Get("/properties", owner(p.properties)...)
 	g.Get("/properties/new", owner(p.newProperty)...)
@@ -144,8 +149,8 @@ func (p *Panel) Register(app *fiber.App) {
 	g.Get("/credentials", owner(p.credentials)...)
 	g.Post("/credentials", owner(p.changeCredential)...)
 	g.Get("/users", owner(p.users)...)
-	g.Post("/users/invite", owner(p.invite)...)
-	g.Post("/users/remove", owner(p.removeUser)...)
+	g.Post("/users/invite", smallForm(owner(p.invite))...)
+	g.Post("/users/remove", smallForm(owner(p.removeUser))...)
 	g.Get("/brands", owner(p.brands)...)
 	g.Post("/brands", owner(p.saveBrand)...)
 	g.Get("/webhooks", owner(p.webhooks)...)
@@ -158,8 +163,26 @@ func (p *Panel) Register(app *fiber.App) {
 	g.Post("/operator/accounts/:id", operator(p.accountAction)...)
 	g.Get("/operator/audit", operator(p.audit)...)
 	g.Get("/operator/users", operator(p.users)...)
-	g.Post("/operator/users/invite", operator(p.invite)...)
-	g.Post("/operator/users/remove", operator(p.removeUser)...)
+	g.Post("/operator/users/invite", smallForm(operator(p.invite))...)
+	g.Post("/operator/users/remove", smallForm(operator(p.removeUser))...)
+}
+
+// MaxFormBody bounds the body of the sign-in, invitation, users and sign-out forms: a few
+// short fields, far below it.
+const MaxFormBody = 16 << 10
+
+// bodyLimit refuses (413) a form whose body is over limit bytes before anything parses it:
+// fasthttp has read the body by then (within edge's limit), but parsing it into fields
+// (c.FormValue) would take many times its size for a body of many small fields. The raw
+// body is measured: fasthttp parses form fields from it, never from a decoded one.
+func bodyLimit(limit int) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if n := c.Request().Header.ContentLength(); n > limit || len(c.Request().Body()) > limit {
+			return &httpapi.Error{HTTP: fiber.StatusRequestEntityTooLarge,
+				Message: fmt.Sprintf("This form is too large: its body may be at most %d KiB. Nothing was changed; reload the page and send the form again.", limit>>10)}
+		}
+		return c.Next()
+	}
 }
 
 // pageCSP: this origin's scripts and styles only, nothing inline, forms post here only, no

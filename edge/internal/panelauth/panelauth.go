@@ -287,6 +287,11 @@ func (s *Service) SignOutEverywhere(ctx context.Context, sess Session) (int64, e
 // Invite makes a link for email to join account as a user of role: an owner invites owners
 // of its own account; an operator invites operators, or the owners of any account (the first
 // of a new account). The token goes into the link shown to the inviter.
+//
+// Whether email already has a user is not looked at: the answer, and its time, are the
+// same for any email, so that an invitation never tells an owner which emails have a user
+// in another account or are operators. An invitation for an email that has a user cannot
+// be accepted (Accept).
 func (s *Service) Invite(ctx context.Context, by Session, email string, role Role, accountID string) (Invite, string, error) {
 	if by.Role != Operator && (role != Owner || accountID != by.AccountID) {
 		return Invite{}, "", ErrNotFound
@@ -296,11 +301,6 @@ func (s *Service) Invite(ctx context.Context, by Session, email string, role Rol
 	}
 	e, err := NormalEmail("email", email)
 	if err != nil {
-		return Invite{}, "", err
-	}
-	if _, err := s.repo.User(ctx, e); err == nil {
-		return Invite{}, "", &FieldError{"email", ErrEmailTaken.Error()}
-	} else if !errors.Is(err, ErrNotFound) {
 		return Invite{}, "", err
 	}
 	token := NewToken()
@@ -323,6 +323,9 @@ func (s *Service) InviteFor(ctx context.Context, token string) (Invite, error) {
 
 // Accept uses an invite: the user is created with name and password and signed in. The
 // password is checked before the invite is used, so a refused password leaves it usable.
+// An invite whose email has a user by now (made for an existing user, or accepted through
+// another invite first) is used up and answered ErrNoInvite, as a used or expired one is:
+// the link tells its holder nothing of whom the email belongs to.
 func (s *Service) Accept(ctx context.Context, token, name, password string) (Session, string, error) {
 	inv, err := s.InviteFor(ctx, token)
 	if err != nil {
@@ -337,7 +340,9 @@ func (s *Service) Accept(ctx context.Context, token, name, password string) (Ses
 		return Session{}, "", err
 	}
 	u.InvitedBy = inv.InvitedBy
-	if err := s.repo.CreateUser(ctx, u); err != nil {
+	if err := s.repo.CreateUser(ctx, u); errors.Is(err, ErrEmailTaken) {
+		return Session{}, "", ErrNoInvite
+	} else if err != nil {
 		return Session{}, "", err
 	}
 	return s.open(ctx, u)

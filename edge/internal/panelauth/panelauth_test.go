@@ -177,3 +177,33 @@ func TestInvites(t *testing.T) {
 		t.Fatalf("%d concurrent accepts succeeded, want 1", in.Load())
 	}
 }
+
+// TestInviteOfATakenEmail: an invitation for an email that has a user (in another account,
+// an operator, in any case) is made as any other; accepting it is refused as a used link
+// is, and changes no user.
+func TestInviteOfATakenEmail(t *testing.T) {
+	ctx := context.Background()
+	taken := email()
+	if _, err := users.CreateUser(ctx, taken, "Them", "their own password", panelauth.Owner, "2002"); err != nil {
+		t.Fatal(err)
+	}
+	owner := panelauth.Session{Email: email(), Role: panelauth.Owner, AccountID: "1001"}
+	for _, e := range []string{taken, strings.ToUpper(taken)} {
+		inv, tok, err := users.Invite(ctx, owner, e, panelauth.Owner, "1001")
+		if err != nil || tok == "" || inv.Email != taken {
+			t.Fatalf("invitation for %s (has a user): %+v %v, want made as any other", e, inv, err)
+		}
+		if _, _, err := users.Accept(ctx, tok, "Mallory", "mallory's password"); !errors.Is(err, panelauth.ErrNoInvite) {
+			t.Fatalf("accepting it: %v, want ErrNoInvite", err)
+		}
+		if _, err := users.InviteFor(ctx, tok); !errors.Is(err, panelauth.ErrNoInvite) {
+			t.Fatalf("the link after a refused accept: %v, want used up", err)
+		}
+	}
+	if _, _, err := users.SignIn(ctx, taken, "their own password"); err != nil {
+		t.Fatalf("the user after the invitations: %v", err)
+	}
+	if _, _, err := users.SignIn(ctx, taken, "mallory's password"); !errors.Is(err, panelauth.ErrBadLogin) {
+		t.Fatalf("the inviter's password: %v, want refused", err)
+	}
+}
