@@ -137,3 +137,60 @@ func TestBodyLimits(t *testing.T) {
 		`{"a":`+strings.Repeat("[", 63)+strings.Repeat("]", 63)+`}`), "catalog-svc")
 	s.take()
 }
+
+// TestRouteMediaNames: /media forwards only a key and a rendition's file name property-svc
+// could have made (letters, digits, '_' and '-', the file ending .jpg); an escaped `/` or `.`
+// would be decoded by the outgoing request and `..` resolved, reaching property-svc's
+// internal paths, so anything else is 404 with Cache-Control: no-store, and reaches no
+// service.
+func TestRouteMediaNames(t *testing.T) {
+	e, s := startRoutedEdge(t)
+	get := func(path string) (int, string, []byte) {
+		resp, err := http.Get(e.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Cache-Control"), b
+	}
+	if code, _, _ := get("/media/abcdefghijklmnopqrstuvwx/h_179.jpg"); code != 200 {
+		t.Fatalf("a media key and rendition: HTTP %d", code)
+	}
+	if r := s.one(t); r.path != "/media/abcdefghijklmnopqrstuvwx/h_179.jpg" {
+		t.Fatalf("forwarded to %s", r.path)
+	}
+	for _, path := range []string{
+		"/media/..%2F..%2Finternal%2Fa%2Fproperty/x.jpg",
+		"/media/abc/..%2F..%2Finternal%2Fa%2Fproperty",
+		"/media/abc/..%2F..%2Finternal%2Fread%2Fdefault-config.jpg",
+		"/media/%2e%2e/small.jpg",
+		"/media/../small.jpg",
+		"/media/abc/..",
+		"/media/..%2f..%2finternal/small.jpg",
+		"/media/abc/%2e%2e%2fsmall.jpg",
+		"/media/abc/..jpg",
+		"/media/a.b/small.jpg",
+		"/media/abc/small.png",
+		"/media/abc/small",
+		"/media/abc/.jpg",
+		"/media/abc/sm%20all.jpg",
+		"/media/abc%00/small.jpg",
+		"/media/" + strings.Repeat("k", 65) + "/small.jpg",
+	} {
+		t.Run(path, func(t *testing.T) {
+			code, cache, body := get(path)
+			if code != 404 || cache != "no-store" {
+				t.Errorf("HTTP %d, Cache-Control %q: %s; want 404 with no-store", code, cache, body)
+			}
+			s.none(t)
+		})
+	}
+	// `..` as it is: the path is cleaned before routing, never reaching /media.
+	for _, path := range []string{"/media/../internal/a/property", "/media/abc/../../internal/read/default-config"} {
+		if code, _, _ := get(path); code != 404 {
+			t.Errorf("%s: HTTP %d, want 404", path, code)
+		}
+		s.none(t)
+	}
+}

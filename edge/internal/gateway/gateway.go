@@ -549,7 +549,15 @@ func (g *Gateway) read(c *fiber.Ctx) error {
 const HeaderPublicBase = "X-Vros-Public-Base"
 
 // media: GET /media/{key}/{file}, public (websites embed photos); keys are unguessable.
+// Only a key and a file name property-svc could have made are forwarded (mediaName): the
+// parameters are the path as sent, and the outgoing request would decode an escaped `/` or
+// `.` in them and resolve `..`, reaching property-svc's internal paths. Anything else is 404
+// with Cache-Control: no-store, as for the iCal feed.
 func (g *Gateway) media(c *fiber.Ctx) error {
+	if !mediaName(c.Params("key"), "") || !mediaName(c.Params("file"), ".jpg") {
+		c.Set(fiber.HeaderCacheControl, "no-store")
+		return httpapi.NotFound(httpapi.StatusNotFound, "no such image")
+	}
 	u, err := g.upstream(PropertySvc, "media")
 	if err != nil {
 		return err
@@ -577,6 +585,22 @@ func (g *Gateway) ical(c *fiber.Ctx) error {
 		return err
 	}
 	return u.forward(c, fiber.MethodGet, "/internal/ical/"+file, nil, tenancy.Tenant{})
+}
+
+// mediaName reports whether s is a media key (ext "") or a rendition's file name (ext
+// ".jpg"): 1 to 64 letters, digits, '_' or '-', then ext. property-svc's keys are 24
+// characters a–z and 0–9, its renditions' names letters, digits and '_' (h_179.jpg).
+func mediaName(s, ext string) bool {
+	name, ok := strings.CutSuffix(s, ext)
+	if !ok || name == "" || len(name) > 64 {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // icalFile reports whether file is "<token>.ics" with a token of base64url characters
