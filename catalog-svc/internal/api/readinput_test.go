@@ -85,7 +85,7 @@ func TestGalleryPhotoKeys(t *testing.T) {
 	fixture(s)
 	ph := decodeOrdered(t, s.read("property-gallery", `{"property_id":"7"}`)).first(t).first(t)
 	wantKeys(t, "photo", ph, "id", "property_id", "type", "position", "property_name", "link", "link_banner", "link_small",
-		"link_317_179", "link_h_179", "link_thumbnail")
+		"link_317_179", "link_h_179", "link_thumbnail", "description")
 	if got := string(s.action("gettax", `{"propertyId":"7"}`)); got != "[]" {
 		t.Fatalf("gettax: %s", got)
 	}

@@ -189,6 +189,9 @@ type photoJSON struct {
 	Link317x179   string `json:"link_317_179"`
 	LinkH179      string `json:"link_h_179"`
 	LinkThumbnail string `json:"link_thumbnail"`
+	// Description is the photo's caption, which the WordPress plugin's banner and image
+	// scroller print; vros keeps none: always "".
+	Description string `json:"description"`
 }
 
 // photoOf is the i-th photo (from 0) of p; the first is the main photo (type 1).

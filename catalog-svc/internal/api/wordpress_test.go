@@ -237,6 +237,25 @@ func TestWordPressCategoryGallery(t *testing.T) {
 	}
 }
 
+// TestWordPressGalleryCaptions: the property banner and image scroller print each photo's
+// link, link_small, link_banner and description (esc_html($banner->description), read
+// without a check).
+func TestWordPressGalleryCaptions(t *testing.T) {
+	s := newServer(t, "")
+	fixture(s)
+	g := phpRead(t, s, "acc1", "property-gallery", `{"property_id":"7"}`).At("property_gallery_7")
+	if g == nil || len(g.Items()) != 2 {
+		t.Fatalf("gallery %v", g)
+	}
+	for _, ph := range g.Items() {
+		for _, f := range []string{"link", "link_small", "link_banner", "description"} {
+			if v := ph.At(f); v == nil || v.Kind() != phpjson.String {
+				t.Errorf("photo %s: %s is %v (undefined property)", ph.At("id").Text(), f, v)
+			}
+		}
+	}
+}
+
 // TestWordPressAmenitiesByLocation: villas-365-property-amenities.php walks
 // get_object_vars($property->amenity): each key but "extra" is a location {label, amenity[]}
 // (specificroomamenities, absent, is not read), "extra" is a list of amenities; each amenity
