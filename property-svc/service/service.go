@@ -28,6 +28,9 @@ type Config struct {
 	// PhotoFetchAllowPrivate lets photo links point at private and loopback addresses. Only
 	// for tests and local development: it disables the SSRF guard.
 	PhotoFetchAllowPrivate bool `env:"VROS_PROPERTY_PHOTO_FETCH_ALLOW_PRIVATE" envDefault:"false"`
+	// PhotoMemoryMiB is the memory (MiB) the photos being decoded and rendered at once may
+	// take in this replica, and so the most one photo may take (docs/photos.md, "Memory").
+	PhotoMemoryMiB int64 `env:"VROS_PROPERTY_PHOTO_MEMORY_MIB" envDefault:"256"`
 	// OutboxLease is how long a write owns its pending event before the sweep takes over.
 	OutboxLease time.Duration `env:"VROS_PROPERTY_OUTBOX_LEASE" envDefault:"10s"`
 }
@@ -67,7 +70,12 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		BodyLimit: 26 << 20,
 		Ready:     base.Ready,
 	})
-	props := property.NewProperties(st, photo.NewFetcher(photo.Config{AllowPrivate: cfg.PhotoFetchAllowPrivate}))
+	if cfg.PhotoMemoryMiB < 32 {
+		return fmt.Errorf("VROS_PROPERTY_PHOTO_MEMORY_MIB must be at least 32, not %d", cfg.PhotoMemoryMiB)
+	}
+	props := property.NewProperties(st, photo.NewFetcher(photo.Config{
+		AllowPrivate: cfg.PhotoFetchAllowPrivate, Limits: photo.Limits{Memory: cfg.PhotoMemoryMiB << 20},
+	}))
 	api.New(props, tel.Logger).Register(app, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()))
 
 	tel.Logger.Info("property-svc starting", "addr", cfg.Addr)

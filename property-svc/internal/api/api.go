@@ -136,6 +136,11 @@ func (a *API) photo(c *fiber.Ctx) error {
 	if pe, ok := photo.AsError(err); ok {
 		return httpapi.InvalidField(pe.Field(), pe.Error())
 	}
+	if errors.Is(err, photo.ErrBusy) {
+		// Not the client's fault and not this account's: the replica's photo memory stayed
+		// taken (docs/photos.md, "Memory").
+		return httpapi.Unavailable(err.Error())
+	}
 	if errors.Is(err, property.ErrPhotoNotFound) {
 		return httpapi.NotFound(httpapi.StatusNotFound, fmt.Sprintf("photo %d of property %q does not exist", ph.ID, ph.InternalCode))
 	}

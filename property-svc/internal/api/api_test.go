@@ -58,6 +58,13 @@ func newServer(t *testing.T) (*fiber.App, string) {
 // events a change publishes).
 func newServerStore(t *testing.T) (*fiber.App, *store.Store, string) {
 	t.Helper()
+	return newServerPhotos(t, photo.Config{})
+}
+
+// newServerPhotos is newServerStore whose photo links and photo processing are configured
+// by photos.
+func newServerPhotos(t *testing.T, photos photo.Config) (*fiber.App, *store.Store, string) {
+	t.Helper()
 	tel, err := telemetry.Setup(context.Background(), "property-api-test", "error")
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +87,7 @@ func newServerStore(t *testing.T) (*fiber.App, *store.Store, string) {
 	go func() { defer close(done); _ = ob.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	app := httpapi.New(httpapi.Options{Telemetry: tel, BodyLimit: 1 << 20})
-	New(property.NewProperties(st, photo.NewFetcher(photo.Config{})), tel.Logger).Register(app, tenancy.NewSigner(testKey))
+	New(property.NewProperties(st, photo.NewFetcher(photos)), tel.Logger).Register(app, tenancy.NewSigner(testKey))
 	return app, st, strconv.FormatInt(7000+accounts.Add(1), 10)
 }
 
