@@ -377,3 +377,55 @@ func TestOwnerWorksInTheBrowser(t *testing.T) {
 	raw, _ := json.Marshal(p.seen)
 	t.Logf("screenshots in %s: %s", p.dir, raw)
 }
+
+// TestSignOutForgetsSecrets: a credential's secret, shown once after a rotation, is not
+// kept in the browser: after Sign out, Back shows no secret, neither on the page nor in
+// htmx's history cache (sessionStorage).
+func TestSignOutForgetsSecrets(t *testing.T) {
+	o := newOwner(t)
+	p := &page{t: t, ctx: browser(t), dir: shots(t)}
+	p.open("/panel/login")
+	p.fill("email", o.Email, "password", o.Password)
+	p.press("Sign in")
+	p.expect("h1", "Dashboard")
+	p.open("/panel/credentials")
+	p.press("Rotate key")
+	secret := p.text("#new-secret")
+	if len(secret) < 16 {
+		t.Fatalf("rotated secret %q", secret)
+	}
+	p.press("Sign out")
+	p.expect(".notice", "Signed out.")
+
+	// htmx restores a page on Back (from its cache, or from the server on a miss) and then
+	// fires htmx:historyRestore: wait for that, then look.
+	eval := func(js string) *string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
+		defer cancel()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[*string](js))
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		return v
+	}
+	eval(`window.vrosRestored = "no"; document.addEventListener("htmx:historyRestore", () => { window.vrosRestored = "yes" }); "ok"`)
+	p.do(chromedp.NavigateBack())
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if r := eval(`window.vrosRestored`); r != nil && *r == "yes" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Back after Sign out: htmx restored no page")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if html := eval(`document.documentElement.outerHTML`); html == nil || strings.Contains(*html, secret) {
+		t.Errorf("Back after Sign out shows the rotated secret")
+	}
+	if cache := eval(`sessionStorage.getItem("htmx-history-cache")`); cache != nil {
+		t.Errorf("htmx's history cache after Sign out and Back holds %d bytes (the secret among them: %v), want none", len(*cache), strings.Contains(*cache, secret))
+	}
+	p.expect("h1", "Sign in")
+}

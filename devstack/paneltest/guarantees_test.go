@@ -3,6 +3,7 @@ package paneltest
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -147,8 +148,10 @@ func (o owner) bookingState(t *testing.T, id int64) string {
 	return "reserved"
 }
 
-// TestPanelSignInThrottled: after 10 wrong passwords for one email, even the right one is
-// refused (429) for a while, from any address; another email signs in meanwhile.
+// TestPanelSignInThrottled: after 10 wrong passwords for one email from one address, even
+// the right one is refused (429) from that address for a while (from another address it
+// is checked at once: edge/internal/panel's TestSignInNeverLocksOutTheOperator); another
+// email signs in meanwhile.
 func TestPanelSignInThrottled(t *testing.T) {
 	o, other := newOwner(t), newOwner(t)
 	c := &session{c: newClient()}
@@ -396,5 +399,40 @@ func TestOwnerFormsReachTheServices(t *testing.T) {
 	mustPost("/panel/ical", s.form("action", "create", "feed[internal_code]", o.Code, "feed[url]", "http://127.0.0.1:9/cal.ics", "feed[name]", "Airbnb"))
 	if _, page := s.get(t, "/panel/ical"); !strings.Contains(page, "Airbnb") {
 		t.Error("the feed is not listed")
+	}
+}
+
+// TestSecretAnswersNoStore: the answers that show a secret once (a rotated credential, an
+// invitation link) tell the browser to store them nowhere and keep htmx from keeping them.
+func TestSecretAnswersNoStore(t *testing.T) {
+	o := newOwner(t)
+	s := signIn(t, o.Email, o.Password)
+	for _, tt := range []struct {
+		name, path, shows string
+		form              url.Values
+	}{
+		{"rotated key", "/panel/credentials", `id="new-secret"`, s.form("kind", "key", "do", "rotate")},
+		{"invitation link", "/panel/users/invite", `id="invite-link"`, s.form("email", "someone"+o.AccountID+"@example.com")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, st.EdgeURL+tt.path, strings.NewReader(tt.form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Origin", st.EdgeURL)
+			resp, err := s.c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), tt.shows) {
+				t.Fatalf("HTTP %d without %s", resp.StatusCode, tt.shows)
+			}
+			if cc := resp.Header.Get("Cache-Control"); cc != "no-store" {
+				t.Errorf("Cache-Control %q, want no-store", cc)
+			}
+			if !strings.Contains(string(body), `hx-history="false"`) {
+				t.Error(`no hx-history="false": htmx would keep the page in its history cache`)
+			}
+		})
 	}
 }
