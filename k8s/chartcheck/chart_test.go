@@ -79,6 +79,8 @@ type renderCase struct {
 	grafanaDashboard  bool // the dashboard ConfigMap of charts/vros/dashboards/vros.json
 	metricsFrom       bool // networkPolicy.metricsFrom admits the "monitoring" namespace
 	edgeFrom          bool // networkPolicy.edgeFrom restricts who reaches edge
+	// trustedProxies is VROS_EDGE_TRUSTED_PROXIES; empty: not set, edge trusts no proxy.
+	trustedProxies string
 	// egressPeerLabel, when set, is the app.kubernetes.io/name every MongoDB and Kafka egress
 	// peer must select (the dev pods of k8s/dev in kind).
 	egressPeerLabel bool
@@ -113,7 +115,7 @@ var cases = []renderCase{
 		partitions: "12", replicationFactor: "3", pullPolicy: corev1.PullIfNotPresent,
 		imagePrefix: "ghcr.io/acme/", imageTag: "1.2.3", mongoFromSecret: true, otlp: true,
 		edgePublicURL:   "https://api.example.com",
-		serviceMonitors: true, metricsFrom: true, edgeFrom: true, integrationPrivate: true,
+		serviceMonitors: true, metricsFrom: true, edgeFrom: true, integrationPrivate: true, trustedProxies: "10.244.0.0/16",
 		prometheusRule: true, grafanaDashboard: true,
 	},
 	{
@@ -502,9 +504,15 @@ func checkDeployment(t *testing.T, c renderCase, r rendered, comp component, d *
 		plain["VROS_EDGE_AUTH_FAILURE_RPS"] = ""
 		plain["VROS_EDGE_AUTH_FAILURE_BURST"] = ""
 		plain["VROS_EDGE_ACCOUNT_CONCURRENCY"] = ""
-		// Behind the Ingress every request comes from the controller: the throttle must
-		// read the client from X-Forwarded-For, so some proxy is always trusted.
-		plain["VROS_EDGE_TRUSTED_PROXIES"] = ""
+		// X-Forwarded-For is believed only from the proxies the values name: by default none,
+		// or any client in a trusted range (every pod, every private address when the chart
+		// trusted the RFC 1918 ranges) could name a new address on every request and never
+		// be throttled.
+		if c.trustedProxies != "" {
+			plain["VROS_EDGE_TRUSTED_PROXIES"] = c.trustedProxies
+		} else if e, ok := env["VROS_EDGE_TRUSTED_PROXIES"]; ok {
+			t.Errorf("%s: VROS_EDGE_TRUSTED_PROXIES=%q although the values name no proxy: edge must trust none by default", where, e.Value)
+		}
 		// edge issues no credentials without it: every rendering sets it.
 		plain["VROS_EDGE_PUBLIC_URL"] = c.edgePublicURL
 	}
