@@ -68,31 +68,77 @@ func (s *server) call(t *testing.T, account, key, body string, wait time.Duratio
 	return res, string(b)
 }
 
+// clock is the keys' clock in a test: it stands still until the test moves it on.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// on makes c the clock of keys, from now.
+func (c *clock) on(keys *Keys) {
+	c.now = time.Now()
+	keys.now = c.read
+}
+
+func (c *clock) read() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// unique is name with a suffix of its own, so that a key is new in each run (-count=N runs
+// share the database).
+func unique(name string) string { return fmt.Sprintf("%s-%d", name, time.Now().UnixNano()) }
+
+// answerWait is how long a call that must be answered is waited for: a hang, not a slow
+// machine.
+const answerWait = 30 * time.Second
+
+// waitFor waits until ch is closed; a hang fails the test.
+func waitFor(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(answerWait):
+		t.Fatalf("%s: never", what)
+	}
+}
+
 // TestStoppedAttemptIsTakenOverOnce: the first attempt never answers (its process died).
 // Retries within the lease are told it is in progress and when to retry; after the lease
 // exactly one of twenty concurrent retries runs again; every later retry replays its answer.
+// The lease runs on the keys' clock, which only the test moves: the verdict does not depend
+// on how fast the machine is (the deadline to read a key, real time, only guards a hang).
 func TestStoppedAttemptIsTakenOverOnce(t *testing.T) {
-	// Generous for a loaded machine: every retry must read the key within the deadline.
 	const lease = 3 * time.Second
-	s := newServer(t, lease, 1500*time.Millisecond)
-	dead := make(chan struct{})
+	s := newServer(t, lease, answerWait)
+	var clk clock
+	clk.on(s.keys)
+	key := unique("k1")
+	dead, running := make(chan struct{}), make(chan struct{})
 	defer close(dead)
 	s.next = func(c *fiber.Ctx, run int64) error {
 		if run == 1 {
+			close(running)
 			<-dead // stopped for good
 			return nil
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // the takeover runs a while: other retries find it in progress
 		return httpapi.B(c, fiber.Map{"bookingId": run})
 	}
-	started := time.Now()
-	go s.call(t, "ta", "k1", `{"n":1}`, 10*time.Second)
-	time.Sleep(100 * time.Millisecond)
-	res, body := s.call(t, "ta", "k1", `{"n":1}`, time.Second)
+	go s.call(t, "ta", key, `{"n":1}`, answerWait)
+	waitFor(t, running, "the first attempt runs")
+	res, body := s.call(t, "ta", key, `{"n":1}`, answerWait)
 	if res == nil || res.StatusCode != http.StatusConflict || res.Header.Get("Retry-After") == "" {
 		t.Fatalf("retry within the lease: %v %s", res, body)
 	}
-	time.Sleep(time.Until(started.Add(lease + 50*time.Millisecond)))
+	clk.add(lease + 50*time.Millisecond)
 
 	var wg sync.WaitGroup
 	codes := make([]int, 20)
@@ -102,7 +148,7 @@ func TestStoppedAttemptIsTakenOverOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, body := s.call(t, "ta", "k1", `{"n":1}`, 5*time.Second)
+			res, body := s.call(t, "ta", key, `{"n":1}`, answerWait)
 			if res != nil {
 				codes[i], bodies[i] = res.StatusCode, body
 				replayed[i] = res.Header.Get("Idempotent-Replayed") == "true"
@@ -136,28 +182,33 @@ func TestStoppedAttemptIsTakenOverOnce(t *testing.T) {
 			t.Fatalf("a replay answered %s, the takeover %s", r, answer)
 		}
 	}
-	res, body = s.call(t, "ta", "k1", `{"n":1}`, time.Second)
+	res, body = s.call(t, "ta", key, `{"n":1}`, answerWait)
 	if res.StatusCode != http.StatusOK || body != answer || res.Header.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("after the takeover: %d %s (replayed %q), want %s", res.StatusCode, body, res.Header.Get("Idempotent-Replayed"), answer)
 	}
-	if res, body := s.call(t, "ta", "k1", `{"n":2}`, time.Second); res.StatusCode != http.StatusUnprocessableEntity {
+	if res, body := s.call(t, "ta", key, `{"n":2}`, answerWait); res.StatusCode != http.StatusUnprocessableEntity {
 		t.Fatalf("another body under the key: %d %s", res.StatusCode, body)
 	}
-	t.Logf("the key resolved %v after the stopped request (lease %v); %d concurrent retries: 1 ran, %d told in progress",
-		time.Since(started).Round(time.Millisecond), lease, len(codes), conflicts)
+	t.Logf("%d concurrent retries past the lease: 1 ran, %d told in progress, %d replayed", len(codes), conflicts, len(replays))
 }
 
 // TestResolverAnswersTheCommittedOutcome: a takeover asks the resolver first; the outcome it
 // finds is the answer, kept and replayed, and the request does not run again. The attempt's
 // reservation (a booking id) reaches the resolver.
 func TestResolverAnswersTheCommittedOutcome(t *testing.T) {
-	s := newServer(t, 300*time.Millisecond, 100*time.Millisecond)
-	dead := make(chan struct{})
+	const lease = 300 * time.Millisecond
+	s := newServer(t, lease, answerWait)
+	var clk clock
+	clk.on(s.keys)
+	key := unique("k2")
+	dead, reserved := make(chan struct{}), make(chan struct{})
 	defer close(dead)
+	var once sync.Once
 	s.next = func(c *fiber.Ctx, run int64) error {
 		if err := From(c).Reserve(c.UserContext(), 4200+run); err != nil {
 			return err
 		}
+		once.Do(func() { close(reserved) })
 		<-dead
 		return nil
 	}
@@ -166,13 +217,14 @@ func TestResolverAnswersTheCommittedOutcome(t *testing.T) {
 		refs = a.Refs
 		return true, httpapi.B(c, fiber.Map{"bookingId": a.Refs[0]})
 	})
-	go s.call(t, "tb", "k2", `{}`, 5*time.Second)
-	time.Sleep(400 * time.Millisecond)
-	res, body := s.call(t, "tb", "k2", `{}`, time.Second)
+	go s.call(t, "tb", key, `{}`, answerWait)
+	waitFor(t, reserved, "the first attempt reserves")
+	clk.add(lease + 100*time.Millisecond)
+	res, body := s.call(t, "tb", key, `{}`, answerWait)
 	if res.StatusCode != http.StatusOK || !strings.Contains(body, `"bookingId":4201`) || len(refs) != 1 || refs[0] != 4201 {
 		t.Fatalf("takeover: %d %s, refs %v", res.StatusCode, body, refs)
 	}
-	again, body2 := s.call(t, "tb", "k2", `{}`, time.Second)
+	again, body2 := s.call(t, "tb", key, `{}`, answerWait)
 	if again.StatusCode != http.StatusOK || body2 != body || s.runs.Load() != 1 {
 		t.Fatalf("replay: %d %s after %d runs", again.StatusCode, body2, s.runs.Load())
 	}
@@ -181,7 +233,8 @@ func TestResolverAnswersTheCommittedOutcome(t *testing.T) {
 // TestAnswersNotKept: a 5xx and a "busy" answer (Transient) promise nothing: the next retry
 // runs at once, without waiting for the lease.
 func TestAnswersNotKept(t *testing.T) {
-	s := newServer(t, time.Hour, time.Second)
+	s := newServer(t, time.Hour, answerWait)
+	key := unique("k3")
 	s.next = func(c *fiber.Ctx, run int64) error {
 		switch run {
 		case 1:
@@ -192,7 +245,7 @@ func TestAnswersNotKept(t *testing.T) {
 		return httpapi.B(c, fiber.Map{"run": run})
 	}
 	for run, code := range []int{http.StatusInternalServerError, http.StatusConflict, http.StatusOK, http.StatusOK} {
-		res, body := s.call(t, "tc", "k3", `{}`, time.Second)
+		res, body := s.call(t, "tc", key, `{}`, answerWait)
 		if res.StatusCode != code {
 			t.Fatalf("call %d: %d %s, want %d", run+1, res.StatusCode, body, code)
 		}
@@ -207,7 +260,7 @@ func TestAnswersNotKept(t *testing.T) {
 func TestKeyNotReadInTimeIsBusy(t *testing.T) {
 	s := newServer(t, time.Minute, time.Nanosecond)
 	s.next = func(c *fiber.Ctx, run int64) error { return httpapi.B(c, fiber.Map{"bookingId": run}) }
-	res, body := s.call(t, "tb", "k-busy", `{"n":1}`, 5*time.Second)
+	res, body := s.call(t, "tb", unique("k-busy"), `{"n":1}`, answerWait)
 	if res == nil || res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" || s.runs.Load() != 0 {
 		t.Fatalf("%v %s (handler ran %d times), want 503 with Retry-After and no run", res, body, s.runs.Load())
 	}

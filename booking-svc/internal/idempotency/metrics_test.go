@@ -15,12 +15,13 @@ import (
 // once in vros_idempotency_replays_total (no label: no account, key or action); the first
 // run and a request without a key do not.
 func TestReplaysCounted(t *testing.T) {
-	s := newServer(t, time.Hour, time.Second)
+	s := newServer(t, time.Hour, answerWait)
+	key := unique("k-replay")
 	metrics := telemetrytest.NewMetrics(t)
 	s.keys.Instrument(metrics.Meter())
 	s.next = func(c *fiber.Ctx, run int64) error { return httpapi.B(c, fiber.Map{"run": run}) }
 	for i := range 3 {
-		res, body := s.call(t, "metrics", "k-replay", `{}`, time.Second)
+		res, body := s.call(t, "metrics", key, `{}`, answerWait)
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("call %d: %d %s", i+1, res.StatusCode, body)
 		}
