@@ -46,7 +46,18 @@ func TestServeDrains(t *testing.T) {
 	}
 	stopped := time.Now()
 	cancel()
-	time.Sleep(100 * time.Millisecond)
+	// Draining once /readyz says so: the stop reaches Serve through a goroutine, in its time
+	// (polled, not a guessed pause; the drain's second bounds the wait).
+	for {
+		code, _, err := get(ops + "/readyz")
+		if err == nil && code == http.StatusServiceUnavailable {
+			break
+		}
+		if time.Since(stopped) > time.Second {
+			t.Fatalf("a drain's length after the stop /readyz answers %d (%v), want 503", code, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	for _, tc := range []struct {
 		url  string
 		want int
