@@ -267,7 +267,15 @@ func TestHostileBodiesBounded(t *testing.T) {
 	t.Run("throttled", func(t *testing.T) {
 		const failures = 20
 		e := start(t, Config{PublicURL: "https://api.example.com", AuthFailureRPS: 0.0001, AuthFailureBurst: failures})
-		sent, throttled := burst(t, e, reqs)
+		// The reads' bodies are over their route's 64 KiB: those are answered 413 whatever
+		// the throttle says (docs/limits.md, "Plans"), and are not sent here.
+		var within []hostileRequest
+		for _, r := range reqs {
+			if !strings.HasPrefix(r.path, "/vros/api/") {
+				within = append(within, r)
+			}
+		}
+		sent, throttled := burst(t, e, within)
 		// 16 requests in flight may each pass the throttle before the failures of the
 		// others are counted.
 		if allowed := sent - throttled; allowed > failures+16 {

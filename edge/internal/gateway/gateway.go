@@ -196,11 +196,9 @@ func bodyLimit(route int, p account.Plan) int {
 
 // overOrErr is a failed authentication's answer: a body over the route's own limit is
 // refused 413 with that limit, as it would be without credentials (only a plan raises it);
-// any other request gets err. A throttled address gets its 429 whatever the body's size: it
-// tells nothing of an account.
+// any other request gets err (a throttled address too: its body is refused unread).
 func overOrErr(over bool, route int, err error) error {
-	var e *httpapi.Error
-	if over && !(errors.As(err, &e) && e.HTTP == fiber.StatusTooManyRequests) {
+	if over {
 		return httpapi.TooLarge(route)
 	}
 	return err
@@ -449,7 +447,7 @@ func (g *Gateway) interfaceB(c *fiber.Ctx) error {
 	body := WithoutBOM(c.Body())
 	over := len(body) > bodyLimitB
 	if err := g.throttled(c); err != nil {
-		return err
+		return overOrErr(over, bodyLimitB, err)
 	}
 	if len(body) == 0 {
 		return g.refused(c, edgemetrics.Key, httpapi.BadRequest("request body is empty; send a JSON object with key, pass and action"))
@@ -513,7 +511,7 @@ func (g *Gateway) read(c *fiber.Ctx) error {
 	body := WithoutBOM(c.Body())
 	over := len(body) > bodyLimitRead
 	if err := g.throttled(c); err != nil {
-		return err
+		return overOrErr(over, bodyLimitRead, err)
 	}
 	caller, err := g.check(c, account.OwnerToken, "", c.Params("token"))
 	if err != nil {
