@@ -43,6 +43,17 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	// edge calls every route; booking-svc only reads payment methods (docs/internal-auth.md).
+	if err := cfg.InternalKeys.Require(config.KeyEdge, config.KeyBooking); err != nil {
+		return err
+	}
+	auth, err := tenancy.NewVerifier([]tenancy.Grant{
+		{Caller: tenancy.CallerEdge, Key: cfg.InternalKeys.Edge.Reveal()},
+		{Caller: tenancy.CallerBooking, Key: cfg.InternalKeys.Booking.Reveal(), Routes: api.BookingRoutes},
+	})
+	if err != nil {
+		return err
+	}
 	box, err := seal.New(cfg.EncryptionKey.Reveal())
 	if err != nil {
 		return fmt.Errorf("VROS_ENCRYPTION_KEY: %w", err)
@@ -76,7 +87,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	props := property.NewProperties(st, photo.NewFetcher(photo.Config{
 		AllowPrivate: cfg.PhotoFetchAllowPrivate, Limits: photo.Limits{Memory: cfg.PhotoMemoryMiB << 20},
 	}))
-	api.New(props, tel.Logger).Register(app, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()))
+	api.New(props, tel.Logger).Register(app, auth)
 
 	tel.Logger.Info("property-svc starting", "addr", cfg.Addr)
 	return ob.Serve(func() error { return httpapi.Serve(ctx, app, cfg.Addr, ready, cfg.ShutdownDrain, 10*time.Second) }, 5*time.Second)
