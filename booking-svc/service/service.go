@@ -96,6 +96,18 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err := cfg.check(); err != nil {
 		return err
 	}
+	// edge calls every route, integration-svc its hooks and iCal routes; booking-svc signs
+	// its calls to property-svc with its own key (docs/internal-auth.md).
+	if err := cfg.InternalKeys.Require(config.KeyEdge, config.KeyIntegration, config.KeyBooking); err != nil {
+		return err
+	}
+	auth, err := tenancy.NewVerifier([]tenancy.Grant{
+		{Caller: tenancy.CallerEdge, Key: cfg.InternalKeys.Edge.Reveal()},
+		{Caller: tenancy.CallerIntegration, Key: cfg.InternalKeys.Integration.Reveal(), Routes: api.IntegrationRoutes},
+	})
+	if err != nil {
+		return err
+	}
 	group, err := events.ReplicaGroup(cfg.ConsumerGroup, "booking-svc")
 	if err != nil {
 		return err
@@ -169,7 +181,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	routes := api.New(bookings, booking.NewUsers(st, cfg.PasswordCost), keys)
 	routes.Instrument(tel.Meter)
 	routes.RefuseErased(marks.Known)
-	routes.Register(app, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()))
+	routes.Register(app, auth)
 
 	log.Info("booking-svc starting", "addr", cfg.Addr)
 	g, gctx := errgroup.WithContext(ctx)
@@ -194,7 +206,7 @@ func cardGateway(cfg Config, payments *gateway.Payments) *route.Router {
 	client := &http.Client{Timeout: 15 * time.Second}
 	return &route.Router{
 		Test:      gateway.NewTest(time.Now),
-		Methods:   route.PropertyMethods{URL: cfg.PropertyURL, Signer: tenancy.NewSigner(cfg.InternalHMACKey.Reveal()), Client: client},
+		Methods:   route.PropertyMethods{URL: cfg.PropertyURL, Signer: tenancy.NewSigner(tenancy.CallerBooking, cfg.InternalKeys.Booking.Reveal()), Client: client},
 		StripeURL: cfg.StripeAPIURL, HTTP: client, Payments: payments,
 	}
 }

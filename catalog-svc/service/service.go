@@ -37,6 +37,14 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	// edge alone calls catalog-svc (docs/internal-auth.md).
+	if err := cfg.InternalKeys.Require(config.KeyEdge); err != nil {
+		return err
+	}
+	auth, err := tenancy.NewVerifier([]tenancy.Grant{{Caller: tenancy.CallerEdge, Key: cfg.InternalKeys.Edge.Reveal()}})
+	if err != nil {
+		return err
+	}
 	group, err := events.ReplicaGroup(cfg.ConsumerGroup, "catalog-svc")
 	if err != nil {
 		return err
@@ -61,7 +69,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		BodyLimit: 1 << 20,
 		Ready:     base.Ready,
 	})
-	api.New(vw, cfg.MediaBaseURL).Register(app, tenancy.NewSigner(cfg.InternalHMACKey.Reveal()))
+	api.New(vw, cfg.MediaBaseURL).Register(app, auth)
 
 	log.Info("catalog-svc starting", "addr", cfg.Addr)
 	g, gctx := errgroup.WithContext(ctx)

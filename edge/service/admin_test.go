@@ -84,12 +84,12 @@ func TestDevelopmentPublicURL(t *testing.T) {
 
 func TestPublicURLValidated(t *testing.T) {
 	for _, u := range []string{"api.example.com", "ftp://api.example.com", "https://", "https://api.example.com/?x=1", "https://user@api.example.com"} {
-		cfg := Config{Common: config.Common{InternalHMACKey: "test-hmac-key-0123456789"}, PublicURL: u}
+		cfg := Config{Common: config.Common{InternalKeys: config.InternalKeys{Edge: "test-hmac-key-0123456789"}}, PublicURL: u}
 		if err := cfg.validate(); err == nil || !strings.Contains(err.Error(), "VROS_EDGE_PUBLIC_URL") {
 			t.Errorf("%q: %v, want an error naming VROS_EDGE_PUBLIC_URL", u, err)
 		}
 	}
-	cfg := Config{Common: config.Common{InternalHMACKey: "test-hmac-key-0123456789"}, TrustedProxies: []string{"10.0.0.0/8", "ingress"}}
+	cfg := Config{Common: config.Common{InternalKeys: config.InternalKeys{Edge: "test-hmac-key-0123456789"}}, TrustedProxies: []string{"10.0.0.0/8", "ingress"}}
 	if err := cfg.validate(); err == nil || !strings.Contains(err.Error(), "VROS_EDGE_TRUSTED_PROXIES") {
 		t.Errorf("trusted proxy %q: %v, want an error naming VROS_EDGE_TRUSTED_PROXIES", "ingress", err)
 	}

@@ -45,12 +45,12 @@ type fakeServices struct {
 
 func newFakeServices(t *testing.T) *fakeServices {
 	f := &fakeServices{t: t, down: map[string]bool{}, private: map[string]bool{}}
-	signer := tenancy.NewSigner("test-hmac-key-0123456789")
+	auth := tenancy.MustVerifier(tenancy.Grant{Caller: tenancy.CallerEdge, Key: "test-hmac-key-0123456789"})
 	handler := func(service string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
 			acc := r.Header.Get(tenancy.HeaderAccount)
-			if !signer.VerifyTenant(tenancy.Tenant{AccountID: acc}, r.Header.Get(tenancy.HeaderTime), r.Method, r.URL.Path, r.Header.Get(tenancy.HeaderSignature), time.Now()) {
+			if _, _, err := auth.Verify(r.Header.Get, r.Method, r.URL.Path, r.URL.RawQuery, body); err != nil {
 				http.Error(w, `{"error":"missing or invalid internal signature"}`, http.StatusUnauthorized)
 				return
 			}

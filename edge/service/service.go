@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -86,8 +85,10 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 
 // validate checks cfg and normalizes PublicURL (no trailing slash).
 func (cfg *Config) validate() error {
-	if len(cfg.InternalHMACKey) < 16 {
-		return errors.New("VROS_INTERNAL_HMAC_KEY must be at least 16 characters")
+	// edge signs every request it forwards with its own key, and holds no other
+	// (docs/internal-auth.md).
+	if err := cfg.InternalKeys.Require(config.KeyEdge); err != nil {
+		return err
 	}
 	if cfg.PublicURL != "" {
 		u, err := url.Parse(cfg.PublicURL)
@@ -124,7 +125,7 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 	if err != nil {
 		return err
 	}
-	signer := tenancy.NewSigner(cfg.InternalHMACKey.Reveal())
+	signer := tenancy.NewSigner(tenancy.CallerEdge, cfg.InternalKeys.Edge.Reveal())
 	services := backend.New(map[string]string{backend.PropertySvc: cfg.PropertyURL, backend.BookingSvc: cfg.BookingURL,
 		backend.IntegrationSvc: cfg.IntegrationURL}, signer)
 	accounts := account.NewService(store, account.Options{CacheTTL: cfg.CacheTTL, Eraser: services})

@@ -48,7 +48,7 @@ type testEdge struct {
 func start(t *testing.T, cfg Config) *testEdge {
 	t.Helper()
 	cfg.MongoURI = mongoURI
-	cfg.InternalHMACKey = "test-hmac-key-0123456789"
+	cfg.InternalKeys.Edge = "test-hmac-key-0123456789"
 	cfg.AdminToken = config.Secret(adminToken)
 	cfg.Addr = "127.0.0.1:0"
 	if err := cfg.validate(); err != nil {

@@ -60,7 +60,7 @@ func wireICal(w *wiring) error {
 		Cfg: poller.Config{Period: cfg.PollPeriod, Lease: cfg.Lease, Timeout: cfg.RequestTimeout, MaxBody: cfg.MaxBody, Workers: cfg.Workers,
 			AllowHTTP: w.cfg.AllowHTTP, BookingTimeout: cfg.BookingTimeout}}
 	api := &feedapi.API{Store: store, Poller: p, Booking: booking, Policy: w.policy, AllowHTTP: w.cfg.AllowHTTP}
-	api.Register(w.app, w.signer)
+	api.Register(w.app, w.auth)
 	w.loops = append(w.loops, p.Run)
 	w.onErase = append(w.onErase, func(ctx context.Context, account string) error { return store.Erase(ctx, account) })
 	return nil

@@ -42,12 +42,15 @@ const Database = "vros_integration"
 
 // wiring is what the parts of integration-svc are started with.
 type wiring struct {
-	ctx    context.Context
-	cfg    Config
-	base   *daemon.Base
-	app    *fiber.App
-	g      *errgroup.Group
+	ctx  context.Context
+	cfg  Config
+	base *daemon.Base
+	app  *fiber.App
+	g    *errgroup.Group
+	// signer signs integration-svc's calls to booking-svc with its own key; auth checks
+	// the calls it receives, from edge alone (docs/internal-auth.md).
 	signer *tenancy.Signer
+	auth   *tenancy.Verifier
 	// hooks and policy are set by wireWebhooks; wireICal reports feed conflicts through
 	// hooks and asks policy whether an account may name private addresses.
 	hooks  Emitter
@@ -65,6 +68,13 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if err := cfg.InternalKeys.Require(config.KeyEdge, config.KeyIntegration); err != nil {
+		return err
+	}
+	auth, err := tenancy.NewVerifier([]tenancy.Grant{{Caller: tenancy.CallerEdge, Key: cfg.InternalKeys.Edge.Reveal()}})
+	if err != nil {
+		return err
+	}
 	base, err := daemon.Open(ctx, "integration-svc", cfg.Common, Database)
 	if err != nil {
 		return err
@@ -77,7 +87,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	})
 	g, gctx := errgroup.WithContext(ctx)
 	w := &wiring{ctx: gctx, cfg: cfg, base: base, app: app, g: g,
-		signer: tenancy.NewSigner(cfg.InternalHMACKey.Reveal())}
+		signer: tenancy.NewSigner(tenancy.CallerIntegration, cfg.InternalKeys.Integration.Reveal()), auth: auth}
 	if err := wireWebhooks(w); err != nil {
 		return err
 	}

@@ -71,7 +71,7 @@ func wireWebhooks(w *wiring) error {
 		Concurrency: wc.Concurrency, PerEndpoint: wc.PerEndpoint, BookingURL: w.cfg.BookingURL},
 		st, st, w.signer, log, w.base.Tel.Meter, h.EmitExcept)
 	h.SetWake(d.Wake)
-	api.New(h, w.cfg.AllowHTTP).Register(w.app, w.signer)
+	api.New(h, w.cfg.AllowHTTP).Register(w.app, w.auth)
 	w.onErase = append(w.onErase, func(ctx context.Context, account string) error {
 		return st.EraseAccount(ctx, account, time.Now().UTC())
 	})

@@ -227,6 +227,16 @@ func NewVerifier(grants []Grant, opts ...Option) (*Verifier, error) {
 	return v, nil
 }
 
+// MustVerifier is NewVerifier of grants with the default options, for fixed grants (tests):
+// it panics on an error.
+func MustVerifier(grants ...Grant) *Verifier {
+	v, err := NewVerifier(grants)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
 // allows reports whether a caller with these routes may call method path.
 func (g grant) allows(method, path string) bool {
 	if g.routes == nil {

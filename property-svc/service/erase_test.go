@@ -34,7 +34,7 @@ import (
 // routes, its store on FerretDB and its relay publishing to the kfake broker, read back with
 // kafka-go as any consumer reads the topic.
 
-const hmacKey = "erase-test-internal-key"
+const edgeKey, bookingKey = "erase-test-edge-key-0123", "erase-test-booking-key-0123"
 
 var (
 	infra *embedded.Infra
@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "embedded stack:", err)
 		os.Exit(1)
 	}
-	cfg := Config{Common: config.Common{MongoURI: infra.MongoURI, KafkaBrokers: infra.KafkaBrokers, InternalHMACKey: hmacKey,
+	cfg := Config{Common: config.Common{MongoURI: infra.MongoURI, KafkaBrokers: infra.KafkaBrokers, InternalKeys: config.InternalKeys{Edge: edgeKey, Booking: bookingKey},
 		LogLevel: "error"}, Addr: "127.0.0.1:0", EncryptionKey: config.Secret(seal.NewKey()), OutboxLease: 500 * time.Millisecond}
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
@@ -83,8 +83,7 @@ func call(t *testing.T, account, method, path, body string) (int, string) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	route, _, _ := strings.Cut(path, "?")
-	tenancy.NewSigner(hmacKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: account}, method, route, time.Now())
+	tenancy.NewSigner(tenancy.CallerEdge, edgeKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: account}, method, path, []byte(body), time.Now())
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

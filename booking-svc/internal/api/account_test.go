@@ -91,6 +91,9 @@ func TestMain(m *testing.M) {
 
 const testKey = "booking-api-test-key"
 
+// integrationKey is integration-svc's key, accepted on IntegrationRoutes alone.
+const integrationKey = "booking-api-integration-key"
+
 var accounts atomic.Int64
 
 // recorder is the relay's publisher: it publishes to Kafka and keeps what Kafka took, so that
@@ -192,7 +195,8 @@ func newServerWith(t *testing.T, w io.Writer, meter metric.Meter) *server {
 	routes := New(svc, booking.NewUsers(s.st, 4), s.keys)
 	routes.Instrument(meter)
 	routes.RefuseErased(s.marks.Known)
-	routes.Register(s.app, tenancy.NewSigner(testKey))
+	routes.Register(s.app, tenancy.MustVerifier(tenancy.Grant{Caller: tenancy.CallerEdge, Key: testKey},
+		tenancy.Grant{Caller: tenancy.CallerIntegration, Key: integrationKey, Routes: IntegrationRoutes}))
 	return s
 }
 
@@ -206,8 +210,7 @@ func (s *server) do(t *testing.T, account, method, path, body string) (int, []by
 	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	route, _, _ := strings.Cut(path, "?")
-	tenancy.NewSigner(testKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: account}, method, route, time.Now())
+	tenancy.NewSigner(tenancy.CallerEdge, testKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: account}, method, path, []byte(body), time.Now())
 	resp, err := s.app.Test(req, -1)
 	if err != nil {
 		t.Fatal(err)
@@ -1189,7 +1192,7 @@ func TestNoGuestDataInTheLog(t *testing.T) {
 		if r.key != "" {
 			req.Header.Set(idempotency.Header, r.key)
 		}
-		tenancy.NewSigner(testKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: acct}, http.MethodPost, r.path, time.Now())
+		tenancy.NewSigner(tenancy.CallerEdge, testKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: acct}, http.MethodPost, r.path, []byte(r.body), time.Now())
 		resp, err := s.app.Test(req, -1)
 		if err != nil {
 			t.Fatal(err)

@@ -65,9 +65,14 @@ func New(b *booking.Service, u *booking.Users, k *idempotency.Keys) *API {
 	return &API{bookings: b, users: u, keys: k, now: time.Now}
 }
 
+// IntegrationRoutes are the routes integration-svc may call with its own key (the grant of
+// tenancy.CallerIntegration, docs/internal-auth.md): the hooks and iCal routes it reads and
+// writes; every other route accepts edge's key alone.
+var IntegrationRoutes = []string{"GET /internal/hooks/booking/:id", "GET /internal/ical/property", "POST /internal/ical/sync"}
+
 // Register mounts the routes behind the signature check.
-func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
-	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), a.countB, signer.Require(), a.live)
+func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
+	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), a.countB, auth.Require(), a.live)
 	a.keys.Resolve("create", a.resolveCreate)
 	a.keys.Resolve("update", a.resolveChange)
 	a.keys.Resolve("cancel", a.resolveCancel)
@@ -88,20 +93,20 @@ func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
 	b.Post("/login", a.login)
 	b.Post("/usesocialuser", a.socialUser)
 
-	a1 := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), a.countA, signer.Require(), a.live)
+	a1 := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), a.countA, auth.Require(), a.live)
 	a1.Post("/property-blockdate", a.blockDate)
 
 	// The account as a whole, for edge's admin API (docs/booking.md, "Export and erasure").
-	acct := app.Group("/internal/account", httpapi.Use(httpapi.EnvelopeA), signer.Require())
+	acct := app.Group("/internal/account", httpapi.Use(httpapi.EnvelopeA), auth.Require())
 	acct.Get("/usage", a.usage)
 	acct.Get("/export", a.export)
 	acct.Post("/guests/erase", a.eraseGuest)
 
 	// integration-svc's reads and writes for webhooks and iCal import (docs/booking.md,
 	// "Integrations").
-	hooks := app.Group("/internal/hooks", httpapi.Use(httpapi.EnvelopeA), signer.Require(), a.live)
+	hooks := app.Group("/internal/hooks", httpapi.Use(httpapi.EnvelopeA), auth.Require(), a.live)
 	hooks.Get("/booking/:id", a.hookBooking)
-	ical := app.Group("/internal/ical", httpapi.Use(httpapi.EnvelopeA), signer.Require(), a.live)
+	ical := app.Group("/internal/ical", httpapi.Use(httpapi.EnvelopeA), auth.Require(), a.live)
 	ical.Get("/property", a.icalProperty)
 	ical.Post("/sync", a.icalSync)
 }

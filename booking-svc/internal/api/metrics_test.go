@@ -46,7 +46,7 @@ func TestRequestOutcomesCounted(t *testing.T) {
 		if r.key != "" {
 			req.Header.Set(idempotency.Header, r.key)
 		}
-		tenancy.NewSigner(testKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: acct}, http.MethodPost, r.path, time.Now())
+		tenancy.NewSigner(tenancy.CallerEdge, testKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: acct}, http.MethodPost, r.path, []byte(r.body), time.Now())
 		resp, err := s.app.Test(req, -1)
 		if err != nil {
 			t.Fatal(err)

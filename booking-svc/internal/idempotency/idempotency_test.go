@@ -45,7 +45,7 @@ func newServer(t *testing.T, lease, deadline time.Duration) *server {
 	keys.Lease, keys.Deadline = lease, deadline
 	s := &server{keys: keys}
 	s.app = fiber.New(fiber.Config{ErrorHandler: httpapi.ErrorHandler(slog.New(slog.NewTextHandler(io.Discard, nil)))})
-	s.app.Post("/internal/b/create", httpapi.Use(httpapi.EnvelopeB), tenancy.NewSigner(signKey).Require(), keys.Middleware("create"),
+	s.app.Post("/internal/b/create", httpapi.Use(httpapi.EnvelopeB), tenancy.MustVerifier(tenancy.Grant{Caller: tenancy.CallerEdge, Key: signKey}).Require(), keys.Middleware("create"),
 		func(c *fiber.Ctx) error { return s.next(c, s.runs.Add(1)) })
 	return s
 }
@@ -55,10 +55,7 @@ func newServer(t *testing.T, lease, deadline time.Duration) *server {
 func (s *server) call(t *testing.T, account, key, body string, wait time.Duration) (*http.Response, string) {
 	t.Helper()
 	req := httptest.NewRequest(http.MethodPost, "/internal/b/create", strings.NewReader(body))
-	ts, sig := tenancy.NewSigner(signKey).Sign(account, http.MethodPost, "/internal/b/create", time.Now())
-	req.Header.Set(tenancy.HeaderAccount, account)
-	req.Header.Set(tenancy.HeaderTime, ts)
-	req.Header.Set(tenancy.HeaderSignature, sig)
+	tenancy.NewSigner(tenancy.CallerEdge, signKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: account}, http.MethodPost, "/internal/b/create", []byte(body), time.Now())
 	req.Header.Set(Header, key)
 	res, err := s.app.Test(req, int(wait/time.Millisecond))
 	if err != nil {

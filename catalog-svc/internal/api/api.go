@@ -44,11 +44,11 @@ func New(v *view.Store, mediaBase string) *API {
 }
 
 // Register mounts the routes: behind the signature check but for the iCal export.
-func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
+func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 	// The iCal export: no tenant check, the token in the path is the capability (ical.go).
 	app.Get("/internal/ical/:file", a.ical)
 
-	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), signer.Require())
+	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), auth.Require())
 	b.Post("/gettax", a.getTax)
 	b.Post("/getservice", a.getService)
 	b.Post("/getblockdates", a.getBlockDates)
@@ -63,7 +63,7 @@ func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
 
 	// Edge forwards owner-token reads as POST with a JSON body (readInput); GET with the
 	// parameters in the query is what it sent before and stays served during an upgrade.
-	r := app.Group("/internal/read", httpapi.Use(httpapi.EnvelopeB), signer.Require())
+	r := app.Group("/internal/read", httpapi.Use(httpapi.EnvelopeB), auth.Require())
 	for name, h := range map[string]fiber.Handler{
 		"default-config":             a.defaultConfig,
 		"get-all-amenity":            a.allAmenity,

@@ -21,7 +21,7 @@ import (
 	"github.com/vros/vros/libs/tenancy"
 )
 
-const testKey = "catalog-test-key"
+const testKey = "catalog-test-key-0123"
 
 // server is catalog-svc's real Fiber app over a view held in memory, called with edge's
 // signed tenant headers.
@@ -43,7 +43,7 @@ func newServer(t *testing.T, mediaBase string) *server {
 	a := New(v, mediaBase)
 	a.now = func() time.Time { return time.Date(2030, 1, 10, 12, 0, 0, 0, time.UTC) }
 	app := httpapi.New(httpapi.Options{Telemetry: tel, BodyLimit: 1 << 20})
-	a.Register(app, tenancy.NewSigner(testKey))
+	a.Register(app, tenancy.MustVerifier(tenancy.Grant{Caller: tenancy.CallerEdge, Key: testKey}))
 	return &server{t: t, app: app, view: v, api: a}
 }
 
@@ -79,8 +79,7 @@ func (s *server) call(acc, method, target, body string, headers map[string]strin
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	path, _, _ := strings.Cut(target, "?")
-	tenancy.NewSigner(testKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: acc}, method, path, time.Now())
+	tenancy.NewSigner(tenancy.CallerEdge, testKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: acc}, method, target, []byte(body), time.Now())
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}

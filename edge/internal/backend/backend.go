@@ -70,7 +70,7 @@ func (c *Client) do(ctx context.Context, service, method, path string, query url
 	if base == "" {
 		return nil, &Error{Service: service, Detail: "not deployed (no URL configured)"}
 	}
-	target := base + path
+	target := path
 	if len(query) > 0 {
 		target += "?" + query.Encode()
 	}
@@ -78,14 +78,14 @@ func (c *Client) do(ctx context.Context, service, method, path string, query url
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, target, rd)
+	req, err := http.NewRequestWithContext(ctx, method, base+target, rd)
 	if err != nil {
 		return nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	c.signer.SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: account}, method, path, time.Now())
+	c.signer.SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: account}, method, target, body, time.Now())
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {

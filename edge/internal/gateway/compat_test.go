@@ -71,7 +71,7 @@ func startCompatEdge(t *testing.T, cfg gateway.Config, proxies []string, missing
 	}
 	e := &edge{repo: &countingRepo{Repository: store}}
 	e.accounts = account.NewService(e.repo, account.Options{CacheTTL: time.Minute})
-	gw, err := gateway.New(cfg, e.accounts, tenancy.NewSigner(signingKey), tel.Propagator)
+	gw, err := gateway.New(cfg, e.accounts, tenancy.NewSigner(tenancy.CallerEdge, signingKey), tel.Propagator)
 	if err != nil {
 		t.Fatal(err)
 	}

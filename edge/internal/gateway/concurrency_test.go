@@ -50,7 +50,7 @@ func startLimitedEdgeAt(t *testing.T, limit int, wait time.Duration, serviceURL 
 	gw, err := gateway.New(gateway.Config{
 		ServiceURLs:        map[gateway.Upstream]string{gateway.PropertySvc: serviceURL, gateway.BookingSvc: serviceURL, gateway.CatalogSvc: serviceURL},
 		AccountConcurrency: limit, ConcurrencyWait: wait,
-	}, e.accounts, tenancy.NewSigner("test-hmac-key-0123456789"), tel.Propagator)
+	}, e.accounts, tenancy.NewSigner(tenancy.CallerEdge, "test-hmac-key-0123456789"), tel.Propagator)
 	if err != nil {
 		t.Fatal(err)
 	}

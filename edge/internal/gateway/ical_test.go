@@ -92,7 +92,7 @@ func startICalEdge(t *testing.T, cfg gateway.Config) (*edge, *icalStub, *stubs, 
 	}
 	e := &edge{repo: &countingRepo{Repository: store}}
 	e.accounts = account.NewService(e.repo, account.Options{CacheTTL: time.Minute})
-	gw, err := gateway.New(cfg, e.accounts, tenancy.NewSigner(signingKey), tel.Propagator)
+	gw, err := gateway.New(cfg, e.accounts, tenancy.NewSigner(tenancy.CallerEdge, signingKey), tel.Propagator)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func TestRefusalsCounted(t *testing.T) {
 		Failures:     throttle.NewFailures(0.0001, 3),
 		RateLimitRPS: 0.0001, RateLimitBurst: 2,
 		Metrics: edgemetrics.New(metrics.Meter()),
-	}, e.accounts, tenancy.NewSigner("test-hmac-key-0123456789"), tel.Propagator)
+	}, e.accounts, tenancy.NewSigner(tenancy.CallerEdge, "test-hmac-key-0123456789"), tel.Propagator)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func startRoutedEdge(t *testing.T) (*edge, *stubs) {
 	tel.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
 	e := &edge{repo: &countingRepo{Repository: store}}
 	e.accounts = account.NewService(e.repo, account.Options{CacheTTL: time.Minute})
-	gw, err := gateway.New(gateway.Config{ServiceURLs: urls}, e.accounts, tenancy.NewSigner(signingKey), tel.Propagator)
+	gw, err := gateway.New(gateway.Config{ServiceURLs: urls}, e.accounts, tenancy.NewSigner(tenancy.CallerEdge, signingKey), tel.Propagator)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,8 +122,8 @@ func (e *edge) createAccount(t *testing.T, sandbox bool) tenantAccount {
 	return out
 }
 
-// wantSigned asserts that r carries the tenant headers of acc, signed for r's method and
-// path (without the query) with the shared key, as tenancy.Require checks them.
+// wantSigned asserts that r carries the tenant headers of acc, signed as edge with edge's
+// key for r's method, path, query and body, as tenancy.Require checks them.
 func wantSigned(t *testing.T, r received, acc tenantAccount) {
 	t.Helper()
 	h := r.header
@@ -137,22 +137,33 @@ func wantSigned(t *testing.T, r received, acc tenantAccount) {
 	if _, present := h[http.CanonicalHeaderKey(tenancy.HeaderMode)]; mode != wantMode || (!acc.sandbox && present) {
 		t.Errorf("%s %s: %s %q (present %v), want %q", r.method, r.path, tenancy.HeaderMode, mode, present, wantMode)
 	}
-	signer := tenancy.NewSigner(signingKey)
-	tenant := tenancy.Tenant{AccountID: acc.id, Sandbox: acc.sandbox}
-	if !signer.VerifyTenant(tenant, h.Get(tenancy.HeaderTime), r.method, r.path, h.Get(tenancy.HeaderSignature), time.Now()) {
-		t.Errorf("%s %s: the tenant headers do not verify with the shared key: %v", r.method, r.path, h)
+	caller, tenant, err := verifyEdge(h, r)
+	if err != nil || caller != tenancy.CallerEdge || tenant.AccountID != acc.id || tenant.Sandbox != acc.sandbox {
+		t.Errorf("%s %s: the tenant headers do not verify with edge's key: %s %+v %v (%v)", r.method, r.path, caller, tenant, err, h)
 	}
 	// The mode is covered by the signature: the other mode does not verify.
-	flipped := tenancy.Tenant{AccountID: acc.id, Sandbox: !acc.sandbox}
-	if signer.VerifyTenant(flipped, h.Get(tenancy.HeaderTime), r.method, r.path, h.Get(tenancy.HeaderSignature), time.Now()) {
+	flipped := h.Clone()
+	if acc.sandbox {
+		flipped.Del(tenancy.HeaderMode)
+	} else {
+		flipped.Set(tenancy.HeaderMode, "sandbox")
+	}
+	if _, _, err := verifyEdge(flipped, r); err == nil {
 		t.Errorf("%s %s: the signature also verifies with sandbox=%v", r.method, r.path, !acc.sandbox)
 	}
+}
+
+// verifyEdge checks r's signed tenant context, with headers h, as a service that accepts
+// edge's key does (a verifier of its own: each received request is checked once).
+func verifyEdge(h http.Header, r received) (string, tenancy.Tenant, error) {
+	v := tenancy.MustVerifier(tenancy.Grant{Caller: tenancy.CallerEdge, Key: signingKey})
+	return v.Verify(h.Get, r.method, r.path, r.query, r.body)
 }
 
 // wantUnsigned asserts that r carries no tenant headers (a public route).
 func wantUnsigned(t *testing.T, r received) {
 	t.Helper()
-	for _, k := range []string{tenancy.HeaderAccount, tenancy.HeaderTime, tenancy.HeaderSignature, tenancy.HeaderMode} {
+	for _, k := range []string{tenancy.HeaderCaller, tenancy.HeaderAccount, tenancy.HeaderTime, tenancy.HeaderNonce, tenancy.HeaderSignature, tenancy.HeaderMode} {
 		if v := r.header.Get(k); v != "" {
 			t.Errorf("%s %s: public request carries %s %q", r.method, r.path, k, v)
 		}

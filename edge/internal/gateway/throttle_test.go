@@ -96,7 +96,7 @@ func startEdge(t *testing.T, failures *throttle.Failures, trustedProxies ...stri
 	gw, err := gateway.New(gateway.Config{
 		ServiceURLs: map[gateway.Upstream]string{gateway.PropertySvc: stub.URL, gateway.BookingSvc: stub.URL, gateway.CatalogSvc: stub.URL},
 		Failures:    failures,
-	}, e.accounts, tenancy.NewSigner("test-hmac-key-0123456789"), tel.Propagator)
+	}, e.accounts, tenancy.NewSigner(tenancy.CallerEdge, "test-hmac-key-0123456789"), tel.Propagator)
 	if err != nil {
 		t.Fatal(err)
 	}

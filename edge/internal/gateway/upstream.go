@@ -133,9 +133,9 @@ func (u *upstream) send(ctx context.Context, req *fasthttp.Request, resp *fastht
 		req.Header.Set(extra[i], extra[i+1])
 	}
 	if t.AccountID != "" {
-		// Sign the path without its query: the query is not part of the tenant's identity.
-		p, _, _ := strings.Cut(path, "?")
-		u.signer.SetHeaders(req.Header.Set, t, method, p, time.Now())
+		// Signed as sent: the path with its raw query, and the body's exact bytes (nil and
+		// empty alike: no body).
+		u.signer.SetHeaders(req.Header.Set, t, method, path, body, time.Now())
 	}
 	ctx, span := u.span(ctx, method, path)
 	defer span.End()

@@ -35,7 +35,7 @@ func TestForwardClientSpan(t *testing.T) {
 	}))
 	defer stub.Close()
 	spans := telemetrytest.NewSpans(t)
-	u, err := newUpstream(CatalogSvc, stub.URL, tenancy.NewSigner("test-hmac-key-0123456789"), propagation.TraceContext{}, spans.Tracer())
+	u, err := newUpstream(CatalogSvc, stub.URL, tenancy.NewSigner(tenancy.CallerEdge, "test-hmac-key-0123456789"), propagation.TraceContext{}, spans.Tracer())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestForwardAfterServiceRestart(t *testing.T) {
 		return srv
 	}
 	srv := serve(ln)
-	u, err := newUpstream(BookingSvc, "http://"+addr, tenancy.NewSigner("test-hmac-key-0123456789"), propagation.TraceContext{}, nil)
+	u, err := newUpstream(BookingSvc, "http://"+addr, tenancy.NewSigner(tenancy.CallerEdge, "test-hmac-key-0123456789"), propagation.TraceContext{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestForwardWaitsForAConnection(t *testing.T) {
 		_, _ = w.Write([]byte("ok"))
 	}))
 	defer srv.Close()
-	u, err := newUpstream(BookingSvc, srv.URL, tenancy.NewSigner("test-hmac-key-0123456789"), propagation.TraceContext{}, nil)
+	u, err := newUpstream(BookingSvc, srv.URL, tenancy.NewSigner(tenancy.CallerEdge, "test-hmac-key-0123456789"), propagation.TraceContext{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

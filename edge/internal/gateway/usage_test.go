@@ -90,7 +90,7 @@ func startCountingEdge(t *testing.T) *countingEdge {
 	gw, err := gateway.New(gateway.Config{
 		ServiceURLs: map[gateway.Upstream]string{gateway.PropertySvc: srv.URL, gateway.BookingSvc: srv.URL},
 		Usage:       counter,
-	}, e.accounts, tenancy.NewSigner(signingKey), tel.Propagator)
+	}, e.accounts, tenancy.NewSigner(tenancy.CallerEdge, signingKey), tel.Propagator)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,13 +293,12 @@ func TestMaxPropertiesSigned(t *testing.T) {
 				if got != want {
 					t.Errorf("%s: %s %q, want %q", r.path, tenancy.HeaderMaxProperties, got, want)
 				}
-				signer := tenancy.NewSigner(signingKey)
-				tenant := tenancy.Tenant{AccountID: acc.id, MaxProperties: limit}
-				if !signer.VerifyTenant(tenant, h.Get(tenancy.HeaderTime), r.method, r.path, h.Get(tenancy.HeaderSignature), time.Now()) {
-					t.Errorf("%s: the signature does not cover max_properties %d", r.path, limit)
+				if _, tenant, err := verifyEdge(h, r); err != nil || tenant.MaxProperties != limit {
+					t.Errorf("%s: the signature does not cover max_properties %d: %+v %v", r.path, limit, tenant, err)
 				}
-				tenant.MaxProperties = limit + 1
-				if signer.VerifyTenant(tenant, h.Get(tenancy.HeaderTime), r.method, r.path, h.Get(tenancy.HeaderSignature), time.Now()) {
+				changed := h.Clone()
+				changed.Set(tenancy.HeaderMaxProperties, strconv.Itoa(limit+1))
+				if _, _, err := verifyEdge(changed, r); err == nil {
 					t.Errorf("%s: the signature also verifies with max_properties %d", r.path, limit+1)
 				}
 			}

@@ -39,11 +39,11 @@ type API struct {
 func New(h *hooks.Hooks, allowHTTP bool) *API { return &API{h: h, allowHTTP: allowHTTP} }
 
 // Register mounts the routes behind the signature check.
-func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
-	in := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), signer.Require())
+func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
+	in := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), auth.Require())
 	in.Post("/webhook", a.webhook)
 	in.Post("/webhook-delivery", a.delivery)
-	acc := app.Group("/internal/account", signer.Require())
+	acc := app.Group("/internal/account", auth.Require())
 	acc.Get("/integrations", a.getIntegrations)
 	acc.Put("/integrations", a.putIntegrations)
 }

@@ -41,7 +41,7 @@ func newApp(t *testing.T) *fiber.App {
 		t.Fatal(err)
 	}
 	app := httpapi.New(httpapi.Options{Telemetry: tel, BodyLimit: 1 << 20})
-	api.New(hooks.New(st), true).Register(app, tenancy.NewSigner(key))
+	api.New(hooks.New(st), true).Register(app, tenancy.MustVerifier(tenancy.Grant{Caller: tenancy.CallerEdge, Key: key}))
 	return app
 }
 
@@ -56,7 +56,7 @@ func call(t *testing.T, app *fiber.App, acc, method, path, body string) (int, an
 	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	tenancy.NewSigner(key).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: acc}, method, path, time.Now())
+	tenancy.NewSigner(tenancy.CallerEdge, key).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: acc}, method, path, []byte(body), time.Now())
 	resp, err := app.Test(req, -1)
 	if err != nil {
 		t.Fatal(err)

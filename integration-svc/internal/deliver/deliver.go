@@ -323,7 +323,7 @@ func (d *Deliverer) fetchBooking(ctx context.Context, account string, id int64) 
 	if err != nil {
 		return nil, err
 	}
-	d.signer.SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: account}, http.MethodGet, path, time.Now())
+	d.signer.SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: account}, http.MethodGet, path, nil, time.Now())
 	resp, err := d.booking.Do(req)
 	if err != nil {
 		return nil, err

@@ -124,7 +124,7 @@ func startWith(t *testing.T, cfg deliver.Config, meter metric.Meter) *env {
 		}
 		return e.h.EmitExcept(ctx, ev, except)
 	}
-	e.d = deliver.New(cfg, st, st, tenancy.NewSigner(hmacKey), slog.New(slog.DiscardHandler), meter, notify)
+	e.d = deliver.New(cfg, st, st, tenancy.NewSigner(tenancy.CallerIntegration, hmacKey), slog.New(slog.DiscardHandler), meter, notify)
 	e.h.SetWake(e.d.Wake)
 	done := make(chan struct{})
 	go func() { _ = e.d.Run(ctx); close(done) }()
@@ -160,7 +160,14 @@ func (e *env) emit(t *testing.T, id string, property int64, typ string, at time.
 }
 
 func TestSignedAndVerifiedWithTheLibrary(t *testing.T) {
+	// booking-svc's check: integration-svc's own key, on its hooks route.
+	auth := tenancy.MustVerifier(tenancy.Grant{Caller: tenancy.CallerIntegration, Key: hmacKey, Routes: []string{"GET /internal/hooks/booking/:id"}})
 	booking := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if _, _, err := auth.Verify(r.Header.Get, r.Method, r.URL.Path, r.URL.RawQuery, body); err != nil {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
 		if r.Header.Get(tenancy.HeaderAccount) == "" || r.URL.Path != "/internal/hooks/booking/9" {
 			w.WriteHeader(http.StatusBadRequest)
 			return

@@ -33,8 +33,8 @@ type API struct {
 }
 
 // Register mounts the resource behind the signature check.
-func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
-	g := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), signer.Require())
+func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
+	g := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), auth.Require())
 	g.Post("/ical-feed", a.handle)
 }
 

@@ -33,7 +33,7 @@ var db *mongo.Database
 
 func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "icalfeedapi_test", &db, nil) }
 
-const testKey = "feedapi-test-key"
+const testKey = "feedapi-test-key-0123"
 
 type fakeBooking struct {
 	mu    sync.Mutex
@@ -108,7 +108,7 @@ func newAppWith(t *testing.T, change func(*API, *fakeBooking)) (*fiber.App, stri
 	if change != nil {
 		change(api, b)
 	}
-	api.Register(app, tenancy.NewSigner(testKey))
+	api.Register(app, tenancy.MustVerifier(tenancy.Grant{Caller: tenancy.CallerEdge, Key: testKey}))
 	t.Cleanup(p.Wait)
 	return app, open, shut, p
 }
@@ -118,7 +118,7 @@ func call(t *testing.T, app *fiber.App, acc, body string) (int, map[string]any) 
 	const path = "/internal/a/ical-feed"
 	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	tenancy.NewSigner(testKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: acc}, http.MethodPost, path, time.Now())
+	tenancy.NewSigner(tenancy.CallerEdge, testKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: acc}, http.MethodPost, path, []byte(body), time.Now())
 	resp, err := app.Test(req, -1)
 	if err != nil {
 		t.Fatal(err)

@@ -122,18 +122,18 @@ func (b *BookingClient) sync(ctx context.Context, account string, f *feed.Feed, 
 // ordinary error: taken for "no such property", a delete would drop a feed whose blocks
 // are still there.
 func (b *BookingClient) do(ctx context.Context, account, method, path, query string, body []byte, out any) (int, error) {
-	u := b.Base + path
+	target := path
 	if query != "" {
-		u += "?" + query
+		target += "?" + query
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, b.Base+target, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	b.Signer.SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: account}, method, path, time.Now())
+	b.Signer.SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: account}, method, target, body, time.Now())
 	resp, err := b.HTTP.Do(req)
 	if err != nil {
 		return 0, fmt.Errorf("booking-svc: %w", err)

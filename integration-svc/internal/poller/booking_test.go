@@ -20,10 +20,14 @@ import (
 // "property … does not exist" 404 is ErrNoProperty and no other 404, 410 is ErrFeedGone,
 // "complete": false an incomplete sync.
 func TestBookingClient(t *testing.T) {
-	signer := tenancy.NewSigner("k")
+	const key = "integration-key-0123456789"
+	signer := tenancy.NewSigner(tenancy.CallerIntegration, key)
+	// booking-svc's grant of integration-svc's key (booking-svc/internal/api.IntegrationRoutes).
+	auth := tenancy.MustVerifier(tenancy.Grant{Caller: tenancy.CallerIntegration, Key: key,
+		Routes: []string{"GET /internal/ical/property", "POST /internal/ical/sync"}})
 	app := fiber.New()
 	var got map[string]any
-	g := app.Group("/internal/ical", signer.Require())
+	g := app.Group("/internal/ical", auth.Require())
 	g.Get("/property", func(c *fiber.Ctx) error {
 		if tenancy.From(c).AccountID != "acc" {
 			return fiber.ErrForbidden

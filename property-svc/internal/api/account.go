@@ -29,8 +29,8 @@ const service = "property-svc"
 // returned, so the request's context no longer bounds it.
 const exportTimeout = 10 * time.Minute
 
-func (a *API) registerAccount(app *fiber.App, signer *tenancy.Signer) {
-	g := app.Group("/internal/account", httpapi.Use(httpapi.EnvelopeA), signer.Require())
+func (a *API) registerAccount(app *fiber.App, auth *tenancy.Verifier) {
+	g := app.Group("/internal/account", httpapi.Use(httpapi.EnvelopeA), auth.Require())
 	g.Get("/usage", a.usage)
 	g.Get("/export", a.export)
 	g.Post("/erase", a.erase)

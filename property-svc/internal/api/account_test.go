@@ -30,8 +30,7 @@ func do(t *testing.T, app *fiber.App, tenant tenancy.Tenant, method, path, body 
 	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	route, _, _ := strings.Cut(path, "?")
-	tenancy.NewSigner(testKey).SetHeaders(req.Header.Set, tenant, method, route, time.Now())
+	tenancy.NewSigner(tenancy.CallerEdge, testKey).SetHeaders(req.Header.Set, tenant, method, path, []byte(body), time.Now())
 	resp, err := app.Test(req, -1)
 	if err != nil {
 		t.Fatal(err)

@@ -37,10 +37,10 @@ func New(props *property.Properties, log *slog.Logger) *API {
 }
 
 // Register mounts the routes: tenant routes behind the signature check, media without.
-func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
+func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 	app.Get("/media/:key/:file", a.media)
 
-	in := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), signer.Require(), refuseErased)
+	in := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), auth.Require(), refuseErased)
 	in.Post("/property", a.property)
 	in.Post("/property-photo", a.photo)
 	in.Post("/property-policy", a.policy)
@@ -55,8 +55,8 @@ func (a *API) Register(app *fiber.App, signer *tenancy.Signer) {
 	in.Post("/account-brand", a.brand)
 	in.Post("/property-ical", a.ical)
 
-	a.registerB(app, signer)
-	a.registerAccount(app, signer)
+	a.registerB(app, auth)
+	a.registerAccount(app, auth)
 }
 
 // domainError maps the domain's errors to the envelope; what names the missing property.

@@ -40,7 +40,10 @@ var db *mongo.Database
 
 func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "propapi_test", &db, nil) }
 
-const testKey = "property-api-test-key"
+const testKey = "property-api-test-key-0123"
+
+// bookingKey is booking-svc's key, accepted on BookingRoutes alone.
+const bookingKey = "property-api-booking-key-0123"
 
 type nopPublisher struct{}
 
@@ -87,7 +90,8 @@ func newServerPhotos(t *testing.T, photos photo.Config) (*fiber.App, *store.Stor
 	go func() { defer close(done); _ = ob.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	app := httpapi.New(httpapi.Options{Telemetry: tel, BodyLimit: 1 << 20})
-	New(property.NewProperties(st, photo.NewFetcher(photos)), tel.Logger).Register(app, tenancy.NewSigner(testKey))
+	New(property.NewProperties(st, photo.NewFetcher(photos)), tel.Logger).Register(app, tenancy.MustVerifier(tenancy.Grant{Caller: tenancy.CallerEdge, Key: testKey},
+		tenancy.Grant{Caller: tenancy.CallerBooking, Key: bookingKey, Routes: BookingRoutes}))
 	return app, st, strconv.FormatInt(7000+accounts.Add(1), 10)
 }
 
@@ -96,7 +100,7 @@ func call(t *testing.T, app *fiber.App, acc, path, body string) (int, []byte) {
 	t.Helper()
 	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	tenancy.NewSigner(testKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: acc}, http.MethodPost, path, time.Now())
+	tenancy.NewSigner(tenancy.CallerEdge, testKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: acc}, http.MethodPost, path, []byte(body), time.Now())
 	resp, err := app.Test(req, -1)
 	if err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ func icalCall(t *testing.T, app *fiber.App, acc, body string) (int, []byte, ical
 	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(publicURLHeader, "https://book.example.com")
-	tenancy.NewSigner(testKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: acc}, http.MethodPost, path, time.Now())
+	tenancy.NewSigner(tenancy.CallerEdge, testKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: acc}, http.MethodPost, path, []byte(body), time.Now())
 	resp, err := app.Test(req, -1)
 	if err != nil {
 		t.Fatal(err)

@@ -10,9 +10,14 @@ import (
 	"github.com/vros/vros/property-svc/internal/property"
 )
 
+// BookingRoutes are the routes booking-svc may call with its own key (the grant of
+// tenancy.CallerBooking, docs/internal-auth.md): reading a property's payment methods for a
+// charge; every other route accepts edge's key alone.
+var BookingRoutes = []string{"POST /internal/b/getpayment"}
+
 // registerB mounts the interface B actions property-svc owns.
-func (a *API) registerB(app *fiber.App, signer *tenancy.Signer) {
-	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), signer.Require(), refuseErased)
+func (a *API) registerB(app *fiber.App, auth *tenancy.Verifier) {
+	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), auth.Require(), refuseErased)
 	b.Post("/getpayment", a.getPayment)
 	b.Post("/setprices_minnights", a.setPrices)
 }

@@ -15,7 +15,8 @@ import (
 
 // PropertyMethods reads a property's payment methods from property-svc, which alone keeps
 // their secrets (sealed at rest, never on Kafka): the getpayment action of its internal
-// interface B, signed like edge's calls.
+// interface B, signed with booking-svc's own key (tenancy.CallerBooking), which property-svc
+// accepts on that route alone.
 type PropertyMethods struct {
 	URL    string // property-svc's base URL
 	Signer *tenancy.Signer
@@ -34,7 +35,7 @@ func (p PropertyMethods) StripeKey(ctx context.Context, account string, property
 		return "", false, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	p.Signer.SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: account}, http.MethodPost, path, time.Now())
+	p.Signer.SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: account}, http.MethodPost, path, body, time.Now())
 	resp, err := p.Client.Do(req)
 	if err != nil {
 		return "", false, fmt.Errorf("property-svc getpayment: %w", err)
