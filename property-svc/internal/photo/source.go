@@ -120,7 +120,8 @@ func DefaultFetcher() *Fetcher {
 // the field, downloads links with f (nil: DefaultFetcher), enforces the
 // byte and pixel limits of f's Config and decodes the image. The returned
 // image is already in display orientation (JPEG EXIF orientation applied
-// lazily; Render knows how to do that cheaply). Input problems are *Error.
+// lazily; Render knows how to do that cheaply). Input problems are *Error. Load takes no
+// share of a Photos' memory: a service processes photos with Photos.Process.
 func Load(ctx context.Context, field string, f *Fetcher) (image.Image, error) {
 	if f == nil {
 		f = DefaultFetcher()
