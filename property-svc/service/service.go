@@ -29,7 +29,8 @@ type Config struct {
 	// for tests and local development: it disables the SSRF guard.
 	PhotoFetchAllowPrivate bool `env:"VROS_PROPERTY_PHOTO_FETCH_ALLOW_PRIVATE" envDefault:"false"`
 	// PhotoMemoryMiB is the memory (MiB) the photos being decoded and rendered at once may
-	// take in this replica, and so the most one photo may take (docs/photos.md, "Memory").
+	// take in this replica, and so the most one photo may take (docs/photos.md, "Memory"); 0
+	// (a Config built in code) means photo.DefaultMemory.
 	PhotoMemoryMiB int64 `env:"VROS_PROPERTY_PHOTO_MEMORY_MIB" envDefault:"256"`
 	// OutboxLease is how long a write owns its pending event before the sweep takes over.
 	OutboxLease time.Duration `env:"VROS_PROPERTY_OUTBOX_LEASE" envDefault:"10s"`
@@ -81,7 +82,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		BodyLimit: 26 << 20,
 		Ready:     base.Ready,
 	})
-	if cfg.PhotoMemoryMiB < 32 {
+	if cfg.PhotoMemoryMiB != 0 && cfg.PhotoMemoryMiB < 32 { // 0: photo.DefaultMemory
 		return fmt.Errorf("VROS_PROPERTY_PHOTO_MEMORY_MIB must be at least 32, not %d", cfg.PhotoMemoryMiB)
 	}
 	props := property.NewProperties(st, photo.NewFetcher(photo.Config{
