@@ -6,6 +6,7 @@ import (
 	"errors"
 	"mime/multipart"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -111,6 +112,42 @@ func TestBodyCredentials(t *testing.T) {
 			var env bEnvelope
 			if err := json.Unmarshal(js, &env); err != nil || [2]string{env.Key, env.Pass} != got {
 				t.Fatalf("the parsed body gives %q %q (%v), the scan %q", env.Key, env.Pass, err, got)
+			}
+		})
+	}
+}
+
+// TestBodyCredentialsAllocations: reading the credentials of a hostile body allocates a small,
+// fixed amount whatever the body's size (here 4 MiB, over every route's own limit, which a
+// caller not yet authenticated may send up to MaxBody): nothing is built of it. (JSON nested
+// past encoding/json's 10 000 levels costs json.Valid's stack of them, some 350 KB.)
+func TestBodyCredentialsAllocations(t *testing.T) {
+	const size = 4 << 20
+	fill := func(prefix, unit, suffix string) []byte {
+		return []byte(prefix + strings.Repeat(unit, (size-len(prefix)-len(suffix))/len(unit)) + suffix)
+	}
+	const boundary = "b"
+	part := "--b\r\nContent-Disposition: form-data; name=\"a[][][][][][][]\"\r\n\r\nx\r\n"
+	for _, c := range []struct {
+		name, ct string
+		body     []byte
+		budget   uint64 // bytes allocated, at most
+	}{
+		{"nested form", "application/x-www-form-urlencoded", fill("key=k&pass=p&", "a[][][][][][][]=&", ""), 1 << 20},
+		{"flat pairs", "application/x-www-form-urlencoded", fill("key=k&pass=p&", "a=&", ""), 1 << 20},
+		{"deep JSON", "application/json", fill(`{"key":"k","pass":"p","a":`, "[", ""), 1 << 20},
+		{"wide JSON", "application/json", fill(`{"key":"k","pass":"p","a":[`, `{"b":[0]},`, `0]}`), 1 << 20},
+		{"many multipart parts", "multipart/form-data; boundary=" + boundary, fill("", part, "--b--\r\n"), 1 << 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := bodyCredentials(c.ct, c.body, namesB, true)
+			runtime.ReadMemStats(&after)
+			got := after.TotalAlloc - before.TotalAlloc
+			t.Logf("%d bytes allocated reading a %d-byte body (%v)", got, len(c.body), err)
+			if got > c.budget {
+				t.Errorf("%d bytes allocated reading a %d-byte body, want at most %d", got, len(c.body), c.budget)
 			}
 		})
 	}
