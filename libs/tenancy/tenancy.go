@@ -332,6 +332,12 @@ const localsKey = "vros.tenant"
 // does not hold (401; 503 when the replay cache is full) and stores the tenant for From.
 func (v *Verifier) Require() fiber.Handler {
 	return func(c *fiber.Ctx) error {
+		// Verified already: Fiber runs a group's middleware for every path its prefix
+		// starts (the group of /internal/a for /internal/account/...), and the second run
+		// would take the request's own nonce for a replay.
+		if _, done := c.Locals(localsKey).(Tenant); done {
+			return c.Next()
+		}
 		// The raw body as received (c.Body() would decode a Content-Encoding), hashed
 		// here and never kept: it is the pooled request buffer.
 		_, t, err := v.Verify(func(k string) string { return c.Get(k) }, c.Method(), c.Path(), string(c.Request().URI().QueryString()), c.Request().Body())

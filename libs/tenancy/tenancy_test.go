@@ -327,6 +327,9 @@ func TestRequire(t *testing.T) {
 	}
 	app.Group("/internal/ical", v.Require()).Post("/sync", h)
 	app.Group("/internal/b", v.Require()).Post("/createbooking", h)
+	// Two groups whose prefixes both match /internal/account/...: Require runs twice.
+	app.Group("/internal/a", v.Require())
+	app.Group("/internal/account", v.Require()).Post("/export", h)
 	send := func(r req, target string) int {
 		t.Helper()
 		hr := httptest.NewRequest(r.method, target, strings.NewReader(string(r.body)))
@@ -353,6 +356,10 @@ func TestRequire(t *testing.T) {
 	if code := send(sync, "/internal/ical/sync"); code != http.StatusNoContent {
 		t.Errorf("integration-svc on the sync route: HTTP %d", code)
 	}
+	export := sign(edge, tenant, "POST", "/internal/account/export", `{}`, time.Now())
+	if code := send(export, "/internal/account/export"); code != http.StatusNoContent {
+		t.Errorf("a route behind two groups' Require: HTTP %d", code)
+	}
 	for name, c := range map[string]struct {
 		r      req
 		target string
@@ -366,7 +373,7 @@ func TestRequire(t *testing.T) {
 			t.Errorf("%s: HTTP %d, want 401", name, code)
 		}
 	}
-	if len(got) != 2 {
+	if len(got) != 3 {
 		t.Fatalf("the handler ran for refused requests: %+v", got)
 	}
 }
