@@ -38,7 +38,8 @@ import (
 	"github.com/vros/vros/libs/tenancy"
 )
 
-const hmacKey = "bench-hmac-key-0123456789"
+// keys sign the requests between the processes (docs/internal-auth.md).
+var keys = stack.NewKeys()
 
 // credentials of the benchmark account of one stack.
 type credentials struct {
@@ -87,7 +88,7 @@ func run(m *testing.M) int {
 	}
 	bareURL = startBare()
 	for _, name := range strings.Split(want, ",") {
-		o := stack.Options{HMACKey: hmacKey, EncryptionKey: seal.NewKey(), AdminToken: "bench-admin", LogLevel: "error", Log: quiet}
+		o := stack.Options{Keys: keys, EncryptionKey: seal.NewKey(), AdminToken: "bench-admin", LogLevel: "error", Log: quiet}
 		switch name {
 		case "none": // BenchmarkScale starts its own
 			continue
@@ -247,9 +248,10 @@ func bareAHeaders() map[string]string {
 
 // directHeaders are what edge would send property-svc: the signed tenant context.
 func (s *store) directHeaders() map[string]string {
-	ts, sig := tenancy.NewSigner(hmacKey).Sign(s.creds.AccountID, "POST", "/internal/a/property", time.Now())
-	return map[string]string{tenancy.HeaderAccount: s.creds.AccountID, tenancy.HeaderTime: ts, tenancy.HeaderSignature: sig,
-		"Content-Type": "application/json"}
+	h := map[string]string{"Content-Type": "application/json"}
+	tenancy.NewSigner(tenancy.CallerEdge, keys.Edge.Reveal()).SetHeaders(func(k, v string) { h[k] = v },
+		tenancy.Tenant{AccountID: s.creds.AccountID}, "POST", "/internal/a/property", update, time.Now())
+	return h
 }
 
 var client = &fasthttp.Client{MaxConnsPerHost: 512, ReadTimeout: 30 * time.Second}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vros/vros/devstack/stack"
 	edge "github.com/vros/vros/edge/service"
 	"github.com/vros/vros/libs/config"
 )
@@ -159,7 +160,7 @@ func (s *store) startEdge(b *testing.B, limit int) string {
 	go func() {
 		defer close(stopped)
 		failed <- edge.Run(ctx, edge.Config{Common: config.Common{MongoURI: s.st.MongoURI, KafkaBrokers: s.st.KafkaBrokers,
-			InternalHMACKey: config.Secret(hmacKey), LogLevel: "error"}, Addr: "127.0.0.1:0", AdminToken: "bench-admin",
+			InternalKeys: stack.ServiceKeys(keys, "edge"), LogLevel: "error"}, Addr: "127.0.0.1:0", AdminToken: "bench-admin",
 			PropertyURL: s.st.PropertyURL, BookingURL: s.st.BookingURL, CatalogURL: s.st.CatalogURL,
 			AccountConcurrency: limit, CacheTTL: 30 * time.Second, Development: true}, func(a string) { addr <- a })
 	}()

@@ -28,6 +28,7 @@ import (
 
 	catalog "github.com/vros/vros/catalog-svc/service"
 	"github.com/vros/vros/devstack/proc"
+	"github.com/vros/vros/devstack/stack"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/seal"
@@ -155,8 +156,9 @@ func startScale(b *testing.B) *scale {
 		addr[name] = "http://" + api
 		env := append(proc.WithoutVROS(os.Environ()),
 			"VROS_MONGO_URI="+in.MongoURI, "VROS_KAFKA_BROKERS="+strings.Join(in.KafkaBrokers, ","),
-			"VROS_INTERNAL_HMAC_KEY="+hmacKey, "VROS_ENCRYPTION_KEY="+seal.NewKey(), "VROS_LOG_LEVEL=warn",
+			"VROS_ENCRYPTION_KEY="+seal.NewKey(), "VROS_LOG_LEVEL=warn",
 			"VROS_INTERNAL_ADDR="+internal)
+		env = append(env, stack.KeyEnv(keys, name)...)
 		switch name {
 		case "property-svc":
 			env = append(env, "VROS_PROPERTY_ADDR="+api)

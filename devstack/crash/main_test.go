@@ -38,7 +38,6 @@ const (
 	deadline         = time.Second
 	janitorLease     = 3 * time.Second
 	idempotencyLease = 2 * time.Second
-	hmacKey          = "crash-hmac-key-0123456789"
 	adminToken       = "crash-admin-token-0123456789"
 )
 
@@ -46,13 +45,15 @@ var (
 	st      *stack.Stack
 	mongoDB *mongo.Client
 	faults  = newCrasher()
+	// keys sign the requests between the processes; direct signs as edge with Edge.
+	keys = stack.NewKeys()
 )
 
 func TestMain(m *testing.M) {
 	ctx := context.Background()
 	var err error
 	st, mongoDB, err = apitest.StartStack(ctx, stack.Options{
-		HMACKey: hmacKey, EncryptionKey: seal.NewKey(), AdminToken: adminToken,
+		Keys: keys, EncryptionKey: seal.NewKey(), AdminToken: adminToken,
 		LogLevel: "error", OutboxLease: time.Second, PasswordCost: 4,
 		Booking: func(c *booking.Config) {
 			c.RequestDeadline, c.JanitorLease, c.IdempotencyLease = deadline, janitorLease, idempotencyLease
@@ -193,8 +194,9 @@ func (acc account) b(t *testing.T, action string, fields obj) response {
 // body.
 func (acc account) direct(c *http.Client, action, key, body string) (response, error) {
 	path := "/internal/b/" + action
-	ts, sig := tenancy.NewSigner(hmacKey).Sign(acc.AccountID, http.MethodPost, path, time.Now())
-	h := map[string]string{tenancy.HeaderAccount: acc.AccountID, tenancy.HeaderTime: ts, tenancy.HeaderSignature: sig}
+	h := map[string]string{}
+	tenancy.NewSigner(tenancy.CallerEdge, keys.Edge.Reveal()).SetHeaders(func(k, v string) { h[k] = v },
+		tenancy.Tenant{AccountID: acc.AccountID}, http.MethodPost, path, []byte(body), time.Now())
 	if key != "" {
 		h["Idempotency-Key"] = key
 	}

@@ -19,18 +19,24 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vros/vros/libs/config"
 	"github.com/vros/vros/libs/seal"
 )
 
 // Secrets are the shared secrets of a local stack, kept in .data/dev-secrets.json so that
 // data encrypted in one run opens in the next.
 type Secrets struct {
-	HMACKey       string `json:"internal_hmac_key"`
-	EncryptionKey string `json:"encryption_key"`
-	AdminToken    string `json:"admin_token"`
+	// The internal keys, one per calling process (docs/internal-auth.md).
+	EdgeKey        string `json:"internal_key_edge"`
+	BookingKey     string `json:"internal_key_booking"`
+	IntegrationKey string `json:"internal_key_integration"`
+	EncryptionKey  string `json:"encryption_key"`
+	AdminToken     string `json:"admin_token"`
 }
 
-// LoadSecrets reads path, creating it with fresh secrets the first time.
+// LoadSecrets reads path, creating it with fresh secrets the first time. A file written
+// before the internal keys were split (one internal_hmac_key) gets the three keys added;
+// its other secrets, which open the data of earlier runs, stay.
 func LoadSecrets(path string) (Secrets, error) {
 	var s Secrets
 	b, err := os.ReadFile(path)
@@ -38,13 +44,24 @@ func LoadSecrets(path string) (Secrets, error) {
 		if err := json.Unmarshal(b, &s); err != nil {
 			return s, fmt.Errorf("%s: %w", path, err)
 		}
-		return s, nil
+		if s.EdgeKey != "" && s.BookingKey != "" && s.IntegrationKey != "" {
+			return s, nil
+		}
+		s.EdgeKey, s.BookingKey, s.IntegrationKey = seal.NewKey(), seal.NewKey(), seal.NewKey()
+		return s, writeJSON(path, s)
 	}
 	if !errors.Is(err, os.ErrNotExist) {
 		return s, err
 	}
-	s = Secrets{HMACKey: seal.NewKey(), EncryptionKey: seal.NewKey(), AdminToken: "adm_" + strings.TrimRight(seal.NewKey(), "=")}
+	s = Secrets{EdgeKey: seal.NewKey(), BookingKey: seal.NewKey(), IntegrationKey: seal.NewKey(),
+		EncryptionKey: seal.NewKey(), AdminToken: "adm_" + strings.TrimRight(seal.NewKey(), "=")}
 	return s, writeJSON(path, s)
+}
+
+// InternalKeys are the secrets' internal keys, as a service configuration holds them.
+func (s Secrets) InternalKeys() config.InternalKeys {
+	return config.InternalKeys{Edge: config.Secret(s.EdgeKey), Booking: config.Secret(s.BookingKey),
+		Integration: config.Secret(s.IntegrationKey)}
 }
 
 func writeJSON(path string, v any) error {

@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 	}
 	st, mongoDB, err = apitest.StartStack(ctx, stack.Options{
 		Booking: func(c *booking.Config) { c.StripeAPIURL = stripeURL },
-		HMACKey: "test-hmac-key-0123456789", EncryptionKey: seal.NewKey(), AdminToken: adminToken,
+		Keys:    stack.NewKeys(), EncryptionKey: seal.NewKey(), AdminToken: adminToken,
 		LogLevel: "error", PhotoFetchAllowPrivate: true, OutboxLease: time.Second, PasswordCost: 4, AutopayInterval: 200 * time.Millisecond,
 		RateLimitRPS: rateLimitRPS, RateLimitBurst: rateLimitBurst,
 	})

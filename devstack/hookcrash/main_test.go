@@ -34,7 +34,6 @@ import (
 )
 
 const (
-	hmacKey    = "hookcrash-hmac-key-0123456789"
 	adminToken = "hookcrash-admin-token-0123456789"
 	// webhookTimeout bounds one attempt; a delivery being sent is leased for twice that plus
 	// 5 s, so a delivery whose attempt the kill interrupted is sent again 9 s after it began.
@@ -50,6 +49,8 @@ var (
 	mongoDB *mongo.Client
 	svc     *integration
 	client  = &http.Client{Timeout: 20 * time.Second}
+	// keys sign the requests between the processes; the integration-svc process gets its own.
+	keys = stack.NewKeys()
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -79,7 +80,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	st, mongoDB, err = apitest.StartStack(ctx, stack.Options{
-		HMACKey: hmacKey, EncryptionKey: seal.NewKey(), AdminToken: adminToken,
+		Keys: keys, EncryptionKey: seal.NewKey(), AdminToken: adminToken,
 		LogLevel: "error", OutboxLease: time.Second, PasswordCost: 4,
 		NoIntegration: true, IntegrationURL: "http://" + addr,
 	})
@@ -94,11 +95,10 @@ func run(m *testing.M) int {
 		}
 	}()
 	svc = &integration{url: "http://" + addr, Service: &proc.Service{Name: "integration-svc", Bin: bin,
-		LogPath: filepath.Join(tmp, "integration-svc.log"), InternalURL: "http://" + internal, Env: append(proc.WithoutVROS(os.Environ()),
+		LogPath: filepath.Join(tmp, "integration-svc.log"), InternalURL: "http://" + internal, Env: append(append(proc.WithoutVROS(os.Environ()),
 			// libs/config's variables (config.Common) and integration-svc's own.
 			"VROS_MONGO_URI="+st.MongoURI,
 			"VROS_KAFKA_BROKERS="+strings.Join(st.KafkaBrokers, ","),
-			"VROS_INTERNAL_HMAC_KEY="+hmacKey,
 			"VROS_LOG_LEVEL=warn",
 			"VROS_INTERNAL_ADDR="+internal,
 			"VROS_INTEGRATION_ADDR="+addr,
@@ -110,7 +110,7 @@ func run(m *testing.M) int {
 			"VROS_WEBHOOK_RETRY_SCHEDULE="+retrySchedule,
 			"VROS_WEBHOOK_DISABLE_MIN_FAILURES="+strconv.Itoa(disableMinFailures),
 			"VROS_WEBHOOK_DISABLE_AFTER=0s",
-		)}}
+		), stack.KeyEnv(keys, "integration-svc")...)}}
 	defer svc.Kill() // no process left behind, whatever happened
 	if err := svc.Start(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)

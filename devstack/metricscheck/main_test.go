@@ -20,7 +20,7 @@ const adminToken = "test-admin-token-0123456789"
 var st *stack.Stack
 
 func TestMain(m *testing.M) {
-	apitest.Main(m, stack.Options{HMACKey: "test-hmac-key-0123456789", EncryptionKey: seal.NewKey(),
+	apitest.Main(m, stack.Options{Keys: stack.NewKeys(), EncryptionKey: seal.NewKey(),
 		AdminToken: adminToken, LogLevel: "error", PasswordCost: 4, OutboxLease: time.Second,
 		RateLimitRPS: 1000, RateLimitBurst: 5000,
 		// Two failed authentications from one address, then the throttle refuses: the test

@@ -6,6 +6,8 @@ package stack
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -41,9 +43,12 @@ type Options struct {
 	// InternalPorts are the services' internal listeners (/healthz, /readyz, /metrics), in
 	// the order of Ports; zero means any free port.
 	InternalPorts [5]int
+	// Keys sign the requests between the processes (docs/internal-auth.md): each service
+	// is given only the ones it uses, as in a deployment. NewKeys draws a set.
+	Keys config.InternalKeys
 	// Secrets shared by the services.
-	HMACKey, EncryptionKey, AdminToken string
-	LogLevel                           string
+	EncryptionKey, AdminToken string
+	LogLevel                  string
 	// PhotoFetchAllowPrivate lets photo links point at loopback (tests serve images there).
 	PhotoFetchAllowPrivate bool
 	// OutboxLease shortens the outbox's lease in tests.
@@ -131,8 +136,13 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 			s.KafkaBrokers = in.KafkaBrokers
 		}
 	}
-	common := config.Common{MongoURI: s.MongoURI, KafkaBrokers: s.KafkaBrokers,
-		InternalHMACKey: config.Secret(o.HMACKey), LogLevel: o.LogLevel}
+	common := config.Common{MongoURI: s.MongoURI, KafkaBrokers: s.KafkaBrokers, LogLevel: o.LogLevel}
+	// keys is common with only the internal keys service uses (docs/internal-auth.md).
+	keys := func(service string) config.Common {
+		c := common
+		c.InternalKeys = ServiceKeys(o.Keys, service)
+		return c
+	}
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
@@ -140,7 +150,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	propAddr, err := s.start(ctx, runCtx, "property-svc", net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[1])),
 		s.internal(o.InternalPorts[1]), &s.PropertyInternalURL,
 		func(ctx context.Context, addr string, ready func(string)) error {
-			return property.Run(ctx, property.Config{Common: common, Addr: addr, EncryptionKey: config.Secret(o.EncryptionKey),
+			return property.Run(ctx, property.Config{Common: keys("property-svc"), Addr: addr, EncryptionKey: config.Secret(o.EncryptionKey),
 				PhotoFetchAllowPrivate: o.PhotoFetchAllowPrivate, OutboxLease: o.OutboxLease}, ready)
 		})
 	if err != nil {
@@ -153,7 +163,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		o.PasswordCost = 12
 	}
 	s.runCtx = runCtx
-	s.bookingCfg = booking.Config{Common: common, EncryptionKey: config.Secret(o.EncryptionKey),
+	s.bookingCfg = booking.Config{Common: keys("booking-svc"), EncryptionKey: config.Secret(o.EncryptionKey),
 		PasswordCost: o.PasswordCost, OutboxLease: o.OutboxLease, RequestDeadline: 25 * time.Second, JanitorLease: 2 * time.Minute,
 		IdempotencyLease: time.Minute, FailedRetention: 7 * 24 * time.Hour, ConsumerGroup: "booking-svc", AutopayInterval: o.AutopayInterval,
 		PropertyURL: s.PropertyURL}
@@ -167,7 +177,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	}
 	s.BookingURL = "http://" + bookAddr
 
-	s.common, s.runCtx = common, runCtx
+	s.common, s.runCtx = keys("catalog-svc"), runCtx
 	catAddr, err := s.startCatalog(ctx, net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[3])), s.internal(o.InternalPorts[3]), "catalog-svc")
 	if err != nil {
 		s.Close()
@@ -182,7 +192,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 			s.Close()
 			return nil, fmt.Errorf("integration-svc defaults: %w", err)
 		}
-		s.integrationCfg.Common = common
+		s.integrationCfg.Common = keys("integration-svc")
 		s.integrationCfg.BookingURL = s.BookingURL
 		s.integrationCfg.ConsumerGroup = "integration-svc"
 		s.integrationCfg.AllowHTTP = true
@@ -201,7 +211,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	edgeAddr, err := s.start(ctx, runCtx, "edge", net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[0])),
 		s.internal(o.InternalPorts[0]), &s.EdgeInternalURL,
 		func(ctx context.Context, addr string, ready func(string)) error {
-			return edge.Run(ctx, edge.Config{Common: common, Addr: addr, AdminToken: config.Secret(o.AdminToken),
+			return edge.Run(ctx, edge.Config{Common: keys("edge"), Addr: addr, AdminToken: config.Secret(o.AdminToken),
 				PropertyURL: s.PropertyURL, BookingURL: s.BookingURL, CatalogURL: s.CatalogURL, IntegrationURL: integrationURL, RateLimitRPS: o.RateLimitRPS, RateLimitBurst: o.RateLimitBurst,
 				AccountConcurrency: o.AccountConcurrency,
 				AuthFailureRPS:     o.AuthFailureRPS, AuthFailureBurst: o.AuthFailureBurst,
@@ -350,4 +360,45 @@ func (s *Stack) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return errors.Join(s.errs...)
+}
+
+// NewKeys draws a fresh internal key for each caller (256 random bits each, hex).
+func NewKeys() config.InternalKeys {
+	key := func() config.Secret {
+		var b [32]byte
+		rand.Read(b[:]) // never fails (crypto/rand panics rather than return an error)
+		return config.Secret(hex.EncodeToString(b[:]))
+	}
+	return config.InternalKeys{Edge: key(), Booking: key(), Integration: key()}
+}
+
+// ServiceKeys is keys with only those service (edge, property-svc, ...) uses: the key it
+// signs with and those of the callers it accepts (docs/internal-auth.md).
+func ServiceKeys(keys config.InternalKeys, service string) config.InternalKeys {
+	switch service {
+	case "edge", "catalog-svc":
+		return config.InternalKeys{Edge: keys.Edge}
+	case "property-svc":
+		return config.InternalKeys{Edge: keys.Edge, Booking: keys.Booking}
+	case "booking-svc":
+		return keys
+	case "integration-svc":
+		return config.InternalKeys{Edge: keys.Edge, Integration: keys.Integration}
+	}
+	return config.InternalKeys{}
+}
+
+// KeyEnv is ServiceKeys as environment entries, for a service started as a process.
+func KeyEnv(keys config.InternalKeys, service string) []string {
+	k := ServiceKeys(keys, service)
+	var env []string
+	for _, e := range []struct {
+		name string
+		v    config.Secret
+	}{{config.KeyEdge, k.Edge}, {config.KeyBooking, k.Booking}, {config.KeyIntegration, k.Integration}} {
+		if e.v != "" {
+			env = append(env, e.name+"="+e.v.Reveal())
+		}
+	}
+	return env
 }

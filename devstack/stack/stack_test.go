@@ -23,9 +23,9 @@ const adminToken = "test-admin-token"
 // Options.IntegrationURL instead.
 func TestIntegrationService(t *testing.T) {
 	ctx := context.Background()
-	key := seal.NewKey()
+	key, keys := seal.NewKey(), stack.NewKeys()
 	var adjusted atomic.Bool
-	st, db, err := apitest.StartStack(ctx, stack.Options{HMACKey: "test-hmac-key-0123456789", EncryptionKey: key,
+	st, db, err := apitest.StartStack(ctx, stack.Options{Keys: keys, EncryptionKey: key,
 		AdminToken: adminToken, LogLevel: "error", PasswordCost: 4,
 		Integration: func(c *integration.Config) {
 			adjusted.Store(c.AllowHTTP && c.BookingURL != "" && c.ConsumerGroup == "integration-svc" && c.Webhooks.Timeout > 0)
@@ -88,7 +88,7 @@ func TestIntegrationService(t *testing.T) {
 		_, _ = w.Write([]byte(`{"code":200,"data":{"webhooks":[]}}`))
 	}))
 	defer stub.Close()
-	other, err := stack.Start(ctx, stack.Options{MongoURI: st.MongoURI, KafkaBrokers: st.KafkaBrokers, HMACKey: "test-hmac-key-0123456789",
+	other, err := stack.Start(ctx, stack.Options{MongoURI: st.MongoURI, KafkaBrokers: st.KafkaBrokers, Keys: keys,
 		EncryptionKey: key, AdminToken: adminToken, LogLevel: "error", PasswordCost: 4,
 		NoIntegration: true, IntegrationURL: stub.URL})
 	if err != nil {

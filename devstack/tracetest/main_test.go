@@ -91,7 +91,7 @@ func run(m *testing.M) int {
 	}
 	defer stop()
 
-	s, db, err := apitest.StartStack(ctx, stack.Options{HMACKey: "test-hmac-key-0123456789", EncryptionKey: seal.NewKey(),
+	s, db, err := apitest.StartStack(ctx, stack.Options{Keys: stack.NewKeys(), EncryptionKey: seal.NewKey(),
 		AdminToken: adminToken, LogLevel: "info", PasswordCost: 4, OutboxLease: time.Second})
 	if err != nil {
 		fmt.Fprintln(stderr, "tracetest:", err)

@@ -90,8 +90,8 @@ func run() error {
 	fmt.Println("vros-dev: starting embedded MongoDB and Kafka under", o.Dir, "and the services…")
 	s, err := stack.Start(ctx, stack.Options{
 		Dir: o.Dir, MongoURI: o.MongoURI, KafkaBrokers: o.KafkaBrokers, Host: o.Host,
-		Ports:   [5]int{o.EdgePort, o.PropertyPort, o.BookingPort, o.CatalogPort, o.IntegrationPort},
-		HMACKey: secrets.HMACKey, EncryptionKey: secrets.EncryptionKey, AdminToken: secrets.AdminToken,
+		Ports: [5]int{o.EdgePort, o.PropertyPort, o.BookingPort, o.CatalogPort, o.IntegrationPort},
+		Keys:  secrets.InternalKeys(), EncryptionKey: secrets.EncryptionKey, AdminToken: secrets.AdminToken,
 		LogLevel: o.LogLevel, RateLimitRPS: ec.RateLimitRPS, RateLimitBurst: ec.RateLimitBurst,
 		AuthFailureRPS: ec.AuthFailureRPS, AuthFailureBurst: ec.AuthFailureBurst, AccountConcurrency: ec.AccountConcurrency,
 		PublicURL: fmt.Sprintf("http://%s", net.JoinHostPort(o.Host, strconv.Itoa(o.EdgePort))),
