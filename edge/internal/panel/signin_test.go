@@ -92,7 +92,11 @@ func panelURL(t *testing.T, burst int, clk *clock) string {
 		t.Fatal(err)
 	}
 	go func() { _ = app.Listener(ln) }()
-	t.Cleanup(func() { _ = app.Shutdown() })
+	t.Cleanup(func() {
+		// Shutdown waits for every connection to be idle: the clients' kept-alive ones go first.
+		http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+		_ = app.Shutdown()
+	})
 	return "http://" + ln.Addr().String()
 }
 
