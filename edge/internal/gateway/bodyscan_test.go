@@ -152,3 +152,33 @@ func TestBodyCredentialsAllocations(t *testing.T) {
 		})
 	}
 }
+
+// FuzzBodyCredentials: the scan never panics, and whenever the body, parsed as edge parses an
+// authenticated caller's (BodyJSON, then interface B's envelope), gives a string key and
+// pass, the scan gave the same ones, or refused a credential too long to be one.
+func FuzzBodyCredentials(f *testing.F) {
+	f.Add("application/json", []byte(`{"key":"k1","a":{"key":"x"},"pass":"p1"}`))
+	f.Add("application/x-www-form-urlencoded", []byte("key=k1&pass=p%261&a[]=1"))
+	f.Add("multipart/form-data; boundary=b", []byte("--b\r\nContent-Disposition: form-data; name=\"key\"\r\n\r\nk1\r\n--b--\r\n"))
+	f.Fuzz(func(t *testing.T, ct string, body []byte) {
+		got, err := bodyCredentials(ct, body, namesB, true)
+		_, _ = bodyCredentials(ct, body, namesA, false)
+		js, perr := BodyJSON(ct, body, MaxBody)
+		if perr != nil {
+			return
+		}
+		var env struct {
+			Key  *string `json:"key"`
+			Pass *string `json:"pass"`
+		}
+		if json.Unmarshal(js, &env) != nil || env.Key == nil || env.Pass == nil {
+			return
+		}
+		if errors.Is(err, errCredentialTooLong) && (len(*env.Key) > maxCredential || len(*env.Pass) > maxCredential) {
+			return
+		}
+		if err != nil || got != [2]string{*env.Key, *env.Pass} {
+			t.Fatalf("bodyCredentials(%q, %q) = %q, %v; the parsed body gives %q %q", ct, body, got, err, *env.Key, *env.Pass)
+		}
+	})
+}
