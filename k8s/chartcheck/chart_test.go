@@ -34,15 +34,17 @@ type component struct {
 	secretEnv []string
 }
 
+// Each pod gets only the internal keys it signs with or accepts (docs/internal-auth.md): a
+// compromised integration-svc must hold no key property-svc accepts, nor edge's.
 var components = []component{
-	{"edge", 8080, "VROS_EDGE_ADDR", []string{"VROS_EDGE_ADMIN_TOKEN", "VROS_INTERNAL_HMAC_KEY"}},
-	{"property-svc", 8081, "VROS_PROPERTY_ADDR", []string{"VROS_INTERNAL_HMAC_KEY", "VROS_ENCRYPTION_KEY"}},
-	{"booking-svc", 8082, "VROS_BOOKING_ADDR", []string{"VROS_INTERNAL_HMAC_KEY", "VROS_ENCRYPTION_KEY"}},
-	{"catalog-svc", 8083, "VROS_CATALOG_ADDR", []string{"VROS_INTERNAL_HMAC_KEY"}},
-	{"integration-svc", 8084, "VROS_INTEGRATION_ADDR", []string{"VROS_INTERNAL_HMAC_KEY"}},
+	{"edge", 8080, "VROS_EDGE_ADDR", []string{"VROS_EDGE_ADMIN_TOKEN", "VROS_INTERNAL_KEY_EDGE"}},
+	{"property-svc", 8081, "VROS_PROPERTY_ADDR", []string{"VROS_INTERNAL_KEY_EDGE", "VROS_INTERNAL_KEY_BOOKING", "VROS_ENCRYPTION_KEY"}},
+	{"booking-svc", 8082, "VROS_BOOKING_ADDR", []string{"VROS_INTERNAL_KEY_EDGE", "VROS_INTERNAL_KEY_INTEGRATION", "VROS_INTERNAL_KEY_BOOKING", "VROS_ENCRYPTION_KEY"}},
+	{"catalog-svc", 8083, "VROS_CATALOG_ADDR", []string{"VROS_INTERNAL_KEY_EDGE"}},
+	{"integration-svc", 8084, "VROS_INTEGRATION_ADDR", []string{"VROS_INTERNAL_KEY_EDGE", "VROS_INTERNAL_KEY_INTEGRATION"}},
 }
 
-var secretEnvNames = []string{"VROS_EDGE_ADMIN_TOKEN", "VROS_INTERNAL_HMAC_KEY", "VROS_ENCRYPTION_KEY"}
+var secretEnvNames = []string{"VROS_EDGE_ADMIN_TOKEN", "VROS_INTERNAL_KEY_EDGE", "VROS_INTERNAL_KEY_BOOKING", "VROS_INTERNAL_KEY_INTEGRATION", "VROS_ENCRYPTION_KEY"}
 
 const (
 	// internalPort serves /healthz, /readyz and /metrics (VROS_INTERNAL_ADDR): probes and

@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -387,20 +388,42 @@ func (c *client) listBookings(acc account, pid int) ([]booking, error) {
 }
 
 // signedB sends an interface B action straight to one service pod (base is a port-forward),
-// with the tenant headers edge would add: X-Vros-Account, X-Vros-Time and X-Vros-Signature,
-// the hex HMAC-SHA256 under the internal key of "account\ntime\nmethod\npath"
-// (libs/tenancy, reimplemented: this module does not depend on libs). The body is the one
-// edge forwards, credentials included.
-func (c *client) signedB(hmacKey string, acc account, action string, fields map[string]any) (answer, error) {
+// with the tenant context edge would add (libs/tenancy, reimplemented: this module does not
+// depend on libs; docs/internal-auth.md): X-Vros-Caller edge, X-Vros-Account, X-Vros-Time,
+// a random X-Vros-Nonce and X-Vros-Signature, the hex HMAC-SHA256 under edge's key of the
+// lines scheme, caller, account, mode, max properties, time, nonce, method, path, query and
+// the body's hex SHA-256, each ended by a newline. The body is the one edge forwards,
+// credentials included.
+func (c *client) signedB(edgeKey string, acc account, action string, fields map[string]any) (answer, error) {
 	path := "/internal/b/" + action
+	body := acc.bBody(action, fields)
 	ts := strconv.FormatInt(time.Now().Unix(), 10)
-	mac := hmac.New(sha256.New, []byte(hmacKey))
-	mac.Write([]byte(acc.AccountID + "\n" + ts + "\n" + http.MethodPost + "\n" + path))
+	var n [16]byte
+	if _, err := rand.Read(n[:]); err != nil {
+		return answer{}, err
+	}
+	nonce := hex.EncodeToString(n[:])
 	h := http.Header{}
+	h.Set("X-Vros-Caller", "edge")
 	h.Set("X-Vros-Account", acc.AccountID)
 	h.Set("X-Vros-Time", ts)
-	h.Set("X-Vros-Signature", hex.EncodeToString(mac.Sum(nil)))
-	return c.send(http.MethodPost, path, h, acc.bBody(action, fields))
+	h.Set("X-Vros-Nonce", nonce)
+	h.Set("X-Vros-Signature", edgeSignature(edgeKey, acc.AccountID, ts, nonce, http.MethodPost, path, body))
+	return c.send(http.MethodPost, path, h, body)
+}
+
+// edgeSignature is libs/tenancy's signature of a live account's request without a query,
+// signed as edge. libs/tenancy's TestSignatureIsStable holds the vector both must agree on:
+// key "golden-key-0123456789", account acc1, time 1800000000, nonce
+// 6848dec0d11952d5668bb588a4b6a216, POST /internal/b/getinfo, body {"action":"getinfo"}:
+// 2e7c1a0dcaddccab2f067e9a5fb62a5a3f92ec19831962bf9ab5ac802a3c8f68.
+func edgeSignature(key, account, ts, nonce, method, path string, body []byte) string {
+	sum := sha256.Sum256(body)
+	mac := hmac.New(sha256.New, []byte(key))
+	for _, line := range []string{"vros-internal-2", "edge", account, "", "0", ts, nonce, method, path, "", hex.EncodeToString(sum[:])} {
+		mac.Write([]byte(line + "\n"))
+	}
+	return hex.EncodeToString(mac.Sum(nil))
 }
 
 // pacer spaces the requests of all clients of a scenario: edge limits each account to

@@ -51,9 +51,10 @@ type deployment struct {
 	built      []string // services whose images exist, hence deployed
 	baseURL    string
 	adminToken string
-	// hmacKey signs the tenant headers edge sends the services (libs/tenancy); the
-	// scenarios that call a service pod directly sign with it as edge does.
-	hmacKey  string
+	// edgeKey signs the tenant context edge sends the services (libs/tenancy,
+	// docs/internal-auth.md); the scenarios that call a service pod directly sign with it
+	// as edge does. booking-svc's and integration-svc's keys are drawn and stored only.
+	edgeKey  string
 	created  bool
 	provider *cluster.Provider
 }
@@ -225,14 +226,14 @@ func (d *deployment) installStores(t tb) {
 func (d *deployment) createSecret(t tb) {
 	t.Helper()
 	d.adminToken = randomHex(t, 32)
-	d.hmacKey = randomHex(t, 32)
+	d.edgeKey = randomHex(t, 32)
 	encKey := make([]byte, 32)
 	if _, err := rand.Read(encKey); err != nil {
 		t.Fatalf("%v", err)
 	}
 	envFile := filepath.Join(d.tmp, "secret.env")
-	body := fmt.Sprintf("admin-token=%s\ninternal-hmac-key=%s\nencryption-key=%s\n",
-		d.adminToken, d.hmacKey, base64.StdEncoding.EncodeToString(encKey))
+	body := fmt.Sprintf("admin-token=%s\ninternal-key-edge=%s\ninternal-key-booking=%s\ninternal-key-integration=%s\nencryption-key=%s\n",
+		d.adminToken, d.edgeKey, randomHex(t, 32), randomHex(t, 32), base64.StdEncoding.EncodeToString(encKey))
 	if err := os.WriteFile(envFile, []byte(body), 0o600); err != nil {
 		t.Fatalf("%v", err)
 	}

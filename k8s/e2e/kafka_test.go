@@ -68,14 +68,14 @@ type catalogState struct {
 
 // readCatalog reads a property's rate (getcalendar), reservations (getreservations) and held
 // nights (getnonavailabledate) from one catalog replica.
-func readCatalog(r replica, hmacKey string, acc account, pid int, priceDate, from, to string) (catalogState, error) {
+func readCatalog(r replica, edgeKey string, acc account, pid int, priceDate, from, to string) (catalogState, error) {
 	var s catalogState
-	price, err := catalogPrice(r, hmacKey, acc, pid, priceDate)
+	price, err := catalogPrice(r, edgeKey, acc, pid, priceDate)
 	if err != nil {
 		return s, err
 	}
 	s.price = string(price)
-	a, err := r.api.signedB(hmacKey, acc, "getreservations", map[string]any{"propertyId": acc.composite(pid)})
+	a, err := r.api.signedB(edgeKey, acc, "getreservations", map[string]any{"propertyId": acc.composite(pid)})
 	if err != nil {
 		return s, err
 	}
@@ -91,7 +91,7 @@ func readCatalog(r replica, hmacKey string, acc account, pid int, priceDate, fro
 		s.reservations = append(s.reservations, x.ID)
 	}
 	sort.Strings(s.reservations)
-	held, err := heldNights(r, hmacKey, acc, pid, from, to)
+	held, err := heldNights(r, edgeKey, acc, pid, from, to)
 	if err != nil {
 		return s, err
 	}
@@ -283,7 +283,7 @@ func kafkaPodDeletedDuringWrites(t *testing.T, d *deployment) {
 		behind = nil
 		for _, r := range catalog {
 			for c, w := range writers {
-				got, err := readCatalog(r, d.hmacKey, acc, w.pid, day(priceDate), day(3), day(3+maxBookings))
+				got, err := readCatalog(r, d.edgeKey, acc, w.pid, day(priceDate), day(3), day(3+maxBookings))
 				if err != nil {
 					behind = append(behind, fmt.Sprintf("%s, property %s: %v", r, w.code, err))
 					continue

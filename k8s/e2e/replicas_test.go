@@ -54,8 +54,8 @@ func sameAmount(n json.Number, want int) bool {
 }
 
 // catalogPrice reads the nightly price of one date with getcalendar.
-func catalogPrice(r replica, hmacKey string, acc account, pid int, date string) (json.Number, error) {
-	a, err := r.api.signedB(hmacKey, acc, "getcalendar", map[string]any{"propertyId": acc.composite(pid), "startDate": date, "endDate": date})
+func catalogPrice(r replica, edgeKey string, acc account, pid int, date string) (json.Number, error) {
+	a, err := r.api.signedB(edgeKey, acc, "getcalendar", map[string]any{"propertyId": acc.composite(pid), "startDate": date, "endDate": date})
 	if err != nil {
 		return "", err
 	}
@@ -67,8 +67,8 @@ func catalogPrice(r replica, hmacKey string, acc account, pid int, date string) 
 }
 
 // quotedRent is booking-svc's getinfo totalRent of one night (the nightly price, with rates).
-func quotedRent(r replica, hmacKey string, acc account, pid int, checkin, checkout string) (json.Number, error) {
-	a, err := r.api.signedB(hmacKey, acc, "getinfo", map[string]any{"propertyId": pid, "numberofadults": 2, "checkin": checkin, "checkout": checkout})
+func quotedRent(r replica, edgeKey string, acc account, pid int, checkin, checkout string) (json.Number, error) {
+	a, err := r.api.signedB(edgeKey, acc, "getinfo", map[string]any{"propertyId": pid, "numberofadults": 2, "checkin": checkin, "checkout": checkout})
 	if err != nil {
 		return "", err
 	}
@@ -82,8 +82,8 @@ func quotedRent(r replica, hmacKey string, acc account, pid int, checkin, checko
 }
 
 // heldNights are the nights getnonavailabledate reports held within [from, to].
-func heldNights(r replica, hmacKey string, acc account, pid int, from, to string) (map[string]bool, error) {
-	a, err := r.api.signedB(hmacKey, acc, "getnonavailabledate", map[string]any{"propertyId": pid, "startDate": from, "endDate": to})
+func heldNights(r replica, edgeKey string, acc account, pid int, from, to string) (map[string]bool, error) {
+	a, err := r.api.signedB(edgeKey, acc, "getnonavailabledate", map[string]any{"propertyId": pid, "startDate": from, "endDate": to})
 	if err != nil {
 		return nil, err
 	}
@@ -174,9 +174,9 @@ func twoReplicasAgree(t *testing.T, d *deployment) {
 	// booking-svc's getinfo rent.
 	price := func(r replica) (json.Number, error) {
 		if r.service == "catalog-svc" {
-			return catalogPrice(r, d.hmacKey, acc, pid, day(priceDate))
+			return catalogPrice(r, d.edgeKey, acc, pid, day(priceDate))
 		}
-		return quotedRent(r, d.hmacKey, acc, pid, day(priceDate), day(priceDate+1))
+		return quotedRent(r, d.edgeKey, acc, pid, day(priceDate), day(priceDate+1))
 	}
 	showsPrice := func(want int) func(replica) bool {
 		return func(r replica) bool {
@@ -187,10 +187,10 @@ func twoReplicasAgree(t *testing.T, d *deployment) {
 	showsBooking := func(id int64, night string) func(replica) bool {
 		return func(r replica) bool {
 			if r.service == "catalog-svc" {
-				held, err := heldNights(r, d.hmacKey, acc, pid, night, night)
+				held, err := heldNights(r, d.edgeKey, acc, pid, night, night)
 				return err == nil && held[night]
 			}
-			a, err := r.api.signedB(d.hmacKey, acc, "listbooking", map[string]any{"bookingId": id})
+			a, err := r.api.signedB(d.edgeKey, acc, "listbooking", map[string]any{"bookingId": id})
 			var list struct {
 				Total int `json:"totalRecords"`
 			}

@@ -424,3 +424,15 @@ func TestConcurrentVerify(t *testing.T) {
 		t.Errorf("the cache holds %d nonces, want %d", n, workers*each+1)
 	}
 }
+
+// TestSignatureIsStable: the signed string is a wire format. k8s/e2e reimplements it
+// (edgeSignature: that module does not depend on libs) and signs the same request to the same
+// value; a change here must change both and deploy every process at once.
+func TestSignatureIsStable(t *testing.T) {
+	sum := sha256.Sum256([]byte(`{"action":"getinfo"}`))
+	got := hex.EncodeToString(mac([]byte("golden-key-0123456789"), CallerEdge, Tenant{AccountID: "acc1"}, "1800000000",
+		"6848dec0d11952d5668bb588a4b6a216", "POST", "/internal/b/getinfo", "", sum[:]))
+	if want := "2e7c1a0dcaddccab2f067e9a5fb62a5a3f92ec19831962bf9ab5ac802a3c8f68"; got != want {
+		t.Errorf("signature %s, want %s", got, want)
+	}
+}

@@ -31,7 +31,8 @@ Truncated to 47 characters: the longest suffix added to it is "-integration-svc"
 The four services. One list drives every per-service template, so adding a service is one entry.
   key:     its block in values.yaml (see vros.componentKey)
   addrEnv: the variable holding its listen address
-  secrets: the keys of .Values.secrets.keys it receives, with the variable each one becomes
+  secrets: the keys of .Values.secrets.keys it receives, with the variable each one becomes:
+           only the internal keys it signs with or accepts (docs/internal-auth.md)
 */}}
 {{- define "vros.components" -}}
 - name: edge
@@ -39,29 +40,33 @@ The four services. One list drives every per-service template, so adding a servi
   addrEnv: VROS_EDGE_ADDR
   secrets:
     adminToken: VROS_EDGE_ADMIN_TOKEN
-    internalHmacKey: VROS_INTERNAL_HMAC_KEY
+    internalKeyEdge: VROS_INTERNAL_KEY_EDGE
 - name: property-svc
   key: propertySvc
   addrEnv: VROS_PROPERTY_ADDR
   secrets:
-    internalHmacKey: VROS_INTERNAL_HMAC_KEY
+    internalKeyEdge: VROS_INTERNAL_KEY_EDGE
+    internalKeyBooking: VROS_INTERNAL_KEY_BOOKING
     encryptionKey: VROS_ENCRYPTION_KEY
 - name: booking-svc
   key: bookingSvc
   addrEnv: VROS_BOOKING_ADDR
   secrets:
-    internalHmacKey: VROS_INTERNAL_HMAC_KEY
+    internalKeyEdge: VROS_INTERNAL_KEY_EDGE
+    internalKeyIntegration: VROS_INTERNAL_KEY_INTEGRATION
+    internalKeyBooking: VROS_INTERNAL_KEY_BOOKING
     encryptionKey: VROS_ENCRYPTION_KEY
 - name: catalog-svc
   key: catalogSvc
   addrEnv: VROS_CATALOG_ADDR
   secrets:
-    internalHmacKey: VROS_INTERNAL_HMAC_KEY
+    internalKeyEdge: VROS_INTERNAL_KEY_EDGE
 - name: integration-svc
   key: integrationSvc
   addrEnv: VROS_INTEGRATION_ADDR
   secrets:
-    internalHmacKey: VROS_INTERNAL_HMAC_KEY
+    internalKeyEdge: VROS_INTERNAL_KEY_EDGE
+    internalKeyIntegration: VROS_INTERNAL_KEY_INTEGRATION
 {{- end }}
 
 {{/*
@@ -149,7 +154,7 @@ Image reference of one component; call with (dict "root" $ "values" <component v
 {{- end }}
 
 {{/*
-Name of the Secret holding the admin token, HMAC key and encryption key.
+Name of the Secret holding the admin token, the internal keys and the encryption key.
 */}}
 {{- define "vros.secretName" -}}
 {{- required "secrets.existingSecret must name a Secret created outside the chart" .Values.secrets.existingSecret }}
