@@ -176,6 +176,7 @@ type Verifier struct {
 }
 
 type grant struct {
+	id     uint8  // the caller's number in the replay cache
 	name   string // the caller, the Verifier's own copy
 	key    []byte
 	routes []route // nil: every route
@@ -211,7 +212,10 @@ func NewVerifier(grants []Grant, opts ...Option) (*Verifier, error) {
 		if len(g.Key) < MinKeyLength {
 			return nil, fmt.Errorf("tenancy: the key of %s must be at least %d characters", g.Caller, MinKeyLength)
 		}
-		gr := grant{name: strings.Clone(g.Caller), key: []byte(g.Key)}
+		if len(v.callers) == 255 {
+			return nil, errors.New("tenancy: more than 255 callers")
+		}
+		gr := grant{id: uint8(len(v.callers)), name: strings.Clone(g.Caller), key: []byte(g.Key)}
 		for _, r := range g.Routes {
 			method, path, ok := strings.Cut(r, " ")
 			if !ok || method == "" || !strings.HasPrefix(path, "/") {
@@ -320,7 +324,7 @@ func (v *Verifier) Verify(header func(string) string, method, path, rawQuery str
 	if !g.allows(method, path) {
 		return "", Tenant{}, ErrRoute
 	}
-	if err := v.seen.add(g.name, n, at.Add(MaxSkew), now); err != nil {
+	if err := v.seen.add(g.id, n, at.Add(MaxSkew), now); err != nil {
 		return "", Tenant{}, err
 	}
 	return g.name, t, nil
