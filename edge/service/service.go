@@ -60,6 +60,9 @@ type Config struct {
 	// changed through other replicas (account.Service.Watch); zero: never (CacheTTL alone
 	// bounds how long they are trusted).
 	AccountPoll time.Duration `env:"VROS_EDGE_ACCOUNT_POLL_INTERVAL" envDefault:"1s"`
+	// BodyMemoryMiB is the budget of request body bytes in flight in this replica, in MiB
+	// (0: gateway.DefaultBodyMemory; docs/limits.md, "Memory budget").
+	BodyMemoryMiB int `env:"VROS_EDGE_BODY_MEMORY_MIB" envDefault:"64"`
 	// PanelPasswordCost is bcrypt's work factor for the management panel's passwords.
 	PanelPasswordCost int `env:"VROS_EDGE_PANEL_PASSWORD_COST" envDefault:"12"`
 	// UsageFlush is how often the usage counts are flushed (zero: usage.FlushInterval);
@@ -101,7 +104,18 @@ func (cfg *Config) validate() error {
 	if _, err := httpapi.ParseProxies(cfg.TrustedProxies); err != nil {
 		return fmt.Errorf("VROS_EDGE_TRUSTED_PROXIES: %w", err)
 	}
+	if _, err := gateway.NewIntake(cfg.bodyMemory(), 0); err != nil {
+		return fmt.Errorf("VROS_EDGE_BODY_MEMORY_MIB: %w", err)
+	}
 	return nil
+}
+
+// bodyMemory is BodyMemoryMiB in bytes.
+func (cfg *Config) bodyMemory() int64 {
+	if cfg.BodyMemoryMiB == 0 {
+		return gateway.DefaultBodyMemory
+	}
+	return int64(cfg.BodyMemoryMiB) << 20
 }
 
 // serve is Run after telemetry: tests give it their own logger.
@@ -171,15 +185,25 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 	if cfg.PublicURL == "" && !cfg.Development {
 		log.Warn("VROS_EDGE_PUBLIC_URL is not set: the admin API refuses to create accounts and rotate credentials")
 	}
+	intake, err := gateway.NewIntake(cfg.bodyMemory(), 0)
+	if err != nil {
+		return fmt.Errorf("VROS_EDGE_BODY_MEMORY_MIB: %w", err)
+	}
 	app := httpapi.New(httpapi.Options{
 		Telemetry: tel,
 		BodyLimit: gateway.MaxBody,
+		// fasthttp reads at most 8 KiB of a body before intake, which reads the rest within
+		// the body budget and decodes it (docs/limits.md, "Memory budget").
+		StreamRequestBody: true,
 		// Ready when edge itself can serve: its account store answers. A service that is down
 		// fails its own routes with 503; it does not take every other route down with it.
 		Ready:          func(ctx context.Context) error { return client.Ping(ctx, nil) },
 		TrustedProxies: proxies,
 		EnvelopeFor:    gateway.EnvelopeFor,
 	})
+	// Before every route (the public ones, the admin API, the panel): no handler reads a
+	// body intake has not read.
+	app.Use(intake.Handler)
 	// The OpenAPI documents and the reference page: public, no credentials (docs/openapi.md).
 	if err := openapi.Register(app); err != nil {
 		return fmt.Errorf("edge: %w", err)

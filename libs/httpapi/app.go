@@ -46,6 +46,11 @@ type Options struct {
 	// EnvelopeFor picks the envelope of a request answered before any route group set one
 	// (a 414, a 431, an unknown route); nil means interface A's.
 	EnvelopeFor func(path string) Envelope
+	// StreamRequestBody makes fasthttp read at most 8 KiB of a body before the handlers run
+	// and hand them the rest as a stream (Request.BodyStream), unbounded: BodyLimit is then
+	// not enforced, and a middleware registered before every route must read the body
+	// within its own limits (edge's gateway.Intake) or c.Body() reads it whole.
+	StreamRequestBody bool
 }
 
 // Default request limits (docs/limits.md).
@@ -100,6 +105,7 @@ func New(o Options) *fiber.App {
 		// before any handler could answer it in its interface's envelope, and write file
 		// parts to temporary files.
 		DisablePreParseMultipartForm: true,
+		StreamRequestBody:            o.StreamRequestBody,
 	}
 	if len(proxies) > 0 {
 		cfg.ProxyHeader = fiber.HeaderXForwardedFor
