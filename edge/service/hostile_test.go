@@ -643,6 +643,18 @@ func TestBodyBudget(t *testing.T) {
 			}
 			checkBusy(t, a)
 		}
+		// The rest of the budget taken by one more body: a body of at most 8 KiB (read whole
+		// with the headers) is still read at once, a larger one refused.
+		rest := append(append([]byte(`{"a":"`), bytes.Repeat([]byte("a"), budget-fit*maxBody-8)...), `"}`...)
+		filler := holdRequest(t, e, photo, "198.51.100.200", rest)
+		small := e.send(t, http.MethodPost, "/vros/external-booking", map[string]string{"Content-Type": "application/json"},
+			`{"action":"gettax","a":"`+strings.Repeat("a", 8<<10-32)+`"}`)
+		if st, msg := bStatus(t, small); small.code != http.StatusOK || st != httpapi.StatusUnauthorized {
+			t.Errorf("a body of 8 KiB with the budget spent: HTTP %d status %d %q, want 200 status 2", small.code, st, msg)
+		}
+		larger := holdRequest(t, e, photo, "198.51.100.201", body[:8<<10+1])
+		checkBusy(t, <-larger.answers)
+		held = append(held, filler)
 		for i, h := range held {
 			if _, ok := answered[i]; ok {
 				continue

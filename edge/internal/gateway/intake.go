@@ -40,6 +40,9 @@ const (
 	DefaultIntakeWait = time.Second
 	// maxEncodings bounds the codings of one Content-Encoding ("gzip, br").
 	maxEncodings = 3
+	// prefetched is how much of a body fasthttp reads before the first handler when it
+	// streams bodies (fasthttp's readBodyWithStreaming).
+	prefetched = 8 << 10
 	// firstChunk is the first read of a body of unknown length (chunked); the buffer then
 	// doubles, each step taken from the budget first.
 	firstChunk = 64 << 10
@@ -217,8 +220,12 @@ func (r *reservation) release() {
 // MaxBody.
 func (r *reservation) readBody(stream io.Reader, cl int) ([]byte, error) {
 	if cl >= 0 {
-		if err := r.take(int64(cl)); err != nil {
-			return nil, err
+		// A body of at most 8 KiB fasthttp has read whole before any handler (within the
+		// cost of a connection): it waits for nothing, not even behind a large one.
+		if cl > prefetched {
+			if err := r.take(int64(cl)); err != nil {
+				return nil, err
+			}
 		}
 		buf := make([]byte, cl)
 		if _, err := io.ReadFull(stream, buf); err != nil {
