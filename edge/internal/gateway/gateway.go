@@ -588,27 +588,21 @@ func (g *Gateway) ical(c *fiber.Ctx) error {
 // mediaName reports whether s is a media key (ext "") or a rendition's file name (ext
 // ".jpg"): 1 to 64 letters, digits, '_' or '-', then ext. property-svc's keys are 24
 // characters a–z and 0–9, its renditions' names letters, digits and '_' (h_179.jpg).
-func mediaName(s, ext string) bool {
-	name, ok := strings.CutSuffix(s, ext)
-	if !ok || name == "" || len(name) > 64 {
-		return false
-	}
-	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return false
-		}
-	}
-	return true
-}
+func mediaName(s, ext string) bool { return nameWith(s, ext, 64) }
 
 // icalFile reports whether file is "<token>.ics" with a token of base64url characters
 // (property-svc's tokens are 43 of them; catalog-svc checks the length).
-func icalFile(file string) bool {
-	tok, ok := strings.CutSuffix(file, ".ics")
-	if !ok || tok == "" || len(tok) > 128 {
+func icalFile(file string) bool { return nameWith(file, ".ics", 128) }
+
+// nameWith reports whether s is 1 to most letters, digits, '-' or '_' followed by ext: the
+// names of the public routes (media, iCal) that edge forwards unsigned, so that no '/',
+// '.' or escape ever reaches a service's path.
+func nameWith(s, ext string, most int) bool {
+	name, ok := strings.CutSuffix(s, ext)
+	if !ok || name == "" || len(name) > most {
 		return false
 	}
-	for _, r := range tok {
+	for _, r := range name {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
 			return false
 		}
