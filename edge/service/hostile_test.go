@@ -24,6 +24,7 @@ import (
 
 	"github.com/andybalholm/brotli"
 
+	"github.com/vros/vros/edge/internal/gateway"
 	"github.com/vros/vros/libs/httpapi"
 )
 
@@ -595,8 +596,9 @@ func TestBodyBudget(t *testing.T) {
 	const photo = "/api/property-photo"
 
 	t.Run("per replica", func(t *testing.T) {
+		var intake *gateway.Intake
 		e := start(t, Config{PublicURL: "https://api.example.com", TrustedProxies: []string{"127.0.0.1"},
-			AuthFailureRPS: 1000, AuthFailureBurst: 1 << 30})
+			AuthFailureRPS: 1000, AuthFailureBurst: 1 << 30, onIntake: func(in *gateway.Intake) { intake = in }})
 		const n, budget, margin = 16, 64 << 20, 16 << 20
 		const fit = budget / maxBody
 		defer debug.SetGCPercent(debug.SetGCPercent(10))
@@ -646,7 +648,9 @@ func TestBodyBudget(t *testing.T) {
 		// The rest of the budget taken by one more body: a body of at most 8 KiB (read whole
 		// with the headers) is still read at once, a larger one refused.
 		rest := append(append([]byte(`{"a":"`), bytes.Repeat([]byte("a"), budget-fit*maxBody-8)...), `"}`...)
+		waitHeld(t, intake, fit*maxBody)
 		filler := holdRequest(t, e, photo, "198.51.100.200", rest)
+		waitHeld(t, intake, budget)
 		small := e.send(t, http.MethodPost, "/vros/external-booking", map[string]string{"Content-Type": "application/json"},
 			`{"action":"gettax","a":"`+strings.Repeat("a", 8<<10-32)+`"}`)
 		if st, msg := bStatus(t, small); small.code != http.StatusOK || st != httpapi.StatusUnauthorized {
@@ -761,6 +765,20 @@ func TestBodyBudget(t *testing.T) {
 			})
 		}
 	})
+}
+
+// waitHeld waits until the intake holds want bytes of its budget.
+func waitHeld(t *testing.T, in *gateway.Intake, want int64) {
+	t.Helper()
+	hang := time.After(2 * time.Minute) // a hang, not a speed
+	for in.Held() != want {
+		select {
+		case <-hang:
+			t.Fatalf("the intake holds %d bytes, want %d", in.Held(), want)
+		default:
+			runtime.Gosched()
+		}
+	}
 }
 
 // checkBusy checks a refusal of the body budget: 503 with Retry-After in interface A's

@@ -68,6 +68,8 @@ type Config struct {
 	// UsageFlush is how often the usage counts are flushed (zero: usage.FlushInterval);
 	// tests shorten it. Never read from the environment.
 	UsageFlush time.Duration
+	// onIntake, when set, is given the body intake once built (tests watch its budget).
+	onIntake func(*gateway.Intake)
 	// Development lets PublicURL be empty: edge_url is then http://<listen address>. The
 	// dev launcher and the test stacks set it; it is never read from the environment.
 	Development bool
@@ -188,6 +190,9 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 	intake, err := gateway.NewIntake(cfg.bodyMemory(), 0)
 	if err != nil {
 		return fmt.Errorf("VROS_EDGE_BODY_MEMORY_MIB: %w", err)
+	}
+	if cfg.onIntake != nil {
+		cfg.onIntake(intake)
 	}
 	app := httpapi.New(httpapi.Options{
 		Telemetry: tel,

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -55,6 +56,7 @@ type Intake struct {
 	size    int64
 	perAddr int64
 	wait    time.Duration
+	held    atomic.Int64
 
 	mu    sync.Mutex
 	addrs map[string]*addrShare
@@ -82,6 +84,9 @@ func NewIntake(memory int64, wait time.Duration) (*Intake, error) {
 	return &Intake{budget: semaphore.NewWeighted(memory), size: memory, perAddr: min(memory, 2*MaxBody+1<<20), wait: wait,
 		addrs: map[string]*addrShare{}}, nil
 }
+
+// Held is how many bytes of the budget requests hold now.
+func (in *Intake) Held() int64 { return in.held.Load() }
 
 // Handler is the middleware: registered before every route.
 func (in *Intake) Handler(c *fiber.Ctx) error {
@@ -191,6 +196,7 @@ func (r *reservation) take(n int64) error {
 		return errBudget
 	}
 	r.held += n
+	r.in.held.Add(n)
 	return nil
 }
 
@@ -201,6 +207,7 @@ func (r *reservation) give(n int64) {
 		return
 	}
 	r.held -= n
+	r.in.held.Add(-n)
 	r.in.budget.Release(n)
 	r.share.sem.Release(n)
 }
