@@ -52,8 +52,11 @@ const (
 // modeSandbox is HeaderMode's value for a sandbox account.
 const modeSandbox = "sandbox"
 
-// MaxSkew is how old (or how far in the future) a signature may be.
-const MaxSkew = 5 * time.Minute
+// MaxSkew is how old (or how far in the future) a signature may be. The callers and the
+// services run in one cluster, whose clocks agree to the millisecond, and a signature is made
+// as a request is sent; the window is short so that the replay cache, which keeps each nonce
+// this long, holds a busy replica's requests (DefaultReplayCapacity).
+const MaxSkew = 30 * time.Second
 
 // MinKeyLength is the shortest key a Signer or Verifier accepts.
 const MinKeyLength = 16

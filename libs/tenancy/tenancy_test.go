@@ -226,7 +226,7 @@ func TestReplay(t *testing.T) {
 	}{
 		{"first", r, 0, nil},
 		{"again", r, 0, ErrReplay},
-		{"again a minute later", r, time.Minute, ErrReplay},
+		{"again halfway through the window", r, MaxSkew / 2, ErrReplay},
 		{"again at the end of the window", r, MaxSkew, ErrReplay},
 		{"after the window", r, MaxSkew + time.Second, ErrExpired},
 	}
@@ -278,11 +278,14 @@ func resign(key string, r req) string {
 func TestReplayCacheBounded(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	at := now
+	// Each signature is sent a third of the window after the one before (a third is one of
+	// the cache's 10 s buckets, by which expired nonces are dropped).
+	step := MaxSkew / 3
 	v := bookingSvc(t, WithClock(func() time.Time { return at }), WithReplayCapacity(3))
 	edge := NewSigner(CallerEdge, edgeKey)
 	var rs []req
 	for i := range 5 {
-		rs = append(rs, sign(edge, Tenant{AccountID: "acc1"}, "GET", "/internal/read/x", "", now.Add(time.Duration(i)*time.Minute)))
+		rs = append(rs, sign(edge, Tenant{AccountID: "acc1"}, "GET", "/internal/read/x", "", now.Add(time.Duration(i)*step)))
 	}
 	steps := []struct {
 		name  string
@@ -292,15 +295,15 @@ func TestReplayCacheBounded(t *testing.T) {
 		held  int
 	}{
 		{"first", rs[0], 0, nil, 1},
-		{"second", rs[1], time.Minute, nil, 2},
-		{"third", rs[2], 2 * time.Minute, nil, 3},
-		{"fourth, full", rs[3], 3 * time.Minute, ErrBusy, 3},
-		{"a replay when full", rs[2], 3 * time.Minute, ErrReplay, 3},
+		{"second", rs[1], step, nil, 2},
+		{"third", rs[2], 2 * step, nil, 3},
+		{"fourth, full", rs[3], 3 * step, ErrBusy, 3},
+		{"a replay when full", rs[2], 3 * step, ErrReplay, 3},
 		// The first signature (sent at now) has expired: its nonce makes room.
-		{"fourth, after the first expired", rs[3], MaxSkew + time.Minute, nil, 3},
-		{"fifth, full again", rs[4], MaxSkew + time.Minute, ErrBusy, 3},
-		{"fifth, after the second expired", rs[4], MaxSkew + 2*time.Minute, nil, 3},
-		{"all expired but two", rs[4], MaxSkew + 3*time.Minute, ErrReplay, 2},
+		{"fourth, after the first expired", rs[3], MaxSkew + step, nil, 3},
+		{"fifth, full again", rs[4], MaxSkew + step, ErrBusy, 3},
+		{"fifth, after the second expired", rs[4], MaxSkew + 2*step, nil, 3},
+		{"all expired but two", rs[4], MaxSkew + 3*step, ErrReplay, 2},
 	}
 	for _, s := range steps {
 		at = now.Add(s.after)
