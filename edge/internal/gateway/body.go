@@ -186,7 +186,7 @@ func checkParts(body []byte, boundary string) error {
 		// The header block ends at the first empty line.
 		head := rest[len(rest)-len(eol):]
 		window := head[:min(len(head), maxPartHeader+4)]
-		if bytes.Index(window, []byte("\n\r\n")) < 0 && bytes.Index(window, []byte("\n\n")) < 0 && len(head) > maxPartHeader {
+		if !bytes.Contains(window, []byte("\n\r\n")) && !bytes.Contains(window, []byte("\n\n")) && len(head) > maxPartHeader {
 			return httpapi.BadRequest(fmt.Sprintf("multipart/form-data part %d has a header block larger than %d bytes", parts, maxPartHeader))
 		}
 	}
