@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -63,7 +64,8 @@ func ClientKey(c *fiber.Ctx) string { return AddressKey(httpapi.ClientIP(c)) }
 func AddressKey(ip string) string {
 	a, err := netip.ParseAddr(ip)
 	if err != nil {
-		return ip
+		// A copy: keys outlive the request, and ip may be a view of its header buffer.
+		return strings.Clone(ip)
 	}
 	a = a.WithZone("").Unmap()
 	if a.Is4() {
