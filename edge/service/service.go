@@ -191,6 +191,7 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 	if err != nil {
 		return fmt.Errorf("VROS_EDGE_BODY_MEMORY_MIB: %w", err)
 	}
+	intake.Metrics = refusals
 	if cfg.onIntake != nil {
 		cfg.onIntake(intake)
 	}

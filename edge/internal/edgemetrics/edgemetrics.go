@@ -35,10 +35,11 @@ const (
 	Concurrency  Reason = "concurrency"   // the account has too many requests in flight (429)
 	AuthThrottle Reason = "auth_throttle" // the client address failed to authenticate too often (429)
 	BodySize     Reason = "body_size"     // the body is over the route's or the plan's limit (413)
+	BodyBudget   Reason = "body_budget"   // the replica's or the address's body memory was not free in time (503)
 )
 
 // Reasons are every Reason.
-var Reasons = []Reason{Rate, Concurrency, AuthThrottle, BodySize}
+var Reasons = []Reason{Rate, Concurrency, AuthThrottle, BodySize, BodyBudget}
 
 // Metrics are edge's counters. A nil *Metrics counts nothing.
 type Metrics struct {

@@ -18,6 +18,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/vros/vros/edge/internal/edgemetrics"
 	"github.com/vros/vros/edge/internal/throttle"
 	"github.com/vros/vros/libs/httpapi"
 )
@@ -57,6 +58,9 @@ type Intake struct {
 	perAddr int64
 	wait    time.Duration
 	held    atomic.Int64
+	// Metrics counts the bodies refused for their size (413) or for the budget (503); nil
+	// counts nothing. Set it before the first request.
+	Metrics *edgemetrics.Metrics
 
 	mu    sync.Mutex
 	addrs map[string]*addrShare
@@ -96,6 +100,7 @@ func (in *Intake) Handler(c *fiber.Ctx) error {
 		// Refused before a byte of it is read; the rest of it is never read, so the
 		// connection cannot carry another request.
 		c.Response().SetConnectionClose()
+		in.Metrics.Rejected(c.UserContext(), edgemetrics.BodySize)
 		return httpapi.TooLarge(MaxBody)
 	}
 	codings, err := contentCodings(req.Header.Peek(fiber.HeaderContentEncoding))
@@ -115,10 +120,7 @@ func (in *Intake) Handler(c *fiber.Ctx) error {
 		raw, err = r.readBody(stream, cl)
 		if err != nil {
 			c.Response().SetConnectionClose()
-			if errors.Is(err, errBudget) {
-				return busy(c)
-			}
-			return err
+			return in.refused(c, err)
 		}
 	} else {
 		raw = req.Body() // in memory already: an app that does not stream bodies
@@ -128,10 +130,7 @@ func (in *Intake) Handler(c *fiber.Ctx) error {
 	if len(codings) > 0 && len(raw) > 0 {
 		plain, err := r.decode(raw, codings)
 		if err != nil {
-			if errors.Is(err, errBudget) {
-				return busy(c)
-			}
-			return err
+			return in.refused(c, err)
 		}
 		raw, decoded = plain, true
 	}
@@ -147,10 +146,20 @@ func (in *Intake) Handler(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// busy refuses a request whose body's bytes were not free in the budget in time.
-func busy(c *fiber.Ctx) error {
-	c.Set(fiber.HeaderRetryAfter, "1")
-	return httpapi.Unavailable("edge is reading too many request bodies at once; retry in 1 s")
+// refused is the answer to a body intake could not read, counted: errBudget (its bytes
+// were not free in the budget in time) is a 503 with Retry-After, a body over MaxBody
+// (read or decoded) a 413, any other error (a body that is not valid in its coding, a
+// connection that failed) its own answer.
+func (in *Intake) refused(c *fiber.Ctx, err error) error {
+	if errors.Is(err, errBudget) {
+		in.Metrics.Rejected(c.UserContext(), edgemetrics.BodyBudget)
+		c.Set(fiber.HeaderRetryAfter, "1")
+		return httpapi.Unavailable("edge is reading too many request bodies at once; retry in 1 s")
+	}
+	if e, ok := errors.AsType[*httpapi.Error](err); ok && e.HTTP == fiber.StatusRequestEntityTooLarge {
+		in.Metrics.Rejected(c.UserContext(), edgemetrics.BodySize)
+	}
+	return err
 }
 
 // errBudget is a body whose bytes were not free in the budget in time.
