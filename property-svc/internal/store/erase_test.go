@@ -199,7 +199,7 @@ func TestEraseAccount(t *testing.T) {
 }
 
 // TestEraseInterrupted: an erasure stopped at every point of its work (its context ends
-// after a growing delay, as when the process is killed) is
+// after a growing delay, as when the process is killed, until a try finishes) is
 // finished by the next try: nothing of the account is left, and every key the account had
 // is tombstoned, including those of properties an interrupted try had already deleted. The
 // tries run in a store whose relay does not run, as in a process that was killed.
@@ -211,10 +211,16 @@ func TestEraseInterrupted(t *testing.T) {
 	// by the relay that runs on (h's sweep).
 	try := newHarness(t)
 	interrupted := 0
-	for i := range 300 {
-		// Dense short delays first (the deletions), up to a second (the wait for the
-		// account's events to be published).
-		cctx, cancel := context.WithTimeout(ctx, time.Duration(i*i)*10*time.Microsecond)
+	for i := 0; ; i++ {
+		// Dense short delays first (the deletions), then longer ones (the wait for the
+		// account's events to be published), growing until a try finishes: however fast
+		// or slow the machine, each point of the work is interrupted at some delay, and
+		// the loop ends with a finished try (a minute's delay is a hang, not a speed).
+		delay := time.Duration(i*i) * 10 * time.Microsecond
+		if delay > time.Minute {
+			t.Fatalf("%d tries interrupted, the last after %v: the erasure never finishes", interrupted, delay)
+		}
+		cctx, cancel := context.WithTimeout(ctx, delay)
 		err := try.repo.Erase(cctx, acct)
 		cancel()
 		if err == nil {
@@ -344,7 +350,9 @@ func TestEraseWhileWriting(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			hw := []*harness{h, other}[w%2]
-			for i := range 200 {
+			// Each writer writes until the erasure refuses it, however fast the erasure
+			// is beside the writes (100 000 accepted writes would be a hang).
+			for i := range 100_000 {
 				if i == 3 {
 					started <- struct{}{}
 				}
