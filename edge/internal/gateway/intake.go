@@ -165,28 +165,34 @@ func (in *Intake) refused(c *fiber.Ctx, err error) error {
 // errBudget is a body whose bytes were not free in the budget in time.
 var errBudget = errors.New("body memory budget exhausted")
 
-// reservation is what one request holds of the budget and of its address's share.
+// reservation is what one request holds of the budget and of its address's share. It
+// joins its address's share at its first take: a body fasthttp has read whole with the
+// headers (most requests) costs no lock, map entry or timer.
 type reservation struct {
 	in    *Intake
+	c     *fiber.Ctx
 	key   string
-	share *addrShare
+	share *addrShare // nil until the first take
 	ctx   context.Context
 	stop  context.CancelFunc
 	held  int64
 }
 
-func (in *Intake) reservation(c *fiber.Ctx) *reservation {
-	key := throttle.ClientKey(c)
-	in.mu.Lock()
-	s := in.addrs[key]
+func (in *Intake) reservation(c *fiber.Ctx) *reservation { return &reservation{in: in, c: c} }
+
+// join enters the request into its client address's share and starts its wait.
+func (r *reservation) join() {
+	r.key = throttle.ClientKey(r.c)
+	r.in.mu.Lock()
+	s := r.in.addrs[r.key]
 	if s == nil {
-		s = &addrShare{sem: semaphore.NewWeighted(in.perAddr)}
-		in.addrs[key] = s
+		s = &addrShare{sem: semaphore.NewWeighted(r.in.perAddr)}
+		r.in.addrs[r.key] = s
 	}
 	s.refs++
-	in.mu.Unlock()
-	ctx, stop := context.WithTimeout(c.UserContext(), in.wait)
-	return &reservation{in: in, key: key, share: s, ctx: ctx, stop: stop}
+	r.in.mu.Unlock()
+	r.share = s
+	r.ctx, r.stop = context.WithTimeout(r.c.UserContext(), r.in.wait)
 }
 
 // take reserves n more bytes, waiting until the request's wait is over.
@@ -196,6 +202,9 @@ func (r *reservation) take(n int64) error {
 	}
 	if r.held+n > r.in.perAddr {
 		return errBudget
+	}
+	if r.share == nil {
+		r.join()
 	}
 	if err := r.share.sem.Acquire(r.ctx, n); err != nil {
 		return errBudget
@@ -223,6 +232,9 @@ func (r *reservation) give(n int64) {
 
 // release returns everything, once the request is answered.
 func (r *reservation) release() {
+	if r.share == nil {
+		return // never took a byte
+	}
 	r.stop()
 	r.give(r.held)
 	r.in.mu.Lock()
