@@ -246,12 +246,9 @@ func (g *Gateway) authenticateA(c *fiber.Ctx, body []byte) (account.Caller, erro
 	}
 	key, pass, fromHeaders := headerPair(c)
 	if !fromHeaders {
-		vals, err := bodyCredentials(c.Get(fiber.HeaderContentType), body, namesA, false)
-		switch {
-		case errors.Is(err, errCredentialTooLong):
-			return account.Caller{}, g.refused(c, edgemetrics.Service, httpapi.Unauthorized("invalid credentials"))
-		case err != nil:
-			return account.Caller{}, g.refused(c, edgemetrics.Service, err)
+		vals, err := g.credentialsIn(c, body, namesA, false, edgemetrics.Service)
+		if err != nil {
+			return account.Caller{}, err
 		}
 		key, pass = vals[0], vals[1]
 	}
@@ -284,9 +281,23 @@ func (g *Gateway) refused(c *fiber.Ctx, kind edgemetrics.AuthKind, err error) er
 	return err
 }
 
+// credentialsIn reads the credentials names from body (bodyCredentials), refusing a body
+// they cannot be read from, or one too long to be a credential, as a failed authentication
+// of kind.
+func (g *Gateway) credentialsIn(c *fiber.Ctx, body []byte, names credentialNames, strict bool, kind edgemetrics.AuthKind) ([2]string, error) {
+	vals, err := bodyCredentials(c.Get(fiber.HeaderContentType), body, names, strict)
+	if errors.Is(err, errCredentialTooLong) {
+		err = httpapi.Unauthorized("invalid credentials")
+	}
+	if err != nil {
+		return vals, g.refused(c, kind, err)
+	}
+	return vals, nil
+}
+
 // headerPair is interface A's second credential from the headers servicekey/servicepass,
 // else 365villaskey/365villaspass (the original's docs); found is false when neither name
-// of either pair was sent (then bodyPair is asked).
+// of either pair was sent (then the body is scanned for it: credentialsIn).
 func headerPair(c *fiber.Ctx) (key, pass string, found bool) {
 	for _, h := range [][2]string{{"servicekey", "servicepass"}, {"365villaskey", "365villaspass"}} {
 		if key, pass = strings.TrimSpace(c.Get(h[0])), strings.TrimSpace(c.Get(h[1])); key != "" || pass != "" {
@@ -452,12 +463,10 @@ func (g *Gateway) interfaceB(c *fiber.Ctx) error {
 	if len(body) == 0 {
 		return g.refused(c, edgemetrics.Key, httpapi.BadRequest("request body is empty; send a JSON object with key, pass and action"))
 	}
-	vals, err := bodyCredentials(c.Get(fiber.HeaderContentType), body, namesB, true)
+	vals, err := g.credentialsIn(c, body, namesB, true, edgemetrics.Key)
 	switch {
-	case errors.Is(err, errCredentialTooLong):
-		return overOrErr(over, bodyLimitB, g.refused(c, edgemetrics.Key, httpapi.Unauthorized("invalid credentials")))
 	case err != nil:
-		return overOrErr(over, bodyLimitB, g.refused(c, edgemetrics.Key, err))
+		return overOrErr(over, bodyLimitB, err)
 	case vals[0] == "" || vals[1] == "":
 		return overOrErr(over, bodyLimitB, g.refused(c, edgemetrics.Key, httpapi.Unauthorized("key and pass are required")))
 	}
