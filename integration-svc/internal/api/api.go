@@ -13,7 +13,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/vros/vros/integration-svc/internal/hooks"
-	"github.com/vros/vros/integration-svc/internal/store"
 	"github.com/vros/vros/integration-svc/internal/targets"
 	"github.com/vros/vros/integration-svc/internal/webhook"
 	"github.com/vros/vros/libs/fields"
@@ -49,7 +48,7 @@ func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 }
 
 func notFound(err error, id int64) error {
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, hooks.ErrNotFound) {
 		return httpapi.NotFound(httpapi.StatusNotFound, fmt.Sprintf("webhook %d does not exist", id))
 	}
 	return err
@@ -105,15 +104,12 @@ func (a *API) webhook(c *fiber.Ctx) error {
 		if err := v.Err(); err != nil {
 			return err
 		}
-		eps, err := a.h.Store().ListEndpoints(ctx, acc, int64(brand))
+		eps, err := a.h.List(ctx, acc, int64(brand))
 		if err != nil {
 			return err
 		}
 		out := make([]map[string]any, 0, len(eps))
 		for _, e := range eps {
-			if e, err = a.h.Store().Streak(ctx, e); err != nil {
-				return err
-			}
 			out = append(out, endpointJSON(e, false))
 		}
 		return httpapi.A(c, fiber.Map{"webhooks": out})
@@ -148,7 +144,7 @@ func (a *API) webhook(c *fiber.Ctx) error {
 		if err != nil {
 			return notFound(err, id)
 		}
-		if e, err = a.h.Store().Streak(ctx, e); err != nil {
+		if e, err = a.h.Streak(ctx, e); err != nil {
 			return err
 		}
 		return httpapi.A(c, endpointJSON(e, false))
@@ -158,16 +154,13 @@ func (a *API) webhook(c *fiber.Ctx) error {
 	}
 	switch action {
 	case "get":
-		e, err := a.h.Store().Endpoint(ctx, acc, id)
+		e, err := a.h.Get(ctx, acc, id)
 		if err != nil {
 			return notFound(err, id)
 		}
-		if e, err = a.h.Store().Streak(ctx, e); err != nil {
-			return err
-		}
 		return httpapi.A(c, endpointJSON(e, false))
 	case "delete":
-		if err := a.h.Store().DeleteEndpoint(ctx, acc, id); err != nil {
+		if err := a.h.Delete(ctx, acc, id); err != nil {
 			return notFound(err, id)
 		}
 		return httpapi.A(c, fiber.Map{"webhook_id": id, "deleted": true})
@@ -196,7 +189,7 @@ func (a *API) url(ctx context.Context, o *fields.Object, account string, require
 	if !ok {
 		return "", false
 	}
-	allow, err := a.h.Store().AllowsPrivate(ctx, account)
+	allow, err := a.h.AllowsPrivate(ctx, account)
 	if err != nil {
 		o.Add("url", "could not be checked now; try again")
 		return "", false
@@ -299,7 +292,7 @@ func (a *API) delivery(c *fiber.Ctx) error {
 		if err := v.Err(); err != nil {
 			return err
 		}
-		e, err := a.h.Store().Endpoint(ctx, acc, id)
+		e, err := a.h.Endpoint(ctx, acc, id)
 		if err != nil {
 			return notFound(err, id)
 		}
@@ -307,14 +300,13 @@ func (a *API) delivery(c *fiber.Ctx) error {
 		if msg == "" {
 			f, t = *from, *to
 		}
-		count, err := a.h.Store().Redeliver(ctx, acc, id, msg, f, t, !e.Enabled, time.Now().UTC())
-		if errors.Is(err, store.ErrNotFound) {
+		count, err := a.h.Redeliver(ctx, e, msg, f, t)
+		if errors.Is(err, hooks.ErrNotFound) {
 			return httpapi.NotFound(httpapi.StatusNotFound, fmt.Sprintf("delivery %s of webhook %d does not exist", msg, id))
 		}
 		if err != nil {
 			return err
 		}
-		a.h.Wake()
 		return httpapi.A(c, fiber.Map{"redelivered": count})
 	}
 	status, _ := o.String("status", fields.Str{OneOf: []string{webhook.StatusPending, webhook.StatusDelivered, webhook.StatusFailed}})
@@ -326,11 +318,11 @@ func (a *API) delivery(c *fiber.Ctx) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	if _, err := a.h.Store().Endpoint(ctx, acc, id); err != nil {
+	if _, err := a.h.Endpoint(ctx, acc, id); err != nil {
 		return notFound(err, id)
 	}
-	ds, atts, err := a.h.Store().ListDeliveries(ctx, acc, id, store.DeliveryFilter{Status: status, From: from, To: to, Limit: int64(limit), Before: before})
-	if errors.Is(err, store.ErrNotFound) {
+	ds, atts, err := a.h.Deliveries(ctx, acc, id, hooks.DeliveryFilter{Status: status, From: from, To: to, Limit: int64(limit), Before: before})
+	if errors.Is(err, hooks.ErrNotFound) {
 		return httpapi.InvalidField("delivery.before", "must be a message id of this webhook's deliveries")
 	}
 	if err != nil {
@@ -355,7 +347,7 @@ type integrations struct {
 }
 
 func (a *API) getIntegrations(c *fiber.Ctx) error {
-	allow, err := a.h.Store().AllowsPrivate(c.UserContext(), tenancy.From(c).AccountID)
+	allow, err := a.h.AllowsPrivate(c.UserContext(), tenancy.From(c).AccountID)
 	if err != nil {
 		return err
 	}
@@ -372,7 +364,7 @@ func (a *API) putIntegrations(c *fiber.Ctx) error {
 	if err := v.Err(); err != nil {
 		return c.Status(http.StatusBadRequest).JSON(fiber.Map{"error": err.Error()})
 	}
-	if err := a.h.Store().SetAllowsPrivate(c.UserContext(), tenancy.From(c).AccountID, allow); err != nil {
+	if err := a.h.SetAllowsPrivate(c.UserContext(), tenancy.From(c).AccountID, allow); err != nil {
 		return err
 	}
 	return c.JSON(integrations{AllowPrivateTargets: allow})

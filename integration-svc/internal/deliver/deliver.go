@@ -23,7 +23,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/vros/vros/integration-svc/internal/store"
+	"github.com/vros/vros/integration-svc/internal/hooks"
 	"github.com/vros/vros/integration-svc/internal/targets"
 	"github.com/vros/vros/integration-svc/internal/webhook"
 	"github.com/vros/vros/libs/tenancy"
@@ -53,7 +53,7 @@ type Config struct {
 	PerEndpoint        int
 	// BookingURL is booking-svc's internal address (GET /internal/hooks/booking/{id}).
 	BookingURL string
-	// Repair is how often held deliveries of enabled endpoints are released (store.RepairHolds);
+	// Repair is how often held deliveries of enabled endpoints are released (Store.RepairHolds);
 	// 0 is RepairEvery.
 	Repair time.Duration
 	// Window is how many due lanes a round reads at most; 0 is 5000.
@@ -64,6 +64,13 @@ type Config struct {
 // endpoint that is enabled (a hold taken from a copy read just before an enabling).
 const RepairEvery = 10 * time.Second
 
+// Store is where the deliverer finds its work and records it: the webhook domain's
+// endpoint and delivery repositories.
+type Store interface {
+	hooks.EndpointRepository
+	hooks.DeliveryRepository
+}
+
 // Policy tells whether the account may reach private addresses.
 type Policy interface {
 	AllowsPrivate(ctx context.Context, account string) (bool, error)
@@ -72,7 +79,7 @@ type Policy interface {
 // Deliverer sends deliveries.
 type Deliverer struct {
 	cfg     Config
-	st      *store.Store
+	st      Store
 	policy  Policy
 	signer  *tenancy.Signer
 	log     *slog.Logger
@@ -100,7 +107,7 @@ type Deliverer struct {
 
 // New returns a deliverer; notify records the notice of a disabled endpoint for the
 // account's endpoints but that one (except).
-func New(cfg Config, st *store.Store, policy Policy, signer *tenancy.Signer, log *slog.Logger, meter metric.Meter,
+func New(cfg Config, st Store, policy Policy, signer *tenancy.Signer, log *slog.Logger, meter metric.Meter,
 	notify func(ctx context.Context, e webhook.Event, except int64) error) *Deliverer {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 32
@@ -172,7 +179,7 @@ func (d *Deliverer) Run(ctx context.Context) error {
 	}
 }
 
-// round starts draining every lane that is due (store.DueLanes), not in flight here, and
+// round starts draining every lane that is due (hooks.DueLanes), not in flight here, and
 // whose endpoint has room for one more attempt in flight.
 func (d *Deliverer) round(ctx context.Context, wg *sync.WaitGroup) error {
 	d.mu.Lock()
@@ -223,7 +230,7 @@ func (d *Deliverer) round(ctx context.Context, wg *sync.WaitGroup) error {
 // time, held (its endpoint paused or disabled), or gone (no delivery left). A head another
 // replica is sending is left to it (the lane's rounds look again).
 func (d *Deliverer) drain(ctx context.Context, lane string) {
-	var last store.Due
+	var last hooks.Due
 	for ctx.Err() == nil {
 		h, ok, err := d.st.LaneHead(ctx, lane)
 		now := d.now()
@@ -261,7 +268,7 @@ func (d *Deliverer) done(lane, ep string) {
 }
 
 // send makes one attempt of the lane head h.
-func (d *Deliverer) send(ctx context.Context, h store.Due) error {
+func (d *Deliverer) send(ctx context.Context, h hooks.Due) error {
 	now := d.now()
 	del, ok, err := d.st.Lease(ctx, h, now, now.Add(d.Lease()))
 	if err != nil || !ok {
@@ -272,7 +279,7 @@ func (d *Deliverer) send(ctx context.Context, h store.Due) error {
 		// the copy may predate a re-enabling in another replica: hold only on a fresh read.
 		ep, err = d.st.Endpoint(ctx, del.Account, del.WebhookID)
 	}
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, hooks.ErrNotFound) {
 		// deleted with its deliveries; this one was recorded just after.
 		return d.st.Drop(context.WithoutCancel(ctx), del)
 	}
@@ -506,7 +513,7 @@ func (d *Deliverer) recordNotice(ctx context.Context, account string, id int64, 
 	return d.st.NoticeRecorded(ctx, account, id, notice.ID)
 }
 
-// repair runs the periodic repairs: holds and lanes (store.RepairHolds), and the notices of
+// repair runs the periodic repairs: holds and lanes (Store.RepairHolds), and the notices of
 // disablings not recorded yet.
 func (d *Deliverer) repair(ctx context.Context) error {
 	if now := d.now(); now.Sub(d.backfilled) > time.Hour {

@@ -298,7 +298,7 @@ func TestRetryScheduleThenFailedThenRedeliverKeepsID(t *testing.T) {
 	ep := e.endpoint(t, rc.srv.URL, "*")
 	e.emit(t, "msg_retry", 1, webhook.RatesUpdated, time.Now())
 	eventually.Holds(t, "condition", 10*time.Second, func() bool {
-		ds, _, _ := e.st.ListDeliveries(context.Background(), e.account, ep.ID, store.DeliveryFilter{Limit: 10})
+		ds, _, _ := e.st.ListDeliveries(context.Background(), e.account, ep.ID, hooks.DeliveryFilter{Limit: 10})
 		return len(ds) == 1 && ds[0].Status == webhook.StatusFailed
 	})
 	got := rc.all()
@@ -310,7 +310,7 @@ func TestRetryScheduleThenFailedThenRedeliverKeepsID(t *testing.T) {
 			t.Fatalf("attempt %d came %v after the previous, want ≥ %v", i+1, gap, sched[i])
 		}
 	}
-	_, atts, _ := e.st.ListDeliveries(context.Background(), e.account, ep.ID, store.DeliveryFilter{Limit: 10})
+	_, atts, _ := e.st.ListDeliveries(context.Background(), e.account, ep.ID, hooks.DeliveryFilter{Limit: 10})
 	if a := atts["msg_retry"]; len(a) != 3 || a[2].StatusCode != 500 || a[2].Attempt != 3 || a[2].Error == "" {
 		t.Fatalf("attempt log %+v", a)
 	}
@@ -331,7 +331,7 @@ func TestRetryScheduleThenFailedThenRedeliverKeepsID(t *testing.T) {
 	// redelivered as a user does, once the log shows it delivered (a redelivery within
 	// milliseconds of the attempt's end may be lost on FerretDB: docs/webhooks.md)
 	eventually.Holds(t, "msg_range delivered in the log", 10*time.Second, func() bool {
-		ds, _, _ := e.st.ListDeliveries(context.Background(), e.account, ep.ID, store.DeliveryFilter{Limit: 10})
+		ds, _, _ := e.st.ListDeliveries(context.Background(), e.account, ep.ID, hooks.DeliveryFilter{Limit: 10})
 		for _, d := range ds {
 			if d.MessageID == "msg_range" {
 				return d.Status == webhook.StatusDelivered && len(rc.all()) == 5
@@ -401,7 +401,7 @@ func TestDisableAfterStreakThenReenableResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually.Holds(t, "the waiting delivery sent after re-enabling", 10*time.Second, func() bool {
-		ds, atts, _ := e.st.ListDeliveries(context.Background(), e.account, ep.ID, store.DeliveryFilter{Limit: 10})
+		ds, atts, _ := e.st.ListDeliveries(context.Background(), e.account, ep.ID, hooks.DeliveryFilter{Limit: 10})
 		for _, d := range ds {
 			t.Logf("%s %s attempts %d %+v next %v", d.MessageID, d.Status, d.Attempts, atts[d.MessageID], d.NextAttemptAt)
 		}
@@ -427,10 +427,10 @@ func TestPrivateAddressRefusedAtConnectOnceSwitchedOff(t *testing.T) {
 	}
 	e.emit(t, "msg_private", 1, webhook.PropertyUpdated, time.Now())
 	eventually.Holds(t, "condition", 10*time.Second, func() bool {
-		ds, atts, _ := e.st.ListDeliveries(context.Background(), e.account, ep.ID, store.DeliveryFilter{Limit: 10})
+		ds, atts, _ := e.st.ListDeliveries(context.Background(), e.account, ep.ID, hooks.DeliveryFilter{Limit: 10})
 		return len(ds) == 1 && len(atts["msg_private"]) == 1
 	})
-	_, atts, _ := e.st.ListDeliveries(context.Background(), e.account, ep.ID, store.DeliveryFilter{Limit: 10})
+	_, atts, _ := e.st.ListDeliveries(context.Background(), e.account, ep.ID, hooks.DeliveryFilter{Limit: 10})
 	if a := atts["msg_private"][0]; !strings.Contains(a.Error, "forbidden address") {
 		t.Fatalf("attempt %+v", a)
 	}
@@ -450,7 +450,7 @@ func TestResponseExcerptCapped(t *testing.T) {
 	e.emit(t, "msg_big", 1, webhook.PropertyUpdated, time.Now())
 	var a webhook.Attempt
 	eventually.Holds(t, "condition", 10*time.Second, func() bool {
-		_, atts, _ := e.st.ListDeliveries(context.Background(), e.account, ep.ID, store.DeliveryFilter{Limit: 10})
+		_, atts, _ := e.st.ListDeliveries(context.Background(), e.account, ep.ID, hooks.DeliveryFilter{Limit: 10})
 		if len(atts["msg_big"]) == 1 {
 			a = atts["msg_big"][0]
 			return true
@@ -485,7 +485,7 @@ func TestBurstOnOneLaneDrainedInOrder(t *testing.T) {
 		}
 	}
 	eventually.Holds(t, "every delivery recorded as delivered", 10*time.Second, func() bool {
-		dels, _, err := e.st.ListDeliveries(context.Background(), e.account, ep.ID, store.DeliveryFilter{Status: webhook.StatusPending, Limit: 500})
+		dels, _, err := e.st.ListDeliveries(context.Background(), e.account, ep.ID, hooks.DeliveryFilter{Status: webhook.StatusPending, Limit: 500})
 		return err == nil && len(dels) == 0
 	})
 }
@@ -519,7 +519,7 @@ func TestHeldBehindEnabledEndpointArrivesAndOrphanIsDropped(t *testing.T) {
 	record("msg_gone", gone)
 	eventually.Holds(t, "the deleted endpoint's delivery dropped", 10*time.Second, func() bool {
 		_, err := e.st.Data(ctx, webhook.Delivery{Account: e.account, WebhookID: gone.ID, MessageID: "msg_gone"})
-		return errors.Is(err, store.ErrNotFound)
+		return errors.Is(err, hooks.ErrNotFound)
 	})
 	n, err := db.Collection(store.Queue).CountDocuments(ctx, bson.D{{Key: "account_id", Value: e.account}, {Key: "webhook_id", Value: gone.ID}})
 	if err != nil || n != 0 || len(rc.all()) != 1 {

@@ -12,7 +12,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/vros/vros/integration-svc/internal/feed"
-	"github.com/vros/vros/integration-svc/internal/feedstore"
 	"github.com/vros/vros/integration-svc/internal/poller"
 	"github.com/vros/vros/integration-svc/internal/targets"
 	"github.com/vros/vros/libs/fields"
@@ -22,7 +21,7 @@ import (
 
 // API serves the resource.
 type API struct {
-	Store     *feedstore.Store
+	Store     feed.Repository
 	Poller    *poller.Poller
 	Booking   poller.Booking
 	Policy    poller.Policy
@@ -167,7 +166,7 @@ func (a *API) create(c *fiber.Ctx, ctx context.Context, account string, o *field
 		IntervalMinutes: interval, Enabled: true, CreatedAt: now, UpdatedAt: now, Seen: []feed.SeenConflict{},
 		Status: feed.Status{NextPollAt: now, Conflicts: []feed.Conflict{}}}
 	if err := a.Store.Create(ctx, fd); err != nil {
-		if errors.Is(err, feedstore.ErrTooMany) {
+		if errors.Is(err, feed.ErrTooMany) {
 			return httpapi.InvalidField("feed", "a property may have at most "+strconv.Itoa(feed.MaxPerProperty)+" feeds")
 		}
 		return err
@@ -176,7 +175,7 @@ func (a *API) create(c *fiber.Ctx, ctx context.Context, account string, o *field
 }
 
 func (a *API) update(c *fiber.Ctx, ctx context.Context, account string, f *fields.Object, id int, v *fields.Violations, left func() time.Duration) error {
-	var ch feedstore.Change
+	var ch feed.Change
 	if f.Has("url") {
 		u, ok := f.String("url", fields.Str{Required: true})
 		if ok {
@@ -258,7 +257,7 @@ func (a *API) property(ctx context.Context, account, code string) (int64, error)
 }
 
 func notFound(err error, id int) error {
-	if errors.Is(err, feedstore.ErrNotFound) {
+	if errors.Is(err, feed.ErrNotFound) {
 		return httpapi.NotFound(httpapi.StatusNotFound, "feed "+strconv.Itoa(id)+" does not exist")
 	}
 	return err

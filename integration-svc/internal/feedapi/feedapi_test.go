@@ -364,7 +364,7 @@ func TestAnswersInTime(t *testing.T) {
 		t.Fatalf("delete: %d %v after %s", code, out, took)
 	}
 	p.Wait()
-	if n, _ := db.Collection(feedstore.Feeds).CountDocuments(context.Background(), bson.D{{Key: "_id", Value: feedstore.DocID(acc, id)}}); n != 0 {
+	if n, _ := db.Collection(feedstore.Feeds).CountDocuments(context.Background(), bson.D{{Key: "_id", Value: feed.Key(acc, id)}}); n != 0 {
 		t.Fatalf("the removal did not finish: %d", n)
 	}
 }

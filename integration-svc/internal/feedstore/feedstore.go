@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -27,13 +26,6 @@ const (
 	Fetches  = "feed_fetches"
 )
 
-// Errors.
-var (
-	ErrNotFound = errors.New("no such feed")
-	// ErrTooMany: the property already has feed.MaxPerProperty feeds.
-	ErrTooMany = errors.New("too many feeds")
-)
-
 // Store holds the feeds.
 type Store struct {
 	feeds   *mongo.Collection
@@ -42,19 +34,16 @@ type Store struct {
 	ids     *mongostore.Sequence
 }
 
-// Fetched is the last answer of a feed's link that a poll synced (collection Fetches, _id
-// the feed's): its validators, sent back as If-None-Match and If-Modified-Since, and its
-// current events with their dates as written (at most feed.MaxEvents), synced again when
-// the link answers 304. It is apart from the feed so that the account's reads never carry
-// up to a few MB of events, and it names the link it came from, so that a new link starts
-// without validators. A poll writes it only while it holds the feed (Finish).
-type Fetched struct {
+// fetchedDoc is a feed's feed.Fetched (collection Fetches, _id the feed's). It is apart
+// from the feed so that the account's reads never carry up to a few MB of events. A poll
+// writes it only while it holds the feed (Finish).
+type fetchedDoc struct {
 	ID           string       `bson:"_id"`
 	URL          string       `bson:"url"`
 	ETag         string       `bson:"etag"`
 	LastModified string       `bson:"last_modified"`
 	Events       []feed.Event `bson:"events"`
-	Skipped      int          `bson:"skipped"` // the file's unusable events (feed.Calendar.Skipped)
+	Skipped      int          `bson:"skipped"`
 	At           time.Time    `bson:"at"`
 }
 
@@ -71,13 +60,11 @@ func Open(ctx context.Context, db *mongo.Database) (*Store, error) {
 		ids: mongostore.NewSequence(db.Collection(Counters), "feed", 10)}, nil
 }
 
-// DocID is the document id of an account's feed.
-func DocID(account string, feedID int64) string {
-	return account + ":" + strconv.FormatInt(feedID, 10)
-}
+// The store implements the feed domain's port.
+var _ feed.Repository = (*Store)(nil)
 
 // Create stores a new feed, due at once, unless its property already has
-// feed.MaxPerProperty feeds (ErrTooMany). The count and the insert are not one
+// feed.MaxPerProperty feeds (feed.ErrTooMany). The count and the insert are not one
 // transaction: two creates at the same moment may exceed the limit by one each.
 func (s *Store) Create(ctx context.Context, f *feed.Feed) error {
 	n, err := s.feeds.CountDocuments(ctx, bson.D{{Key: "account_id", Value: f.AccountID},
@@ -86,26 +73,26 @@ func (s *Store) Create(ctx context.Context, f *feed.Feed) error {
 		return err
 	}
 	if n >= feed.MaxPerProperty {
-		return ErrTooMany
+		return feed.ErrTooMany
 	}
 	id, err := s.ids.Next(ctx)
 	if err != nil {
 		return err
 	}
 	f.FeedID = id
-	f.ID = DocID(f.AccountID, id)
+	f.ID = feed.Key(f.AccountID, id)
 	_, err = s.feeds.InsertOne(ctx, f)
 	return err
 }
 
 // Get returns an account's feed (not one being deleted).
 func (s *Store) Get(ctx context.Context, account string, feedID int64) (*feed.Feed, error) {
-	f, err := s.read(ctx, DocID(account, feedID))
+	f, err := s.read(ctx, feed.Key(account, feedID))
 	if err != nil {
 		return nil, err
 	}
 	if f == nil || f.Deleting {
-		return nil, ErrNotFound
+		return nil, feed.ErrNotFound
 	}
 	return f, nil
 }
@@ -178,21 +165,13 @@ func (s *Store) List(ctx context.Context, account string, propertyID int64) ([]f
 	return out, nil
 }
 
-// Change is an update of a feed's settings; nil members are left as they are.
-type Change struct {
-	URL             *string
-	Name            *string
-	IntervalMinutes *int
-	Enabled         *bool
-}
-
 // Update applies c. A new link or a feed enabled again is due at once (a new link has no
 // validators: the kept answer names the old link); a new interval moves the next poll of a healthy
 // feed to the last poll plus the interval.
-func (s *Store) Update(ctx context.Context, account string, feedID int64, c Change, now time.Time) (*feed.Feed, error) {
-	err := s.change(ctx, DocID(account, feedID), func(f *feed.Feed) (bson.D, error) {
+func (s *Store) Update(ctx context.Context, account string, feedID int64, c feed.Change, now time.Time) (*feed.Feed, error) {
+	err := s.change(ctx, feed.Key(account, feedID), func(f *feed.Feed) (bson.D, error) {
 		if f == nil || f.Deleting {
-			return nil, ErrNotFound
+			return nil, feed.ErrNotFound
 		}
 		set := bson.D{{Key: "updated_at", Value: now}}
 		due := false
@@ -229,9 +208,9 @@ func (s *Store) Update(ctx context.Context, account string, feedID int64, c Chan
 // removes its blocks (at once) and then the document.
 func (s *Store) MarkDeleting(ctx context.Context, account string, feedID int64, now time.Time) (*feed.Feed, error) {
 	var out *feed.Feed
-	err := s.change(ctx, DocID(account, feedID), func(f *feed.Feed) (bson.D, error) {
+	err := s.change(ctx, feed.Key(account, feedID), func(f *feed.Feed) (bson.D, error) {
 		if f == nil || f.Deleting {
-			return nil, ErrNotFound
+			return nil, feed.ErrNotFound
 		}
 		f.Deleting, f.UpdatedAt, f.Status.NextPollAt, f.Status.ConsecutiveFailures = true, now, now, 0
 		out = f
@@ -412,7 +391,7 @@ func (s *Store) leased(ctx context.Context, docID string, due bool, token string
 // account's settings stay as they are now. When the interval changed during the poll, a
 // healthy feed's next poll follows the new one. It reports whether the outcome was
 // recorded.
-func (s *Store) Finish(ctx context.Context, f *feed.Feed, polledURL string, fetched *Fetched) (bool, error) {
+func (s *Store) Finish(ctx context.Context, f *feed.Feed, polledURL string, fetched *feed.Fetched) (bool, error) {
 	recorded := false
 	err := mongostore.WithLease(ctx, s.feeds, f.ID, func() error {
 		taken := time.Now()
@@ -454,12 +433,13 @@ func (s *Store) Finish(ctx context.Context, f *feed.Feed, polledURL string, fetc
 // keep stores the answer kept for feed document id (one document: its validators always go
 // with their events). Account erasure deletes feeds without their lease, so a feed erased
 // just before the write is looked up after it, and the answer deleted with it then.
-func (s *Store) keep(ctx context.Context, id, url string, fetched *Fetched) error {
-	fetched.ID, fetched.URL = id, url
-	if fetched.Events == nil {
-		fetched.Events = []feed.Event{}
+func (s *Store) keep(ctx context.Context, id, url string, fetched *feed.Fetched) error {
+	doc := fetchedDoc{ID: id, URL: url, ETag: fetched.ETag, LastModified: fetched.LastModified,
+		Events: fetched.Events, Skipped: fetched.Skipped, At: fetched.At}
+	if doc.Events == nil {
+		doc.Events = []feed.Event{}
 	}
-	if _, err := s.fetches.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}}, fetched, options.Replace().SetUpsert(true)); err != nil {
+	if _, err := s.fetches.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}}, doc, options.Replace().SetUpsert(true)); err != nil {
 		return err
 	}
 	if cur, err := s.read(ctx, id); err != nil || cur != nil {
@@ -471,20 +451,20 @@ func (s *Store) keep(ctx context.Context, id, url string, fetched *Fetched) erro
 
 // LastFetched returns the answer kept for feed document id, without its events unless
 // withEvents; nil when none is kept.
-func (s *Store) LastFetched(ctx context.Context, id string, withEvents bool) (*Fetched, error) {
+func (s *Store) LastFetched(ctx context.Context, id string, withEvents bool) (*feed.Fetched, error) {
 	opts := options.FindOne()
 	if !withEvents {
 		opts.SetProjection(bson.D{{Key: "events", Value: 0}})
 	}
-	var out Fetched
-	err := s.fetches.FindOne(ctx, bson.D{{Key: "_id", Value: id}}, opts).Decode(&out)
+	var d fetchedDoc
+	err := s.fetches.FindOne(ctx, bson.D{{Key: "_id", Value: id}}, opts).Decode(&d)
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &out, nil
+	return &feed.Fetched{URL: d.URL, ETag: d.ETag, LastModified: d.LastModified, Events: d.Events, Skipped: d.Skipped, At: d.At}, nil
 }
 
 // Erase deletes every feed of an account, with its kept answers, leases and locks.

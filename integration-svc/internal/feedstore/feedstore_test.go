@@ -86,7 +86,7 @@ func TestAPIAndPollWritesKeepEachOther(t *testing.T) {
 		wg.Go(func() {
 			for i := range 6 {
 				name, interval, enabled := fmt.Sprint("name ", i), 20+i, i%2 == 1
-				if _, err := s.Update(ctx, f.AccountID, f.FeedID, Change{Name: &name, IntervalMinutes: &interval, Enabled: &enabled}, now); err != nil {
+				if _, err := s.Update(ctx, f.AccountID, f.FeedID, feed.Change{Name: &name, IntervalMinutes: &interval, Enabled: &enabled}, now); err != nil {
 					t.Error(err)
 					return
 				}

@@ -11,10 +11,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/vros/vros/integration-svc/internal/store"
 	"github.com/vros/vros/integration-svc/internal/webhook"
-	"github.com/vros/vros/libs/events/contract"
-	"github.com/vros/vros/libs/mongostore"
 )
 
 // ErrTooMany: the account has the most endpoints it may have.
@@ -25,22 +22,23 @@ const SecretOverlap = 24 * time.Hour
 
 // Hooks is the webhook domain service.
 type Hooks struct {
-	st *store.Store
+	endpoints  EndpointRepository
+	deliveries DeliveryRepository
+	brands     BrandRepository
+	accounts   AccountRepository
 	// wake tells the deliverer that deliveries were recorded.
 	wake func()
 	now  func() time.Time
 }
 
-// New returns the service over st; wake is called after deliveries are recorded.
-func New(st *store.Store) *Hooks {
-	return &Hooks{st: st, wake: func() {}, now: func() time.Time { return time.Now().UTC() }}
+// New returns the service over r; wake (SetWake) is called after deliveries are recorded.
+func New(r Repository) *Hooks {
+	return &Hooks{endpoints: r, deliveries: r, brands: r, accounts: r,
+		wake: func() {}, now: func() time.Time { return time.Now().UTC() }}
 }
 
 // SetWake sets what is called after deliveries are recorded (the deliverer's Wake).
 func (h *Hooks) SetWake(wake func()) { h.wake = wake }
-
-// Store is the service's store.
-func (h *Hooks) Store() *store.Store { return h.st }
 
 // NewSecret is a fresh signing secret: "whsec_" and the base64 of 24 random bytes.
 func NewSecret() string {
@@ -51,20 +49,20 @@ func NewSecret() string {
 
 // Create adds an endpoint (its fields already checked) and returns it with its secret.
 func (h *Hooks) Create(ctx context.Context, e webhook.Endpoint) (webhook.Endpoint, error) {
-	n, err := h.st.CountEndpoints(ctx, e.Account)
+	n, err := h.endpoints.CountEndpoints(ctx, e.Account)
 	if err != nil {
 		return e, err
 	}
 	if n >= webhook.MaxEndpointsPerAccount {
 		return e, ErrTooMany
 	}
-	id, err := h.st.NextID(ctx)
+	id, err := h.endpoints.NextID(ctx)
 	if err != nil {
 		return e, err
 	}
 	now := h.now()
 	e.ID, e.Enabled, e.Secret, e.CreatedAt, e.UpdatedAt = id, true, NewSecret(), now, now
-	return e, h.st.AddEndpoint(ctx, e)
+	return e, h.endpoints.AddEndpoint(ctx, e)
 }
 
 // Change is an update of an endpoint: nil members are left as they are.
@@ -81,7 +79,7 @@ type Change struct {
 func (h *Hooks) Update(ctx context.Context, account string, id int64, c Change) (webhook.Endpoint, error) {
 	now := h.now()
 	var released bool
-	e, _, err := h.st.ModifyEndpoint(ctx, account, id, now, func(e *webhook.Endpoint) bool {
+	e, _, err := h.endpoints.ModifyEndpoint(ctx, account, id, now, func(e *webhook.Endpoint) bool {
 		if c.URL != nil {
 			e.URL = *c.URL
 		}
@@ -114,7 +112,7 @@ func (h *Hooks) Update(ctx context.Context, account string, id int64, c Change) 
 func (h *Hooks) RotateSecret(ctx context.Context, account string, id int64) (webhook.Endpoint, error) {
 	now := h.now()
 	until := now.Add(SecretOverlap)
-	e, _, err := h.st.ModifyEndpoint(ctx, account, id, now, func(e *webhook.Endpoint) bool {
+	e, _, err := h.endpoints.ModifyEndpoint(ctx, account, id, now, func(e *webhook.Endpoint) bool {
 		e.OldSecret, e.OldSecretUntil, e.Secret, e.UpdatedAt = e.Secret, &until, NewSecret(), now
 		return true
 	})
@@ -123,7 +121,7 @@ func (h *Hooks) RotateSecret(ctx context.Context, account string, id int64) (web
 
 // Test sends a webhook.test event to the endpoint only and returns its message id.
 func (h *Hooks) Test(ctx context.Context, account string, id int64) (string, error) {
-	e, err := h.st.Endpoint(ctx, account, id)
+	e, err := h.endpoints.Endpoint(ctx, account, id)
 	if err != nil {
 		return "", err
 	}
@@ -133,7 +131,7 @@ func (h *Hooks) Test(ctx context.Context, account string, id int64) (string, err
 	data, _ := json.Marshal(map[string]any{"webhook_id": id, "message": "This is a test event from vros."})
 	ev := webhook.Event{ID: webhook.MessageID(account, now.UnixNano(), webhook.WebhookTest, string(b)),
 		Account: account, Type: webhook.WebhookTest, At: now, Data: data}
-	if err := h.st.AddDeliveries(ctx, ev, []webhook.Endpoint{e}, now); err != nil {
+	if err := h.deliveries.AddDeliveries(ctx, ev, []webhook.Endpoint{e}, now); err != nil {
 		return "", err
 	}
 	h.wake()
@@ -158,7 +156,7 @@ func (h *Hooks) emit(ctx context.Context, evs []webhook.Event, except int64) err
 		return nil
 	}
 	account := evs[0].Account
-	all, err := h.st.ListEndpoints(ctx, account, 0)
+	all, err := h.endpoints.ListEndpoints(ctx, account, 0)
 	if err != nil {
 		return err
 	}
@@ -175,7 +173,7 @@ func (h *Hooks) emit(ctx context.Context, evs []webhook.Event, except int64) err
 				continue
 			}
 			if ep.BrandID > 0 && !webhook.CarriesBooking(e.Type) && brands == nil {
-				if brands, err = h.brandProperties(ctx, account); err != nil {
+				if brands, err = h.brands.BrandProperties(ctx, account); err != nil {
 					return err
 				}
 			}
@@ -187,7 +185,7 @@ func (h *Hooks) emit(ctx context.Context, evs []webhook.Event, except int64) err
 		if len(to) == 0 {
 			continue
 		}
-		if err := h.st.AddDeliveries(ctx, e, to, h.now()); err != nil {
+		if err := h.deliveries.AddDeliveries(ctx, e, to, h.now()); err != nil {
 			return err
 		}
 		recorded = true
@@ -208,22 +206,72 @@ func ofBrand(brand int64, e webhook.Event, brands map[int64][]int64) bool {
 	return ok && (len(props) == 0 || slices.Contains(props, e.PropertyID))
 }
 
-// brandProperties reads the account's brands from its kept settings snapshot.
-func (h *Hooks) brandProperties(ctx context.Context, account string) (map[int64][]int64, error) {
-	snap, ok, err := mongostore.GetSnapshot(ctx, h.st.Snapshots(), account+":settings")
-	out := map[int64][]int64{}
-	if err != nil || !ok {
-		return out, err
-	}
-	var s contract.Settings
-	if err := json.Unmarshal([]byte(snap.Data), &s); err != nil {
-		return nil, err
-	}
-	for _, b := range s.Brands {
-		out[int64(b.ID)] = b.Properties
-	}
-	return out, nil
-}
-
 // Wake tells the deliverer that deliveries are due (a redelivery).
 func (h *Hooks) Wake() { h.wake() }
+
+// Endpoint reads one endpoint of the account (ErrNotFound when it has none of that id).
+func (h *Hooks) Endpoint(ctx context.Context, account string, id int64) (webhook.Endpoint, error) {
+	return h.endpoints.Endpoint(ctx, account, id)
+}
+
+// Get is Endpoint with its failure streak filled in.
+func (h *Hooks) Get(ctx context.Context, account string, id int64) (webhook.Endpoint, error) {
+	e, err := h.endpoints.Endpoint(ctx, account, id)
+	if err != nil {
+		return e, err
+	}
+	return h.endpoints.Streak(ctx, e)
+}
+
+// List lists the account's endpoints by id (brand > 0: that brand's only), with their
+// failure streaks.
+func (h *Hooks) List(ctx context.Context, account string, brand int64) ([]webhook.Endpoint, error) {
+	eps, err := h.endpoints.ListEndpoints(ctx, account, brand)
+	if err != nil {
+		return nil, err
+	}
+	for i := range eps {
+		if eps[i], err = h.endpoints.Streak(ctx, eps[i]); err != nil {
+			return nil, err
+		}
+	}
+	return eps, nil
+}
+
+// Streak fills in e's failure streak.
+func (h *Hooks) Streak(ctx context.Context, e webhook.Endpoint) (webhook.Endpoint, error) {
+	return h.endpoints.Streak(ctx, e)
+}
+
+// Delete deletes the endpoint with its deliveries (ErrNotFound when there is none).
+func (h *Hooks) Delete(ctx context.Context, account string, id int64) error {
+	return h.endpoints.DeleteEndpoint(ctx, account, id)
+}
+
+// Redeliver makes endpoint e's deliveries of message msg (msg empty: those created in
+// [from, to)) pending again, due now, held while e is disabled; it returns how many.
+// ErrNotFound when msg names no delivery of e.
+func (h *Hooks) Redeliver(ctx context.Context, e webhook.Endpoint, msg string, from, to time.Time) (int64, error) {
+	n, err := h.deliveries.Redeliver(ctx, e.Account, e.ID, msg, from, to, !e.Enabled, h.now())
+	if err != nil {
+		return n, err
+	}
+	h.wake()
+	return n, nil
+}
+
+// Deliveries lists an endpoint's deliveries, newest first, with their attempts by message
+// id; ErrNotFound when f.Before names no delivery of it.
+func (h *Hooks) Deliveries(ctx context.Context, account string, id int64, f DeliveryFilter) ([]webhook.Delivery, map[string][]webhook.Attempt, error) {
+	return h.deliveries.ListDeliveries(ctx, account, id, f)
+}
+
+// AllowsPrivate reports whether an operator allowed the account private targets.
+func (h *Hooks) AllowsPrivate(ctx context.Context, account string) (bool, error) {
+	return h.accounts.AllowsPrivate(ctx, account)
+}
+
+// SetAllowsPrivate sets the account's private-targets switch (the operator's).
+func (h *Hooks) SetAllowsPrivate(ctx context.Context, account string, allow bool) error {
+	return h.accounts.SetAllowsPrivate(ctx, account, allow)
+}

@@ -37,8 +37,18 @@ func open(t *testing.T) (*hooks.Hooks, *hooks.Hooks, string) {
 			t.Fatal(err)
 		}
 		hs[i] = hooks.New(st)
+		stores.Store(hs[i], st)
 	}
 	return hs[0], hs[1], fmt.Sprintf("hacc%d", accounts.Add(1))
+}
+
+// stores holds the store each service of open runs over (the replica's), for what a test
+// reads or writes behind the service.
+var stores sync.Map // *hooks.Hooks → *store.Store
+
+func storeOf(h *hooks.Hooks) *store.Store {
+	st, _ := stores.Load(h)
+	return st.(*store.Store)
 }
 
 // held counts the endpoint's queued deliveries that are held, and all of them.
@@ -75,7 +85,7 @@ func TestEndpointWritesSurviveConcurrentSuccesses(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range 6 {
-		st := []*hooks.Hooks{api, other}[i%2].Store()
+		st := storeOf([]*hooks.Hooks{api, other}[i%2])
 		wg.Go(func() {
 			for {
 				select {
@@ -99,7 +109,7 @@ func TestEndpointWritesSurviveConcurrentSuccesses(t *testing.T) {
 		if _, err := api.Update(ctx, account, ep.ID, hooks.Change{Description: &desc}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := other.Store().Endpoint(ctx, account, ep.ID)
+		got, err := storeOf(other).Endpoint(ctx, account, ep.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,14 +146,14 @@ func TestDisableRacingUpdatesLeavesQueueMatchingEndpoint(t *testing.T) {
 	for i := range 30 {
 		// rounds alternate: the account re-enables (after a disabling) or pauses, while the
 		// deliverer of another replica disables for a failure streak and the account edits.
-		seen, err := deliverer.Store().Endpoint(ctx, account, ep.ID)
+		seen, err := storeOf(deliverer).Endpoint(ctx, account, ep.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		desc := fmt.Sprintf("round %d", i)
 		var wg sync.WaitGroup
 		wg.Go(func() {
-			if _, err := deliverer.Store().Disable(ctx, account, ep.ID, time.Now().UTC(), "test streak", seen, webhook.Event{ID: fmt.Sprintf("msg_notice%d", i), Account: account, Type: webhook.WebhookDisabled, At: time.Now(), Data: []byte(`{}`)}); err != nil {
+			if _, err := storeOf(deliverer).Disable(ctx, account, ep.ID, time.Now().UTC(), "test streak", seen, webhook.Event{ID: fmt.Sprintf("msg_notice%d", i), Account: account, Type: webhook.WebhookDisabled, At: time.Now(), Data: []byte(`{}`)}); err != nil {
 				t.Error(err)
 			}
 		})
@@ -153,7 +163,7 @@ func TestDisableRacingUpdatesLeavesQueueMatchingEndpoint(t *testing.T) {
 			}
 		})
 		wg.Wait()
-		got, err := api.Store().Endpoint(ctx, account, ep.ID)
+		got, err := storeOf(api).Endpoint(ctx, account, ep.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,7 +196,7 @@ func TestMatchingByTypeAndBrand(t *testing.T) {
 	ctx := context.Background()
 	h, _, account := open(t)
 	settings, _ := json.Marshal(contract.Settings{Brands: []contract.Brand{{ID: 1, Properties: []int64{10}}, {ID: 2}}})
-	if _, _, err := mongostore.KeepNewer(ctx, h.Store().Snapshots(), account+":settings", 1, string(settings)); err != nil {
+	if _, _, err := mongostore.KeepNewer(ctx, storeOf(h).Snapshots(), account+":settings", 1, string(settings)); err != nil {
 		t.Fatal(err)
 	}
 	eps := map[string]webhook.Endpoint{}
@@ -232,7 +242,7 @@ func TestMatchingByTypeAndBrand(t *testing.T) {
 	for _, r := range rows {
 		var got []string
 		for name, ep := range eps {
-			if _, err := h.Store().Data(ctx, webhook.Delivery{Account: account, WebhookID: ep.ID, MessageID: r.e.ID}); err == nil {
+			if _, err := storeOf(h).Data(ctx, webhook.Delivery{Account: account, WebhookID: ep.ID, MessageID: r.e.ID}); err == nil {
 				got = append(got, name)
 			}
 		}
@@ -241,7 +251,7 @@ func TestMatchingByTypeAndBrand(t *testing.T) {
 			t.Errorf("%s %s (property %d, brand %d) went to %v, want %v", r.e.ID, r.e.Type, r.e.PropertyID, r.e.BrandID, got, r.want)
 		}
 		for _, acc := range []string{account, other.Account} {
-			if _, err := h.Store().Data(ctx, webhook.Delivery{Account: acc, WebhookID: other.ID, MessageID: r.e.ID}); err == nil {
+			if _, err := storeOf(h).Data(ctx, webhook.Delivery{Account: acc, WebhookID: other.ID, MessageID: r.e.ID}); err == nil {
 				t.Errorf("%s went to another account's endpoint", r.e.ID)
 			}
 		}

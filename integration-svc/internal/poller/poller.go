@@ -20,7 +20,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/vros/vros/integration-svc/internal/feed"
-	"github.com/vros/vros/integration-svc/internal/feedstore"
 	"github.com/vros/vros/integration-svc/internal/targets"
 	"github.com/vros/vros/integration-svc/internal/webhook"
 	"github.com/vros/vros/libs/periodic"
@@ -71,7 +70,7 @@ const (
 
 // Poller polls feeds.
 type Poller struct {
-	Store   *feedstore.Store
+	Store   feed.Repository
 	Booking Booking
 	Hooks   Emitter
 	Policy  Policy
@@ -117,7 +116,7 @@ func (p *Poller) counter() metric.Int64Counter {
 }
 
 // counted counts a poll's outcome: err, else fetched (nil: the feed answered 304).
-func (p *Poller) counted(ctx context.Context, fetched *feedstore.Fetched, err error) {
+func (p *Poller) counted(ctx context.Context, fetched *feed.Fetched, err error) {
 	c := p.counter()
 	switch {
 	case c == nil:
@@ -201,7 +200,7 @@ func (p *Poller) PollNow(ctx context.Context, account string, feedID int64, wait
 	var f *feed.Feed
 	for {
 		var err error
-		f, err = p.Store.Lease(ctx, feedstore.DocID(account, feedID), p.now(), p.Cfg.Lease)
+		f, err = p.Store.Lease(ctx, feed.Key(account, feedID), p.now(), p.Cfg.Lease)
 		if err != nil {
 			return nil, err
 		}
@@ -225,7 +224,7 @@ func (p *Poller) PollNow(ctx context.Context, account string, feedID int64, wait
 	case !done:
 		return nil, ErrBusy
 	case deleting:
-		return nil, feedstore.ErrNotFound
+		return nil, feed.ErrNotFound
 	}
 	return p.Store.Get(ctx, account, feedID)
 }
@@ -239,7 +238,7 @@ func (p *Poller) Delete(ctx context.Context, account string, feedID int64, answe
 	if _, err := p.Store.MarkDeleting(ctx, account, feedID, p.now()); err != nil {
 		return err
 	}
-	f, err := p.Store.Lease(ctx, feedstore.DocID(account, feedID), p.now(), p.Cfg.Lease)
+	f, err := p.Store.Lease(ctx, feed.Key(account, feedID), p.now(), p.Cfg.Lease)
 	if err != nil || f == nil {
 		return err
 	}
@@ -370,7 +369,7 @@ func (p *Poller) remove(ctx context.Context, f *feed.Feed) error {
 // blocks only during a sync, so nights another holder (a booking, another feed's block) had
 // when the file came are claimed only by a later sync, and a channel may answer 304 for
 // weeks. It returns the answer to keep for the next 304 (nil when none was fetched).
-func (p *Poller) poll(ctx context.Context, f *feed.Feed, syncBy time.Time) (fetched *feedstore.Fetched, incomplete bool, err error) {
+func (p *Poller) poll(ctx context.Context, f *feed.Feed, syncBy time.Time) (fetched *feed.Fetched, incomplete bool, err error) {
 	allow, err := p.Policy.AllowsPrivate(ctx, f.AccountID)
 	if err != nil {
 		return nil, false, fmt.Errorf("reading the account's address policy: %w", err)
@@ -447,7 +446,7 @@ func (p *Poller) poll(ctx context.Context, f *feed.Feed, syncBy time.Time) (fetc
 
 // fetch requests the feed's link, conditionally when kept has validators. A 200 or a 304
 // is answered (the caller closes the body); anything else is an error.
-func (p *Poller) fetch(ctx context.Context, link string, allow bool, kept *feedstore.Fetched) (*http.Response, error) {
+func (p *Poller) fetch(ctx context.Context, link string, allow bool, kept *feed.Fetched) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, link, nil)
 	if err != nil {
 		return nil, fmt.Errorf("the feed link: %w", err)
@@ -475,7 +474,7 @@ func (p *Poller) fetch(ctx context.Context, link string, allow bool, kept *feeds
 }
 
 // read reads and parses a 200 answer (closing its body) into the answer to keep.
-func (p *Poller) read(resp *http.Response, today time.Time) (*feedstore.Fetched, error) {
+func (p *Poller) read(resp *http.Response, today time.Time) (*feed.Fetched, error) {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, p.Cfg.MaxBody+1))
 	if err != nil {
@@ -491,7 +490,7 @@ func (p *Poller) read(resp *http.Response, today time.Time) (*feedstore.Fetched,
 	if cal.Events == nil {
 		cal.Events = []feed.Event{}
 	}
-	return &feedstore.Fetched{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"),
+	return &feed.Fetched{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"),
 		Events: cal.Events, Skipped: cal.Skipped, At: p.now().UTC()}, nil
 }
 

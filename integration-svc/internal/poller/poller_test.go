@@ -309,7 +309,7 @@ func TestNewLinkSendsNoValidators(t *testing.T) {
 		t.Fatal(err)
 	}
 	link := srv.URL + "/b.ics"
-	if _, err := e.store.Update(ctx, f.AccountID, f.FeedID, feedstore.Change{URL: &link}, e.clock.Now()); err != nil {
+	if _, err := e.store.Update(ctx, f.AccountID, f.FeedID, feed.Change{URL: &link}, e.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.RunDue(ctx); err != nil {
@@ -600,7 +600,7 @@ func TestDeleteInterrupted(t *testing.T) {
 	if err := p.Delete(ctx, f.AccountID, f.FeedID, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.Get(ctx, f.AccountID, f.FeedID); !errors.Is(err, feedstore.ErrNotFound) {
+	if _, err := e.store.Get(ctx, f.AccountID, f.FeedID); !errors.Is(err, feed.ErrNotFound) {
 		t.Fatalf("deleted feed still readable: %v", err)
 	}
 	if n, _ := db.Collection(feedstore.Feeds).CountDocuments(ctx, bson.D{{Key: "_id", Value: f.ID}}); n != 1 {
@@ -649,7 +649,7 @@ func TestDeleteFinalSync(t *testing.T) {
 			if e.booking.finalSyncs() != 1 || len(e.booking.calls()) != 0 || (n == 0) != c.gone {
 				t.Fatalf("%d final syncs, %d syncs, document left: %d", e.booking.finalSyncs(), len(e.booking.calls()), n)
 			}
-			if _, err := e.store.Get(ctx, f.AccountID, f.FeedID); !errors.Is(err, feedstore.ErrNotFound) {
+			if _, err := e.store.Get(ctx, f.AccountID, f.FeedID); !errors.Is(err, feed.ErrNotFound) {
 				t.Fatal(err)
 			}
 			if c.gone {
@@ -944,7 +944,7 @@ func TestErase(t *testing.T) {
 	if f, err := e.store.Lease(ctx, a.ID, e.clock.Now(), time.Minute); err != nil || f == nil {
 		t.Fatal(f, err)
 	}
-	if _, err := db.Collection(feedstore.Fetches).InsertOne(ctx, feedstore.Fetched{ID: a.ID}); err != nil {
+	if _, err := db.Collection(feedstore.Fetches).InsertOne(ctx, bson.D{{Key: "_id", Value: a.ID}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.store.Erase(ctx, "acc10"); err != nil {

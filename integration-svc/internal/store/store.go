@@ -5,6 +5,7 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -16,8 +17,10 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/vros/vros/integration-svc/internal/hooks"
 	"github.com/vros/vros/integration-svc/internal/webhook"
 	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/mongostore"
 )
 
@@ -42,8 +45,9 @@ const (
 	Lanes = "lanes"
 )
 
-// ErrNotFound: the account has no such endpoint or delivery.
-var ErrNotFound = errors.New("not found")
+// The store implements every port of the webhook domain; a missing endpoint or delivery
+// is hooks.ErrNotFound.
+var _ hooks.Repository = (*Store)(nil)
 
 // Store is the webhook state of every account.
 type Store struct {
@@ -122,6 +126,24 @@ func (s *Store) BackfillQueue(ctx context.Context) error {
 
 // Snapshots is the consumer's collection of kept snapshots (mongostore.KeepNewer).
 func (s *Store) Snapshots() *mongo.Collection { return s.snaps }
+
+// BrandProperties reads the account's brands from its kept settings snapshot: each brand's
+// properties (none listed: all, docs/brands.md).
+func (s *Store) BrandProperties(ctx context.Context, account string) (map[int64][]int64, error) {
+	snap, ok, err := mongostore.GetSnapshot(ctx, s.snaps, account+":settings")
+	out := map[int64][]int64{}
+	if err != nil || !ok {
+		return out, err
+	}
+	var st contract.Settings
+	if err := json.Unmarshal([]byte(snap.Data), &st); err != nil {
+		return nil, err
+	}
+	for _, b := range st.Brands {
+		out[int64(b.ID)] = b.Properties
+	}
+	return out, nil
+}
 
 // ---- accounts: the operator's switch ----
 
@@ -308,7 +330,7 @@ func (s *Store) Endpoint(ctx context.Context, account string, id int64) (webhook
 	var d endpointDoc
 	err := s.endpoints.FindOne(ctx, bson.D{{Key: "_id", Value: endpointKey(account, id)}}).Decode(&d)
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return webhook.Endpoint{}, ErrNotFound
+		return webhook.Endpoint{}, hooks.ErrNotFound
 	}
 	if err != nil {
 		return webhook.Endpoint{}, err
@@ -385,7 +407,7 @@ func (s *Store) DeleteEndpoint(ctx context.Context, account string, id int64) er
 		return err
 	}
 	if r.DeletedCount == 0 {
-		return ErrNotFound
+		return hooks.ErrNotFound
 	}
 	return nil
 }
@@ -434,7 +456,7 @@ func (s *Store) RepairHolds(ctx context.Context, now time.Time) (int, error) {
 		err := mongostore.WithLease(ctx, s.endpoints, key, func() error {
 			e, err := s.Endpoint(ctx, account, id)
 			switch {
-			case errors.Is(err, ErrNotFound):
+			case errors.Is(err, hooks.ErrNotFound):
 				repaired++
 				return s.dropDeliveries(ctx, account, id)
 			case err != nil || !e.Enabled:
@@ -591,8 +613,8 @@ type queueDoc struct {
 	LeaseToken string `bson:"lease_token"`
 }
 
-func (q queueDoc) due() Due {
-	return Due{Delivery: webhook.Delivery{Account: q.AccountID, WebhookID: q.WebhookID, MessageID: q.MessageID,
+func (q queueDoc) due() hooks.Due {
+	return hooks.Due{Delivery: webhook.Delivery{Account: q.AccountID, WebhookID: q.WebhookID, MessageID: q.MessageID,
 		EventAt: q.EventAt.UTC(), Status: webhook.StatusPending, Attempts: q.Attempts, NextAttemptAt: utc(q.NextAttemptAt)},
 		Lane: q.Lane, Hold: q.Hold, LeaseUntil: q.LeaseUntil.UTC()}
 }
@@ -691,31 +713,16 @@ func (s *Store) AddDeliveries(ctx context.Context, e webhook.Event, to []webhook
 	return nil
 }
 
-// Due is a queued delivery, with its lane and scheduling state.
-type Due struct {
-	webhook.Delivery
-	Lane       string
-	Hold       bool
-	LeaseUntil time.Time
-}
-
 // queueOrder is a lane's order: event time, then the order of the events derived from one
 // message, then the message id.
 var queueOrder = bson.D{{Key: "event_at", Value: 1}, {Key: "seq", Value: 1}, {Key: "_id", Value: 1}}
-
-// DueLane is a lane whose head may be sent now.
-type DueLane struct {
-	Lane      string
-	Account   string
-	WebhookID int64
-}
 
 // DueLanes returns at most limit lanes not held whose time has come, the longest waiting
 // first, leaving out the endpoints in busy (account:webhook keys: those this process sends to
 // as much as it may). A lane is one entry however many deliveries wait in it, and a lane
 // whose head waits for a retry is not among them, so one endpoint's backlog never crowds out
 // other endpoints' deliveries.
-func (s *Store) DueLanes(ctx context.Context, now time.Time, busy []string, limit int64) ([]DueLane, error) {
+func (s *Store) DueLanes(ctx context.Context, now time.Time, busy []string, limit int64) ([]hooks.DueLane, error) {
 	f := bson.D{{Key: "hold", Value: false}, {Key: "next_at", Value: bson.D{{Key: "$lte", Value: now}}}}
 	if len(busy) > 0 {
 		f = append(f, bson.E{Key: "ep", Value: bson.D{{Key: "$nin", Value: busy}}})
@@ -728,23 +735,23 @@ func (s *Store) DueLanes(ctx context.Context, now time.Time, busy []string, limi
 	if err := cur.All(ctx, &docs); err != nil {
 		return nil, err
 	}
-	out := make([]DueLane, 0, len(docs))
+	out := make([]hooks.DueLane, 0, len(docs))
 	for _, d := range docs {
-		out = append(out, DueLane{Lane: d.ID, Account: d.AccountID, WebhookID: d.WebhookID})
+		out = append(out, hooks.DueLane{Lane: d.ID, Account: d.AccountID, WebhookID: d.WebhookID})
 	}
 	return out, nil
 }
 
 // LaneHead returns the lane's oldest queued delivery, held or not (a held head holds its
 // lane: nothing behind it goes first); false when the lane has none.
-func (s *Store) LaneHead(ctx context.Context, lane string) (Due, bool, error) {
+func (s *Store) LaneHead(ctx context.Context, lane string) (hooks.Due, bool, error) {
 	var d queueDoc
 	err := s.queue.FindOne(ctx, bson.D{{Key: "lane", Value: lane}}, options.FindOne().SetSort(queueOrder)).Decode(&d)
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return Due{}, false, nil
+		return hooks.Due{}, false, nil
 	}
 	if err != nil {
-		return Due{}, false, err
+		return hooks.Due{}, false, err
 	}
 	return d.due(), true, nil
 }
@@ -791,7 +798,7 @@ func (s *Store) LaneDone(ctx context.Context, lane string) error {
 // Finish's two writes) is dropped: the log names the lease it was written under. A
 // redelivered one carries no lease yet, so whatever an attempt in flight wrote to the log
 // meanwhile, it is sent (with a fresh schedule: its attempts start again).
-func (s *Store) Lease(ctx context.Context, d Due, now, until time.Time) (webhook.Delivery, bool, error) {
+func (s *Store) Lease(ctx context.Context, d hooks.Due, now, until time.Time) (webhook.Delivery, bool, error) {
 	key := DeliveryKey(d.Account, d.WebhookID, d.MessageID)
 	var prev queueDoc
 	token := rand.Text()
@@ -887,21 +894,13 @@ func (s *Store) Data(ctx context.Context, d webhook.Delivery) ([]byte, error) {
 	var doc deliveryDoc
 	err := s.deliv.FindOne(ctx, bson.D{{Key: "_id", Value: DeliveryKey(d.Account, d.WebhookID, d.MessageID)}}).Decode(&doc)
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return nil, ErrNotFound
+		return nil, hooks.ErrNotFound
 	}
 	return []byte(doc.Data), err
 }
 
-// DeliveryFilter selects an endpoint's deliveries for the log.
-type DeliveryFilter struct {
-	Status   string
-	From, To *time.Time
-	Limit    int64
-	Before   string // a message id: only deliveries created before it
-}
-
 // ListDeliveries lists an endpoint's deliveries, newest first, with their attempts.
-func (s *Store) ListDeliveries(ctx context.Context, account string, webhookID int64, f DeliveryFilter) ([]webhook.Delivery, map[string][]webhook.Attempt, error) {
+func (s *Store) ListDeliveries(ctx context.Context, account string, webhookID int64, f hooks.DeliveryFilter) ([]webhook.Delivery, map[string][]webhook.Attempt, error) {
 	q := bson.D{{Key: "account_id", Value: account}, {Key: "webhook_id", Value: webhookID}}
 	if f.Status != "" {
 		q = append(q, bson.E{Key: "status", Value: f.Status})
@@ -917,7 +916,7 @@ func (s *Store) ListDeliveries(ctx context.Context, account string, webhookID in
 		var b deliveryDoc
 		err := s.deliv.FindOne(ctx, bson.D{{Key: "_id", Value: DeliveryKey(account, webhookID, f.Before)}}).Decode(&b)
 		if errors.Is(err, mongo.ErrNoDocuments) {
-			return nil, nil, ErrNotFound
+			return nil, nil, hooks.ErrNotFound
 		}
 		if err != nil {
 			return nil, nil, err
@@ -983,7 +982,7 @@ func (s *Store) Redeliver(ctx context.Context, account string, webhookID int64, 
 		return 0, err
 	}
 	if msg != "" && r.MatchedCount == 0 {
-		return 0, ErrNotFound
+		return 0, hooks.ErrNotFound
 	}
 	// then queue them, due now (a delivery in flight meanwhile is sent again: at-least-once).
 	cur, err := s.deliv.Find(ctx, q, options.Find().SetProjection(bson.D{{Key: "data", Value: 0}}))
@@ -1040,7 +1039,7 @@ func (s *Store) Succeeded(ctx context.Context, account string, id int64, at time
 		e.LastSuccessAt = &at
 		return true
 	})
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, hooks.ErrNotFound) {
 		return nil // deleted meanwhile
 	}
 	return err
@@ -1108,7 +1107,7 @@ func (s *Store) Disable(ctx context.Context, account string, id int64, at time.T
 		e.Enabled, e.DisabledAt, e.DisabledReason, e.UpdatedAt, e.Notice = false, &at, reason, at, &notice
 		return true
 	})
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, hooks.ErrNotFound) {
 		return false, nil
 	}
 	return disabled, err
@@ -1130,7 +1129,7 @@ func (s *Store) NoticeRecorded(ctx context.Context, account string, id int64, ms
 		e.Notice = nil
 		return true
 	})
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, hooks.ErrNotFound) {
 		return nil
 	}
 	return err

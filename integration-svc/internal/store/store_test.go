@@ -13,6 +13,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/vros/vros/integration-svc/internal/hooks"
 	"github.com/vros/vros/integration-svc/internal/store"
 	"github.com/vros/vros/integration-svc/internal/webhook"
 	"github.com/vros/vros/libs/embedded"
@@ -91,7 +92,7 @@ func (f *fixture) enable(t *testing.T, on bool) {
 
 // head returns the lane's head if it may be sent: false when the lane is empty or its head
 // (the oldest delivery) is held.
-func (f *fixture) head(t *testing.T, property int64) (store.Due, bool) {
+func (f *fixture) head(t *testing.T, property int64) (hooks.Due, bool) {
 	t.Helper()
 	h, ok, err := f.st.LaneHead(context.Background(), store.Lane(f.account, f.ep.ID, property))
 	if err != nil {
@@ -100,7 +101,7 @@ func (f *fixture) head(t *testing.T, property int64) (store.Due, bool) {
 	return h, ok && !h.Hold
 }
 
-func (f *fixture) finish(t *testing.T, h store.Due, ok bool, next *time.Time) {
+func (f *fixture) finish(t *testing.T, h hooks.Due, ok bool, next *time.Time) {
 	t.Helper()
 	now := time.Now().UTC()
 	del, leased, err := f.st.Lease(context.Background(), h, now, now.Add(time.Minute))
@@ -142,7 +143,7 @@ func TestQueueHoldsOnlyPending(t *testing.T) {
 	if !ok || h.Attempts != 1 || h.NextAttemptAt == nil || !h.NextAttemptAt.Equal(later.Truncate(time.Millisecond)) {
 		t.Fatalf("retried head %+v", h)
 	}
-	dels, _, err := f.st.ListDeliveries(context.Background(), f.account, f.ep.ID, store.DeliveryFilter{Limit: 10})
+	dels, _, err := f.st.ListDeliveries(context.Background(), f.account, f.ep.ID, hooks.DeliveryFilter{Limit: 10})
 	if err != nil || len(dels) != 3 {
 		t.Fatalf("log %d %v", len(dels), err)
 	}
@@ -307,7 +308,7 @@ func TestEndpointCachedDroppedByWrites(t *testing.T) {
 	if err := f.st.DeleteEndpoint(ctx, f.account, f.ep.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.st.EndpointCached(ctx, f.account, f.ep.ID, time.Minute); !errors.Is(err, store.ErrNotFound) {
+	if _, err := f.st.EndpointCached(ctx, f.account, f.ep.ID, time.Minute); !errors.Is(err, hooks.ErrNotFound) {
 		t.Fatalf("deleted endpoint served: %v", err)
 	}
 }
@@ -407,7 +408,7 @@ func TestRepairHoldsReleasesEnabledAndDropsDeleted(t *testing.T) {
 		// msg_r2 is not held: the deliverer drops it when it finds the endpoint gone.
 		t.Fatalf("the deleted endpoint's queue after the repair: %v", q)
 	}
-	if _, err := deleted.st.Data(ctx, webhook.Delivery{Account: deleted.account, WebhookID: deleted.ep.ID, MessageID: "msg_r1"}); !errors.Is(err, store.ErrNotFound) {
+	if _, err := deleted.st.Data(ctx, webhook.Delivery{Account: deleted.account, WebhookID: deleted.ep.ID, MessageID: "msg_r1"}); !errors.Is(err, hooks.ErrNotFound) {
 		t.Fatalf("the deleted endpoint's held delivery is still logged: %v", err)
 	}
 	if q := disabled.queued(t); len(q) != 1 {
@@ -440,7 +441,7 @@ func TestRedeliveryWhileAttemptInFlight(t *testing.T) {
 	if h, ok := f.head(t, 1); !ok || h.MessageID != "msg_fl" || h.Attempts != 0 {
 		t.Fatalf("the redelivery is not queued afresh: %+v %v", h, ok)
 	}
-	dels, atts, err := f.st.ListDeliveries(ctx, f.account, f.ep.ID, store.DeliveryFilter{Limit: 10})
+	dels, atts, err := f.st.ListDeliveries(ctx, f.account, f.ep.ID, hooks.DeliveryFilter{Limit: 10})
 	if err != nil || len(dels) != 1 || dels[0].Status != webhook.StatusPending || len(atts["msg_fl"]) != 1 {
 		t.Fatalf("log: %+v attempts %v (%v)", dels, atts, err)
 	}
