@@ -15,6 +15,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/erased"
 	"github.com/vros/vros/booking-svc/internal/erasure"
+	"github.com/vros/vros/booking-svc/internal/feedsync"
 	"github.com/vros/vros/booking-svc/internal/gateway"
 	"github.com/vros/vros/booking-svc/internal/gateway/route"
 	"github.com/vros/vros/booking-svc/internal/idempotency"
@@ -64,8 +65,8 @@ type Config struct {
 	StripeAPIURL string `env:"VROS_BOOKING_STRIPE_API_URL" envDefault:"https://api.stripe.com"`
 	// AutopayInterval is how often the installments of paymentAuto bookings are charged.
 	AutopayInterval time.Duration `env:"VROS_BOOKING_AUTOPAY_INTERVAL" envDefault:"10m"`
-	// Crash is a fault-injection hook for tests (booking.Service.Crash); never set from the
-	// environment, nil in production.
+	// Crash is a fault-injection hook for tests (booking.Service.Crash, feedsync.Syncer.Crash);
+	// never set from the environment, nil in production.
 	Crash func(step, account string)
 }
 
@@ -161,6 +162,8 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	bookings := booking.New(booking.Deps{Properties: properties.New(vw), Bookings: st, Blocks: st, Users: st, Accounts: st, Ledger: led,
 		Gateway: cardGateway(cfg, payments), Box: box, Payments: payments})
 	bookings.Deadline, bookings.Lease, bookings.Crash = cfg.RequestDeadline, cfg.JanitorLease, cfg.Crash
+	feeds := feedsync.New(feedsync.Deps{Properties: properties.New(vw), Blocks: st, Ledger: led, Current: bookings.Current})
+	feeds.Deadline, feeds.Crash = cfg.RequestDeadline, cfg.Crash
 	eraser := &erasure.Eraser{Marks: marks, View: erasure.Part{Name: "property view", Erase: vw.EraseAccount}, Forget: vw.ForgetAccount,
 		Parts: []erasure.Part{
 			{Name: "bookings", Erase: st.EraseAccount},
@@ -178,7 +181,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		BodyLimit: 2 << 20,
 		Ready:     base.Ready,
 	})
-	routes := api.New(bookings, booking.NewUsers(st, cfg.PasswordCost), keys)
+	routes := api.New(bookings, feeds, booking.NewUsers(st, cfg.PasswordCost), keys)
 	routes.Instrument(tel.Meter)
 	routes.RefuseErased(marks.Known)
 	routes.Register(app, auth)

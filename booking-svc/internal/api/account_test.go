@@ -32,6 +32,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/erased"
 	"github.com/vros/vros/booking-svc/internal/erasure"
+	"github.com/vros/vros/booking-svc/internal/feedsync"
 	"github.com/vros/vros/booking-svc/internal/gateway"
 	"github.com/vros/vros/booking-svc/internal/guest"
 	"github.com/vros/vros/booking-svc/internal/idempotency"
@@ -137,6 +138,7 @@ type server struct {
 	pub    *recorder
 	box    *seal.Box
 	svc    *booking.Service
+	feeds  *feedsync.Syncer
 }
 
 func newServer(t *testing.T) *server { return newServerLogging(t, io.Discard) }
@@ -187,12 +189,13 @@ func newServerWith(t *testing.T, w io.Writer, meter metric.Meter) *server {
 	svc := booking.New(booking.Deps{Properties: properties.New(s.vw), Bookings: s.st, Blocks: s.st, Users: s.st, Accounts: s.st,
 		Ledger: s.led, Gateway: gateway.NewTest(time.Now), Box: box})
 	s.svc = svc
+	s.feeds = feedsync.New(feedsync.Deps{Properties: properties.New(s.vw), Blocks: s.st, Ledger: s.led, Current: svc.Current})
 	s.eraser = &erasure.Eraser{Marks: s.marks, View: erasure.Part{Name: "view", Erase: s.vw.EraseAccount}, Forget: s.vw.ForgetAccount,
 		Parts: []erasure.Part{{Name: "bookings", Erase: s.st.EraseAccount}, {Name: "ledger", Erase: s.nights.EraseAccount},
 			{Name: "idempotency", Erase: s.keys.EraseAccount}, erasure.ParkedEvents(db.Collection(events.ParkedCollection))},
 		Settle: time.Hour, Next: s.vw.Apply}
 	s.app = httpapi.New(httpapi.Options{Telemetry: tel, BodyLimit: 1 << 20})
-	routes := New(svc, booking.NewUsers(s.st, 4), s.keys)
+	routes := New(svc, s.feeds, booking.NewUsers(s.st, 4), s.keys)
 	routes.Instrument(meter)
 	routes.RefuseErased(s.marks.Known)
 	routes.Register(s.app, tenancy.MustVerifier(tenancy.Grant{Caller: tenancy.CallerEdge, Key: testKey},

@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/vros/vros/booking-svc/internal/booking"
+	"github.com/vros/vros/booking-svc/internal/feedsync"
 	"github.com/vros/vros/booking-svc/internal/idempotency"
 	"github.com/vros/vros/libs/fields"
 	"github.com/vros/vros/libs/httpapi"
@@ -23,6 +24,7 @@ const StatusLoginFailed = 80
 // API serves booking-svc's routes.
 type API struct {
 	bookings *booking.Service
+	feeds    *feedsync.Syncer
 	users    *booking.Users
 	keys     *idempotency.Keys
 	now      func() time.Time
@@ -61,8 +63,8 @@ func (a *API) live(c *fiber.Ctx) error {
 }
 
 // New returns the API.
-func New(b *booking.Service, u *booking.Users, k *idempotency.Keys) *API {
-	return &API{bookings: b, users: u, keys: k, now: time.Now}
+func New(b *booking.Service, f *feedsync.Syncer, u *booking.Users, k *idempotency.Keys) *API {
+	return &API{bookings: b, feeds: f, users: u, keys: k, now: time.Now}
 }
 
 // IntegrationRoutes are the routes integration-svc may call with its own key (the grant of

@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/vros/vros/booking-svc/internal/booking"
+	"github.com/vros/vros/booking-svc/internal/feedsync"
 	"github.com/vros/vros/libs/fields"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/pricing"
@@ -61,15 +62,15 @@ func (a *API) icalProperty(c *fiber.Ctx) error {
 
 // decodeFeedSync reads the body of /internal/ical/sync; every rule names its field
 // (docs/booking.md, "iCal import").
-func decodeFeedSync(body []byte) (booking.FeedSync, error) {
+func decodeFeedSync(body []byte) (feedsync.Request, error) {
 	var v fields.Violations
 	o := fields.Parse(body, "", &v)
 	pid, _ := o.Int("property_id", fields.Int{Required: true, Min: 1})
 	feed, _ := o.Int("feed_id", fields.Int{Required: true, Min: 1})
-	name, _ := o.String("name", fields.Str{Max: booking.MaxFeedName})
+	name, _ := o.String("name", fields.Str{Max: feedsync.MaxName})
 	final, _ := o.Bool("final", false)
-	r := booking.FeedSync{PropertyID: int64(pid), FeedID: int64(feed), Name: name, Events: []booking.FeedEvent{}, Final: final}
-	events, _ := o.Array("events", fields.List{Required: !final, Max: booking.MaxFeedEvents})
+	r := feedsync.Request{PropertyID: int64(pid), FeedID: int64(feed), Name: name, Events: []feedsync.Event{}, Final: final}
+	events, _ := o.Array("events", fields.List{Required: !final, Max: feedsync.MaxEvents})
 	if final && len(events) > 0 {
 		v.Add("events", "must be empty when final is true")
 		return r, v.Err()
@@ -79,7 +80,7 @@ func decodeFeedSync(body []byte) (booking.FeedSync, error) {
 		if e == nil {
 			continue
 		}
-		uid, okU := e.String("uid", fields.Str{Required: true, Min: 1, Max: booking.MaxUIDLength})
+		uid, okU := e.String("uid", fields.Str{Required: true, Min: 1, Max: feedsync.MaxUIDLength})
 		start, okS := e.Date("start", true)
 		end, okE := e.Date("end", true)
 		if !okU || !okS || !okE {
@@ -92,12 +93,12 @@ func decodeFeedSync(body []byte) (booking.FeedSync, error) {
 		case n > booking.MaxBlockNights:
 			v.Add(field, fmt.Sprintf("must be at most %d nights after start", booking.MaxBlockNights))
 		default:
-			r.Events = append(r.Events, booking.FeedEvent{UID: uid, Start: pricing.DateOf(start), End: pricing.DateOf(end)})
+			r.Events = append(r.Events, feedsync.Event{UID: uid, Start: pricing.DateOf(start), End: pricing.DateOf(end)})
 			nights += n
 		}
 	}
-	if nights > booking.MaxFeedNights {
-		v.Add("events", fmt.Sprintf("must hold at most %d nights in all (each event's nights counted), not %d", booking.MaxFeedNights, nights))
+	if nights > feedsync.MaxNights {
+		v.Add("events", fmt.Sprintf("must hold at most %d nights in all (each event's nights counted), not %d", feedsync.MaxNights, nights))
 	}
 	return r, v.Err()
 }
@@ -147,11 +148,11 @@ func (a *API) icalSync(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	res, err := a.bookings.SyncFeed(c.UserContext(), account(c), r)
+	res, err := a.feeds.Sync(c.UserContext(), account(c), r)
 	switch {
 	case errors.Is(err, booking.ErrNoProperty):
 		return httpapi.NotFound(httpapi.StatusNoProperty, fmt.Sprintf("property %d does not exist", r.PropertyID))
-	case errors.Is(err, booking.ErrFeedGone):
+	case errors.Is(err, feedsync.ErrGone):
 		return &httpapi.Error{HTTP: http.StatusGone, Type: "gone", Status: httpapi.StatusNotFound,
 			Message: fmt.Sprintf("feed %d was deleted; it cannot be synced again", r.FeedID)}
 	case errors.Is(err, booking.ErrBusy):
@@ -165,11 +166,11 @@ func (a *API) icalSync(c *fiber.Ctx) error {
 		ConflictsOmitted: res.ConflictsOmitted, Complete: res.Complete}
 	budget := maxSyncAnswer
 	var omitted int
-	out.Conflicts, omitted = fit(out.Conflicts, res.Conflicts, &budget, func(k booking.FeedConflict) feedConflictJSON {
+	out.Conflicts, omitted = fit(out.Conflicts, res.Conflicts, &budget, func(k feedsync.Conflict) feedConflictJSON {
 		return feedConflictJSON{UID: k.UID, StartDate: k.StartDate, EndDate: k.EndDate, BookingIDs: k.BookingIDs}
 	})
 	out.ConflictsOmitted += omitted
-	out.Blocks, out.BlocksOmitted = fit(out.Blocks, res.Blocks, &budget, func(b booking.FeedBlock) feedBlockJSON {
+	out.Blocks, out.BlocksOmitted = fit(out.Blocks, res.Blocks, &budget, func(b feedsync.Block) feedBlockJSON {
 		return feedBlockJSON{UID: b.UID, BlockID: b.BlockID, StartDate: b.StartDate, EndDate: b.EndDate}
 	})
 	return c.JSON(out)

@@ -375,19 +375,19 @@ type syncAnswer struct {
 // real time, only guards against a hang).
 func TestICalSyncIncompleteIs200(t *testing.T) {
 	s := newServer(t)
-	s.svc.Deadline = time.Minute
+	s.feeds.Deadline = time.Minute
 	acct := newAccount("icinc")
 	var mu sync.Mutex
 	now := time.Now()
-	s.svc.SetClock(func() time.Time {
+	s.feeds.SetClock(func() time.Time {
 		mu.Lock()
 		defer mu.Unlock()
 		return now
 	})
-	s.svc.Crash = func(step, account string) {
+	s.feeds.Crash = func(step, account string) {
 		if account == acct && step == "icalsync:create:written" {
 			mu.Lock()
-			now = now.Add(s.svc.Deadline / 200)
+			now = now.Add(s.feeds.Deadline / 200)
 			mu.Unlock()
 		}
 	}

@@ -23,8 +23,8 @@ func parseOwner(owner string) (string, int64, error) {
 	return kind, n, nil
 }
 
-// blockNights are the nights a block holds: start to end, both included.
-func blockNights(start, end string) []string {
+// BlockNights are the nights a block holds: start to end, both included.
+func BlockNights(start, end string) []string {
 	s, _ := pricing.ParseDate(start)
 	e, _ := pricing.ParseDate(end)
 	return nights(s, e.AddDays(1))
@@ -51,7 +51,7 @@ func (s *Service) CreateBlock(ctx context.Context, account string, r BlockReques
 	if err != nil {
 		return Block{}, err
 	}
-	owner := blockOwner(id)
+	owner := BlockOwner(id)
 	stay := ledger.Stay{Account: account, PropertyID: p.PropertyID, Dates: nights(r.Start, r.End.AddDays(1))}
 	if err := s.ledger.Begin(ctx, ledger.Op{Owner: owner, Account: account, Claim: []ledger.Stay{stay}}); err != nil {
 		return Block{}, err
@@ -96,8 +96,8 @@ func (s *Service) DeleteBlock(ctx context.Context, account string, id int64) err
 			return ErrImportedBlock
 		}
 	}
-	owner := blockOwner(id)
-	release := ledger.Stay{Account: account, PropertyID: b.PropertyID, Dates: blockNights(b.StartDate, b.EndDate)}
+	owner := BlockOwner(id)
+	release := ledger.Stay{Account: account, PropertyID: b.PropertyID, Dates: BlockNights(b.StartDate, b.EndDate)}
 	if err := s.ledger.Begin(ctx, ledger.Op{Owner: owner, Account: account, Release: []ledger.Stay{release}}); err != nil {
 		if errors.Is(err, ledger.ErrBusy) {
 			return ErrBusy

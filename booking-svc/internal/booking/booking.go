@@ -228,7 +228,11 @@ func nights(checkin, checkout pricing.Date) []string {
 }
 
 func bookingOwner(id int64) string { return "booking:" + strconv.FormatInt(id, 10) }
-func blockOwner(id int64) string   { return "block:" + strconv.FormatInt(id, 10) }
+
+// BlockOwner is who holds the nights of block id in the ledger: every change of a block's
+// nights (an owner's, or an iCal feed sync's, package feedsync) claims them under this name,
+// and Current answers for it.
+func BlockOwner(id int64) string { return "block:" + strconv.FormatInt(id, 10) }
 
 // sealCard encrypts a card for storage (never the CVC) under the account and booking.
 func (s *Service) sealCard(account string, bookingID int64, c card.Card) (*SealedCard, error) {

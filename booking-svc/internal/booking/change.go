@@ -328,7 +328,7 @@ func (s *Service) Current(ctx context.Context, account, owner string) ([]ledger.
 		if err != nil {
 			return nil, err
 		}
-		return []ledger.Stay{{Account: account, PropertyID: b.PropertyID, Dates: blockNights(b.StartDate, b.EndDate)}}, nil
+		return []ledger.Stay{{Account: account, PropertyID: b.PropertyID, Dates: BlockNights(b.StartDate, b.EndDate)}}, nil
 	}
 	return nil, nil
 }

@@ -184,7 +184,7 @@ type Block struct {
 	EndDate    string // inclusive: the last blocked night
 	Memo       string
 	// FeedID is the iCal feed the block was imported from (0: an owner's block), UID the
-	// feed event's uid; an imported block follows its feed (SyncFeed).
+	// feed event's uid; an imported block follows its feed (package feedsync).
 	FeedID    int64
 	UID       string
 	Deleted   bool

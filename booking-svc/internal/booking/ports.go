@@ -49,6 +49,8 @@ type Repository interface {
 }
 
 // Blocks keeps blocks of dates. Reads of a missing or deleted block answer ErrNotFound.
+// Its feed methods (FeedBlocks, the feed lease, the feed tombstone) serve package feedsync,
+// which syncs the blocks imported from iCal feeds over this port.
 type Blocks interface {
 	NextBlockID(ctx context.Context) (int64, error)
 	// InsertBlock stores (and publishes) a block whose nights are already claimed.

@@ -1,4 +1,4 @@
-package booking_test
+package feedsync_test
 
 import (
 	"context"
@@ -16,22 +16,22 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/vros/vros/booking-svc/internal/booking"
+	"github.com/vros/vros/booking-svc/internal/feedsync"
 	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
-	"github.com/vros/vros/booking-svc/internal/properties"
 	"github.com/vros/vros/libs/pricing"
 )
 
-func ev(uid, start, end string) booking.FeedEvent {
+func ev(uid, start, end string) feedsync.Event {
 	s, _ := pricing.ParseDate(start)
 	e, _ := pricing.ParseDate(end)
-	return booking.FeedEvent{UID: uid, Start: s, End: e}
+	return feedsync.Event{UID: uid, Start: s, End: e}
 }
 
 // blk is a wanted block: uid and first and last night.
 type blk struct{ uid, start, end string }
 
-func blocksOf(res booking.FeedResult) []blk {
+func blocksOf(res feedsync.Result) []blk {
 	out := []blk{}
 	for _, b := range res.Blocks {
 		out = append(out, blk{b.UID, b.StartDate, b.EndDate})
@@ -53,13 +53,13 @@ func datesFrom(first, last string) []string {
 // checkFeed asserts that the feed's stored blocks are res's and that the ledger holds
 // exactly: each block's nights by that block, each extra owner's nights by it, nothing else
 // in 2027-01-01..2027-03-31; and that no ledger op of the account is left.
-func (f fixture) checkFeed(t *testing.T, account string, pid, feed int64, res booking.FeedResult, extra map[string]string) {
+func (f fixture) checkFeed(t *testing.T, account string, pid, feed int64, res feedsync.Result, extra map[string]string) {
 	t.Helper()
 	f.checkFeedIn(t, account, pid, feed, res, "2027-01-01", "2027-03-31", extra)
 }
 
 // checkFeedIn is checkFeed over the nights first..last.
-func (f fixture) checkFeedIn(t *testing.T, account string, pid, feed int64, res booking.FeedResult, first, last string, extras ...map[string]string) {
+func (f fixture) checkFeedIn(t *testing.T, account string, pid, feed int64, res feedsync.Result, first, last string, extras ...map[string]string) {
 	t.Helper()
 	var extra map[string]string
 	if len(extras) > 0 {
@@ -80,7 +80,7 @@ func (f fixture) checkFeedIn(t *testing.T, account string, pid, feed int64, res 
 			t.Errorf("duplicate block of %s at %s", b.UID, b.StartDate)
 		}
 		seen[b.UID+b.StartDate] = true
-		if !slices.ContainsFunc(res.Blocks, func(r booking.FeedBlock) bool {
+		if !slices.ContainsFunc(res.Blocks, func(r feedsync.Block) bool {
 			return r.BlockID == b.BlockID && r.StartDate == b.StartDate && r.EndDate == b.EndDate && r.UID == b.UID
 		}) {
 			t.Errorf("stored block %+v is not in the answer %+v", b, res.Blocks)
@@ -122,7 +122,7 @@ func TestFeedSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: 8, Name: "Test feed", Events: []booking.FeedEvent{ev("o", "2027-02-10", "2027-02-11")}})
+	other, err := f.feeds.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: 8, Name: "Test feed", Events: []feedsync.Event{ev("o", "2027-02-10", "2027-02-11")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,34 +132,34 @@ func TestFeedSync(t *testing.T) {
 	var lastA int64
 	for _, step := range []struct {
 		name      string
-		events    []booking.FeedEvent
+		events    []feedsync.Event
 		blocks    []blk
-		conflicts []booking.FeedConflict
+		conflicts []feedsync.Conflict
 		sameA     bool // uid A keeps its block id
 	}{
-		{name: "new events", events: []booking.FeedEvent{ev("A", "2027-01-10", "2027-01-13"), ev("B", "2027-01-20", "2027-01-22")},
+		{name: "new events", events: []feedsync.Event{ev("A", "2027-01-10", "2027-01-13"), ev("B", "2027-01-20", "2027-01-22")},
 			blocks: []blk{{"A", "2027-01-10", "2027-01-12"}, {"B", "2027-01-20", "2027-01-21"}}},
-		{name: "repeat", events: []booking.FeedEvent{ev("A", "2027-01-10", "2027-01-13"), ev("B", "2027-01-20", "2027-01-22")},
+		{name: "repeat", events: []feedsync.Event{ev("A", "2027-01-10", "2027-01-13"), ev("B", "2027-01-20", "2027-01-22")},
 			blocks: []blk{{"A", "2027-01-10", "2027-01-12"}, {"B", "2027-01-20", "2027-01-21"}}, sameA: true},
-		{name: "moved with overlap", events: []booking.FeedEvent{ev("A", "2027-01-11", "2027-01-15"), ev("B", "2027-01-20", "2027-01-22")},
+		{name: "moved with overlap", events: []feedsync.Event{ev("A", "2027-01-11", "2027-01-15"), ev("B", "2027-01-20", "2027-01-22")},
 			blocks: []blk{{"A", "2027-01-11", "2027-01-14"}, {"B", "2027-01-20", "2027-01-21"}}, sameA: true},
-		{name: "shrunk", events: []booking.FeedEvent{ev("A", "2027-01-12", "2027-01-14"), ev("B", "2027-01-20", "2027-01-22")},
+		{name: "shrunk", events: []feedsync.Event{ev("A", "2027-01-12", "2027-01-14"), ev("B", "2027-01-20", "2027-01-22")},
 			blocks: []blk{{"A", "2027-01-12", "2027-01-13"}, {"B", "2027-01-20", "2027-01-21"}}, sameA: true},
-		{name: "moved without overlap keeps its block", events: []booking.FeedEvent{ev("A", "2027-01-15", "2027-01-17"), ev("B", "2027-01-20", "2027-01-22")},
+		{name: "moved without overlap keeps its block", events: []feedsync.Event{ev("A", "2027-01-15", "2027-01-17"), ev("B", "2027-01-20", "2027-01-22")},
 			blocks: []blk{{"A", "2027-01-15", "2027-01-16"}, {"B", "2027-01-20", "2027-01-21"}}, sameA: true},
-		{name: "split by a booking", events: []booking.FeedEvent{ev("A", "2027-01-15", "2027-01-17"), ev("B", "2027-01-20", "2027-01-22"), ev("C", "2027-01-23", "2027-01-28")},
+		{name: "split by a booking", events: []feedsync.Event{ev("A", "2027-01-15", "2027-01-17"), ev("B", "2027-01-20", "2027-01-22"), ev("C", "2027-01-23", "2027-01-28")},
 			blocks:    []blk{{"A", "2027-01-15", "2027-01-16"}, {"B", "2027-01-20", "2027-01-21"}, {"C", "2027-01-23", "2027-01-24"}, {"C", "2027-01-26", "2027-01-27"}},
-			conflicts: []booking.FeedConflict{{UID: "C", StartDate: "2027-01-25", EndDate: "2027-01-25", BookingIDs: []int64{900001}}}, sameA: true},
-		{name: "other blocks left alone", events: []booking.FeedEvent{ev("A", "2027-01-15", "2027-01-17"), ev("D", "2027-02-04", "2027-02-12")},
+			conflicts: []feedsync.Conflict{{UID: "C", StartDate: "2027-01-25", EndDate: "2027-01-25", BookingIDs: []int64{900001}}}, sameA: true},
+		{name: "other blocks left alone", events: []feedsync.Event{ev("A", "2027-01-15", "2027-01-17"), ev("D", "2027-02-04", "2027-02-12")},
 			blocks: []blk{{"A", "2027-01-15", "2027-01-16"}, {"D", "2027-02-04", "2027-02-04"}, {"D", "2027-02-06", "2027-02-09"}, {"D", "2027-02-11", "2027-02-11"}}, sameA: true},
-		{name: "removed event", events: []booking.FeedEvent{ev("D", "2027-02-04", "2027-02-12")},
+		{name: "removed event", events: []feedsync.Event{ev("D", "2027-02-04", "2027-02-12")},
 			blocks: []blk{{"D", "2027-02-04", "2027-02-04"}, {"D", "2027-02-06", "2027-02-09"}, {"D", "2027-02-11", "2027-02-11"}}},
-		{name: "overlapping events of one feed", events: []booking.FeedEvent{ev("E", "2027-01-01", "2027-01-05"), ev("F", "2027-01-03", "2027-01-08")},
+		{name: "overlapping events of one feed", events: []feedsync.Event{ev("E", "2027-01-01", "2027-01-05"), ev("F", "2027-01-03", "2027-01-08")},
 			blocks: []blk{{"E", "2027-01-01", "2027-01-04"}, {"F", "2027-01-05", "2027-01-07"}}},
-		{name: "empty events", events: []booking.FeedEvent{}, blocks: []blk{}},
+		{name: "empty events", events: []feedsync.Event{}, blocks: []blk{}},
 	} {
 		t.Run(step.name, func(t *testing.T) {
-			res, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: step.events})
+			res, err := f.feeds.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: step.events})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -187,7 +187,7 @@ func TestFeedSync(t *testing.T) {
 			f.checkFeed(t, account, pid, feed, res, extra)
 		})
 	}
-	if _, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: 99, FeedID: feed, Events: []booking.FeedEvent{}}); !errors.Is(err, booking.ErrNoProperty) {
+	if _, err := f.feeds.Sync(ctx, account, feedsync.Request{PropertyID: 99, FeedID: feed, Events: []feedsync.Event{}}); !errors.Is(err, booking.ErrNoProperty) {
 		t.Errorf("unknown property: %v", err)
 	}
 	// An imported block cannot be deleted as an owner's block.
@@ -206,14 +206,14 @@ func TestFeedMoveNeverFreesKeptNights(t *testing.T) {
 	const pid, feed = 32, 1
 	f.priceable(t, account, pid)
 	// Each step of the move pauses, so that the other owner's attempts land inside it.
-	f.svc.Crash = func(step, acct string) {
+	f.feeds.Crash = func(step, acct string) {
 		if acct == account && strings.HasPrefix(step, "icalsync:move:") {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
 	kept := datesFrom("2027-01-12", "2027-01-18") // held by both 01-10..01-18 and 01-12..01-21
-	resync := func(start, end string) booking.FeedResult {
-		res, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: []booking.FeedEvent{ev("A", start, end)}})
+	resync := func(start, end string) feedsync.Result {
+		res, err := f.feeds.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: []feedsync.Event{ev("A", start, end)}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +239,7 @@ func TestFeedMoveNeverFreesKeptNights(t *testing.T) {
 			}
 		}()
 	}
-	var last booking.FeedResult
+	var last feedsync.Result
 	for i := range 10 {
 		if i%2 == 0 {
 			last = resync("2027-01-12", "2027-01-22")
@@ -255,7 +255,7 @@ func TestFeedMoveNeverFreesKeptNights(t *testing.T) {
 	if taken.Load() != 0 || tries.Load() < 10 {
 		t.Errorf("another owner took a kept night %d times in %d tries", taken.Load(), tries.Load())
 	}
-	f.svc.Crash = nil
+	f.feeds.Crash = nil
 	f.checkFeed(t, account, pid, feed, last, nil)
 }
 
@@ -268,9 +268,9 @@ func TestConcurrentFeedSyncs(t *testing.T) {
 	account := fmt.Sprintf("feedconc-%d", time.Now().UnixNano())
 	const pid, feed = 33, 3
 	f1.priceable(t, account, pid)
-	events := []booking.FeedEvent{ev("A", "2027-01-10", "2027-01-13"), ev("B", "2027-01-20", "2027-01-25"), ev("C", "2027-02-01", "2027-02-03")}
+	events := []feedsync.Event{ev("A", "2027-01-10", "2027-01-13"), ev("B", "2027-01-20", "2027-01-25"), ev("C", "2027-02-01", "2027-02-03")}
 	var wg sync.WaitGroup
-	results := make(chan booking.FeedResult, 8)
+	results := make(chan feedsync.Result, 8)
 	errs := make(chan error, 8)
 	for i := range 8 {
 		wg.Add(1)
@@ -280,7 +280,7 @@ func TestConcurrentFeedSyncs(t *testing.T) {
 			if i%2 == 1 {
 				f = f2
 			}
-			res, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events})
+			res, err := f.feeds.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events})
 			if err != nil {
 				errs <- err
 				return
@@ -294,7 +294,7 @@ func TestConcurrentFeedSyncs(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	var last booking.FeedResult
+	var last feedsync.Result
 	for r := range results {
 		if got := blocksOf(r); !reflect.DeepEqual(got, []blk{{"A", "2027-01-10", "2027-01-12"}, {"B", "2027-01-20", "2027-01-24"}, {"C", "2027-02-01", "2027-02-02"}}) {
 			t.Errorf("a sync answered %v", got)
@@ -409,42 +409,41 @@ func TestFeedSyncCutAtEveryStep(t *testing.T) {
 	ctx := context.Background()
 	for si, sc := range []struct {
 		name          string
-		before, after []booking.FeedEvent
+		before, after []feedsync.Event
 		want          []blk
 		steps         []string
 	}{
 		{name: "changes",
-			before: []booking.FeedEvent{ev("A", "2027-01-10", "2027-01-13"), ev("B", "2027-01-20", "2027-01-23"), ev("C", "2027-02-01", "2027-02-03")},
-			after:  []booking.FeedEvent{ev("A", "2027-01-11", "2027-01-16"), ev("C", "2027-02-01", "2027-02-03"), ev("D", "2027-02-10", "2027-02-12")},
+			before: []feedsync.Event{ev("A", "2027-01-10", "2027-01-13"), ev("B", "2027-01-20", "2027-01-23"), ev("C", "2027-02-01", "2027-02-03")},
+			after:  []feedsync.Event{ev("A", "2027-01-11", "2027-01-16"), ev("C", "2027-02-01", "2027-02-03"), ev("D", "2027-02-10", "2027-02-12")},
 			want:   []blk{{"A", "2027-01-11", "2027-01-15"}, {"C", "2027-02-01", "2027-02-02"}, {"D", "2027-02-10", "2027-02-11"}},
 			steps: []string{"leased", "noted", "delete:begun", "delete:written", "delete:released", "move:begun", "move:claimed", "move:written",
 				"move:released", "create:begun", "create:claimed", "create:written", "create:released"}},
 		{name: "hand-overs",
-			before: []booking.FeedEvent{ev("u", "2027-01-01", "2027-01-03"), ev("u", "2027-01-05", "2027-01-13"),
+			before: []feedsync.Event{ev("u", "2027-01-01", "2027-01-03"), ev("u", "2027-01-05", "2027-01-13"),
 				ev("v", "2027-02-01", "2027-02-03"), ev("v", "2027-02-05", "2027-02-08")},
-			after: []booking.FeedEvent{ev("u", "2027-01-01", "2027-01-09"), ev("u", "2027-01-10", "2027-01-13"),
+			after: []feedsync.Event{ev("u", "2027-01-01", "2027-01-09"), ev("u", "2027-01-10", "2027-01-13"),
 				ev("v", "2027-02-01", "2027-02-08"), ev("w", "2027-03-01", "2027-03-02")},
 			want: []blk{{"u", "2027-01-01", "2027-01-08"}, {"u", "2027-01-10", "2027-01-12"}, {"v", "2027-02-01", "2027-02-07"}, {"w", "2027-03-01", "2027-03-01"}},
 			steps: []string{"noted", "delete:begun", "delete:written", "delete:released", "move:begun", "move:shrunk", "move:claimed", "move:handed",
 				"move:written", "move:released", "create:written"}},
 	} {
 		// A service whose n-th write (counted in calls) fails; n 0: none.
-		flakySvc := func() (*booking.Service, *atomic.Int64, *atomic.Int64) {
+		flakySvc := func() (*feedsync.Syncer, *atomic.Int64, *atomic.Int64) {
 			var n, calls atomic.Int64
 			flaky := flakyBlocks{Blocks: base.st, n: &n, calls: &calls}
-			return booking.New(booking.Deps{Properties: properties.New(base.vw), Bookings: base.st, Blocks: flaky, Users: base.st,
-				Ledger: flakyLedger{Ledger: base.led, b: flaky}}), &n, &calls
+			return base.syncer(flaky, flakyLedger{Ledger: base.led, b: flaky}), &n, &calls
 		}
 		prepare := func(t *testing.T, name string, pid int64) string {
 			account := fmt.Sprintf("feedcut-%s-%s-%d", sc.name, strings.ReplaceAll(name, ":", "-"), time.Now().UnixNano())
 			base.priceable(t, account, pid)
-			if _, err := base.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: 1, Name: "Test feed", Events: sc.before}); err != nil {
+			if _, err := base.feeds.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: 1, Name: "Test feed", Events: sc.before}); err != nil {
 				t.Fatal(err)
 			}
 			return account
 		}
 		finish := func(t *testing.T, account string, pid int64) {
-			res, err := base.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: 1, Name: "Test feed", Events: sc.after})
+			res, err := base.feeds.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: 1, Name: "Test feed", Events: sc.after})
 			if err != nil || !res.Complete {
 				t.Fatal(res.Complete, err)
 			}
@@ -456,7 +455,7 @@ func TestFeedSyncCutAtEveryStep(t *testing.T) {
 		// How many writes the sync makes, uncut.
 		svc, _, calls := flakySvc()
 		account := prepare(t, "count", int64(99+100*si))
-		if _, err := svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: int64(99 + 100*si), FeedID: 1, Name: "Test feed", Events: sc.after}); err != nil {
+		if _, err := svc.Sync(ctx, account, feedsync.Request{PropertyID: int64(99 + 100*si), FeedID: 1, Name: "Test feed", Events: sc.after}); err != nil {
 			t.Fatal(err)
 		}
 		writes := calls.Load()
@@ -491,7 +490,7 @@ func TestFeedSyncCutAtEveryStep(t *testing.T) {
 							cancel()
 						}
 					}
-					if _, err := svc.SyncFeed(cctx, account, booking.FeedSync{PropertyID: pid, FeedID: 1, Name: "Test feed", Events: sc.after}); err == nil {
+					if _, err := svc.Sync(cctx, account, feedsync.Request{PropertyID: pid, FeedID: 1, Name: "Test feed", Events: sc.after}); err == nil {
 						t.Errorf("the cut sync succeeded")
 					}
 					if !reached.Load() {
@@ -507,7 +506,7 @@ func TestFeedSyncCutAtEveryStep(t *testing.T) {
 					account := prepare(t, "write-"+strconv.FormatInt(k, 10), pid)
 					svc, n, calls := flakySvc()
 					n.Store(k)
-					_, err := svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: 1, Name: "Test feed", Events: sc.after})
+					_, err := svc.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: 1, Name: "Test feed", Events: sc.after})
 					if calls.Load() < k || !errors.Is(err, errWrite) {
 						t.Errorf("write %d of %d: %d writes made, the sync answered %v", k, writes, calls.Load(), err)
 					}
@@ -528,14 +527,14 @@ func TestFeedSyncProcessStopped(t *testing.T) {
 	account := fmt.Sprintf("feedstop-%d", time.Now().UnixNano())
 	const pid, feed = 34, 2
 	f.priceable(t, account, pid)
-	syncFeed := func(svc *booking.Service, events ...booking.FeedEvent) (booking.FeedResult, error) {
-		return svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events})
+	syncFeed := func(svc *feedsync.Syncer, events ...feedsync.Event) (feedsync.Result, error) {
+		return svc.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events})
 	}
-	before, err := syncFeed(f.svc, ev("A", "2027-01-10", "2027-01-13"))
+	before, err := syncFeed(f.feeds, ev("A", "2027-01-10", "2027-01-13"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dying := booking.New(booking.Deps{Properties: properties.New(f.vw), Bookings: f.st, Blocks: f.st, Users: f.st, Ledger: f.led})
+	dying := f.syncer(f.st, f.led)
 	dying.Deadline = time.Second
 	reached := make(chan struct{})
 	dying.Crash = func(step, acct string) {
@@ -549,7 +548,7 @@ func TestFeedSyncProcessStopped(t *testing.T) {
 	f.repair(t)
 	// The block still says 01-10..01-12; the nights the stopped move claimed are free again.
 	f.checkFeed(t, account, pid, feed, before, nil)
-	after, err := syncFeed(f.svc, ev("A", "2027-01-11", "2027-01-16"))
+	after, err := syncFeed(f.feeds, ev("A", "2027-01-11", "2027-01-16"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -569,7 +568,7 @@ func TestFeedSyncRacesBookings(t *testing.T) {
 	account := fmt.Sprintf("feedrace-%d", time.Now().UnixNano())
 	const pid, feed = 35, 4
 	f.priceable(t, account, pid)
-	events := []booking.FeedEvent{ev("A", "2027-01-01", "2027-01-20"), ev("B", "2027-02-01", "2027-02-15")}
+	events := []feedsync.Event{ev("A", "2027-01-01", "2027-01-20"), ev("B", "2027-02-01", "2027-02-15")}
 	wanted := append(datesFrom("2027-01-01", "2027-01-19"), datesFrom("2027-02-01", "2027-02-14")...)
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -589,13 +588,13 @@ func TestFeedSyncRacesBookings(t *testing.T) {
 		}()
 	}
 	for start := time.Now(); time.Since(start) < 400*time.Millisecond; {
-		if _, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events}); err != nil {
+		if _, err := f.feeds.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	stop.Store(true)
 	wg.Wait()
-	res, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events})
+	res, err := f.feeds.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events})
 	if err != nil || !res.Complete {
 		t.Fatal(res.Complete, err)
 	}
@@ -625,7 +624,7 @@ type syncClock struct {
 }
 
 // on makes c the clock of svc, moved on by the blocks svc's syncs of account write.
-func (c *syncClock) on(svc *booking.Service, account string) {
+func (c *syncClock) on(svc *feedsync.Syncer, account string) {
 	c.now = time.Now()
 	svc.SetClock(c.Now)
 	svc.Crash = func(step, acct string) {
@@ -651,24 +650,24 @@ func (c *syncClock) Now() time.Time {
 // time) only guards against a hang.
 func TestFeedSyncLargeImportGoesOn(t *testing.T) {
 	f := newFixture(t)
-	f.svc.Deadline = time.Minute
+	f.feeds.Deadline = time.Minute
 	ctx := context.Background()
 	account := fmt.Sprintf("feedlarge-%d", time.Now().UnixNano())
-	(&syncClock{perBlock: f.svc.Deadline / 100}).on(f.svc, account)
+	(&syncClock{perBlock: f.feeds.Deadline / 100}).on(f.feeds, account)
 	const pid, feed = 36, 9
 	f.priceable(t, account, pid)
-	var events []booking.FeedEvent
+	var events []feedsync.Event
 	first := day("2027-01-01")
 	for i := range 300 {
 		s := first.AddDays(i % 45 * 2)
 		if i >= 45 {
 			s = day("2028-01-01").AddDays(i * 2)
 		}
-		events = append(events, booking.FeedEvent{UID: "u" + strconv.Itoa(i), Start: s, End: s.AddDays(1)})
+		events = append(events, feedsync.Event{UID: "u" + strconv.Itoa(i), Start: s, End: s.AddDays(1)})
 	}
 	incomplete, last := 0, 0
 	for {
-		res, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events})
+		res, err := f.feeds.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -714,12 +713,11 @@ func TestFeedLeaseGivenUpAfterFailedRepair(t *testing.T) {
 	base.priceable(t, account, pid)
 	var n, calls atomic.Int64
 	flaky := flakyBlocks{Blocks: base.st, n: &n, calls: &calls}
-	svc := booking.New(booking.Deps{Properties: properties.New(base.vw), Bookings: base.st, Blocks: flaky, Users: base.st,
-		Ledger: flakyLedger{Ledger: base.led, b: flaky}})
-	syncFeed := func(svc *booking.Service, events ...booking.FeedEvent) (booking.FeedResult, error) {
-		return svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events})
+	svc := base.syncer(flaky, flakyLedger{Ledger: base.led, b: flaky})
+	syncFeed := func(svc *feedsync.Syncer, events ...feedsync.Event) (feedsync.Result, error) {
+		return svc.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events})
 	}
-	if _, err := syncFeed(base.svc, ev("A", "2027-01-10", "2027-01-13")); err != nil {
+	if _, err := syncFeed(base.feeds, ev("A", "2027-01-10", "2027-01-13")); err != nil {
 		t.Fatal(err)
 	}
 	// A move stopped after its claim (its ledger op left): the lease keeps the block noted.
@@ -743,7 +741,7 @@ func TestFeedLeaseGivenUpAfterFailedRepair(t *testing.T) {
 	}
 	n.Store(0)
 	// A sync with a few seconds to spare gets the lease: the failed one gave it up.
-	quick := booking.New(booking.Deps{Properties: properties.New(base.vw), Bookings: base.st, Blocks: base.st, Users: base.st, Ledger: base.led})
+	quick := base.syncer(base.st, base.led)
 	quick.Deadline = 3 * time.Second
 	res, err := syncFeed(quick, ev("A", "2027-01-11", "2027-01-16"))
 	if err != nil {
@@ -780,11 +778,11 @@ func TestFinalSyncStopsALatePoll(t *testing.T) {
 	account := fmt.Sprintf("feedfinal-%d", time.Now().UnixNano())
 	const pid, feed = 38, 12
 	f.priceable(t, account, pid)
-	events := []booking.FeedEvent{ev("A", "2027-01-10", "2027-01-13")}
-	if _, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events}); err != nil {
+	events := []feedsync.Event{ev("A", "2027-01-10", "2027-01-13")}
+	if _, err := f.feeds.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events}); err != nil {
 		t.Fatal(err)
 	}
-	fin := booking.New(booking.Deps{Properties: properties.New(f.vw), Bookings: f.st, Blocks: f.st, Users: f.st, Ledger: f.led})
+	fin := f.syncer(f.st, f.led)
 	leased, proceed := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	fin.Crash = func(step, acct string) {
@@ -794,7 +792,7 @@ func TestFinalSyncStopsALatePoll(t *testing.T) {
 	}
 	finalErr := make(chan error, 1)
 	go func() {
-		res, err := fin.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Final: true})
+		res, err := fin.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: feed, Final: true})
 		if err == nil && (!res.Complete || len(res.Blocks) != 0) {
 			err = fmt.Errorf("final sync answered %+v", res)
 		}
@@ -803,10 +801,9 @@ func TestFinalSyncStopsALatePoll(t *testing.T) {
 	<-leased
 	lateErr := make(chan error, 1)
 	busy := make(chan struct{}, 1)
-	late := booking.New(booking.Deps{Properties: properties.New(f.vw), Bookings: f.st, Blocks: leaseWaits{Blocks: f.st, busy: busy},
-		Users: f.st, Ledger: f.led})
+	late := f.syncer(leaseWaits{Blocks: f.st, busy: busy}, f.led)
 	go func() {
-		_, err := late.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed",
+		_, err := late.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: feed, Name: "Test feed",
 			Events: append(events, ev("B", "2027-02-01", "2027-02-03"))})
 		lateErr <- err
 	}()
@@ -821,19 +818,19 @@ func TestFinalSyncStopsALatePoll(t *testing.T) {
 	if err := <-finalErr; err != nil {
 		t.Fatal(err)
 	}
-	if err := <-lateErr; !errors.Is(err, booking.ErrFeedGone) {
+	if err := <-lateErr; !errors.Is(err, feedsync.ErrGone) {
 		t.Errorf("the late sync answered %v, want ErrFeedGone", err)
 	}
-	f.checkFeed(t, account, pid, feed, booking.FeedResult{}, nil)
-	res, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Final: true})
+	f.checkFeed(t, account, pid, feed, feedsync.Result{}, nil)
+	res, err := f.feeds.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: feed, Final: true})
 	if err != nil || !res.Complete || len(res.Blocks) != 0 {
 		t.Errorf("a final sync again: %+v %v", res, err)
 	}
-	if _, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Events: []booking.FeedEvent{}}); !errors.Is(err, booking.ErrFeedGone) {
+	if _, err := f.feeds.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: feed, Events: []feedsync.Event{}}); !errors.Is(err, feedsync.ErrGone) {
 		t.Errorf("an empty sync of the tombstoned feed: %v", err)
 	}
 	// Another feed's block: the owner deletes it once that feed is tombstoned, not before.
-	other, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed + 1, Name: "Test feed", Events: events})
+	other, err := f.feeds.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: feed + 1, Name: "Test feed", Events: events})
 	if err != nil || len(other.Blocks) != 1 {
 		t.Fatal(other, err)
 	}
@@ -846,7 +843,7 @@ func TestFinalSyncStopsALatePoll(t *testing.T) {
 	if err := f.svc.DeleteBlock(ctx, account, other.Blocks[0].BlockID); err != nil {
 		t.Errorf("delete of a tombstoned feed's block: %v", err)
 	}
-	f.checkFeed(t, account, pid, feed+1, booking.FeedResult{}, nil)
+	f.checkFeed(t, account, pid, feed+1, feedsync.Result{}, nil)
 }
 
 // TestFeedSyncManyEventsOnTheSameNights: 5000 events of distinct uids all want the same ten
@@ -860,20 +857,20 @@ func TestFinalSyncStopsALatePoll(t *testing.T) {
 // time, only guards against a hang.
 func TestFeedSyncManyEventsOnTheSameNights(t *testing.T) {
 	f := newFixture(t)
-	f.svc.Deadline = time.Minute
+	f.feeds.Deadline = time.Minute
 	var readings atomic.Int64
 	t0 := time.Now()
-	f.svc.SetClock(func() time.Time { return t0.Add(time.Duration(readings.Add(1)) * (time.Minute / 1000)) })
+	f.feeds.SetClock(func() time.Time { return t0.Add(time.Duration(readings.Add(1)) * (time.Minute / 1000)) })
 	ctx := context.Background()
 	account := fmt.Sprintf("feedmany-%d", time.Now().UnixNano())
 	const pid, feed = 39, 13
 	f.priceable(t, account, pid)
 	f.reserve(t, account, 900002, pid, datesFrom("2027-01-15", "2027-01-19"))
-	events := make([]booking.FeedEvent, booking.MaxFeedEvents)
+	events := make([]feedsync.Event, feedsync.MaxEvents)
 	for i := range events {
 		events[i] = ev(fmt.Sprintf("uid-%05d", i), "2027-01-10", "2027-01-20")
 	}
-	res, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events})
+	res, err := f.feeds.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -884,8 +881,8 @@ func TestFeedSyncManyEventsOnTheSameNights(t *testing.T) {
 	if got := blocksOf(res); !reflect.DeepEqual(got, []blk{{"uid-00000", "2027-01-10", "2027-01-14"}}) {
 		t.Errorf("blocks %v", got)
 	}
-	if len(res.Conflicts) != booking.MaxFeedConflicts || res.ConflictsOmitted != 5000-booking.MaxFeedConflicts {
-		t.Errorf("%d conflicts listed, %d omitted; want %d and %d", len(res.Conflicts), res.ConflictsOmitted, booking.MaxFeedConflicts, 5000-booking.MaxFeedConflicts)
+	if len(res.Conflicts) != feedsync.MaxConflicts || res.ConflictsOmitted != 5000-feedsync.MaxConflicts {
+		t.Errorf("%d conflicts listed, %d omitted; want %d and %d", len(res.Conflicts), res.ConflictsOmitted, feedsync.MaxConflicts, 5000-feedsync.MaxConflicts)
 	}
 	if c := res.Conflicts[0]; c.UID != "uid-00000" || c.StartDate != "2027-01-15" || c.EndDate != "2027-01-19" || !slices.Equal(c.BookingIDs, []int64{900002}) {
 		t.Errorf("first conflict %+v", c)
@@ -895,7 +892,7 @@ func TestFeedSyncManyEventsOnTheSameNights(t *testing.T) {
 	// One night more than the bound is refused, naming events.
 	events = append(events[:4999], ev("uid-x", "2027-01-10", "2027-01-21"))
 	var fe *booking.FieldError
-	if _, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events}); !errors.As(err, &fe) || fe.Field != "events" {
+	if _, err := f.feeds.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events}); !errors.As(err, &fe) || fe.Field != "events" {
 		t.Errorf("50 001 nights: %v", err)
 	}
 }
@@ -961,8 +958,8 @@ func TestFeedMoveLosingAGainedNightKeepsItsBlock(t *testing.T) {
 	account := fmt.Sprintf("feedlose-%d", time.Now().UnixNano())
 	const pid, feed = 40, 14
 	f.priceable(t, account, pid)
-	syncFeed := func(start, end string) (booking.FeedResult, error) {
-		return f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: []booking.FeedEvent{ev("A", start, end)}})
+	syncFeed := func(start, end string) (feedsync.Result, error) {
+		return f.feeds.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: []feedsync.Event{ev("A", start, end)}})
 	}
 	before, err := syncFeed("2027-01-10", "2027-01-19")
 	if err != nil {
@@ -970,7 +967,7 @@ func TestFeedMoveLosingAGainedNightKeepsItsBlock(t *testing.T) {
 	}
 	watch, stop := f.watchNights(t, account, pid, datesFrom("2027-01-12", "2027-01-18"))
 	var once sync.Once
-	f.svc.Crash = func(step, acct string) {
+	f.feeds.Crash = func(step, acct string) {
 		watch(step, acct)
 		if acct == account && step == "icalsync:move:begun" {
 			once.Do(func() {
@@ -981,7 +978,7 @@ func TestFeedMoveLosingAGainedNightKeepsItsBlock(t *testing.T) {
 		}
 	}
 	after, err := syncFeed("2027-01-12", "2027-01-22")
-	f.svc.Crash = nil
+	f.feeds.Crash = nil
 	stop()
 	if err != nil || !after.Complete {
 		t.Fatal(after, err)
@@ -992,7 +989,7 @@ func TestFeedMoveLosingAGainedNightKeepsItsBlock(t *testing.T) {
 	if after.Blocks[0].BlockID != before.Blocks[0].BlockID {
 		t.Errorf("the block was made again: %d, was %d", after.Blocks[0].BlockID, before.Blocks[0].BlockID)
 	}
-	want := []booking.FeedConflict{{UID: "A", StartDate: "2027-01-20", EndDate: "2027-01-20", BookingIDs: []int64{800100}}}
+	want := []feedsync.Conflict{{UID: "A", StartDate: "2027-01-20", EndDate: "2027-01-20", BookingIDs: []int64{800100}}}
 	if !reflect.DeepEqual(after.Conflicts, want) {
 		t.Errorf("conflicts %+v", after.Conflicts)
 	}
@@ -1012,15 +1009,15 @@ func TestFeedMoveLosingAGainedNightKeepsItsBlock(t *testing.T) {
 func TestFeedHandOverBetweenBlocksOfOneEvent(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
-		before, after []booking.FeedEvent
+		before, after []feedsync.Event
 		split         bool // a booking on 01-03..01-04 splits the first sync's nights
 		want          []blk
 		xKept         bool // X keeps a block (else it is deleted)
 	}{
-		{name: "merged", before: []booking.FeedEvent{ev("u", "2027-01-01", "2027-01-13")}, split: true,
-			after: []booking.FeedEvent{ev("u", "2027-01-01", "2027-01-13")}, want: []blk{{"u", "2027-01-01", "2027-01-12"}}},
-		{name: "crossed", before: []booking.FeedEvent{ev("u", "2027-01-01", "2027-01-03"), ev("u", "2027-01-05", "2027-01-13")},
-			after: []booking.FeedEvent{ev("u", "2027-01-01", "2027-01-09"), ev("u", "2027-01-10", "2027-01-13")},
+		{name: "merged", before: []feedsync.Event{ev("u", "2027-01-01", "2027-01-13")}, split: true,
+			after: []feedsync.Event{ev("u", "2027-01-01", "2027-01-13")}, want: []blk{{"u", "2027-01-01", "2027-01-12"}}},
+		{name: "crossed", before: []feedsync.Event{ev("u", "2027-01-01", "2027-01-03"), ev("u", "2027-01-05", "2027-01-13")},
+			after: []feedsync.Event{ev("u", "2027-01-01", "2027-01-09"), ev("u", "2027-01-10", "2027-01-13")},
 			want:  []blk{{"u", "2027-01-01", "2027-01-08"}, {"u", "2027-01-10", "2027-01-12"}}, xKept: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1035,7 +1032,7 @@ func TestFeedHandOverBetweenBlocksOfOneEvent(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			before, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: tc.before})
+			before, err := f.feeds.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: tc.before})
 			if err != nil || !reflect.DeepEqual(blocksOf(before), []blk{{"u", "2027-01-01", "2027-01-02"}, {"u", "2027-01-05", "2027-01-12"}}) {
 				t.Fatal(blocksOf(before), err)
 			}
@@ -1060,9 +1057,9 @@ func TestFeedHandOverBetweenBlocksOfOneEvent(t *testing.T) {
 				}
 			}
 			watch, stop := f.watchNights(t, account, pid, kept)
-			f.svc.Crash = watch
-			after, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: tc.after})
-			f.svc.Crash = nil
+			f.feeds.Crash = watch
+			after, err := f.feeds.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: tc.after})
+			f.feeds.Crash = nil
 			stop()
 			if err != nil || !after.Complete {
 				t.Fatal(after, err)
@@ -1098,9 +1095,9 @@ func TestFeedSyncReconcilesWithTheLedger(t *testing.T) {
 	const pid, feed = 42, 16
 	f.priceable(t, account, pid)
 	stay := func(dates ...string) ledger.Stay { return ledger.Stay{Account: account, PropertyID: pid, Dates: dates} }
-	syncFeed := func(events ...booking.FeedEvent) booking.FeedResult {
+	syncFeed := func(events ...feedsync.Event) feedsync.Result {
 		t.Helper()
-		res, err := f.svc.SyncFeed(ctx, account, booking.FeedSync{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events})
+		res, err := f.feeds.Sync(ctx, account, feedsync.Request{PropertyID: pid, FeedID: feed, Name: "Test feed", Events: events})
 		if err != nil || !res.Complete {
 			t.Fatal(res, err)
 		}
