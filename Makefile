@@ -14,7 +14,7 @@ REAL_MARKER := embedded\.TestDatabase|embedded\.RunWithDatabase|FromEnv\(\)|VROS
 EMBEDDED_ENV := env -u VROS_MONGO_URI -u VROS_KAFKA_BROKERS -u VROS_INFRA_CONTROL
 
 .DEFAULT_GOAL := help
-.PHONY: help run test test-go test-real test-real-pass vros-infra infra-up infra-down bench bench-scale lint staticcheck
+.PHONY: help run test test-go test-real test-real-pass vros-infra infra-up infra-down bench bench-scale lint staticcheck archcheck
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -76,10 +76,18 @@ bench-scale: ## the scale run: 100 accounts, 100 → 10 000 properties, 100 000 
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK         := $(CURDIR)/bin/staticcheck
 
-lint: staticcheck ## gofmt, go vet and staticcheck over every module
-	@out=$$(gofmt -l $(MODULES) k8s); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+lint: staticcheck archcheck ## gofmt, go vet and staticcheck over every module, and the architecture check
+	@out=$$(gofmt -l $(MODULES) k8s tools/archcheck); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	@set -e; for m in $(MODULES) k8s; do (cd $$m && $(GO) vet ./... && $(STATICCHECK) ./...); done
 	@cd k8s && $(STATICCHECK) -tags e2e ./e2e/...
+	@cd tools && GOWORK=off $(STATICCHECK) ./archcheck
+
+# The layering rule of every service, one check for all (tools/archcheck; the domains and the
+# rule are in tools/archcheck/domains.txt). Its tests plant a banned import in a domain of
+# each service, through a go list overlay, and expect the check to fail.
+archcheck: ## check that no domain package imports Fiber, the MongoDB driver, kafka-go or a store (tools/archcheck/domains.txt)
+	@cd tools && GOWORK=off $(GO) run ./archcheck -root ..
+	@cd tools && GOWORK=off $(GO) test -count=1 ./archcheck
 
 staticcheck: ## install the pinned staticcheck into ./bin (skipped when that version is already there)
 	@if $(STATICCHECK) -version 2>/dev/null | grep -q '$(STATICCHECK_VERSION:v%=%)'; then :; else \

@@ -1,6 +1,7 @@
 // The tools the Makefile builds from pinned Go modules and that no service imports, outside
 // go.work (build with GOWORK=off): promtool, from the Prometheus module, checks and
 // unit-tests the chart's alert rules (make promtool, make test-charts; docs/operations.md).
+// It also holds archcheck (standard library only), the layering check of make lint.
 module github.com/vros/vros/tools
 
 go 1.26.7

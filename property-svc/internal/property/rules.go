@@ -5,7 +5,7 @@
 //
 // Dependencies point inward: internal/api calls this package, internal/store
 // implements its Repository; it imports neither Fiber, the Mongo driver nor the
-// store (deps_test.go holds that). Money is decimal.Decimal; calendar dates are
+// store (make archcheck holds that: tools/archcheck). Money is decimal.Decimal; calendar dates are
 // time.Time at midnight UTC.
 package property
 
