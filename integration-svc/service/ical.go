@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vros/vros/integration-svc/internal/feedapi"
-	"github.com/vros/vros/integration-svc/internal/feedstore"
-	"github.com/vros/vros/integration-svc/internal/poller"
+	"github.com/vros/vros/integration-svc/internal/ical/api"
+	"github.com/vros/vros/integration-svc/internal/ical/poller"
+	"github.com/vros/vros/integration-svc/internal/ical/store"
 )
 
 // ICalConfig tunes the import of iCal feeds (VROS_ICAL_…; docs/ical.md, "Configuration").
@@ -51,17 +51,17 @@ func wireICal(w *wiring) error {
 	if err := cfg.validate(); err != nil {
 		return err
 	}
-	store, err := feedstore.Open(w.ctx, w.base.DB)
+	feeds, err := store.Open(w.ctx, w.base.DB)
 	if err != nil {
 		return fmt.Errorf("iCal feed store: %w", err)
 	}
 	booking := poller.NewBookingClient(w.cfg.BookingURL, w.signer, cfg.BookingTimeout)
-	p := &poller.Poller{Store: store, Booking: booking, Hooks: w.hooks, Policy: w.policy, Log: w.base.Tel.Logger, Meter: w.base.Tel.Meter,
+	p := &poller.Poller{Store: feeds, Booking: booking, Hooks: w.hooks, Policy: w.policy, Log: w.base.Tel.Logger, Meter: w.base.Tel.Meter,
 		Cfg: poller.Config{Period: cfg.PollPeriod, Lease: cfg.Lease, Timeout: cfg.RequestTimeout, MaxBody: cfg.MaxBody, Workers: cfg.Workers,
 			AllowHTTP: w.cfg.AllowHTTP, BookingTimeout: cfg.BookingTimeout}}
-	api := &feedapi.API{Store: store, Poller: p, Booking: booking, Policy: w.policy, AllowHTTP: w.cfg.AllowHTTP}
-	api.Register(w.app, w.auth)
+	feedAPI := &api.API{Store: feeds, Poller: p, Booking: booking, Policy: w.policy, AllowHTTP: w.cfg.AllowHTTP}
+	feedAPI.Register(w.app, w.auth)
 	w.loops = append(w.loops, p.Run)
-	w.onErase = append(w.onErase, func(ctx context.Context, account string) error { return store.Erase(ctx, account) })
+	w.onErase = append(w.onErase, func(ctx context.Context, account string) error { return feeds.Erase(ctx, account) })
 	return nil
 }

@@ -5,15 +5,15 @@ import (
 	"errors"
 	"time"
 
-	"github.com/vros/vros/integration-svc/internal/api"
-	"github.com/vros/vros/integration-svc/internal/deliver"
-	"github.com/vros/vros/integration-svc/internal/derive"
+	"github.com/vros/vros/integration-svc/internal/webhooks/api"
+	"github.com/vros/vros/integration-svc/internal/webhooks/deliver"
+	"github.com/vros/vros/integration-svc/internal/webhooks/derive"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/periodic"
 
-	"github.com/vros/vros/integration-svc/internal/hooks"
-	"github.com/vros/vros/integration-svc/internal/store"
-	"github.com/vros/vros/integration-svc/internal/webhook"
+	"github.com/vros/vros/integration-svc/internal/webhooks/hooks"
+	"github.com/vros/vros/integration-svc/internal/webhooks/store"
+	"github.com/vros/vros/integration-svc/internal/webhooks/webhook"
 )
 
 // Emitter takes an event that integration-svc raises itself (an iCal conflict) to the
