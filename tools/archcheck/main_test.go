@@ -65,10 +65,12 @@ func TestPlantedImport(t *testing.T) {
 		// Transitively: libs/httpapi is no adapter, but it imports Fiber.
 		{"booking-svc/internal/request", "github.com/vros/vros/libs/httpapi",
 			"booking-svc/internal/request imports Fiber (github.com/gofiber/fiber/v2): booking-svc/internal/request → libs/httpapi → github.com/gofiber/fiber/v2"},
-		{"integration-svc/internal/feed", "github.com/vros/vros/integration-svc/internal/feedstore",
-			"integration-svc/internal/feed imports a store (integration-svc/internal/feedstore): integration-svc/internal/feed → integration-svc/internal/feedstore"},
-		{"integration-svc/internal/webhook", "github.com/gofiber/fiber/v2",
-			"integration-svc/internal/webhook imports Fiber (github.com/gofiber/fiber/v2): integration-svc/internal/webhook → github.com/gofiber/fiber/v2"},
+		{"integration-svc/internal/ical/feed", "github.com/vros/vros/integration-svc/internal/ical/store",
+			"integration-svc/internal/ical/feed imports a store (integration-svc/internal/ical/store): integration-svc/internal/ical/feed → integration-svc/internal/ical/store"},
+		{"integration-svc/internal/webhooks/webhook", "github.com/gofiber/fiber/v2",
+			"integration-svc/internal/webhooks/webhook imports Fiber (github.com/gofiber/fiber/v2): integration-svc/internal/webhooks/webhook → github.com/gofiber/fiber/v2"},
+		{"integration-svc/internal/webhooks/hooks", "github.com/vros/vros/integration-svc/internal/webhooks/store",
+			"integration-svc/internal/webhooks/hooks imports a store (integration-svc/internal/webhooks/store): integration-svc/internal/webhooks/hooks → integration-svc/internal/webhooks/store"},
 	} {
 		t.Run(tc.domain+"+"+tc.imp, func(t *testing.T) {
 			res := checkPlanted(t, tc.domain, tc.imp)
