@@ -282,19 +282,3 @@ func checkJSONDepth(js []byte) error {
 	}
 	return nil
 }
-
-// publicBase is the base URL a read's links start with: VROS_EDGE_PUBLIC_URL when
-// configured, else the scheme and host the client used (X-Forwarded-Proto and
-// X-Forwarded-Host count only from a trusted proxy: Fiber checks it).
-func (g *Gateway) publicBase(c *fiber.Ctx) (string, error) {
-	if g.publicURL != "" {
-		return g.publicURL, nil
-	}
-	host := c.Hostname()
-	if host == "" || strings.ContainsFunc(host, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(".-:[]_", r))
-	}) {
-		return "", httpapi.BadRequest("the Host header is not a valid host name")
-	}
-	return c.Protocol() + "://" + host, nil
-}

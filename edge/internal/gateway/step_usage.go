@@ -5,28 +5,14 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/vros/vros/edge/internal/account"
 	"github.com/vros/vros/edge/internal/edgemetrics"
 	"github.com/vros/vros/edge/internal/usage"
 	"github.com/vros/vros/libs/httpapi"
 )
 
-// usageKey holds, in a request's locals, the usageMark of an authenticated request.
-const usageKey = "vros.usage"
-
-// usageMark is who an authenticated request is counted for, and on which interface.
-type usageMark struct {
-	account string
-	iface   usage.Interface
-}
-
-// authenticated marks the request as caller's, to be counted when it is answered.
-func authenticated(c *fiber.Ctx, caller account.Caller, i usage.Interface) {
-	c.Locals(usageKey, usageMark{account: caller.Tenant.AccountID, iface: i})
-}
-
-// count counts each authenticated request by its outcome, once the route has answered or
-// failed. It runs inside ApplicationOutcomesOK, so it sees interface B's application errors
+// Step: usage, around the rest of each interface's pipeline, right after its route step.
+// count counts each authenticated request (step_authenticate.go) by its
+// outcome, once the route has answered or failed. It runs inside ApplicationOutcomesOK, so it sees interface B's application errors
 // with their 4xx code before they go out on HTTP 200. What edge refuses itself past
 // authentication (rate, concurrency and body limits: a 429 or 413 error of edge's own, not
 // a service's answer) is Refused.
@@ -41,11 +27,11 @@ func (g *Gateway) count(c *fiber.Ctx) error {
 	if g.usage == nil {
 		return err
 	}
-	m, ok := c.Locals(usageKey).(usageMark)
-	if !ok {
+	st := requestOf(c)
+	if !st.authenticated {
 		return err
 	}
-	g.usage.Add(m.account, m.iface, outcome(c, err))
+	g.usage.Add(st.caller.Tenant.AccountID, st.iface, outcome(c, err))
 	return err
 }
 

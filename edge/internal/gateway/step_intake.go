@@ -23,10 +23,11 @@ import (
 	"github.com/vros/vros/libs/httpapi"
 )
 
-// Body intake (docs/limits.md, "Memory budget"): edge's app streams request bodies
-// (httpapi.Options.StreamRequestBody), so fasthttp has read at most 8 KiB of a body when
-// the first handler runs. Intake is that handler: it reads the rest, within MaxBody and
-// within a per-replica budget of body bytes in flight shared fairly between client
+// Step: the body intake, before every route of edge's app (pipeline.go lists what follows
+// it on the gateway's routes; docs/limits.md, "Memory budget"). Edge's app streams request
+// bodies (httpapi.Options.StreamRequestBody), so fasthttp has read at most 8 KiB of a body
+// when the first handler runs. Intake is that handler: it reads the rest, within MaxBody
+// and within a per-replica budget of body bytes in flight shared fairly between client
 // addresses, and decodes a Content-Encoding itself, within MaxBody once decoded. Every
 // route then finds the plain body in memory, as before, and nothing else reads the stream.
 
