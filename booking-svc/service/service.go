@@ -13,11 +13,11 @@ import (
 
 	"github.com/vros/vros/booking-svc/internal/api"
 	"github.com/vros/vros/booking-svc/internal/booking"
+	"github.com/vros/vros/booking-svc/internal/cardpay"
+	"github.com/vros/vros/booking-svc/internal/cardpay/route"
 	"github.com/vros/vros/booking-svc/internal/erased"
 	"github.com/vros/vros/booking-svc/internal/erasure"
 	"github.com/vros/vros/booking-svc/internal/feedsync"
-	"github.com/vros/vros/booking-svc/internal/gateway"
-	"github.com/vros/vros/booking-svc/internal/gateway/route"
 	"github.com/vros/vros/booking-svc/internal/idempotency"
 	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
@@ -158,7 +158,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	ob := outbox.New(db, pub, st.Snapshot, outbox.Options{Lease: cfg.OutboxLease, Meter: tel.Meter, Log: log, Propagator: tel.Propagator})
 	st.Attach(ob)
 
-	payments := gateway.NewPayments(tel.Meter)
+	payments := cardpay.NewPayments(tel.Meter)
 	bookings := booking.New(booking.Deps{Properties: properties.New(vw), Bookings: st, Blocks: st, Users: st, Accounts: st, Ledger: led,
 		Gateway: cardGateway(cfg, payments), Box: box, Payments: payments})
 	bookings.Deadline, bookings.Lease, bookings.Crash = cfg.RequestDeadline, cfg.JanitorLease, cfg.Crash
@@ -205,10 +205,10 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 
 // cardGateway routes each charge: sandbox accounts to the test gateway, live ones to their
 // property's Stripe account (docs/booking.md, "Card gateways"), counting each in payments.
-func cardGateway(cfg Config, payments *gateway.Payments) *route.Router {
+func cardGateway(cfg Config, payments *cardpay.Payments) *route.Router {
 	client := &http.Client{Timeout: 15 * time.Second}
 	return &route.Router{
-		Test:      gateway.NewTest(time.Now),
+		Test:      cardpay.NewTest(time.Now),
 		Methods:   route.PropertyMethods{URL: cfg.PropertyURL, Signer: tenancy.NewSigner(tenancy.CallerBooking, cfg.InternalKeys.Booking.Reveal()), Client: client},
 		StripeURL: cfg.StripeAPIURL, HTTP: client, Payments: payments,
 	}

@@ -30,10 +30,10 @@ import (
 
 	"github.com/vros/vros/booking-svc/internal/arrival"
 	"github.com/vros/vros/booking-svc/internal/booking"
+	"github.com/vros/vros/booking-svc/internal/cardpay"
 	"github.com/vros/vros/booking-svc/internal/erased"
 	"github.com/vros/vros/booking-svc/internal/erasure"
 	"github.com/vros/vros/booking-svc/internal/feedsync"
-	"github.com/vros/vros/booking-svc/internal/gateway"
 	"github.com/vros/vros/booking-svc/internal/guest"
 	"github.com/vros/vros/booking-svc/internal/idempotency"
 	"github.com/vros/vros/booking-svc/internal/ledger"
@@ -187,7 +187,7 @@ func newServerWith(t *testing.T, w io.Writer, meter metric.Meter) *server {
 	s.st.WatchErasures(s.marks)
 	s.vw.IgnoreErased(s.marks.Is)
 	svc := booking.New(booking.Deps{Properties: properties.New(s.vw), Bookings: s.st, Blocks: s.st, Users: s.st, Accounts: s.st,
-		Ledger: s.led, Gateway: gateway.NewTest(time.Now), Box: box})
+		Ledger: s.led, Gateway: cardpay.NewTest(time.Now), Box: box})
 	s.svc = svc
 	s.feeds = feedsync.New(feedsync.Deps{Properties: properties.New(s.vw), Blocks: s.st, Ledger: s.led, Current: svc.Current})
 	s.eraser = &erasure.Eraser{Marks: s.marks, View: erasure.Part{Name: "view", Erase: s.vw.EraseAccount}, Forget: s.vw.ForgetAccount,
@@ -957,7 +957,7 @@ func TestGuestErasureInterrupted(t *testing.T) {
 			s.storeAnswer(t, acct, b)
 		}
 		svc := booking.New(booking.Deps{Properties: properties.New(s.vw), Bookings: s.st, Blocks: s.st, Users: s.st,
-			Accounts: &flaky{AccountRecords: s.st, n: min(max(n, 0), 3), halfway: n == 4}, Ledger: s.led, Gateway: gateway.NewTest(time.Now), Box: s.box})
+			Accounts: &flaky{AccountRecords: s.st, n: min(max(n, 0), 3), halfway: n == 4}, Ledger: s.led, Gateway: cardpay.NewTest(time.Now), Box: s.box})
 		forget := func(ctx context.Context, f booking.Forgotten) error {
 			if n < 0 {
 				return errKilled

@@ -17,8 +17,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/vros/vros/booking-svc/internal/card"
+	"github.com/vros/vros/booking-svc/internal/cardpay"
 	"github.com/vros/vros/booking-svc/internal/faults"
-	"github.com/vros/vros/booking-svc/internal/gateway"
 	"github.com/vros/vros/libs/pricing"
 	"github.com/vros/vros/libs/seal"
 )
@@ -74,7 +74,7 @@ type Deps struct {
 	Box *seal.Box
 	// Payments counts the payments recorded by the owner (addbookingpayment) as gateway
 	// manual; card charges are counted by the Gateway (nil: none).
-	Payments *gateway.Payments
+	Payments *cardpay.Payments
 }
 
 // Service is the booking domain.
@@ -88,7 +88,7 @@ type Service struct {
 	gateway Gateway
 	box     *seal.Box
 	// payments counts the recorded payments (nil: none).
-	payments *gateway.Payments
+	payments *cardpay.Payments
 	// Deadline bounds every change, so that one can never outlive the janitor's lease.
 	Deadline time.Duration
 	// Lease is how old an unfinished change must be before the janitor repairs it.
@@ -250,20 +250,20 @@ func cardContext(account string, bookingID int64) string {
 
 // charge takes amount (in the booking's currency) from c through the gateway of the
 // booking's account and property.
-func (s *Service) charge(ctx context.Context, b Booking, amount string, c card.Card, key string) (gateway.Charge, error) {
+func (s *Service) charge(ctx context.Context, b Booking, amount string, c card.Card, key string) (cardpay.Charge, error) {
 	amt, err := decimal.NewFromString(amount)
 	if err != nil {
-		return gateway.Charge{}, fmt.Errorf("charge amount %q: %w", amount, err)
+		return cardpay.Charge{}, fmt.Errorf("charge amount %q: %w", amount, err)
 	}
-	ch, err := s.gateway.Charge(ctx, gateway.ChargeRequest{Amount: amt, Currency: b.Quote.Currency, Card: c, Description: key,
+	ch, err := s.gateway.Charge(ctx, cardpay.ChargeRequest{Amount: amt, Currency: b.Quote.Currency, Card: c, Description: key,
 		IdempotencyKey: key, AccountID: b.AccountID, Sandbox: b.Sandbox, PropertyID: b.PropertyID})
 	if err == nil {
 		return ch, nil
 	}
-	if errors.Is(err, gateway.ErrRequires3DS) {
+	if errors.Is(err, cardpay.ErrRequires3DS) {
 		return ch, &PaymentError{Reason: err.Error(), Requires3DS: true}
 	}
-	if reason, ok := gateway.Declined(err); ok {
+	if reason, ok := cardpay.Declined(err); ok {
 		return ch, &PaymentError{Reason: reason}
 	}
 	return ch, fmt.Errorf("card gateway: %w", err)

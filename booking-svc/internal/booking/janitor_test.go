@@ -9,7 +9,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/vros/vros/booking-svc/internal/booking"
-	"github.com/vros/vros/booking-svc/internal/gateway"
+	"github.com/vros/vros/booking-svc/internal/cardpay"
 	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
 	"github.com/vros/vros/booking-svc/internal/properties"
@@ -64,7 +64,7 @@ func newFixtureIn(t *testing.T, db *mongo.Database) fixture {
 	}
 	box, _ := seal.New(seal.NewKey())
 	svc := booking.New(booking.Deps{Properties: properties.New(vw), Bookings: st, Blocks: st, Users: st, Ledger: led,
-		Gateway: gateway.NewTest(time.Now), Box: box})
+		Gateway: cardpay.NewTest(time.Now), Box: box})
 	return fixture{svc: svc, st: st, led: led, vw: vw}
 }
 

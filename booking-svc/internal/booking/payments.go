@@ -9,7 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/vros/vros/booking-svc/internal/arrival"
-	"github.com/vros/vros/booking-svc/internal/gateway"
+	"github.com/vros/vros/booking-svc/internal/cardpay"
 )
 
 // PaymentInput records a payment received for a booking (B3).
@@ -57,9 +57,9 @@ func (s *Service) AddPayment(ctx context.Context, account string, bookingID int6
 		var fe *FieldError
 		switch {
 		case err == nil:
-			s.payments.Count(ctx, gateway.NameManual, gateway.OutcomeSuccess)
+			s.payments.Count(ctx, cardpay.NameManual, cardpay.OutcomeSuccess)
 		case !errors.Is(err, ErrNoBooking) && !errors.As(err, &fe):
-			s.payments.Count(ctx, gateway.NameManual, gateway.OutcomeError)
+			s.payments.Count(ctx, cardpay.NameManual, cardpay.OutcomeError)
 		}
 	}()
 	b, err := s.booked(ctx, account, bookingID)

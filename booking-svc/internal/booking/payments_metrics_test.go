@@ -9,7 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/vros/vros/booking-svc/internal/booking"
-	"github.com/vros/vros/booking-svc/internal/gateway"
+	"github.com/vros/vros/booking-svc/internal/cardpay"
 	"github.com/vros/vros/booking-svc/internal/properties"
 	"github.com/vros/vros/libs/seal"
 	"github.com/vros/vros/libs/telemetry/telemetrytest"
@@ -23,7 +23,7 @@ func TestRecordedPaymentsCounted(t *testing.T) {
 	metrics := telemetrytest.NewMetrics(t)
 	box, _ := seal.New(seal.NewKey())
 	svc := booking.New(booking.Deps{Properties: properties.New(f.vw), Bookings: f.st, Blocks: f.st, Users: f.st, Ledger: f.led,
-		Gateway: gateway.NewTest(time.Now), Box: box, Payments: gateway.NewPayments(metrics.Meter())})
+		Gateway: cardpay.NewTest(time.Now), Box: box, Payments: cardpay.NewPayments(metrics.Meter())})
 	ctx := context.Background()
 	f.reserve(t, "pm", 31, 1, []string{"2027-05-10"})
 	if _, err := svc.AddPayment(ctx, "pm", 31, booking.PaymentInput{Amount: decimal.RequireFromString("100")}); err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/vros/vros/booking-svc/internal/gateway"
+	"github.com/vros/vros/booking-svc/internal/cardpay"
 	"github.com/vros/vros/booking-svc/internal/guest"
 	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/libs/pricing"
@@ -172,7 +172,7 @@ type PropertyView interface {
 	Settings(ctx context.Context, account string) (Settings, error)
 }
 
-// Gateway charges cards (package gateway tells its requests, answers and errors).
+// Gateway charges cards (package cardpay tells its requests, answers and errors).
 type Gateway interface {
-	Charge(ctx context.Context, req gateway.ChargeRequest) (gateway.Charge, error)
+	Charge(ctx context.Context, req cardpay.ChargeRequest) (cardpay.Charge, error)
 }

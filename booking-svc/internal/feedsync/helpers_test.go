@@ -10,8 +10,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/vros/vros/booking-svc/internal/booking"
+	"github.com/vros/vros/booking-svc/internal/cardpay"
 	"github.com/vros/vros/booking-svc/internal/feedsync"
-	"github.com/vros/vros/booking-svc/internal/gateway"
 	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
 	"github.com/vros/vros/booking-svc/internal/properties"
@@ -62,7 +62,7 @@ func newFixture(t *testing.T) fixture {
 	}
 	box, _ := seal.New(seal.NewKey())
 	svc := booking.New(booking.Deps{Properties: properties.New(vw), Bookings: st, Blocks: st, Users: st, Ledger: led,
-		Gateway: gateway.NewTest(time.Now), Box: box})
+		Gateway: cardpay.NewTest(time.Now), Box: box})
 	f := fixture{svc: svc, st: st, led: led, vw: vw}
 	f.feeds = f.syncer(st, led)
 	return f

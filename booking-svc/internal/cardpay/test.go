@@ -1,4 +1,4 @@
-package gateway
+package cardpay
 
 import (
 	"context"
@@ -66,7 +66,7 @@ type keyed struct {
 // service, a fixed clock in tests).
 func NewTest(now func() time.Time) *Test {
 	if now == nil {
-		panic("gateway.NewTest: nil clock")
+		panic("cardpay.NewTest: nil clock")
 	}
 	return &Test{now: now, byKey: map[string]keyed{}}
 }

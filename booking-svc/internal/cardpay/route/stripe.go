@@ -10,7 +10,7 @@ import (
 
 	"github.com/shopspring/decimal"
 	"github.com/stripe/stripe-go/v85"
-	"github.com/vros/vros/booking-svc/internal/gateway"
+	"github.com/vros/vros/booking-svc/internal/cardpay"
 	"golang.org/x/text/currency"
 )
 
@@ -43,17 +43,17 @@ func NewStripe(secretKey, apiURL string, httpClient *http.Client) *Stripe {
 	return &Stripe{client: stripe.NewClient(secretKey, stripe.WithBackends(stripe.NewBackendsWithConfig(cfg)))}
 }
 
-// Charge charges req.Card, or refuses it with a *gateway.DeclinedError, gateway.ErrRequires3DS or an error
-// wrapping gateway.ErrInvalidRequest; anything else (Stripe unreachable, an invalid key) is an
+// Charge charges req.Card, or refuses it with a *cardpay.DeclinedError, cardpay.ErrRequires3DS or an error
+// wrapping cardpay.ErrInvalidRequest; anything else (Stripe unreachable, an invalid key) is an
 // internal error.
-func (g *Stripe) Charge(ctx context.Context, req gateway.ChargeRequest) (gateway.Charge, error) {
-	cur, err := gateway.CheckAmount(req.Amount, req.Currency)
+func (g *Stripe) Charge(ctx context.Context, req cardpay.ChargeRequest) (cardpay.Charge, error) {
+	cur, err := cardpay.CheckAmount(req.Amount, req.Currency)
 	if err != nil {
-		return gateway.Charge{}, err
+		return cardpay.Charge{}, err
 	}
 	minor, err := minorUnits(req.Amount, cur)
 	if err != nil {
-		return gateway.Charge{}, err
+		return cardpay.Charge{}, err
 	}
 	pmp := &stripe.PaymentMethodCreateParams{
 		Type: stripe.String(string(stripe.PaymentMethodTypeCard)),
@@ -68,7 +68,7 @@ func (g *Stripe) Charge(ctx context.Context, req gateway.ChargeRequest) (gateway
 	}
 	pm, err := g.client.V1PaymentMethods.Create(ctx, pmp)
 	if err != nil {
-		return gateway.Charge{}, stripeError(err)
+		return cardpay.Charge{}, stripeError(err)
 	}
 	pip := &stripe.PaymentIntentCreateParams{
 		Amount: stripe.Int64(minor), Currency: stripe.String(strings.ToLower(cur)),
@@ -81,28 +81,28 @@ func (g *Stripe) Charge(ctx context.Context, req gateway.ChargeRequest) (gateway
 	}
 	pi, err := g.client.V1PaymentIntents.Create(ctx, pip)
 	if err != nil {
-		return gateway.Charge{}, stripeError(err)
+		return cardpay.Charge{}, stripeError(err)
 	}
 	switch pi.Status {
 	case stripe.PaymentIntentStatusSucceeded:
 	case stripe.PaymentIntentStatusRequiresAction:
-		return gateway.Charge{}, gateway.ErrRequires3DS
+		return cardpay.Charge{}, cardpay.ErrRequires3DS
 	case stripe.PaymentIntentStatusRequiresPaymentMethod:
 		reason := "card declined"
 		if e := pi.LastPaymentError; e != nil && e.Msg != "" {
 			reason = e.Msg
 		}
-		return gateway.Charge{}, &gateway.DeclinedError{Reason: reason}
+		return cardpay.Charge{}, &cardpay.DeclinedError{Reason: reason}
 	default:
-		return gateway.Charge{}, fmt.Errorf("stripe: payment %s is %s, not succeeded", pi.ID, pi.Status)
+		return cardpay.Charge{}, fmt.Errorf("stripe: payment %s is %s, not succeeded", pi.ID, pi.Status)
 	}
-	return gateway.Charge{ID: pi.ID, Amount: req.Amount, Currency: cur, Last4: req.Card.Last4(), Brand: req.Card.Brand(),
+	return cardpay.Charge{ID: pi.ID, Amount: req.Amount, Currency: cur, Last4: req.Card.Last4(), Brand: req.Card.Brand(),
 		At: time.Unix(pi.Created, 0).UTC()}, nil
 }
 
 // stripeError maps Stripe's answer to a gateway error: a card error is a refusal with
 // Stripe's message as its reason (status 111), and so is a key Stripe does not accept (the
-// owner must fix the payment method); an invalid request is gateway.ErrInvalidRequest.
+// owner must fix the payment method); an invalid request is cardpay.ErrInvalidRequest.
 func stripeError(err error) error {
 	var se *stripe.Error
 	if !errors.As(err, &se) {
@@ -110,18 +110,18 @@ func stripeError(err error) error {
 	}
 	switch {
 	case se.Type == stripe.ErrorTypeCard && se.Code == stripe.ErrorCodeAuthenticationRequired:
-		return gateway.ErrRequires3DS
+		return cardpay.ErrRequires3DS
 	case se.Type == stripe.ErrorTypeCard:
 		reason := se.Msg
 		if reason == "" {
 			reason = strings.ReplaceAll(string(se.Code), "_", " ")
 		}
-		return &gateway.DeclinedError{Reason: reason}
+		return &cardpay.DeclinedError{Reason: reason}
 	case se.HTTPStatusCode == http.StatusUnauthorized || se.HTTPStatusCode == http.StatusForbidden:
 		// The owner's key is wrong or revoked: no card can be charged until they fix A5.
-		return &gateway.DeclinedError{Reason: "the property's Stripe account refused the request: " + se.Msg}
+		return &cardpay.DeclinedError{Reason: "the property's Stripe account refused the request: " + se.Msg}
 	case se.Type == stripe.ErrorTypeInvalidRequest && se.HTTPStatusCode < http.StatusInternalServerError:
-		return fmt.Errorf("%w: stripe: %s", gateway.ErrInvalidRequest, se.Msg)
+		return fmt.Errorf("%w: stripe: %s", cardpay.ErrInvalidRequest, se.Msg)
 	}
 	return fmt.Errorf("stripe (HTTP %d, %s): %w", se.HTTPStatusCode, se.Type, err)
 }
@@ -130,12 +130,12 @@ func stripeError(err error) error {
 func minorUnits(amount decimal.Decimal, code string) (int64, error) {
 	u, err := currency.ParseISO(code)
 	if err != nil {
-		return 0, fmt.Errorf("%w: currency %q", gateway.ErrInvalidRequest, code)
+		return 0, fmt.Errorf("%w: currency %q", cardpay.ErrInvalidRequest, code)
 	}
 	scale, _ := currency.Standard.Rounding(u)
 	m := amount.Shift(int32(scale))
 	if !m.IsInteger() {
-		return 0, fmt.Errorf("%w: amount %s has more than %d decimal places for %s", gateway.ErrInvalidRequest, amount, scale, code)
+		return 0, fmt.Errorf("%w: amount %s has more than %d decimal places for %s", cardpay.ErrInvalidRequest, amount, scale, code)
 	}
 	return m.IntPart(), nil
 }

@@ -1,4 +1,4 @@
-// Package gateway charges payment cards: the requests, answers and errors
+// Package cardpay charges payment cards: the requests, answers and errors
 // of a card gateway, which the booking domain calls through its Gateway
 // interface for create and update with paymentCharge 1 and for automatic
 // payments; Test is a gateway that behaves like a real one for documented
@@ -8,7 +8,7 @@
 // its Reason appended to the message, ErrRequires3DS is status 112. Any
 // other error (ErrInvalidRequest, a network failure of a real gateway) is
 // not the card's fault and is an internal error.
-package gateway
+package cardpay
 
 import (
 	"errors"

@@ -1,6 +1,6 @@
 // Package route charges each card through the gateway of its account and property: the
 // test gateway for a sandbox account, the property's own Stripe account for a live one
-// (docs/booking.md, "Payments"). The gateway package holds what every gateway shares; this
+// (docs/booking.md, "Payments"). Package cardpay holds what every gateway shares; this
 // one the providers and their credentials, so the booking domain never depends on them.
 package route
 
@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/vros/vros/booking-svc/internal/gateway"
+	"github.com/vros/vros/booking-svc/internal/cardpay"
 )
 
 // ReasonNoMethod is the refusal of a live account's charge on a property with no card
@@ -29,34 +29,34 @@ type Methods interface {
 // method refuses the charge (status 111, ReasonNoMethod): live accounts never reach the test
 // gateway, so a booking cannot be paid with a test card number.
 type Router struct {
-	Test      *gateway.Test // for sandbox accounts
+	Test      *cardpay.Test // for sandbox accounts
 	Methods   Methods
 	StripeURL string       // StripeAPI in production
 	HTTP      *http.Client // for the Stripe requests; nil: the library's default
 	// Payments counts every charge by the gateway it went to and its outcome (nil: none).
-	Payments *gateway.Payments
+	Payments *cardpay.Payments
 }
 
 // Charge charges req through the gateway of its account and property.
-func (r *Router) Charge(ctx context.Context, req gateway.ChargeRequest) (gateway.Charge, error) {
+func (r *Router) Charge(ctx context.Context, req cardpay.ChargeRequest) (cardpay.Charge, error) {
 	name, ch, err := r.charge(ctx, req)
 	r.Payments.Charged(ctx, name, err)
 	return ch, err
 }
 
 // charge is Charge, telling the gateway it went to.
-func (r *Router) charge(ctx context.Context, req gateway.ChargeRequest) (string, gateway.Charge, error) {
+func (r *Router) charge(ctx context.Context, req cardpay.ChargeRequest) (string, cardpay.Charge, error) {
 	if req.Sandbox {
 		ch, err := r.Test.Charge(ctx, req)
-		return gateway.NameTest, ch, err
+		return cardpay.NameTest, ch, err
 	}
 	key, ok, err := r.Methods.StripeKey(ctx, req.AccountID, req.PropertyID)
 	switch {
 	case err != nil:
-		return gateway.NameStripe, gateway.Charge{}, fmt.Errorf("payment method of property %d: %w", req.PropertyID, err)
+		return cardpay.NameStripe, cardpay.Charge{}, fmt.Errorf("payment method of property %d: %w", req.PropertyID, err)
 	case !ok:
-		return gateway.NameNone, gateway.Charge{}, &gateway.DeclinedError{Reason: ReasonNoMethod}
+		return cardpay.NameNone, cardpay.Charge{}, &cardpay.DeclinedError{Reason: ReasonNoMethod}
 	}
 	ch, err := NewStripe(key, r.StripeURL, r.HTTP).Charge(ctx, req)
-	return gateway.NameStripe, ch, err
+	return cardpay.NameStripe, ch, err
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vros/vros/booking-svc/internal/gateway"
+	"github.com/vros/vros/booking-svc/internal/cardpay"
 	"github.com/vros/vros/libs/stripemock"
 )
 
@@ -26,10 +26,10 @@ func (m methodsOf) StripeKey(_ context.Context, _ string, pid int64) (string, bo
 // live account's charge goes to its property's Stripe account, and is refused when the
 // property has none; property-svc's failure is not the card's fault.
 func TestRouterChoosesPerAccountAndProperty(t *testing.T) {
-	test := gateway.NewTest(func() time.Time { return time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC) })
+	test := cardpay.NewTest(func() time.Time { return time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC) })
 	r := &Router{Test: test, Methods: methodsOf{1: "sk_test_owner1"}, StripeURL: stripemock.Start(t, "succeeded")}
 	ctx := context.Background()
-	charge := func(sandbox bool, pid int64) (gateway.Charge, error) {
+	charge := func(sandbox bool, pid int64) (cardpay.Charge, error) {
 		req := stripeReq("50", "USD")
 		req.AccountID, req.Sandbox, req.PropertyID = "acc1", sandbox, pid
 		return r.Charge(ctx, req)
@@ -43,12 +43,12 @@ func TestRouterChoosesPerAccountAndProperty(t *testing.T) {
 	}
 	if _, err := charge(false, 2); err == nil {
 		t.Fatal("live without a method: charged")
-	} else if reason, ok := gateway.Declined(err); !ok || reason != ReasonNoMethod {
+	} else if reason, ok := cardpay.Declined(err); !ok || reason != ReasonNoMethod {
 		t.Fatalf("live without a method: %v, want the refusal %q", err, ReasonNoMethod)
 	}
-	if _, err := charge(false, -1); err == nil || errors.Is(err, gateway.ErrInvalidRequest) {
+	if _, err := charge(false, -1); err == nil || errors.Is(err, cardpay.ErrInvalidRequest) {
 		t.Fatalf("property-svc down: %v, want an internal error", err)
-	} else if _, declined := gateway.Declined(err); declined {
+	} else if _, declined := cardpay.Declined(err); declined {
 		t.Fatalf("property-svc down: %v is a refusal", err)
 	}
 	if n := len(test.Charges()); n != 1 {

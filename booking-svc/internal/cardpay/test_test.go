@@ -1,4 +1,4 @@
-package gateway_test
+package cardpay_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/card"
-	"github.com/vros/vros/booking-svc/internal/gateway"
+	"github.com/vros/vros/booking-svc/internal/cardpay"
 )
 
 var now = time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
@@ -23,8 +23,8 @@ func visa(number string) card.Card {
 	return card.Card{Number: number, NameOnCard: "ANN SMITH", ExpMonth: 12, ExpYear: 2030, CVC: "123"}
 }
 
-func req(number, amount string) gateway.ChargeRequest {
-	return gateway.ChargeRequest{
+func req(number, amount string) cardpay.ChargeRequest {
+	return cardpay.ChargeRequest{
 		Amount: decimal.RequireFromString(amount), Currency: "EUR", Card: visa(number), Description: "booking 1",
 	}
 }
@@ -48,9 +48,9 @@ func TestTestCards(t *testing.T) {
 		{"empty number", "", "invalid card number"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			g := gateway.NewTest(clock)
+			g := cardpay.NewTest(clock)
 			ch, err := g.Charge(context.Background(), req(c.number, "100.50"))
-			reason, declined := gateway.Declined(err)
+			reason, declined := cardpay.Declined(err)
 			switch {
 			case c.want == approved && err != nil:
 				t.Fatalf("refused: %v", err)
@@ -64,7 +64,7 @@ func TestTestCards(t *testing.T) {
 					t.Fatalf("%d charges recorded", n)
 				}
 			case c.want == threeDS:
-				if !errors.Is(err, gateway.ErrRequires3DS) || declined {
+				if !errors.Is(err, cardpay.ErrRequires3DS) || declined {
 					t.Fatalf("err %v, want ErrRequires3DS", err)
 				}
 			default:
@@ -83,15 +83,15 @@ func TestTestCards(t *testing.T) {
 }
 
 func TestExpiryChecked(t *testing.T) {
-	g := gateway.NewTest(clock)
-	c := visa(gateway.CardVisa)
+	g := cardpay.NewTest(clock)
+	c := visa(cardpay.CardVisa)
 	c.ExpMonth, c.ExpYear = 5, 2026
-	_, err := g.Charge(context.Background(), gateway.ChargeRequest{Amount: decimal.NewFromInt(10), Currency: "EUR", Card: c})
-	if r, ok := gateway.Declined(err); !ok || r != "expired card" {
+	_, err := g.Charge(context.Background(), cardpay.ChargeRequest{Amount: decimal.NewFromInt(10), Currency: "EUR", Card: c})
+	if r, ok := cardpay.Declined(err); !ok || r != "expired card" {
 		t.Fatalf("err %v", err)
 	}
 	c.ExpMonth = 6
-	if _, err := g.Charge(context.Background(), gateway.ChargeRequest{Amount: decimal.NewFromInt(10), Currency: "EUR", Card: c}); err != nil {
+	if _, err := g.Charge(context.Background(), cardpay.ChargeRequest{Amount: decimal.NewFromInt(10), Currency: "EUR", Card: c}); err != nil {
 		t.Fatalf("card valid through June refused: %v", err)
 	}
 }
@@ -108,14 +108,14 @@ func TestInvalidRequests(t *testing.T) {
 		{"XXX", "10", "XXX", `invalid charge request: currency "XXX" is not an ISO 4217 code`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			g := gateway.NewTest(clock)
-			r := req(gateway.CardVisa, c.amount)
+			g := cardpay.NewTest(clock)
+			r := req(cardpay.CardVisa, c.amount)
 			r.Currency = c.currency
 			ch, err := g.Charge(context.Background(), r)
 			got := ""
 			if err != nil {
 				got = err.Error()
-				if !errors.Is(err, gateway.ErrInvalidRequest) {
+				if !errors.Is(err, cardpay.ErrInvalidRequest) {
 					t.Fatalf("%v does not wrap ErrInvalidRequest", err)
 				}
 			}
@@ -130,8 +130,8 @@ func TestInvalidRequests(t *testing.T) {
 }
 
 func TestIdempotency(t *testing.T) {
-	g := gateway.NewTest(clock)
-	r := req(gateway.CardVisa, "50")
+	g := cardpay.NewTest(clock)
+	r := req(cardpay.CardVisa, "50")
 	r.IdempotencyKey = "booking/1/payment/1"
 	first, err := g.Charge(context.Background(), r)
 	if err != nil {
@@ -146,15 +146,15 @@ func TestIdempotency(t *testing.T) {
 	}
 	other := r
 	other.Amount = decimal.NewFromInt(60)
-	if _, err := g.Charge(context.Background(), other); !errors.Is(err, gateway.ErrInvalidRequest) {
+	if _, err := g.Charge(context.Background(), other); !errors.Is(err, cardpay.ErrInvalidRequest) {
 		t.Fatalf("key reused for another amount: %v", err)
 	}
 	// A refusal is remembered too: the retry does not reach the card again.
-	d := req(gateway.CardDeclined, "50")
+	d := req(cardpay.CardDeclined, "50")
 	d.IdempotencyKey = "booking/2/payment/1"
 	_, err1 := g.Charge(context.Background(), d)
 	_, err2 := g.Charge(context.Background(), d)
-	if r1, _ := gateway.Declined(err1); r1 != "card declined" || err2 == nil || err2.Error() != err1.Error() {
+	if r1, _ := cardpay.Declined(err1); r1 != "card declined" || err2 == nil || err2.Error() != err1.Error() {
 		t.Fatalf("declined retry: %v, %v", err1, err2)
 	}
 	// Without a key every call is a new charge.
@@ -167,14 +167,14 @@ func TestIdempotency(t *testing.T) {
 }
 
 func TestConcurrentRetriesChargeOnce(t *testing.T) {
-	g := gateway.NewTest(clock)
+	g := cardpay.NewTest(clock)
 	var wg sync.WaitGroup
 	ids := make([]string, 64)
 	for i := range ids {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := req(gateway.CardVisa, "10")
+			r := req(cardpay.CardVisa, "10")
 			r.IdempotencyKey = fmt.Sprintf("key-%d", i%4)
 			ch, err := g.Charge(context.Background(), r)
 			if err != nil {
@@ -195,10 +195,10 @@ func TestConcurrentRetriesChargeOnce(t *testing.T) {
 }
 
 func TestCanceledContext(t *testing.T) {
-	g := gateway.NewTest(clock)
+	g := cardpay.NewTest(clock)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := g.Charge(ctx, req(gateway.CardVisa, "10")); !errors.Is(err, context.Canceled) {
+	if _, err := g.Charge(ctx, req(cardpay.CardVisa, "10")); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)
 	}
 	if len(g.Charges()) != 0 {
@@ -207,4 +207,4 @@ func TestCanceledContext(t *testing.T) {
 }
 
 // The Test gateway is a gateway as the booking domain calls one.
-var _ booking.Gateway = (*gateway.Test)(nil)
+var _ booking.Gateway = (*cardpay.Test)(nil)

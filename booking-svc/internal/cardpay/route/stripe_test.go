@@ -11,12 +11,12 @@ import (
 	"github.com/stripe/stripe-go/v85"
 
 	"github.com/vros/vros/booking-svc/internal/card"
-	"github.com/vros/vros/booking-svc/internal/gateway"
+	"github.com/vros/vros/booking-svc/internal/cardpay"
 	"github.com/vros/vros/libs/stripemock"
 )
 
-func stripeReq(amount, currency string) gateway.ChargeRequest {
-	return gateway.ChargeRequest{
+func stripeReq(amount, currency string) cardpay.ChargeRequest {
+	return cardpay.ChargeRequest{
 		Amount: decimal.RequireFromString(amount), Currency: currency, Description: "booking 7",
 		Card:           card.Card{Number: "4242424242424242", NameOnCard: "ANN SMITH", ExpMonth: 12, ExpYear: 2030, CVC: "123"},
 		IdempotencyKey: "acc1/booking/7/payment/1",
@@ -40,27 +40,27 @@ func TestStripeAgainstStripeMock(t *testing.T) {
 	})
 	t.Run("requires_action is 3-D Secure", func(t *testing.T) {
 		g := NewStripe("sk_test_123", stripemock.Start(t, "requires_action"), nil)
-		if _, err := g.Charge(ctx, stripeReq("10", "USD")); !errors.Is(err, gateway.ErrRequires3DS) {
-			t.Fatalf("err = %v, want gateway.ErrRequires3DS", err)
+		if _, err := g.Charge(ctx, stripeReq("10", "USD")); !errors.Is(err, cardpay.ErrRequires3DS) {
+			t.Fatalf("err = %v, want cardpay.ErrRequires3DS", err)
 		}
 	})
 	t.Run("requires_payment_method is a refusal", func(t *testing.T) {
 		g := NewStripe("sk_test_123", stripemock.Start(t, "requires_payment_method"), nil)
 		_, err := g.Charge(ctx, stripeReq("10", "USD"))
-		if _, ok := gateway.Declined(err); !ok {
+		if _, ok := cardpay.Declined(err); !ok {
 			t.Fatalf("err = %v, want a refusal", err)
 		}
 	})
 	t.Run("an amount the currency cannot hold is refused before Stripe", func(t *testing.T) {
 		g := NewStripe("sk_test_123", "http://127.0.0.1:1", nil) // nothing listens: never called
-		if _, err := g.Charge(ctx, stripeReq("100.5", "JPY")); !errors.Is(err, gateway.ErrInvalidRequest) {
-			t.Fatalf("err = %v, want gateway.ErrInvalidRequest", err)
+		if _, err := g.Charge(ctx, stripeReq("100.5", "JPY")); !errors.Is(err, cardpay.ErrInvalidRequest) {
+			t.Fatalf("err = %v, want cardpay.ErrInvalidRequest", err)
 		}
 	})
 	t.Run("Stripe unreachable is not the card's fault", func(t *testing.T) {
 		g := NewStripe("sk_test_123", "http://127.0.0.1:1", nil)
 		_, err := g.Charge(ctx, stripeReq("10", "USD"))
-		if _, declined := gateway.Declined(err); err == nil || declined || errors.Is(err, gateway.ErrRequires3DS) || errors.Is(err, gateway.ErrInvalidRequest) {
+		if _, declined := cardpay.Declined(err); err == nil || declined || errors.Is(err, cardpay.ErrRequires3DS) || errors.Is(err, cardpay.ErrInvalidRequest) {
 			t.Fatalf("err = %v, want an internal error", err)
 		}
 	})
@@ -79,15 +79,15 @@ func TestStripeErrors(t *testing.T) {
 		{"declined without a message", &stripe.Error{Type: stripe.ErrorTypeCard, Code: stripe.ErrorCodeExpiredCard, HTTPStatusCode: 402},
 			"expired card", nil},
 		{"authentication required", &stripe.Error{Type: stripe.ErrorTypeCard, Code: stripe.ErrorCodeAuthenticationRequired,
-			HTTPStatusCode: 402}, "", gateway.ErrRequires3DS},
+			HTTPStatusCode: 402}, "", cardpay.ErrRequires3DS},
 		{"invalid request", &stripe.Error{Type: stripe.ErrorTypeInvalidRequest, Msg: "Invalid currency", HTTPStatusCode: 400},
-			"", gateway.ErrInvalidRequest},
+			"", cardpay.ErrInvalidRequest},
 		{"Stripe's own failure", &stripe.Error{Type: stripe.ErrorTypeAPI, HTTPStatusCode: 500}, "", nil},
 		{"a bad secret key", &stripe.Error{Type: stripe.ErrorTypeInvalidRequest, HTTPStatusCode: http.StatusUnauthorized,
 			Msg: "Invalid API Key provided"}, "the property's Stripe account refused the request: Invalid API Key provided", nil},
 	} {
 		got := stripeError(c.err)
-		reason, declined := gateway.Declined(got)
+		reason, declined := cardpay.Declined(got)
 		switch {
 		case c.declined != "" && reason != c.declined:
 			t.Errorf("%s: %v, want the refusal %q", c.name, got, c.declined)
@@ -95,7 +95,7 @@ func TestStripeErrors(t *testing.T) {
 			t.Errorf("%s: %v is a refusal", c.name, got)
 		case c.is != nil && !errors.Is(got, c.is):
 			t.Errorf("%s: %v, want %v", c.name, got, c.is)
-		case c.is == nil && c.declined == "" && (errors.Is(got, gateway.ErrInvalidRequest) || errors.Is(got, gateway.ErrRequires3DS)):
+		case c.is == nil && c.declined == "" && (errors.Is(got, cardpay.ErrInvalidRequest) || errors.Is(got, cardpay.ErrRequires3DS)):
 			t.Errorf("%s: %v, want an internal error", c.name, got)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vros/vros/booking-svc/internal/gateway"
+	"github.com/vros/vros/booking-svc/internal/cardpay"
 	"github.com/vros/vros/libs/stripemock"
 	"github.com/vros/vros/libs/telemetry/telemetrytest"
 )
@@ -16,9 +16,9 @@ import (
 // (success, declined, error), with those two labels only.
 func TestRouterCountsPayments(t *testing.T) {
 	metrics := telemetrytest.NewMetrics(t)
-	test := gateway.NewTest(func() time.Time { return time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC) })
+	test := cardpay.NewTest(func() time.Time { return time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC) })
 	r := &Router{Test: test, Methods: methodsOf{1: "sk_test_owner1"}, StripeURL: stripemock.Start(t, "succeeded"),
-		Payments: gateway.NewPayments(metrics.Meter())}
+		Payments: cardpay.NewPayments(metrics.Meter())}
 	ctx := context.Background()
 	n := 0
 	charge := func(sandbox bool, pid int64, number string) {
