@@ -21,9 +21,8 @@ import (
 	"github.com/vros/vros/booking-svc/internal/idempotency"
 	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
-	"github.com/vros/vros/booking-svc/internal/properties"
+	"github.com/vros/vros/booking-svc/internal/propertyview"
 	"github.com/vros/vros/booking-svc/internal/store"
-	"github.com/vros/vros/booking-svc/internal/view"
 	"github.com/vros/vros/libs/config"
 	"github.com/vros/vros/libs/daemon"
 	"github.com/vros/vros/libs/events"
@@ -133,7 +132,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	}
 	led := ledger.New(nights)
 	led.Instrument(tel.Meter)
-	vw, err := view.New(ctx, db)
+	vw, err := propertyview.New(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -159,10 +158,10 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	st.Attach(ob)
 
 	payments := cardpay.NewPayments(tel.Meter)
-	bookings := booking.New(booking.Deps{Properties: properties.New(vw), Bookings: st, Blocks: st, Users: st, Accounts: st, Ledger: led,
+	bookings := booking.New(booking.Deps{PropertyView: propertyview.NewReader(vw), Bookings: st, Blocks: st, Users: st, Accounts: st, Ledger: led,
 		Gateway: cardGateway(cfg, payments), Box: box, Payments: payments})
 	bookings.Deadline, bookings.Lease, bookings.Crash = cfg.RequestDeadline, cfg.JanitorLease, cfg.Crash
-	feeds := feedsync.New(feedsync.Deps{Properties: properties.New(vw), Blocks: st, Ledger: led, Current: bookings.Current})
+	feeds := feedsync.New(feedsync.Deps{PropertyView: propertyview.NewReader(vw), Blocks: st, Ledger: led, Current: bookings.Current})
 	feeds.Deadline, feeds.Crash = cfg.RequestDeadline, cfg.Crash
 	eraser := &erasure.Eraser{Marks: marks, View: erasure.Part{Name: "property view", Erase: vw.EraseAccount}, Forget: vw.ForgetAccount,
 		Parts: []erasure.Part{

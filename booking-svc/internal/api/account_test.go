@@ -38,9 +38,8 @@ import (
 	"github.com/vros/vros/booking-svc/internal/idempotency"
 	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
-	"github.com/vros/vros/booking-svc/internal/properties"
+	"github.com/vros/vros/booking-svc/internal/propertyview"
 	"github.com/vros/vros/booking-svc/internal/store"
-	"github.com/vros/vros/booking-svc/internal/view"
 	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
@@ -131,7 +130,7 @@ type server struct {
 	st     *store.Store
 	nights *nightstore.Store
 	led    *ledger.Ledger
-	vw     *view.Store
+	vw     *propertyview.Store
 	keys   *idempotency.Keys
 	marks  *erased.Accounts
 	eraser *erasure.Eraser
@@ -174,7 +173,7 @@ func newServerWith(t *testing.T, w io.Writer, meter metric.Meter) *server {
 	}
 	s.led = ledger.New(s.nights)
 	s.led.Instrument(meter)
-	if s.vw, err = view.New(ctx, db); err != nil {
+	if s.vw, err = propertyview.New(ctx, db); err != nil {
 		t.Fatal(err)
 	}
 	if s.keys, err = idempotency.New(ctx, db); err != nil {
@@ -186,10 +185,10 @@ func newServerWith(t *testing.T, w io.Writer, meter metric.Meter) *server {
 	}
 	s.st.WatchErasures(s.marks)
 	s.vw.IgnoreErased(s.marks.Is)
-	svc := booking.New(booking.Deps{Properties: properties.New(s.vw), Bookings: s.st, Blocks: s.st, Users: s.st, Accounts: s.st,
+	svc := booking.New(booking.Deps{PropertyView: propertyview.NewReader(s.vw), Bookings: s.st, Blocks: s.st, Users: s.st, Accounts: s.st,
 		Ledger: s.led, Gateway: cardpay.NewTest(time.Now), Box: box})
 	s.svc = svc
-	s.feeds = feedsync.New(feedsync.Deps{Properties: properties.New(s.vw), Blocks: s.st, Ledger: s.led, Current: svc.Current})
+	s.feeds = feedsync.New(feedsync.Deps{PropertyView: propertyview.NewReader(s.vw), Blocks: s.st, Ledger: s.led, Current: svc.Current})
 	s.eraser = &erasure.Eraser{Marks: s.marks, View: erasure.Part{Name: "view", Erase: s.vw.EraseAccount}, Forget: s.vw.ForgetAccount,
 		Parts: []erasure.Part{{Name: "bookings", Erase: s.st.EraseAccount}, {Name: "ledger", Erase: s.nights.EraseAccount},
 			{Name: "idempotency", Erase: s.keys.EraseAccount}, erasure.ParkedEvents(db.Collection(events.ParkedCollection))},
@@ -956,7 +955,7 @@ func TestGuestErasureInterrupted(t *testing.T) {
 			b := s.book(t, acct, 1, fmt.Sprintf("2027-0%d-01", i+1), 2, g, 0)
 			s.storeAnswer(t, acct, b)
 		}
-		svc := booking.New(booking.Deps{Properties: properties.New(s.vw), Bookings: s.st, Blocks: s.st, Users: s.st,
+		svc := booking.New(booking.Deps{PropertyView: propertyview.NewReader(s.vw), Bookings: s.st, Blocks: s.st, Users: s.st,
 			Accounts: &flaky{AccountRecords: s.st, n: min(max(n, 0), 3), halfway: n == 4}, Ledger: s.led, Gateway: cardpay.NewTest(time.Now), Box: s.box})
 		forget := func(ctx context.Context, f booking.Forgotten) error {
 			if n < 0 {

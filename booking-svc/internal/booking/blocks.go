@@ -43,7 +43,7 @@ type BlockRequest struct {
 func (s *Service) CreateBlock(ctx context.Context, account string, r BlockRequest) (Block, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.Deadline)
 	defer cancel()
-	p, err := s.view.PropertyByCode(ctx, account, r.InternalCode)
+	p, err := s.propertyView.PropertyByCode(ctx, account, r.InternalCode)
 	if err != nil {
 		return Block{}, err
 	}

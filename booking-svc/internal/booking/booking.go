@@ -63,13 +63,13 @@ const (
 
 // Deps are what the domain service works with.
 type Deps struct {
-	Properties PropertyView
-	Bookings   Repository
-	Blocks     Blocks
-	Users      UserRepository
-	Accounts   AccountRecords
-	Ledger     Ledger
-	Gateway    Gateway
+	PropertyView PropertyView
+	Bookings     Repository
+	Blocks       Blocks
+	Users        UserRepository
+	Accounts     AccountRecords
+	Ledger       Ledger
+	Gateway      Gateway
 	// Box seals the cards kept for later charges.
 	Box *seal.Box
 	// Payments counts the payments recorded by the owner (addbookingpayment) as gateway
@@ -79,14 +79,14 @@ type Deps struct {
 
 // Service is the booking domain.
 type Service struct {
-	view    PropertyView
-	store   Repository
-	blocks  Blocks
-	users   UserRepository
-	records AccountRecords
-	ledger  Ledger
-	gateway Gateway
-	box     *seal.Box
+	propertyView PropertyView
+	store        Repository
+	blocks       Blocks
+	users        UserRepository
+	records      AccountRecords
+	ledger       Ledger
+	gateway      Gateway
+	box          *seal.Box
 	// payments counts the recorded payments (nil: none).
 	payments *cardpay.Payments
 	// Deadline bounds every change, so that one can never outlive the janitor's lease.
@@ -102,7 +102,7 @@ type Service struct {
 
 // New returns the domain service.
 func New(d Deps) *Service {
-	return &Service{view: d.Properties, store: d.Bookings, blocks: d.Blocks, users: d.Users, records: d.Accounts, ledger: d.Ledger, gateway: d.Gateway,
+	return &Service{propertyView: d.PropertyView, store: d.Bookings, blocks: d.Blocks, users: d.Users, records: d.Accounts, ledger: d.Ledger, gateway: d.Gateway,
 		box: d.Box, payments: d.Payments, Deadline: 25 * time.Second, Lease: 2 * time.Minute, now: time.Now}
 }
 
@@ -138,7 +138,7 @@ func (s *Service) Quote(ctx context.Context, account string, st Stay, promotionC
 	if err != nil {
 		return p, Priced{}, err
 	}
-	set, err := s.view.Settings(ctx, account)
+	set, err := s.propertyView.Settings(ctx, account)
 	if err != nil {
 		return p, Priced{}, err
 	}
@@ -153,7 +153,7 @@ func (s *Service) Quote(ctx context.Context, account string, st Stay, promotionC
 }
 
 func (s *Service) property(ctx context.Context, account string, pid int64) (Property, error) {
-	return s.view.Property(ctx, account, pid)
+	return s.propertyView.Property(ctx, account, pid)
 }
 
 // Priced is a stay priced for a request: the engine's result in the currency asked for,
@@ -211,7 +211,7 @@ func (s *Service) Location(ctx context.Context, account string, pid int64) *time
 	if p, err := s.property(ctx, account, pid); err == nil && p.Pricing.Location != nil {
 		return p.Pricing.Location
 	}
-	if st, err := s.view.Settings(ctx, account); err == nil && st.Location != nil {
+	if st, err := s.propertyView.Settings(ctx, account); err == nil && st.Location != nil {
 		return st.Location
 	}
 	return time.UTC

@@ -12,9 +12,8 @@ import (
 	"github.com/vros/vros/booking-svc/internal/cardpay"
 	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
-	"github.com/vros/vros/booking-svc/internal/properties"
+	"github.com/vros/vros/booking-svc/internal/propertyview"
 	"github.com/vros/vros/booking-svc/internal/store"
-	"github.com/vros/vros/booking-svc/internal/view"
 	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/outbox"
@@ -34,7 +33,7 @@ type fixture struct {
 	svc *booking.Service
 	st  *store.Store
 	led *ledger.Ledger
-	vw  *view.Store
+	vw  *propertyview.Store
 }
 
 func bookingOwner(id int64) string { return "booking:" + strconv.FormatInt(id, 10) }
@@ -58,12 +57,12 @@ func newFixtureIn(t *testing.T, db *mongo.Database) fixture {
 		t.Fatal(err)
 	}
 	led := ledger.New(nights)
-	vw, err := view.New(ctx, db)
+	vw, err := propertyview.New(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	box, _ := seal.New(seal.NewKey())
-	svc := booking.New(booking.Deps{Properties: properties.New(vw), Bookings: st, Blocks: st, Users: st, Ledger: led,
+	svc := booking.New(booking.Deps{PropertyView: propertyview.NewReader(vw), Bookings: st, Blocks: st, Users: st, Ledger: led,
 		Gateway: cardpay.NewTest(time.Now), Box: box})
 	return fixture{svc: svc, st: st, led: led, vw: vw}
 }

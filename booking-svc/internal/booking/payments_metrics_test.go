@@ -10,7 +10,7 @@ import (
 
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/cardpay"
-	"github.com/vros/vros/booking-svc/internal/properties"
+	"github.com/vros/vros/booking-svc/internal/propertyview"
 	"github.com/vros/vros/libs/seal"
 	"github.com/vros/vros/libs/telemetry/telemetrytest"
 )
@@ -22,7 +22,7 @@ func TestRecordedPaymentsCounted(t *testing.T) {
 	f := newFixture(t)
 	metrics := telemetrytest.NewMetrics(t)
 	box, _ := seal.New(seal.NewKey())
-	svc := booking.New(booking.Deps{Properties: properties.New(f.vw), Bookings: f.st, Blocks: f.st, Users: f.st, Ledger: f.led,
+	svc := booking.New(booking.Deps{PropertyView: propertyview.NewReader(f.vw), Bookings: f.st, Blocks: f.st, Users: f.st, Ledger: f.led,
 		Gateway: cardpay.NewTest(time.Now), Box: box, Payments: cardpay.NewPayments(metrics.Meter())})
 	ctx := context.Background()
 	f.reserve(t, "pm", 31, 1, []string{"2027-05-10"})

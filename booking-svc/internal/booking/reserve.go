@@ -162,7 +162,7 @@ func addPayment(b *Booking, p *Payment) {
 
 // checkParty validates what depends on the account's settings, and returns them.
 func (s *Service) checkParty(ctx context.Context, account string, p Party, pay PaymentRequest) (Settings, error) {
-	st, err := s.view.Settings(ctx, account)
+	st, err := s.propertyView.Settings(ctx, account)
 	if err != nil {
 		return st, err
 	}

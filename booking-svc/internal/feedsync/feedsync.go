@@ -89,9 +89,9 @@ type Result struct {
 
 // Deps are the domain's ports a sync works over.
 type Deps struct {
-	Properties booking.PropertyView
-	Blocks     booking.Blocks
-	Ledger     booking.Ledger
+	PropertyView booking.PropertyView
+	Blocks       booking.Blocks
+	Ledger       booking.Ledger
 	// Current tells a repair what an owner should hold (booking.Service.Current): a sync
 	// repairs what an earlier sync of its feed left before it begins.
 	Current ledger.Current
@@ -99,10 +99,10 @@ type Deps struct {
 
 // Syncer syncs iCal feeds.
 type Syncer struct {
-	properties booking.PropertyView
-	blocks     booking.Blocks
-	ledger     booking.Ledger
-	current    ledger.Current
+	propertyView booking.PropertyView
+	blocks       booking.Blocks
+	ledger       booking.Ledger
+	current      ledger.Current
 	// Deadline bounds every sync, so that one can never outlive the janitor's lease.
 	Deadline time.Duration
 	// Crash, in tests only, is called at each step of a sync with the step's name
@@ -114,7 +114,7 @@ type Syncer struct {
 
 // New returns a syncer over the domain's ports.
 func New(d Deps) *Syncer {
-	return &Syncer{properties: d.Properties, blocks: d.Blocks, ledger: d.Ledger, current: d.Current, Deadline: 25 * time.Second, now: time.Now}
+	return &Syncer{propertyView: d.PropertyView, blocks: d.Blocks, ledger: d.Ledger, current: d.Current, Deadline: 25 * time.Second, now: time.Now}
 }
 
 // SetClock makes now the syncer's clock (time.Now by default): the time a sync measures its
@@ -159,7 +159,7 @@ func (s *Syncer) Sync(ctx context.Context, account string, r Request) (Result, e
 		if err := s.feedAlive(ctx, account, r.FeedID); err != nil {
 			return Result{}, err
 		}
-		if _, err := s.properties.Property(ctx, account, r.PropertyID); err != nil {
+		if _, err := s.propertyView.Property(ctx, account, r.PropertyID); err != nil {
 			return Result{}, err
 		}
 	}

@@ -14,9 +14,8 @@ import (
 	"github.com/vros/vros/booking-svc/internal/feedsync"
 	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
-	"github.com/vros/vros/booking-svc/internal/properties"
+	"github.com/vros/vros/booking-svc/internal/propertyview"
 	"github.com/vros/vros/booking-svc/internal/store"
-	"github.com/vros/vros/booking-svc/internal/view"
 	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/outbox"
@@ -40,7 +39,7 @@ type fixture struct {
 	feeds *feedsync.Syncer
 	st    *store.Store
 	led   *ledger.Ledger
-	vw    *view.Store
+	vw    *propertyview.Store
 }
 
 func newFixture(t *testing.T) fixture {
@@ -56,12 +55,12 @@ func newFixture(t *testing.T) fixture {
 		t.Fatal(err)
 	}
 	led := ledger.New(nights)
-	vw, err := view.New(ctx, db)
+	vw, err := propertyview.New(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	box, _ := seal.New(seal.NewKey())
-	svc := booking.New(booking.Deps{Properties: properties.New(vw), Bookings: st, Blocks: st, Users: st, Ledger: led,
+	svc := booking.New(booking.Deps{PropertyView: propertyview.NewReader(vw), Bookings: st, Blocks: st, Users: st, Ledger: led,
 		Gateway: cardpay.NewTest(time.Now), Box: box})
 	f := fixture{svc: svc, st: st, led: led, vw: vw}
 	f.feeds = f.syncer(st, led)
@@ -71,7 +70,7 @@ func newFixture(t *testing.T) fixture {
 // syncer is a feed syncer of f's property view over blocks and ledger (f's own, or ones
 // that fail on purpose), repairing with f's domain.
 func (f fixture) syncer(blocks booking.Blocks, led booking.Ledger) *feedsync.Syncer {
-	return feedsync.New(feedsync.Deps{Properties: properties.New(f.vw), Blocks: blocks, Ledger: led, Current: f.svc.Current})
+	return feedsync.New(feedsync.Deps{PropertyView: propertyview.NewReader(f.vw), Blocks: blocks, Ledger: led, Current: f.svc.Current})
 }
 
 func day(s string) pricing.Date {

@@ -1,7 +1,9 @@
-// Package view is booking-svc's copy of what it needs of property-svc's data: each
-// property's pricing configuration and each account's settings, kept from the snapshots on
-// vros.property.v1 (idempotent by version) and cached in memory in front of MongoDB.
-package view
+// Package propertyview is booking-svc's property view: its copy of what it needs of
+// property-svc's data, each property's pricing configuration and each account's settings,
+// kept from the snapshots on vros.property.v1 (idempotent by version) and cached in memory
+// in front of MongoDB (Store); the booking domain reads it as booking.PropertyView, in its
+// own terms (Reader).
+package propertyview
 
 import (
 	"context"

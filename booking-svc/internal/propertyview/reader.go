@@ -1,6 +1,4 @@
-// Package properties lets the booking domain read the property view: it answers
-// booking.PropertyView from view.Store, in the domain's terms.
-package properties
+package propertyview
 
 import (
 	"context"
@@ -11,32 +9,32 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/vros/vros/booking-svc/internal/booking"
-	"github.com/vros/vros/booking-svc/internal/view"
 	"github.com/vros/vros/libs/events/contract"
 )
 
-// View is the view as the domain reads it.
-type View struct{ store *view.Store }
+// Reader is the view as the domain reads it: booking.PropertyView over the Store, in the
+// domain's terms.
+type Reader struct{ store *Store }
 
-var _ booking.PropertyView = View{}
+var _ booking.PropertyView = Reader{}
 
-// New returns the domain's reader of v.
-func New(v *view.Store) View { return View{store: v} }
+// NewReader returns the domain's reader of v.
+func NewReader(v *Store) Reader { return Reader{store: v} }
 
 // Property returns a live property of account.
-func (v View) Property(ctx context.Context, account string, pid int64) (booking.Property, error) {
+func (v Reader) Property(ctx context.Context, account string, pid int64) (booking.Property, error) {
 	p, err := v.store.Get(ctx, account, pid)
 	return propertyOf(p, err)
 }
 
 // PropertyByCode returns the live property of account with an internal code.
-func (v View) PropertyByCode(ctx context.Context, account, code string) (booking.Property, error) {
+func (v Reader) PropertyByCode(ctx context.Context, account, code string) (booking.Property, error) {
 	p, err := v.store.ByCode(ctx, account, code)
 	return propertyOf(p, err)
 }
 
-func propertyOf(p view.Property, err error) (booking.Property, error) {
-	if errors.Is(err, view.ErrNotFound) {
+func propertyOf(p Property, err error) (booking.Property, error) {
+	if errors.Is(err, ErrNotFound) {
 		return booking.Property{}, booking.ErrNoProperty
 	}
 	if err != nil {
@@ -46,7 +44,7 @@ func propertyOf(p view.Property, err error) (booking.Property, error) {
 }
 
 // Settings returns an account's settings (defaults until its first settings event).
-func (v View) Settings(ctx context.Context, account string) (booking.Settings, error) {
+func (v Reader) Settings(ctx context.Context, account string) (booking.Settings, error) {
 	st, err := v.store.Settings(ctx, account)
 	if err != nil {
 		return booking.Settings{}, fmt.Errorf("account settings: %w", err)
