@@ -31,7 +31,6 @@ import (
 	"github.com/vros/vros/booking-svc/internal/arrival"
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/cardpay"
-	"github.com/vros/vros/booking-svc/internal/erased"
 	"github.com/vros/vros/booking-svc/internal/erasure"
 	"github.com/vros/vros/booking-svc/internal/feedsync"
 	"github.com/vros/vros/booking-svc/internal/guest"
@@ -132,7 +131,7 @@ type server struct {
 	led    *ledger.Ledger
 	vw     *propertyview.Store
 	keys   *idempotency.Keys
-	marks  *erased.Accounts
+	marks  *erasure.Marks
 	eraser *erasure.Eraser
 	pub    *recorder
 	box    *seal.Box
@@ -180,7 +179,7 @@ func newServerWith(t *testing.T, w io.Writer, meter metric.Meter) *server {
 		t.Fatal(err)
 	}
 	s.keys.Instrument(meter)
-	if s.marks, err = erased.New(ctx, db); err != nil {
+	if s.marks, err = erasure.NewMarks(ctx, db); err != nil {
 		t.Fatal(err)
 	}
 	s.st.WatchErasures(s.marks)
@@ -612,9 +611,9 @@ func TestAccountErasure(t *testing.T) {
 			return true
 		})
 		waitFor(t, "the outbox to drain", func() bool {
-			return len(holding(t, map[string]bool{erased.Collection: true}, acct)) == 0
+			return len(holding(t, map[string]bool{erasure.MarksCollection: true}, acct)) == 0
 		})
-		if got := holding(t, nil, acct); got[erased.Collection] != 1 || len(got) != 1 {
+		if got := holding(t, nil, acct); got[erasure.MarksCollection] != 1 || len(got) != 1 {
 			t.Errorf("step %d: documents of the erased account: %v", step, got)
 		}
 		// On the compacted topic the latest message of every key of the account is a tombstone.
@@ -638,7 +637,7 @@ func TestAccountErasure(t *testing.T) {
 		}
 		// A property event of the erased account arriving later is ignored.
 		priceable(t, s, acct, 1)
-		if got := holding(t, map[string]bool{erased.Collection: true}, acct); len(got) != 0 {
+		if got := holding(t, map[string]bool{erasure.MarksCollection: true}, acct); len(got) != 0 {
 			t.Errorf("step %d: a later event stored %v", step, got)
 		}
 	}
@@ -870,7 +869,7 @@ func TestErasureSweepFinishesLateWrites(t *testing.T) {
 	waitFor(t, "the late booking's tombstone", func() bool {
 		return s.pub.latest()[store.BookingAggregate(acct, late.BookingID)].Tombstone
 	})
-	if got := holding(t, map[string]bool{erased.Collection: true, outbox.Collection: true}, acct); len(got) == 0 {
+	if got := holding(t, map[string]bool{erasure.MarksCollection: true, outbox.Collection: true}, acct); len(got) == 0 {
 		t.Fatal("the late booking is not stored: the test shows nothing")
 	}
 	for _, r := range []struct {
@@ -885,7 +884,7 @@ func TestErasureSweepFinishesLateWrites(t *testing.T) {
 		if err != nil || !ok || m.Settled != r.settled {
 			t.Errorf("settle %v: marker %+v %v %v, want settled %v", r.settle, m, ok, err, r.settled)
 		}
-		if got := holding(t, map[string]bool{erased.Collection: true, outbox.Collection: true}, acct); len(got) != 0 {
+		if got := holding(t, map[string]bool{erasure.MarksCollection: true, outbox.Collection: true}, acct); len(got) != 0 {
 			t.Errorf("settle %v: left %v", r.settle, got)
 		}
 	}
@@ -1118,7 +1117,7 @@ func TestErasureAfterAnotherReplicasWrite(t *testing.T) {
 	defer pub.kafka.Close()
 	ob := outbox.New(db, pub, other.Snapshot, outbox.Options{Lease: time.Minute, Sweep: time.Hour})
 	other.Attach(ob)
-	marks, err := erased.New(ctx, db)
+	marks, err := erasure.NewMarks(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1139,7 +1138,7 @@ func TestErasureAfterAnotherReplicasWrite(t *testing.T) {
 	if err := s.eraser.Apply(ctx, erasedEvent(t, acct)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the outbox to drain", func() bool { return len(holding(t, map[string]bool{erased.Collection: true}, acct)) == 0 })
+	waitFor(t, "the outbox to drain", func() bool { return len(holding(t, map[string]bool{erasure.MarksCollection: true}, acct)) == 0 })
 	m, ok := onTopic(t, events.TopicBooking, acct+":", since)[key]
 	if !ok || !events.IsTombstone(m) {
 		t.Errorf("latest of %s on the topic: %s, want a tombstone", key, m.Value)
@@ -1239,8 +1238,8 @@ func TestConcurrentAccountErasures(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	waitFor(t, "the outbox to drain", func() bool { return len(holding(t, map[string]bool{erased.Collection: true}, acct)) == 0 })
-	if got := holding(t, nil, acct); got[erased.Collection] != 1 || len(got) != 1 {
+	waitFor(t, "the outbox to drain", func() bool { return len(holding(t, map[string]bool{erasure.MarksCollection: true}, acct)) == 0 })
+	if got := holding(t, nil, acct); got[erasure.MarksCollection] != 1 || len(got) != 1 {
 		t.Errorf("documents of the erased account: %v", got)
 	}
 	onKafka := onTopic(t, events.TopicBooking, acct+":", since)

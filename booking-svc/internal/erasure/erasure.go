@@ -5,6 +5,10 @@
 // the event is applied again (the consumer retries until the handler succeeds) or by the
 // janitor's sweep, which also runs it once more after every request of the account that
 // could have been running when it began has stopped.
+//
+// The markers of the erased accounts (Marks, marks.go) live here too: the erasure writes
+// them first, and the store, the property view and the API read them to refuse or ignore
+// what still arrives for an erased account.
 package erasure
 
 import (
@@ -18,7 +22,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
-	"github.com/vros/vros/booking-svc/internal/erased"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/mongostore"
@@ -32,7 +35,7 @@ type Part struct {
 
 // Eraser erases accounts.
 type Eraser struct {
-	Marks *erased.Accounts
+	Marks *Marks
 	// View is erased first, so that nothing of the account can be priced while the rest
 	// goes.
 	View Part

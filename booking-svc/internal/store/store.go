@@ -20,7 +20,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/vros/vros/booking-svc/internal/booking"
-	"github.com/vros/vros/booking-svc/internal/erased"
+	"github.com/vros/vros/booking-svc/internal/erasure"
 	"github.com/vros/vros/booking-svc/internal/faults"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
@@ -64,7 +64,7 @@ type Store struct {
 	// locks serialize this process's updates of one document (mongostore.DocLocks).
 	locks *mongostore.DocLocks
 	// erased are the erased accounts (WatchErasures); nil: none is watched.
-	erased *erased.Accounts
+	erased *erasure.Marks
 }
 
 // New prepares db and returns a store.

@@ -1,10 +1,4 @@
-// Package erased keeps the accounts booking-svc has erased (docs/booking.md, "Export and
-// erasure"): one permanent marker per account, `erased_accounts` {_id: account, at,
-// settled}, holding nothing but the id. The marker is written before anything of the
-// account is deleted, so that an erasure stopped half-way is finished when it runs again,
-// the outbox loader answers a tombstone for any aggregate of the account, and the account's
-// later events are ignored.
-package erased
+package erasure
 
 import (
 	"context"
@@ -20,8 +14,12 @@ import (
 	"github.com/vros/vros/libs/mongostore"
 )
 
-// Collection holds the markers.
-const Collection = "erased_accounts"
+// MarksCollection holds the markers: one permanent marker per erased account,
+// `erased_accounts` {_id: account, at, settled}, holding nothing but the id. The marker is
+// written before anything of the account is deleted, so that an erasure stopped half-way is
+// finished when it runs again, the outbox loader answers a tombstone for any aggregate of the
+// account, and the account's later events are ignored.
+const MarksCollection = "erased_accounts"
 
 // Mark is one erased account. Settled is set once a pass of the erasure ran after every
 // request of the account that could still have been running when it began had stopped.
@@ -31,20 +29,20 @@ type Mark struct {
 	Settled bool      `bson:"settled,omitempty"`
 }
 
-// Accounts are the erased accounts, in MongoDB and remembered in memory (a marker is never
-// removed, so what this process once read stays true).
-type Accounts struct {
+// Marks are the erased accounts' markers, in MongoDB and remembered in memory (a marker is
+// never removed, so what this process once read stays true).
+type Marks struct {
 	coll *mongo.Collection
 	mu   sync.RWMutex
 	seen map[string]bool
 }
 
-// New returns the markers of db, every one of them read into memory.
-func New(ctx context.Context, db *mongo.Database) (*Accounts, error) {
-	if err := mongostore.Ensure(ctx, db, []string{Collection}, nil); err != nil {
+// NewMarks returns the markers of db, every one of them read into memory.
+func NewMarks(ctx context.Context, db *mongo.Database) (*Marks, error) {
+	if err := mongostore.Ensure(ctx, db, []string{MarksCollection}, nil); err != nil {
 		return nil, fmt.Errorf("erased accounts: %w", err)
 	}
-	a := &Accounts{coll: db.Collection(Collection), seen: map[string]bool{}}
+	a := &Marks{coll: db.Collection(MarksCollection), seen: map[string]bool{}}
 	if err := a.Reload(ctx); err != nil {
 		return nil, err
 	}
@@ -53,7 +51,7 @@ func New(ctx context.Context, db *mongo.Database) (*Accounts, error) {
 
 // Reload reads every marker into memory: those another replica wrote are then known here
 // too (each replica also learns them from the erasure event it consumes).
-func (a *Accounts) Reload(ctx context.Context) error {
+func (a *Marks) Reload(ctx context.Context) error {
 	cur, err := a.coll.Find(ctx, bson.D{}, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return fmt.Errorf("read erased accounts: %w", err)
@@ -71,7 +69,7 @@ func (a *Accounts) Reload(ctx context.Context) error {
 }
 
 // Mark records account as erased at at (kept if it already is) and returns its marker.
-func (a *Accounts) Mark(ctx context.Context, account string, at time.Time) (Mark, error) {
+func (a *Marks) Mark(ctx context.Context, account string, at time.Time) (Mark, error) {
 	m := Mark{Account: account, At: at.UTC()}
 	_, err := a.coll.InsertOne(ctx, m)
 	if err != nil && !mongostore.IsDuplicate(err) {
@@ -88,7 +86,7 @@ func (a *Accounts) Mark(ctx context.Context, account string, at time.Time) (Mark
 	return m, nil
 }
 
-func (a *Accounts) remember(account string) {
+func (a *Marks) remember(account string) {
 	a.mu.Lock()
 	a.seen[account] = true
 	a.mu.Unlock()
@@ -96,14 +94,14 @@ func (a *Accounts) remember(account string) {
 
 // Known reports, from memory only, whether account is erased: a marker another replica
 // wrote is known here once this replica consumed the erasure event or reloaded.
-func (a *Accounts) Known(account string) bool {
+func (a *Marks) Known(account string) bool {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	return a.seen[account]
 }
 
 // Is reports whether account is erased, reading MongoDB when memory does not know it.
-func (a *Accounts) Is(ctx context.Context, account string) (bool, error) {
+func (a *Marks) Is(ctx context.Context, account string) (bool, error) {
 	if a.Known(account) {
 		return true, nil
 	}
@@ -119,7 +117,7 @@ func (a *Accounts) Is(ctx context.Context, account string) (bool, error) {
 }
 
 // Get returns the marker of account, false when it is not erased.
-func (a *Accounts) Get(ctx context.Context, account string) (Mark, bool, error) {
+func (a *Marks) Get(ctx context.Context, account string) (Mark, bool, error) {
 	var m Mark
 	err := a.coll.FindOne(ctx, bson.D{{Key: "_id", Value: account}}).Decode(&m)
 	if errors.Is(err, mongo.ErrNoDocuments) {
@@ -133,7 +131,7 @@ func (a *Accounts) Get(ctx context.Context, account string) (Mark, bool, error) 
 }
 
 // Unsettled lists the markers not yet settled.
-func (a *Accounts) Unsettled(ctx context.Context) ([]Mark, error) {
+func (a *Marks) Unsettled(ctx context.Context) ([]Mark, error) {
 	cur, err := a.coll.Find(ctx, bson.D{{Key: "settled", Value: bson.D{{Key: "$ne", Value: true}}}})
 	if err != nil {
 		return nil, fmt.Errorf("read erased accounts: %w", err)
@@ -146,7 +144,7 @@ func (a *Accounts) Unsettled(ctx context.Context) ([]Mark, error) {
 }
 
 // Settle marks the erasure of account as settled.
-func (a *Accounts) Settle(ctx context.Context, account string) error {
+func (a *Marks) Settle(ctx context.Context, account string) error {
 	_, err := a.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: account}}, bson.D{{Key: "$set", Value: bson.D{{Key: "settled", Value: true}}}})
 	if err != nil {
 		return fmt.Errorf("settle erased account: %w", err)
