@@ -20,7 +20,7 @@ import (
 
 // fakeServices stand in for property-svc's, booking-svc's and integration-svc's internal
 // account routes. They
-// verify the signed tenant context as tenancy.Require does and record what they got.
+// verify the signed tenant context as tenancyfiber.Require does and record what they got.
 type fakeServices struct {
 	t           *testing.T
 	property    *httptest.Server

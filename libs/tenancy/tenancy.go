@@ -3,6 +3,10 @@
 // service's Verifier holds only the keys of the callers allowed to call it, and for each
 // the routes it may reach; a call without a valid signature, a replayed one, or one from a
 // caller outside its routes never reaches a handler.
+//
+// This package is the scheme alone (Tenant, Signer, Verifier and its replay cache) and
+// imports no HTTP framework, so that a domain may name a Tenant; the Fiber middleware that
+// runs a Verifier before a service's handlers, and From, are in tenancyfiber.
 package tenancy
 
 import (
@@ -16,10 +20,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/gofiber/fiber/v2"
-
-	"github.com/vros/vros/libs/httpapi"
 )
 
 // Header names of the signed tenant context.
@@ -331,39 +331,4 @@ func (v *Verifier) Verify(header func(string) string, method, path, rawQuery str
 		return "", Tenant{}, err
 	}
 	return g.name, t, nil
-}
-
-const localsKey = "vros.tenant"
-
-// Require is the services' middleware: it refuses a request whose signed tenant context
-// does not hold (401; 503 when the replay cache is full) and stores the tenant for From.
-func (v *Verifier) Require() fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		// Verified already: Fiber runs a group's middleware for every path its prefix
-		// starts (the group of /internal/a for /internal/account/...), and the second run
-		// would take the request's own nonce for a replay.
-		if _, done := c.Locals(localsKey).(Tenant); done {
-			return c.Next()
-		}
-		// The raw body as received (c.Body() would decode a Content-Encoding), hashed
-		// here and never kept: it is the pooled request buffer.
-		_, t, err := v.Verify(func(k string) string { return c.Get(k) }, c.Method(), c.Path(), string(c.Request().URI().QueryString()), c.Request().Body())
-		switch {
-		case errors.Is(err, ErrBusy):
-			return httpapi.Unavailable(err.Error())
-		case err != nil:
-			return httpapi.Unauthorized(err.Error())
-		}
-		// A copy of its own: services key caches by account (booking-svc's settings view),
-		// so the id must never be a view of the pooled header buffer.
-		t.AccountID = strings.Clone(t.AccountID)
-		c.Locals(localsKey, t)
-		return c.Next()
-	}
-}
-
-// From returns the tenant stored by Require.
-func From(c *fiber.Ctx) Tenant {
-	t, _ := c.Locals(localsKey).(Tenant)
-	return t
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/vros/vros/libs/fields"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/libs/tenancy/tenancyfiber"
 )
 
 // StatusLoginFailed is interface B's status for a wrong user email or password.
@@ -74,7 +75,7 @@ var IntegrationRoutes = []string{"GET /internal/hooks/booking/:id", "GET /intern
 
 // Register mounts the routes behind the signature check.
 func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
-	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), a.countB, auth.Require(), a.live)
+	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), a.countB, tenancyfiber.Require(auth), a.live)
 	a.keys.Resolve("create", a.resolveCreate)
 	a.keys.Resolve("update", a.resolveChange)
 	a.keys.Resolve("cancel", a.resolveCancel)
@@ -95,20 +96,20 @@ func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 	b.Post("/login", a.login)
 	b.Post("/usesocialuser", a.socialUser)
 
-	a1 := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), a.countA, auth.Require(), a.live)
+	a1 := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), a.countA, tenancyfiber.Require(auth), a.live)
 	a1.Post("/property-blockdate", a.blockDate)
 
 	// The account as a whole, for edge's admin API (docs/booking.md, "Export and erasure").
-	acct := app.Group("/internal/account", httpapi.Use(httpapi.EnvelopeA), auth.Require())
+	acct := app.Group("/internal/account", httpapi.Use(httpapi.EnvelopeA), tenancyfiber.Require(auth))
 	acct.Get("/usage", a.usage)
 	acct.Get("/export", a.export)
 	acct.Post("/guests/erase", a.eraseGuest)
 
 	// integration-svc's reads and writes for webhooks and iCal import (docs/booking.md,
 	// "Integrations").
-	hooks := app.Group("/internal/hooks", httpapi.Use(httpapi.EnvelopeA), auth.Require(), a.live)
+	hooks := app.Group("/internal/hooks", httpapi.Use(httpapi.EnvelopeA), tenancyfiber.Require(auth), a.live)
 	hooks.Get("/booking/:id", a.hookBooking)
-	ical := app.Group("/internal/ical", httpapi.Use(httpapi.EnvelopeA), auth.Require(), a.live)
+	ical := app.Group("/internal/ical", httpapi.Use(httpapi.EnvelopeA), tenancyfiber.Require(auth), a.live)
 	ical.Get("/property", a.icalProperty)
 	ical.Post("/sync", a.icalSync)
 }
@@ -155,4 +156,4 @@ func domainError(err error) error {
 	return err
 }
 
-func account(c *fiber.Ctx) string { return tenancy.From(c).AccountID }
+func account(c *fiber.Ctx) string { return tenancyfiber.From(c).AccountID }

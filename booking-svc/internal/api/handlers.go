@@ -13,7 +13,7 @@ import (
 	"github.com/vros/vros/libs/fields"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/pricing"
-	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/libs/tenancy/tenancyfiber"
 )
 
 // quote: getinfo, the temporary quote.
@@ -45,7 +45,7 @@ func (a *API) create(c *fiber.Ctx) error {
 		return err
 	}
 	nb := newBooking(b)
-	nb.Sandbox = tenancy.From(c).Sandbox
+	nb.Sandbox = tenancyfiber.From(c).Sandbox
 	if att := idempotency.From(c); att != nil {
 		// The booking's id is recorded with the key before the booking is written: a retry
 		// after a crash finds what this attempt did (resolveCreate).

@@ -29,7 +29,7 @@ import (
 
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/mongostore"
-	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/libs/tenancy/tenancyfiber"
 )
 
 // Header is the request header clients set.
@@ -175,7 +175,7 @@ func (k *Keys) Middleware(action string) fiber.Handler {
 		defer cancel()
 		c.SetUserContext(ctx)
 		sum := sha256.Sum256(c.Body())
-		base := tenancy.From(c).AccountID + ":" + action + ":" + key
+		base := tenancyfiber.From(c).AccountID + ":" + action + ":" + key
 		att, replay, err := k.acquire(ctx, base, hex.EncodeToString(sum[:]))
 		if errors.Is(err, context.DeadlineExceeded) {
 			// The key could not even be read in time: nothing ran, and the client may retry.

@@ -19,6 +19,7 @@ import (
 	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/libs/tenancy/tenancyfiber"
 )
 
 var db *mongo.Database
@@ -45,7 +46,7 @@ func newServer(t *testing.T, lease, deadline time.Duration) *server {
 	keys.Lease, keys.Deadline = lease, deadline
 	s := &server{keys: keys}
 	s.app = fiber.New(fiber.Config{ErrorHandler: httpapi.ErrorHandler(slog.New(slog.NewTextHandler(io.Discard, nil)))})
-	s.app.Post("/internal/b/create", httpapi.Use(httpapi.EnvelopeB), tenancy.MustVerifier(tenancy.Grant{Caller: tenancy.CallerEdge, Key: signKey}).Require(), keys.Middleware("create"),
+	s.app.Post("/internal/b/create", httpapi.Use(httpapi.EnvelopeB), tenancyfiber.Require(tenancy.MustVerifier(tenancy.Grant{Caller: tenancy.CallerEdge, Key: signKey})), keys.Middleware("create"),
 		func(c *fiber.Ctx) error { return s.next(c, s.runs.Add(1)) })
 	return s
 }

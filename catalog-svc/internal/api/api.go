@@ -18,6 +18,7 @@ import (
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/pricing"
 	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/libs/tenancy/tenancyfiber"
 )
 
 // API serves catalog-svc's routes.
@@ -48,7 +49,7 @@ func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 	// The iCal export: no tenant check, the token in the path is the capability (ical.go).
 	app.Get("/internal/ical/:file", a.ical)
 
-	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), auth.Require())
+	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), tenancyfiber.Require(auth))
 	b.Post("/gettax", a.getTax)
 	b.Post("/getservice", a.getService)
 	b.Post("/getblockdates", a.getBlockDates)
@@ -63,7 +64,7 @@ func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 
 	// Edge forwards owner-token reads as POST with a JSON body (readInput); GET with the
 	// parameters in the query is what it sent before and stays served during an upgrade.
-	r := app.Group("/internal/read", httpapi.Use(httpapi.EnvelopeB), auth.Require())
+	r := app.Group("/internal/read", httpapi.Use(httpapi.EnvelopeB), tenancyfiber.Require(auth))
 	for name, h := range map[string]fiber.Handler{
 		"default-config":             a.defaultConfig,
 		"get-all-amenity":            a.allAmenity,
@@ -82,7 +83,7 @@ func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 	}
 }
 
-func account(c *fiber.Ctx) string { return tenancy.From(c).AccountID }
+func account(c *fiber.Ctx) string { return tenancyfiber.From(c).AccountID }
 
 // errNoProperty is status 16, for unknown, deleted and other accounts' properties alike.
 func errNoProperty() error {

@@ -123,7 +123,7 @@ func (e *edge) createAccount(t *testing.T, sandbox bool) tenantAccount {
 }
 
 // wantSigned asserts that r carries the tenant headers of acc, signed as edge with edge's
-// key for r's method, path, query and body, as tenancy.Require checks them.
+// key for r's method, path, query and body, as tenancyfiber.Require checks them.
 func wantSigned(t *testing.T, r received, acc tenantAccount) {
 	t.Helper()
 	h := r.header

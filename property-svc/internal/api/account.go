@@ -14,6 +14,7 @@ import (
 
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/libs/tenancy/tenancyfiber"
 	"github.com/vros/vros/property-svc/internal/photo"
 	"github.com/vros/vros/property-svc/internal/property"
 )
@@ -30,7 +31,7 @@ const service = "property-svc"
 const exportTimeout = 10 * time.Minute
 
 func (a *API) registerAccount(app *fiber.App, auth *tenancy.Verifier) {
-	g := app.Group("/internal/account", httpapi.Use(httpapi.EnvelopeA), auth.Require())
+	g := app.Group("/internal/account", httpapi.Use(httpapi.EnvelopeA), tenancyfiber.Require(auth))
 	g.Get("/usage", a.usage)
 	g.Get("/export", a.export)
 	g.Post("/erase", a.erase)
@@ -80,7 +81,7 @@ func (a *API) usage(c *fiber.Ctx) error {
 	if !to.After(from) {
 		return httpapi.InvalidField("to", "must be after from")
 	}
-	u, err := a.props.Usage(c.UserContext(), tenancy.From(c).AccountID, from, to)
+	u, err := a.props.Usage(c.UserContext(), tenancyfiber.From(c).AccountID, from, to)
 	if err != nil {
 		return err
 	}
@@ -118,7 +119,7 @@ type manifestDTO struct {
 // answer has begun cuts the archive short, without its central directory, so that no reader
 // takes it for whole.
 func (a *API) export(c *fiber.Ctx) error {
-	acc := tenancy.From(c).AccountID
+	acc := tenancyfiber.From(c).AccountID
 	e, err := a.props.Export(c.UserContext(), acc)
 	if err != nil {
 		return err
@@ -199,7 +200,7 @@ func (a *API) writeExport(ctx context.Context, w *bufio.Writer, acc string, e pr
 // account's photos from then on; another replica's cache lets its copies expire (within 5
 // minutes).
 func (a *API) erase(c *fiber.Ctx) error {
-	if err := a.props.Erase(c.UserContext(), tenancy.From(c).AccountID); err != nil {
+	if err := a.props.Erase(c.UserContext(), tenancyfiber.From(c).AccountID); err != nil {
 		return err
 	}
 	a.renditions.Purge()

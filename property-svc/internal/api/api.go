@@ -18,6 +18,7 @@ import (
 
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/libs/tenancy/tenancyfiber"
 	"github.com/vros/vros/property-svc/internal/photo"
 	"github.com/vros/vros/property-svc/internal/property"
 )
@@ -40,7 +41,7 @@ func New(props *property.Properties, log *slog.Logger) *API {
 func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 	app.Get("/media/:key/:file", a.media)
 
-	in := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), auth.Require(), refuseErased)
+	in := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), tenancyfiber.Require(auth), refuseErased)
 	in.Post("/property", a.property)
 	in.Post("/property-photo", a.photo)
 	in.Post("/property-policy", a.policy)
@@ -88,7 +89,7 @@ func (a *API) property(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	tenant := tenancy.From(c)
+	tenant := tenancyfiber.From(c)
 	acc := tenant.AccountID
 	ctx := c.UserContext()
 	p := req.Property
@@ -126,13 +127,13 @@ func (a *API) photo(c *fiber.Ctx) error {
 	}
 	ph := req.Photo
 	if req.Action == property.Order {
-		order, err := a.props.OrderPhotos(c.UserContext(), tenancy.From(c).AccountID, ph.InternalCode, ph.Order)
+		order, err := a.props.OrderPhotos(c.UserContext(), tenancyfiber.From(c).AccountID, ph.InternalCode, ph.Order)
 		if err != nil {
 			return domainError(err, codeNotFound(ph.InternalCode))
 		}
 		return httpapi.A(c, fiber.Map{"order": order})
 	}
-	id, err := a.props.Photo(c.UserContext(), tenancy.From(c).AccountID, req)
+	id, err := a.props.Photo(c.UserContext(), tenancyfiber.From(c).AccountID, req)
 	if pe, ok := photo.AsError(err); ok {
 		return httpapi.InvalidField(pe.Field(), pe.Error())
 	}
@@ -159,7 +160,7 @@ func (a *API) policy(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return a.done(c, a.props.SetPolicy(c.UserContext(), tenancy.From(c).AccountID, p), refNotFound(p.Property))
+	return a.done(c, a.props.SetPolicy(c.UserContext(), tenancyfiber.From(c).AccountID, p), refNotFound(p.Property))
 }
 
 // rates: rate settings (A4). A season's minimum stay may not exceed the property's
@@ -172,7 +173,7 @@ func (a *API) rates(c *fiber.Ctx) error {
 	_ = json.Unmarshal(c.Body(), &peek)
 	code, _ := peek.InternalCode.(string)
 	var r property.Rates
-	err := a.props.SetRates(c.UserContext(), tenancy.From(c).AccountID, code, func(maxGuest int) (property.Rates, error) {
+	err := a.props.SetRates(c.UserContext(), tenancyfiber.From(c).AccountID, code, func(maxGuest int) (property.Rates, error) {
 		var err error
 		r, err = property.DecodeRates(c.Body(), maxGuest) // 0 when unknown: rule skipped
 		return r, err
@@ -186,7 +187,7 @@ func (a *API) methods(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return a.done(c, a.props.SetMethods(c.UserContext(), tenancy.From(c).AccountID, m), codeNotFound(m.InternalCode))
+	return a.done(c, a.props.SetMethods(c.UserContext(), tenancyfiber.From(c).AccountID, m), codeNotFound(m.InternalCode))
 }
 
 func (a *API) taxes(c *fiber.Ctx) error {
@@ -194,7 +195,7 @@ func (a *API) taxes(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return a.done(c, a.props.SetTaxes(c.UserContext(), tenancy.From(c).AccountID, t), codeNotFound(t.InternalCode))
+	return a.done(c, a.props.SetTaxes(c.UserContext(), tenancyfiber.From(c).AccountID, t), codeNotFound(t.InternalCode))
 }
 
 func (a *API) services(c *fiber.Ctx) error {
@@ -202,7 +203,7 @@ func (a *API) services(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return a.done(c, a.props.SetServices(c.UserContext(), tenancy.From(c).AccountID, s), codeNotFound(s.InternalCode))
+	return a.done(c, a.props.SetServices(c.UserContext(), tenancyfiber.From(c).AccountID, s), codeNotFound(s.InternalCode))
 }
 
 func (a *API) amenities(c *fiber.Ctx) error {
@@ -210,7 +211,7 @@ func (a *API) amenities(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return a.done(c, a.props.SetAmenities(c.UserContext(), tenancy.From(c).AccountID, am), codeNotFound(am.InternalCode))
+	return a.done(c, a.props.SetAmenities(c.UserContext(), tenancyfiber.From(c).AccountID, am), codeNotFound(am.InternalCode))
 }
 
 // done answers a change: success with no data, or its error.
@@ -227,7 +228,7 @@ func (a *API) settings(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	st, err := a.props.PutSettings(c.UserContext(), tenancy.From(c).AccountID, s)
+	st, err := a.props.PutSettings(c.UserContext(), tenancyfiber.From(c).AccountID, s)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/vros/vros/libs/httpapi"
-	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/libs/tenancy/tenancyfiber"
 	"github.com/vros/vros/property-svc/internal/property"
 )
 
@@ -32,7 +32,7 @@ func (a *API) group(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	id, err := a.props.ChangeGroup(c.UserContext(), tenancy.From(c).AccountID, req)
+	id, err := a.props.ChangeGroup(c.UserContext(), tenancyfiber.From(c).AccountID, req)
 	switch {
 	case errors.Is(err, property.ErrGroupNotFound):
 		return httpapi.NotFound(httpapi.StatusNotFound, fmt.Sprintf("%s %d does not exist", req.Kind, req.ID))
@@ -54,7 +54,7 @@ func (a *API) promotion(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	code, err := a.props.ChangePromotion(c.UserContext(), tenancy.From(c).AccountID, req)
+	code, err := a.props.ChangePromotion(c.UserContext(), tenancyfiber.From(c).AccountID, req)
 	switch {
 	case errors.Is(err, property.ErrPromotionNotFound):
 		return httpapi.NotFound(httpapi.StatusNotFound, fmt.Sprintf("promotion code %q does not exist", req.Promotion.Code))
@@ -77,7 +77,7 @@ func (a *API) brand(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	id, err := a.props.ChangeBrand(c.UserContext(), tenancy.From(c).AccountID, req)
+	id, err := a.props.ChangeBrand(c.UserContext(), tenancyfiber.From(c).AccountID, req)
 	switch {
 	case errors.Is(err, property.ErrBrandNotFound):
 		return httpapi.NotFound(httpapi.StatusNotFound, fmt.Sprintf("brand %d does not exist", req.ID))

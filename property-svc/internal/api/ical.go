@@ -7,7 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/vros/vros/libs/httpapi"
-	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/libs/tenancy/tenancyfiber"
 	"github.com/vros/vros/property-svc/internal/property"
 )
 
@@ -31,7 +31,7 @@ func (a *API) ical(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	link, err := a.props.ICal(c.UserContext(), tenancy.From(c).AccountID, req)
+	link, err := a.props.ICal(c.UserContext(), tenancyfiber.From(c).AccountID, req)
 	if err != nil {
 		return domainError(err, codeNotFound(req.InternalCode))
 	}

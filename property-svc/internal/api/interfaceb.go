@@ -7,6 +7,7 @@ import (
 
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/libs/tenancy/tenancyfiber"
 	"github.com/vros/vros/property-svc/internal/property"
 )
 
@@ -17,7 +18,7 @@ var BookingRoutes = []string{"POST /internal/b/getpayment"}
 
 // registerB mounts the interface B actions property-svc owns.
 func (a *API) registerB(app *fiber.App, auth *tenancy.Verifier) {
-	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), auth.Require(), refuseErased)
+	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), tenancyfiber.Require(auth), refuseErased)
 	b.Post("/getpayment", a.getPayment)
 	b.Post("/setprices_minnights", a.setPrices)
 }
@@ -31,7 +32,7 @@ func (a *API) getPayment(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	gateways, err := a.props.Gateways(c.UserContext(), tenancy.From(c).AccountID, pid)
+	gateways, err := a.props.Gateways(c.UserContext(), tenancyfiber.From(c).AccountID, pid)
 	if errors.Is(err, property.ErrNotFound) {
 		return errNoProperty
 	}
@@ -69,7 +70,7 @@ func (a *API) setPrices(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	err = a.props.SetDailyPrices(c.UserContext(), tenancy.From(c).AccountID, req)
+	err = a.props.SetDailyPrices(c.UserContext(), tenancyfiber.From(c).AccountID, req)
 	if errors.Is(err, property.ErrNotFound) {
 		return errNoProperty
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/vros/vros/libs/fields"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/libs/tenancy/tenancyfiber"
 )
 
 // API serves the resource.
@@ -33,7 +34,7 @@ type API struct {
 
 // Register mounts the resource behind the signature check.
 func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
-	g := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), auth.Require())
+	g := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), tenancyfiber.Require(auth))
 	g.Post("/ical-feed", a.handle)
 }
 
@@ -74,7 +75,7 @@ func (a *API) handle(c *fiber.Ctx) error {
 	wait, budget := a.limits()
 	// left is what remains of the budget for the poll (a little kept for the answer).
 	left := func() time.Duration { return max(budget-time.Since(start), time.Millisecond) }
-	account := tenancy.From(c).AccountID
+	account := tenancyfiber.From(c).AccountID
 	var v fields.Violations
 	o := fields.Parse(c.Body(), "", &v)
 	action, _ := o.String("action", fields.Str{Required: true, OneOf: []string{"create", "list", "get", "update", "delete", "sync"}})

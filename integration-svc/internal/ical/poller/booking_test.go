@@ -13,6 +13,7 @@ import (
 
 	"github.com/vros/vros/integration-svc/internal/ical/feed"
 	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/libs/tenancy/tenancyfiber"
 )
 
 // TestBookingClient: requests carry a tenant context booking-svc's signature check accepts,
@@ -27,9 +28,9 @@ func TestBookingClient(t *testing.T) {
 		Routes: []string{"GET /internal/ical/property", "POST /internal/ical/sync"}})
 	app := fiber.New()
 	var got map[string]any
-	g := app.Group("/internal/ical", auth.Require())
+	g := app.Group("/internal/ical", tenancyfiber.Require(auth))
 	g.Get("/property", func(c *fiber.Ctx) error {
-		if tenancy.From(c).AccountID != "acc" {
+		if tenancyfiber.From(c).AccountID != "acc" {
 			return fiber.ErrForbidden
 		}
 		switch c.Query("internal_code") {

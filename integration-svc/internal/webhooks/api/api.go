@@ -18,6 +18,7 @@ import (
 	"github.com/vros/vros/libs/fields"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/libs/tenancy/tenancyfiber"
 )
 
 // Limits of the resources (docs/webhooks.md).
@@ -39,10 +40,10 @@ func New(h *hooks.Hooks, allowHTTP bool) *API { return &API{h: h, allowHTTP: all
 
 // Register mounts the routes behind the signature check.
 func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
-	in := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), auth.Require())
+	in := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), tenancyfiber.Require(auth))
 	in.Post("/webhook", a.webhook)
 	in.Post("/webhook-delivery", a.delivery)
-	acc := app.Group("/internal/account", auth.Require())
+	acc := app.Group("/internal/account", tenancyfiber.Require(auth))
 	acc.Get("/integrations", a.getIntegrations)
 	acc.Put("/integrations", a.putIntegrations)
 }
@@ -67,7 +68,7 @@ func (a *API) webhook(c *fiber.Ctx) error {
 	if v.Len() > 0 {
 		return v.Err()
 	}
-	acc := tenancy.From(c).AccountID
+	acc := tenancyfiber.From(c).AccountID
 	ctx := c.UserContext()
 	o := body.Object("webhook", action != "list")
 	var id int64
@@ -279,7 +280,7 @@ func (a *API) delivery(c *fiber.Ctx) error {
 	if from != nil && to != nil && !to.After(*from) {
 		o.Add("to", "must be after from")
 	}
-	acc := tenancy.From(c).AccountID
+	acc := tenancyfiber.From(c).AccountID
 	ctx := c.UserContext()
 	if action == "redeliver" {
 		msg, _ := o.String("message_id", fields.Str{Max: 64})
@@ -347,7 +348,7 @@ type integrations struct {
 }
 
 func (a *API) getIntegrations(c *fiber.Ctx) error {
-	allow, err := a.h.AllowsPrivate(c.UserContext(), tenancy.From(c).AccountID)
+	allow, err := a.h.AllowsPrivate(c.UserContext(), tenancyfiber.From(c).AccountID)
 	if err != nil {
 		return err
 	}
@@ -364,7 +365,7 @@ func (a *API) putIntegrations(c *fiber.Ctx) error {
 	if err := v.Err(); err != nil {
 		return c.Status(http.StatusBadRequest).JSON(fiber.Map{"error": err.Error()})
 	}
-	if err := a.h.SetAllowsPrivate(c.UserContext(), tenancy.From(c).AccountID, allow); err != nil {
+	if err := a.h.SetAllowsPrivate(c.UserContext(), tenancyfiber.From(c).AccountID, allow); err != nil {
 		return err
 	}
 	return c.JSON(integrations{AllowPrivateTargets: allow})
