@@ -40,6 +40,12 @@ func TestPlantedImport(t *testing.T) {
 		domain, imp string
 		want        string // the line the check prints, without "archcheck: "
 	}{
+		{"edge/internal/account", "github.com/vros/vros/edge/internal/accountstore",
+			"edge/internal/account imports a store (edge/internal/accountstore): edge/internal/account → edge/internal/accountstore"},
+		// Transitively: libs/tenancy, which the domain imports, holds no Fiber; its
+		// middleware package does.
+		{"edge/internal/account", "github.com/vros/vros/libs/tenancy/tenancyfiber",
+			"edge/internal/account imports Fiber (github.com/gofiber/fiber/v2): edge/internal/account → libs/tenancy/tenancyfiber → github.com/gofiber/fiber/v2"},
 		{"edge/internal/panelauth", "github.com/gofiber/fiber/v2",
 			"edge/internal/panelauth imports Fiber (github.com/gofiber/fiber/v2): edge/internal/panelauth → github.com/gofiber/fiber/v2"},
 		{"edge/internal/panelauth", "github.com/vros/vros/edge/internal/panelstore",
