@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/vros/vros/catalog-svc/internal/api"
-	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/catalog-svc/internal/catalog"
 	"github.com/vros/vros/libs/config"
 	"github.com/vros/vros/libs/daemon"
 	"github.com/vros/vros/libs/events"
@@ -58,7 +58,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err := mongostore.Ensure(ctx, db, []string{events.ParkedCollection}, nil); err != nil {
 		return err
 	}
-	vw, err := view.New(ctx, db)
+	vw, err := catalog.New(ctx, db)
 	if err != nil {
 		return err
 	}

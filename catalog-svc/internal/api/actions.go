@@ -10,7 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/shopspring/decimal"
 
-	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/catalog-svc/internal/catalog"
 	"github.com/vros/vros/libs/fields"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/ifaceb"
@@ -18,13 +18,13 @@ import (
 )
 
 // property reads the plain numeric propertyId and returns the live property.
-func (a *API) property(c *fiber.Ctx) (*view.Property, *input, error) {
+func (a *API) property(c *fiber.Ctx) (*catalog.Property, *input, error) {
 	in := parse(c)
 	pid := in.propertyID(true)
 	if err := in.err(); err != nil {
 		return nil, in, err
 	}
-	p, ok := a.view.Property(account(c), pid)
+	p, ok := a.catalog.Property(account(c), pid)
 	if !ok {
 		return nil, in, errNoProperty()
 	}
@@ -32,7 +32,7 @@ func (a *API) property(c *fiber.Ctx) (*view.Property, *input, error) {
 }
 
 // composite reads a `<user_id>_<property_id>` propertyId and returns the live property.
-func (a *API) composite(c *fiber.Ctx) (*view.Property, *input, error) {
+func (a *API) composite(c *fiber.Ctx) (*catalog.Property, *input, error) {
 	in := parse(c)
 	pid, other := in.compositeID("propertyId", account(c))
 	if err := in.err(); err != nil {
@@ -41,7 +41,7 @@ func (a *API) composite(c *fiber.Ctx) (*view.Property, *input, error) {
 	if other {
 		return nil, in, errNoProperty()
 	}
-	p, ok := a.view.Property(account(c), pid)
+	p, ok := a.catalog.Property(account(c), pid)
 	if !ok {
 		return nil, in, errNoProperty()
 	}
@@ -118,14 +118,14 @@ func (a *API) getBlockDates(c *fiber.Ctx) error {
 	}
 	acc := account(c)
 	if pid != 0 {
-		if _, ok := a.view.Property(acc, pid); !ok {
+		if _, ok := a.catalog.Property(acc, pid); !ok {
 			return errNoProperty()
 		}
 	}
-	st := a.view.Settings(acc)
+	st := a.catalog.Settings(acc)
 	out := []blockJSON{}
-	for _, b := range a.view.Blocks(acc, pid) {
-		p, live := a.view.Property(acc, b.PropertyID)
+	for _, b := range a.catalog.Blocks(acc, pid) {
+		p, live := a.catalog.Property(acc, b.PropertyID)
 		if !live {
 			continue // blocks of deleted properties are not shown
 		}
@@ -170,7 +170,7 @@ func (a *API) getNonAvailable(c *fiber.Ctx) error {
 	if to.Before(from) {
 		return httpapi.InvalidField("endDate", "must not be before startDate")
 	}
-	held := a.view.Held(account(c), p.Snap.PropertyID)
+	held := a.catalog.Held(account(c), p.Snap.PropertyID)
 	days := make([]pricing.Date, 0, len(held))
 	for d := range held {
 		if !d.Before(from) && !d.After(to) {
@@ -230,7 +230,7 @@ func (a *API) getProperties(c *fiber.Ctx) error {
 	}
 	acc := account(c)
 	out := []propertyEntryJSON{}
-	for _, p := range sc.filter(a.view.Properties(acc)) {
+	for _, p := range sc.filter(a.catalog.Properties(acc)) {
 		out = append(out, propertyEntryJSON{ID: ifaceb.CompositeID(acc, p.Snap.PropertyID), Name: p.Snap.Content.Name})
 	}
 	return httpapi.B(c, out)
@@ -338,10 +338,10 @@ func (a *API) getCalendar(c *fiber.Ctx) error {
 	}
 	// The generation is read before the held nights: an answer built from newer nights than
 	// its key says is replaced at the next change, never an older one kept under a newer key.
-	key := calendarKey{p: p, gen: a.view.Gen(account(c), p.Snap.PropertyID), from: from, to: to}
+	key := calendarKey{p: p, gen: a.catalog.Gen(account(c), p.Snap.PropertyID), from: from, to: to}
 	data, ok := a.calendars.get(key)
 	if !ok {
-		held := a.view.Held(account(c), p.Snap.PropertyID)
+		held := a.catalog.Held(account(c), p.Snap.PropertyID)
 		out := make([]dayJSON, 0, pricing.DaysBetween(from, to)+1)
 		var prices decimals
 		for d := from; !d.After(to); d = d.AddDays(1) {
@@ -370,7 +370,7 @@ func (m *decimals) format(i int, d decimal.Decimal) json.Number {
 	return l.s
 }
 
-func calendarDay(p *view.Property, d pricing.Date, held bool, prices *decimals) dayJSON {
+func calendarDay(p *catalog.Property, d pricing.Date, held bool, prices *decimals) dayJSON {
 	out := dayJSON{Date: d.String(), Availability: "false", Currency: p.Pricing.Currency, Price: "0", WeeklyPrice: "0", MonthlyPrice: "0",
 		GuestPrice: "0", GuestWeeklyPrice: "0", GuestMonthlyPrice: "0", CheckInOutType: CheckNeither}
 	if out.Currency == "" {
@@ -422,7 +422,7 @@ func (a *API) getReservations(c *fiber.Ctx) error {
 		return err
 	}
 	var since time.Time
-	loc := zone(p, a.view.Settings(account(c)))
+	loc := zone(p, a.catalog.Settings(account(c)))
 	if !in.o.Empty("createdDate") {
 		var s string
 		if in.o.Kind("createdDate") == fields.KindNumber {
@@ -446,7 +446,7 @@ func (a *API) getReservations(c *fiber.Ctx) error {
 	}
 	acc := account(c)
 	list := []reservationJSON{}
-	for _, b := range a.view.Bookings(acc, p.Snap.PropertyID) {
+	for _, b := range a.catalog.Bookings(acc, p.Snap.PropertyID) {
 		if b.CreatedAt.Before(since) {
 			continue
 		}

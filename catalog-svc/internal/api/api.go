@@ -13,7 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/shopspring/decimal"
 
-	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/catalog-svc/internal/catalog"
 	"github.com/vros/vros/libs/fields"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/pricing"
@@ -23,12 +23,12 @@ import (
 
 // API serves catalog-svc's routes.
 type API struct {
-	view *view.Store
+	catalog *catalog.Catalog
 	// MediaBase prefixes photo links; "" uses edge's X-Vros-Public-Base (mediaBase).
 	MediaBase string
 	now       func() time.Time
-	// records holds the search records; see view.Memo for why it is keyed by the property.
-	records view.Memo[*searchRecord]
+	// records holds the search records; see catalog.Memo for why it is keyed by the property.
+	records catalog.Memo[*searchRecord]
 	// feeds holds the rendered iCal feeds (ical.go).
 	feeds feeds
 	// calendars holds getcalendar's encoded answers (calendars.go).
@@ -36,8 +36,8 @@ type API struct {
 }
 
 // New returns the API. An erased account's search records are dropped with it.
-func New(v *view.Store, mediaBase string) *API {
-	a := &API{view: v, MediaBase: strings.TrimRight(mediaBase, "/"), now: time.Now, calendars: newCalendars()}
+func New(v *catalog.Catalog, mediaBase string) *API {
+	a := &API{catalog: v, MediaBase: strings.TrimRight(mediaBase, "/"), now: time.Now, calendars: newCalendars()}
 	v.OnErase(a.records.Forget)
 	v.OnErase(a.feeds.Forget)
 	v.OnErase(a.calendars.Forget)

@@ -9,7 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/shopspring/decimal"
 
-	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/catalog-svc/internal/catalog"
 	"github.com/vros/vros/libs/fields"
 )
 
@@ -19,11 +19,11 @@ type scope struct {
 	acc string
 	// st are the account's settings as the brand shows them: its default language first,
 	// its currency, its search settings over the account's, its lead source first.
-	st view.Settings
+	st catalog.Settings
 	// currency is the account's own currency, the one prices are stored in (st.Currency
 	// is the brand's).
 	currency string
-	brand    *view.Brand // nil: the account as a whole
+	brand    *catalog.Brand // nil: the account as a whole
 	// ids are the brand's properties; nil: every property of the account (no brand, or a
 	// brand that lists none). list holds them in the brand's order, each once.
 	ids  map[int64]bool
@@ -34,7 +34,7 @@ type scope struct {
 func (s *scope) has(pid int64) bool { return s.ids == nil || s.ids[pid] }
 
 // filter keeps the properties the scope shows, in their order.
-func (s *scope) filter(props []*view.Property) []*view.Property {
+func (s *scope) filter(props []*catalog.Property) []*catalog.Property {
 	if s.ids == nil {
 		return props
 	}
@@ -54,18 +54,18 @@ func (s *scope) filter(props []*view.Property) []*view.Property {
 // brands: neither is read (getproperties still checks that brandId is an id).
 func (a *API) readScope(c *fiber.Ctx, in *input) *scope {
 	acc := account(c)
-	sc := &scope{acc: acc, st: a.view.Settings(acc)}
+	sc := &scope{acc: acc, st: a.catalog.Settings(acc)}
 	sc.currency = sc.st.Currency
 	if len(sc.st.Brands) == 0 {
 		return sc
 	}
-	var b *view.Brand
+	var b *catalog.Brand
 	if !in.o.Empty("brandId") {
 		id, ok := in.o.Int("brandId", fields.Int{Min: 1, Max: maxID})
 		if !ok {
 			return sc
 		}
-		i := slices.IndexFunc(sc.st.Brands, func(b view.Brand) bool { return b.ID == id })
+		i := slices.IndexFunc(sc.st.Brands, func(b catalog.Brand) bool { return b.ID == id })
 		if i < 0 {
 			in.v.Add("brandId", "is not a brand of this account")
 			return sc
@@ -82,7 +82,7 @@ func (a *API) readScope(c *fiber.Ctx, in *input) *scope {
 }
 
 // useBrand narrows the scope to brand b.
-func (s *scope) useBrand(b *view.Brand) {
+func (s *scope) useBrand(b *catalog.Brand) {
 	s.brand = b
 	if len(b.Properties) > 0 {
 		s.ids = make(map[int64]bool, len(b.Properties))
@@ -111,9 +111,9 @@ func (s *scope) useBrand(b *view.Brand) {
 			st.Search.PriceFilterEnable = bs.PriceFilterEnable
 		}
 	}
-	if i := slices.IndexFunc(st.LeadSources, func(l view.LeadSource) bool { return l.ID == b.LeadSource }); i > 0 {
+	if i := slices.IndexFunc(st.LeadSources, func(l catalog.LeadSource) bool { return l.ID == b.LeadSource }); i > 0 {
 		l := st.LeadSources[i]
-		st.LeadSources = append([]view.LeadSource{l}, slices.Delete(slices.Clone(st.LeadSources), i, i+1)...)
+		st.LeadSources = append([]catalog.LeadSource{l}, slices.Delete(slices.Clone(st.LeadSources), i, i+1)...)
 	}
 	s.st = st
 }
@@ -159,7 +159,7 @@ func bareHost(h string) string {
 }
 
 // brandOfHost is the brand with host among its domains (compared as bareHost), else nil.
-func brandOfHost(brands []view.Brand, host string) *view.Brand {
+func brandOfHost(brands []catalog.Brand, host string) *catalog.Brand {
 	if host == "" {
 		return nil
 	}

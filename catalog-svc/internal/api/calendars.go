@@ -3,7 +3,7 @@ package api
 import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
-	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/catalog-svc/internal/catalog"
 	"github.com/vros/vros/libs/pricing"
 )
 
@@ -15,7 +15,7 @@ const calendarCacheSize = 256
 // update or a repricing replaces the pointer), and the generation changes with every booking
 // and block of the property, so equal keys are equal answers.
 type calendarKey struct {
-	p        *view.Property
+	p        *catalog.Property
 	gen      uint64
 	from, to pricing.Date
 }

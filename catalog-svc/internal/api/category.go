@@ -5,7 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/catalog-svc/internal/catalog"
 )
 
 // categorySummaryJSON is a property as property-category lists it.
@@ -34,7 +34,7 @@ type categoryJSON struct {
 	Languages        ordered[string]       `json:"languages"`
 }
 
-func categorySummary(base string, p *view.Property) categorySummaryJSON {
+func categorySummary(base string, p *catalog.Property) categorySummaryJSON {
 	ct := p.Snap.Content
 	out := categorySummaryJSON{ID: strconv.FormatInt(p.Snap.PropertyID, 10), Name: ct.Name, Type: ct.Type, City: ct.City,
 		Country: ct.Country, Brief: ct.Brief, MaxGuest: strconv.Itoa(ct.MaxGuest), Bedroom: strconv.Itoa(ct.Bedrooms),
@@ -47,7 +47,7 @@ func categorySummary(base string, p *view.Property) categorySummaryJSON {
 
 // entry builds a category entry of props: their summaries and the links of their main
 // photos (the original rendition).
-func entry(base, id, name string, show bool, props []*view.Property, langs ordered[string]) categoryJSON {
+func entry(base, id, name string, show bool, props []*catalog.Property, langs ordered[string]) categoryJSON {
 	out := categoryJSON{ID: id, Name: name, ShowSearchEngine: strconv.Itoa(flag(show)), Properties: []categorySummaryJSON{},
 		Gallery: []string{}, Languages: langs}
 	for _, p := range props {
@@ -76,11 +76,11 @@ func (a *API) propertyCategory(c *fiber.Ctx) error {
 	out := []categoryJSON{}
 	inSome := map[int64]bool{}
 	for _, cat := range st.Categories {
-		var props []*view.Property
+		var props []*catalog.Property
 		seen := map[int64]bool{}
 		for _, pid := range cat.Properties {
 			inSome[pid] = true
-			if p, ok := a.view.Property(acc, pid); ok && !seen[pid] && sc.has(pid) {
+			if p, ok := a.catalog.Property(acc, pid); ok && !seen[pid] && sc.has(pid) {
 				seen[pid] = true
 				props = append(props, p)
 			}
@@ -89,12 +89,12 @@ func (a *API) propertyCategory(c *fiber.Ctx) error {
 			byLanguage(cat.Languages, st.Languages, cat.Name)))
 	}
 	if include {
-		for _, p := range sc.filter(a.view.Properties(acc)) {
+		for _, p := range sc.filter(a.catalog.Properties(acc)) {
 			if inSome[p.Snap.PropertyID] {
 				continue
 			}
 			name := p.Snap.Content.Name
-			out = append(out, entry(base, "p"+strconv.FormatInt(p.Snap.PropertyID, 10), name, true, []*view.Property{p},
+			out = append(out, entry(base, "p"+strconv.FormatInt(p.Snap.PropertyID, 10), name, true, []*catalog.Property{p},
 				byLanguage(nil, st.Languages, name)))
 		}
 	}

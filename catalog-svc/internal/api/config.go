@@ -11,7 +11,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/language/display"
 
-	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/catalog-svc/internal/catalog"
 	"github.com/vros/vros/libs/events/contract"
 )
 
@@ -137,7 +137,7 @@ func (a *API) defaultConfig(c *fiber.Ctx) error {
 		return err
 	}
 	st := sc.st
-	props := sc.filter(a.view.Properties(acc))
+	props := sc.filter(a.catalog.Properties(acc))
 
 	out := defaultConfigJSON{DefaultLimit: st.Search.DefaultLimit, CurrencyCode: st.Currency, CurrencySymbol: currencySymbol(st.Currency),
 		RateType: st.Search.RateType, UseEnquire: 0, AvailabilityTabCalendar: 1, LeadSourceList: []idNameJSON{}, CityList: []string{},
@@ -205,16 +205,16 @@ func (a *API) defaultConfig(c *fiber.Ctx) error {
 
 // amenityKey identifies an amenity across the account's properties: its type and name,
 // whatever the case (B6 ids are positions within one property's list).
-func amenityKey(x view.Amenity) string {
+func amenityKey(x catalog.Amenity) string {
 	return strconv.Itoa(x.Type) + "|" + strings.ToLower(strings.TrimSpace(amenityName(x)))
 }
 
 // accountAmenities are the distinct amenities of the live properties (by amenityKey; the
 // first property by id that has one gives its class and languages), system amenities
 // (type 1) before extra ones, each group by name.
-func accountAmenities(props []*view.Property, langs []string) []accountAmenityJSON {
+func accountAmenities(props []*catalog.Property, langs []string) []accountAmenityJSON {
 	seen := map[string]bool{}
-	var list []view.Amenity
+	var list []catalog.Amenity
 	for _, p := range props {
 		if p.Snap.Amenities == nil {
 			continue

@@ -8,7 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/shopspring/decimal"
 
-	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/catalog-svc/internal/catalog"
 	"github.com/vros/vros/libs/ifaceb"
 )
 
@@ -152,7 +152,7 @@ func (a *API) propertyDetail(c *fiber.Ctx) error {
 
 // detail is p's detail object; the fields the system has no data for are "" or 0
 // (docs/catalog.md lists them).
-func (a *API) detail(base string, langs []string, p *view.Property) detailJSON {
+func (a *API) detail(base string, langs []string, p *catalog.Property) detailJSON {
 	ct := p.Snap.Content
 	space := ""
 	if ct.SpaceValue != "" {
@@ -173,7 +173,7 @@ func (a *API) detail(base string, langs []string, p *view.Property) detailJSON {
 		out.MinimumStay = r.MinimumStay
 		out.RateValue = ifaceb.Money(r.Rate.Daily)
 	}
-	lo, hi, _ := a.priceSpan([]*view.Property{p})
+	lo, hi, _ := a.priceSpan([]*catalog.Property{p})
 	out.RangeRates = rangeRatesJSON{Day: minMaxDecJSON{dec(lo), dec(hi)}, Week: spanTimes(lo, hi, 7), Month: spanTimes(lo, hi, 28)}
 	if ph, ok := mainPhoto(p); ok {
 		k := ph.Key

@@ -33,7 +33,7 @@ func (a *API) getDiscounts(c *fiber.Ctx) error {
 	today := p.Today(a.now()).String()
 	pid := p.Snap.PropertyID
 	out := []discountJSON{}
-	for _, pr := range a.view.Settings(account(c)).Promotions {
+	for _, pr := range a.catalog.Settings(account(c)).Promotions {
 		if len(pr.Properties) > 0 && !slices.Contains(pr.Properties, pid) {
 			continue
 		}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/catalog-svc/internal/catalog"
 	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/phpjson"
@@ -28,7 +28,7 @@ const testKey = "catalog-test-key-0123"
 type server struct {
 	t    *testing.T
 	app  *fiber.App
-	view *view.Store
+	view *catalog.Catalog
 	api  *API
 }
 
@@ -39,7 +39,7 @@ func newServer(t *testing.T, mediaBase string) *server {
 		t.Fatal(err)
 	}
 	tel.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
-	v := view.NewMemory()
+	v := catalog.NewMemory()
 	a := New(v, mediaBase)
 	a.now = func() time.Time { return time.Date(2030, 1, 10, 12, 0, 0, 0, time.UTC) }
 	app := httpapi.New(httpapi.Options{Telemetry: tel, BodyLimit: 1 << 20})

@@ -15,7 +15,7 @@ import (
 	ics "github.com/arran4/golang-ical"
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/catalog-svc/internal/catalog"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/pricing"
 )
@@ -145,7 +145,7 @@ func icalNotFound(c *fiber.Ctx) error {
 // feed returns the calendar of the property whose token hashes to hash, rendered now or
 // earlier from the same generation; nil when no live property has that link.
 func (a *API) feed(hash string) (*feed, error) {
-	p, gen, ok := a.view.CalendarGen(hash)
+	p, gen, ok := a.catalog.CalendarGen(hash)
 	if !ok {
 		a.feeds.drop(hash)
 		return nil, nil
@@ -155,7 +155,7 @@ func (a *API) feed(hash string) (*feed, error) {
 	if fd := a.feeds.get(hash); fd != nil && fd.gen == gen && fd.since == p.Today(now).AddDays(-icalPast) {
 		return fd, nil
 	}
-	cal, ok := a.view.CalendarOf(hash)
+	cal, ok := a.catalog.CalendarOf(hash)
 	if !ok {
 		return nil, nil
 	}
@@ -189,7 +189,7 @@ func etagMatches(header, etag string) bool {
 // and no memo: UID, dates, SUMMARY, SEQUENCE (the version) and DTSTAMP (when the booking or
 // block was made, so that every replica renders the same bytes for one calendar and the
 // strong ETag holds).
-func renderICal(cal view.Calendar, since pricing.Date) ([]byte, error) {
+func renderICal(cal catalog.Calendar, since pricing.Date) ([]byte, error) {
 	c := ics.NewCalendarFor("vros")
 	c.SetProductId(icalProdID)
 	c.SetCalscale("GREGORIAN")

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/catalog-svc/internal/catalog"
 )
 
 // ordered is a JSON object whose keys are data (property_gallery_<id>, language codes),
@@ -76,7 +76,7 @@ func byLanguage(m map[string]string, langs []string, fallback string) ordered[st
 }
 
 // zone is the time zone of a property's timestamps: its own, else the account's, else UTC.
-func zone(p *view.Property, st view.Settings) *time.Location {
+func zone(p *catalog.Property, st catalog.Settings) *time.Location {
 	if p != nil && p.Pricing.Location != nil {
 		return p.Pricing.Location
 	}
@@ -91,7 +91,7 @@ func zone(p *view.Property, st view.Settings) *time.Location {
 	return time.UTC
 }
 
-func contentZone(p *view.Property) string {
+func contentZone(p *catalog.Property) string {
 	if p == nil {
 		return ""
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/catalog-svc/internal/catalog"
 	"github.com/vros/vros/libs/fields"
 )
 
@@ -75,7 +75,7 @@ func mediaLink(base, key, rendition string) string {
 
 // readProperty returns the live property a read names (property_id is required); a
 // property the scope does not show is status 16, as an unknown one.
-func (a *API) readProperty(c *fiber.Ctx, in *input, sc *scope) (*view.Property, error) {
+func (a *API) readProperty(c *fiber.Ctx, in *input, sc *scope) (*catalog.Property, error) {
 	pid := in.readPropertyID()
 	if err := in.err(); err != nil {
 		return nil, err
@@ -88,8 +88,8 @@ func (a *API) readProperty(c *fiber.Ctx, in *input, sc *scope) (*view.Property, 
 }
 
 // scopedProperty is live property pid when the scope shows it, else status 16.
-func (a *API) scopedProperty(c *fiber.Ctx, sc *scope, pid int64) (*view.Property, error) {
-	p, ok := a.view.Property(account(c), pid)
+func (a *API) scopedProperty(c *fiber.Ctx, sc *scope, pid int64) (*catalog.Property, error) {
+	p, ok := a.catalog.Property(account(c), pid)
 	if !ok || !sc.has(pid) {
 		return nil, errNoProperty()
 	}
@@ -98,17 +98,17 @@ func (a *API) scopedProperty(c *fiber.Ctx, sc *scope, pid int64) (*view.Property
 
 // readProperties is the property a read names, or every live property (by id) the scope
 // shows when it names none.
-func (a *API) readProperties(c *fiber.Ctx, in *input, sc *scope) ([]*view.Property, int64, error) {
+func (a *API) readProperties(c *fiber.Ctx, in *input, sc *scope) ([]*catalog.Property, int64, error) {
 	pid := in.readPropertyID()
 	if err := in.err(); err != nil {
 		return nil, 0, err
 	}
 	if pid == 0 {
-		return sc.filter(a.view.Properties(account(c))), 0, nil
+		return sc.filter(a.catalog.Properties(account(c))), 0, nil
 	}
 	p, err := a.scopedProperty(c, sc, pid)
 	if err != nil {
 		return nil, 0, err
 	}
-	return []*view.Property{p}, pid, nil
+	return []*catalog.Property{p}, pid, nil
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 	"golang.org/x/text/currency"
 
-	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/catalog-svc/internal/catalog"
 )
 
 // The owner-token reads answer their object as is, without interface B's envelope (the spec
@@ -20,7 +20,7 @@ import (
 // priceSpan is the lowest and highest nightly price (one guest) over the next 365 nights of
 // props (all of one account), read from their search records: each is computed once a day
 // per property value (searchRecord.fromPrice).
-func (a *API) priceSpan(props []*view.Property) (lo, hi decimal.Decimal, found bool) {
+func (a *API) priceSpan(props []*catalog.Property) (lo, hi decimal.Decimal, found bool) {
 	if len(props) == 0 {
 		return lo, hi, false
 	}
@@ -84,12 +84,12 @@ type amenityJSON struct {
 	DefaultName string          `json:"default_name"`
 }
 
-func amenityOf(pid int64, x view.Amenity, langs []string) amenityJSON {
+func amenityOf(pid int64, x catalog.Amenity, langs []string) amenityJSON {
 	return amenityJSON{ID: x.ID, PropertyID: pid, Name: x.Name, Value: x.Value, Qty: x.Qty, Type: x.Type,
 		Languages: byLanguage(x.Languages, langs, ""), Class: x.Class, DefaultName: x.DefaultName}
 }
 
-func amenityName(x view.Amenity) string {
+func amenityName(x catalog.Amenity) string {
 	if x.Name != "" {
 		return x.Name
 	}
@@ -116,7 +116,7 @@ func (a *API) allAmenity(c *fiber.Ctx) error {
 	groups := map[string][]amenityJSON{}
 	extra := []amenityJSON{}
 	seen := map[string]bool{}
-	for _, p := range sc.filter(a.view.Properties(acc)) {
+	for _, p := range sc.filter(a.catalog.Properties(acc)) {
 		if p.Snap.Amenities == nil {
 			continue
 		}
@@ -154,11 +154,11 @@ func (a *API) allAmenity(c *fiber.Ctx) error {
 // mainPhoto is a property's main photo, the first in the order its owner chose (A2 order;
 // by photo id in snapshots from before positions): contract.Property.MainPhoto, the rule
 // every reader follows, found without copying and sorting them all.
-func mainPhoto(p *view.Property) (view.Photo, bool) { return p.Snap.MainPhoto() }
+func mainPhoto(p *catalog.Property) (catalog.Photo, bool) { return p.Snap.MainPhoto() }
 
 // photos are a property's photos in their order (contract.Property.OrderedPhotos); the
 // first is the main photo.
-func photos(p *view.Property) []view.Photo { return p.Snap.OrderedPhotos() }
+func photos(p *catalog.Property) []catalog.Photo { return p.Snap.OrderedPhotos() }
 
 // bannerGallery lists the banner rendition of each live property's main photo.
 func (a *API) bannerGallery(c *fiber.Ctx) error {
@@ -169,7 +169,7 @@ func (a *API) bannerGallery(c *fiber.Ctx) error {
 	}
 	base := a.mediaBase(c)
 	out := []string{}
-	for _, p := range sc.filter(a.view.Properties(account(c))) {
+	for _, p := range sc.filter(a.catalog.Properties(account(c))) {
 		if ph, ok := mainPhoto(p); ok {
 			out = append(out, mediaLink(base, ph.Key, "banner"))
 		}
@@ -195,7 +195,7 @@ type photoJSON struct {
 }
 
 // photoOf is the i-th photo (from 0) of p; the first is the main photo (type 1).
-func photoOf(base string, p *view.Property, i int, ph view.Photo) photoJSON {
+func photoOf(base string, p *catalog.Property, i int, ph catalog.Photo) photoJSON {
 	typ := 2
 	if i == 0 {
 		typ = 1
@@ -239,7 +239,7 @@ type amenityBlockJSON struct {
 	AllowSmoking  int           `json:"allowsmoking"`
 }
 
-func amenityBlock(p *view.Property, langs []string) amenityBlockJSON {
+func amenityBlock(p *catalog.Property, langs []string) amenityBlockJSON {
 	ct := p.Snap.Content
 	out := amenityBlockJSON{Amenity: []amenityJSON{}, Extra: []amenityJSON{}, AllowChildren: optFlag(ct.AllowChildren),
 		AllowPet: optFlag(ct.AllowPet), AllowSmoking: optFlag(ct.AllowSmoking)}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/catalog-svc/internal/catalog"
 	"github.com/vros/vros/libs/events/contract"
 )
 
@@ -298,13 +298,13 @@ func cut(path string) (string, string, bool) {
 // photos have positions, the lowest id in a snapshot from before positions; none without
 // photos.
 func TestMainPhotoIsTheFirstPhoto(t *testing.T) {
-	p := &view.Property{}
+	p := &catalog.Property{}
 	if _, ok := mainPhoto(p); ok {
 		t.Fatal("a main photo without photos")
 	}
-	p.Snap.Photos = map[string]view.Photo{}
+	p.Snap.Photos = map[string]catalog.Photo{}
 	for _, id := range []int64{12, 3, 40, 7, 25} {
-		p.Snap.Photos[strconv.FormatInt(id, 10)] = view.Photo{PhotoID: id, Key: "k" + strconv.FormatInt(id, 10)}
+		p.Snap.Photos[strconv.FormatInt(id, 10)] = catalog.Photo{PhotoID: id, Key: "k" + strconv.FormatInt(id, 10)}
 	}
 	check := func(what string, main int64, order ...int64) {
 		t.Helper()

@@ -7,7 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/shopspring/decimal"
 
-	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/catalog-svc/internal/catalog"
 	"github.com/vros/vros/libs/fields"
 )
 
@@ -54,8 +54,8 @@ func (a *API) propertyRelated(c *fiber.Ctx) error {
 	}
 	now := a.now()
 	// p first, then the others: their records are built in one go.
-	props := []*view.Property{p}
-	collect := func(q *view.Property, _ view.Nights) {
+	props := []*catalog.Property{p}
+	collect := func(q *catalog.Property, _ catalog.Nights) {
 		if q.Snap.PropertyID != p.Snap.PropertyID {
 			props = append(props, q)
 		}

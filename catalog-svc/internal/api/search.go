@@ -14,7 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/shopspring/decimal"
 
-	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/catalog-svc/internal/catalog"
 	"github.com/vros/vros/libs/fields"
 	"github.com/vros/vros/libs/pricing"
 )
@@ -23,7 +23,7 @@ import (
 //
 //   - every filter is cheap and reads a per-property record built once per published
 //     property value (records, below), under the view's read lock;
-//   - a stay's nights are checked in place (view.Nights) and its sales rules through the
+//   - a stay's nights are checked in place (catalog.Nights) and its sales rules through the
 //     pricing engine's own calendar figures (pricing.NightPrice, Property.BookingWindow),
 //     which are the very rules pricing.Quote applies;
 //   - only the page returned is quoted, unless the order or a filter needs every
@@ -48,7 +48,7 @@ const (
 
 // searchRecord is what the search reads of one property value.
 type searchRecord struct {
-	p                       *view.Property
+	p                       *catalog.Property
 	name                    string // lower case, for the name order
 	city                    string // lower case, trimmed
 	typ                     string // lower case, trimmed
@@ -142,26 +142,26 @@ type fromPrice struct {
 // recordsOf returns the search records of the account's properties props, in their order,
 // building those of new properties and adding them to records at once (each Add copies the
 // account's memo).
-func (a *API) recordsOf(acc string, props []*view.Property) []*searchRecord {
+func (a *API) recordsOf(acc string, props []*catalog.Property) []*searchRecord {
 	known := a.records.Snapshot(acc)
 	out := make([]*searchRecord, len(props))
-	var built map[*view.Property]*searchRecord
+	var built map[*catalog.Property]*searchRecord
 	for i, p := range props {
 		r, ok := known[p]
 		if !ok {
 			r = newRecord(p)
 			if built == nil {
-				built = map[*view.Property]*searchRecord{}
+				built = map[*catalog.Property]*searchRecord{}
 			}
 			built[p] = r
 		}
 		out[i] = r
 	}
-	a.records.Add(acc, built, a.view.Live)
+	a.records.Add(acc, built, a.catalog.Live)
 	return out
 }
 
-func newRecord(p *view.Property) *searchRecord {
+func newRecord(p *catalog.Property) *searchRecord {
 	ct := p.Snap.Content
 	r := &searchRecord{p: p, name: strings.ToLower(ct.Name), city: strings.ToLower(strings.TrimSpace(ct.City)),
 		typ: strings.ToLower(strings.TrimSpace(ct.Type)), bedrooms: ct.Bedrooms, maxGuest: ct.MaxGuest, featured: ct.IsFeatured,
@@ -278,7 +278,7 @@ type searchQuery struct {
 	brand []int64
 }
 
-func (a *API) parseSearch(in *input, st view.Settings) (*searchQuery, error) {
+func (a *API) parseSearch(in *input, st catalog.Settings) (*searchQuery, error) {
 	o := in.o
 	q := &searchQuery{now: a.now(), sortBy: sortDefault, page: 1, limit: st.Search.DefaultLimit}
 	q.limit = min(max(q.limit, 1), maxSearchLimit)
@@ -533,14 +533,14 @@ func (a *API) searchRental(c *fiber.Ctx) error {
 	return c.JSON(ans)
 }
 
-// scan is view.Scan over the properties ids lists (a brand's, scope.list), or over every
+// scan is catalog.Scan over the properties ids lists (a brand's, scope.list), or over every
 // property of the account when ids is nil: a brand's website reads its own properties only.
-func (a *API) scan(acc string, ids []int64, fn func(*view.Property, view.Nights)) {
+func (a *API) scan(acc string, ids []int64, fn func(*catalog.Property, catalog.Nights)) {
 	if ids != nil {
-		a.view.ScanIDs(acc, ids, fn)
+		a.catalog.ScanIDs(acc, ids, fn)
 		return
 	}
-	a.view.Scan(acc, fn)
+	a.catalog.Scan(acc, fn)
 }
 
 // searchHits finds the listed properties, in the order asked. With dates and pricedAll,
@@ -548,7 +548,7 @@ func (a *API) scan(acc string, ids []int64, fn func(*view.Property, view.Nights)
 func (a *API) searchHits(acc string, q *searchQuery, hits []hit) []hit {
 	var misses []hit // properties without a record yet
 	known := a.records.Snapshot(acc)
-	a.scan(acc, q.brand, func(p *view.Property, n view.Nights) {
+	a.scan(acc, q.brand, func(p *catalog.Property, n catalog.Nights) {
 		r, ok := known[p]
 		if ok && !q.keep(r) {
 			return
@@ -572,7 +572,7 @@ func (a *API) searchHits(acc string, q *searchQuery, hits []hit) []hit {
 		hits = append(hits, h)
 	})
 	if len(misses) > 0 {
-		built := make(map[*view.Property]*searchRecord, len(misses))
+		built := make(map[*catalog.Property]*searchRecord, len(misses))
 		for _, h := range misses {
 			h.r = newRecord(h.r.p)
 			built[h.r.p] = h.r
@@ -580,7 +580,7 @@ func (a *API) searchHits(acc string, q *searchQuery, hits []hit) []hit {
 				hits = append(hits, h)
 			}
 		}
-		a.records.Add(acc, built, a.view.Live)
+		a.records.Add(acc, built, a.catalog.Live)
 	}
 	out := hits[:0]
 	for _, h := range hits {

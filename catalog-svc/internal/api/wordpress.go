@@ -5,7 +5,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/vros/vros/catalog-svc/internal/view"
+	"github.com/vros/vros/catalog-svc/internal/catalog"
 )
 
 // The shapes the public 365villas WordPress plugin reads (bikencms/guestwisely-development
@@ -64,7 +64,7 @@ const (
 // their first amenity has in the property's list, then "extra": the list of the extra
 // amenities (type 2), always there, possibly empty. Without amenities it is {"extra": []}:
 // always an object (the plugin calls get_object_vars on it).
-func amenityLocations(p *view.Property, langs []string) ordered[any] {
+func amenityLocations(p *catalog.Property, langs []string) ordered[any] {
 	var out ordered[any]
 	index := map[string]int{}
 	var locs []*amenityLocationJSON

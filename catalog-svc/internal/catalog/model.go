@@ -1,4 +1,4 @@
-package view
+package catalog
 
 import (
 	"time"

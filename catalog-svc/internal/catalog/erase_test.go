@@ -1,4 +1,4 @@
-package view
+package catalog
 
 import (
 	"context"
@@ -110,7 +110,7 @@ func accountEvents(t *testing.T, acc string, v int) []kafka.Message {
 	}
 }
 
-func applyAll(t *testing.T, s *Store, ms []kafka.Message) {
+func applyAll(t *testing.T, s *Catalog, ms []kafka.Message) {
 	t.Helper()
 	for _, m := range ms {
 		if err := s.Apply(context.Background(), m); err != nil {
@@ -153,7 +153,7 @@ func held(t *testing.T, db *mongo.Database, acc string) []string {
 }
 
 // memoryHolds reports what the view's memory holds of acc.
-func memoryHolds(s *Store, acc string) string {
+func memoryHolds(s *Catalog, acc string) string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if a := s.accounts[acc]; a != nil {
@@ -163,7 +163,7 @@ func memoryHolds(s *Store, acc string) string {
 }
 
 // wholeAccount checks that the view serves all of acc's aggregates at version v.
-func wholeAccount(t *testing.T, s *Store, acc string, v int64) {
+func wholeAccount(t *testing.T, s *Catalog, acc string, v int64) {
 	t.Helper()
 	if !isWhole(s, acc, v) {
 		t.Fatalf("account %s is not whole at v%d: %s", acc, v, memoryHolds(s, acc))
@@ -172,7 +172,7 @@ func wholeAccount(t *testing.T, s *Store, acc string, v int64) {
 
 // isWhole tells whether the view holds every snapshot of accountEvents(acc, v), property 1
 // and the settings at version v.
-func isWhole(s *Store, acc string, v int64) bool {
+func isWhole(s *Catalog, acc string, v int64) bool {
 	p, ok := s.Property(acc, 1)
 	return ok && p.Snap.Version == v && len(s.Properties(acc)) == 2 && s.Settings(acc).Version == v &&
 		len(s.Bookings(acc, 1)) == 1 && len(s.Blocks(acc, 2)) == 1 && len(s.Held(acc, 1)) == 1
@@ -216,7 +216,7 @@ func TestAccountErasure(t *testing.T) {
 		t.Fatal(err)
 	}
 	keptAt := int64(1)
-	check := func(s *Store, when string) {
+	check := func(s *Catalog, when string) {
 		t.Helper()
 		if h := held(t, db, gone); len(h) != 0 {
 			t.Fatalf("%s: the store still holds %v", when, h)
@@ -284,7 +284,7 @@ func TestErasureInterruptedAtEachStep(t *testing.T) {
 	}}
 	// erase applies the erasure of acc, cut off as its n-th write starts (never when n is 0),
 	// and answers how many writes it started.
-	erase := func(s *Store, acc string, n int64) (int64, error) {
+	erase := func(s *Catalog, acc string, n int64) (int64, error) {
 		ectx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		cut.Store(&cancel)
@@ -295,7 +295,7 @@ func TestErasureInterruptedAtEachStep(t *testing.T) {
 		at.Store(0)
 		return writes.Load(), err
 	}
-	fresh := func(acc, other string) (*mongo.Database, *Store) {
+	fresh := func(acc, other string) (*mongo.Database, *Catalog) {
 		db := testDB(t, monitor)
 		s, err := New(ctx, db)
 		if err != nil {
@@ -338,7 +338,7 @@ func TestErasureInterruptedAtEachStep(t *testing.T) {
 			t.Fatalf("cut at write %d: no marker", n)
 		}
 		// The event comes again: to the view that failed, and to one started again.
-		for i, v := range []*Store{s, nil} {
+		for i, v := range []*Catalog{s, nil} {
 			if v == nil {
 				if v, err = New(ctx, db); err != nil {
 					t.Fatal(err)

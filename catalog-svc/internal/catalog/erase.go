@@ -1,4 +1,4 @@
-package view
+package catalog
 
 import (
 	"context"
@@ -22,7 +22,7 @@ type erasedError struct{ account string }
 func (e erasedError) Error() string { return "account " + e.account + " is erased" }
 
 // Erased reports whether the account has been erased.
-func (s *Store) Erased(acc string) bool {
+func (s *Catalog) Erased(acc string) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	_, gone := s.erased[acc]
@@ -32,7 +32,7 @@ func (s *Store) Erased(acc string) bool {
 // OnErase registers fn to be called, once the view has forgotten an erased account, for what
 // else holds of it (the API's search records). fn must be quick and idempotent: a redelivered
 // erasure calls it again.
-func (s *Store) OnErase(fn func(acc string)) {
+func (s *Catalog) OnErase(fn func(acc string)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.onErase = append(s.onErase, fn)
@@ -54,7 +54,7 @@ func erasureOf(data []byte) (contract.AccountErasure, error) {
 // erasure stopped half-way (the process killed, a write failing) is finished by the event's
 // redelivery (the consumer commits only after Apply succeeded) or, for the snapshots, by the
 // next start (New); every step after it is idempotent.
-func (s *Store) eraseAccount(ctx context.Context, acc string, at time.Time) error {
+func (s *Catalog) eraseAccount(ctx context.Context, acc string, at time.Time) error {
 	if at.IsZero() {
 		at = time.Now()
 	}
@@ -69,7 +69,7 @@ func (s *Store) eraseAccount(ctx context.Context, acc string, at time.Time) erro
 
 // forgetAccount drops the account from memory, remembers that it is erased, and tells the
 // OnErase functions.
-func (s *Store) forgetAccount(acc string) {
+func (s *Catalog) forgetAccount(acc string) {
 	s.mu.Lock()
 	if a := s.accounts[acc]; a != nil {
 		for _, p := range a.props {
@@ -87,7 +87,7 @@ func (s *Store) forgetAccount(acc string) {
 
 // purge deletes every stored document of the account: its snapshots, their leases and the
 // events of the account the consumer parked (which hold whole snapshots).
-func (s *Store) purge(ctx context.Context, acc string) error {
+func (s *Catalog) purge(ctx context.Context, acc string) error {
 	own := mongostore.OwnedBy(acc)
 	db := s.parked.Database()
 	for _, c := range mongostore.WithLocks(snapshotColls...) {
@@ -102,7 +102,7 @@ func (s *Store) purge(ctx context.Context, acc string) error {
 }
 
 // loadErased reads the erased accounts' markers into memory.
-func (s *Store) loadErased(ctx context.Context) error {
+func (s *Catalog) loadErased(ctx context.Context) error {
 	cur, err := s.colls[collErased].Find(ctx, bson.D{}, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return fmt.Errorf("view: read erased accounts: %w", err)
@@ -156,7 +156,7 @@ func parseKey(key string) (k aggregateKey, ok bool) {
 
 // forgetKey applies a tombstone: the key's snapshot is forgotten, stored and in memory. A key
 // naming nothing the view holds changes nothing (a tombstone is never a malformed event).
-func (s *Store) forgetKey(ctx context.Context, key string) error {
+func (s *Catalog) forgetKey(ctx context.Context, key string) error {
 	k, ok := parseKey(key)
 	if !ok {
 		return nil
@@ -169,7 +169,7 @@ func (s *Store) forgetKey(ctx context.Context, key string) error {
 }
 
 // drop forgets one aggregate in memory.
-func (s *Store) drop(k aggregateKey) {
+func (s *Catalog) drop(k aggregateKey) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a := s.accounts[k.account]

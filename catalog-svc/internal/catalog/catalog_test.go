@@ -1,4 +1,4 @@
-package view
+package catalog
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 	"github.com/vros/vros/libs/pricing"
 )
 
-func newMem() *Store { return NewMemory() }
+func newMem() *Catalog { return NewMemory() }
 
 func TestPutKeepsTheNewestVersion(t *testing.T) {
 	s := newMem()

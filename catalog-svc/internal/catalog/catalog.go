@@ -1,4 +1,4 @@
-// Package view is catalog-svc's read model: the property snapshots and account settings of
+// Package catalog is catalog-svc's read model: the property snapshots and account settings of
 // vros.property.v1 and the booking and block snapshots of vros.booking.v1, each applied only
 // when its version is newer than the one held (so redelivery and reordering are harmless).
 //
@@ -10,7 +10,7 @@
 // An erased account (contract.AccountErased) is forgotten everywhere and remembered only by
 // its id in erased_accounts, so that its events arriving later, in any partition order, are
 // ignored; a tombstone forgets its key's snapshot (erase.go).
-package view
+package catalog
 
 import (
 	"context"
@@ -62,8 +62,8 @@ func newAccount(id string) *account {
 		calGen: map[int64]uint64{}}
 }
 
-// Store is the view.
-type Store struct {
+// Catalog is the read model.
+type Catalog struct {
 	colls  map[string]*mongo.Collection
 	parked *mongo.Collection // the consumer's parked events (events.ParkedCollection)
 
@@ -77,12 +77,12 @@ type Store struct {
 
 // New returns the view in db, loaded from it. Snapshots an erasure interrupted before it
 // removed them are not loaded, and are removed now.
-func New(ctx context.Context, db *mongo.Database) (*Store, error) {
+func New(ctx context.Context, db *mongo.Database) (*Catalog, error) {
 	names := append(mongostore.WithLocks(snapshotColls...), collErased, events.ParkedCollection)
 	if err := mongostore.Ensure(ctx, db, names, nil); err != nil {
 		return nil, err
 	}
-	s := &Store{colls: map[string]*mongo.Collection{}, parked: db.Collection(events.ParkedCollection),
+	s := &Catalog{colls: map[string]*mongo.Collection{}, parked: db.Collection(events.ParkedCollection),
 		accounts: map[string]*account{}, erased: map[string]struct{}{}}
 	for _, n := range append(slices.Clone(snapshotColls), collErased) {
 		s.colls[n] = db.Collection(n)
@@ -120,7 +120,7 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 }
 
 // Apply is the consumer handler of vros.property.v1 and vros.booking.v1.
-func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
+func (s *Catalog) Apply(ctx context.Context, m kafka.Message) error {
 	if events.IsTombstone(m) {
 		return s.forgetKey(ctx, string(m.Key))
 	}
@@ -199,7 +199,7 @@ func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
 }
 
 // check refuses what put could not hold, before it is stored.
-func (s *Store) check(coll string, data []byte) error {
+func (s *Catalog) check(coll string, data []byte) error {
 	switch coll {
 	case collProperties:
 		var snap Snapshot
@@ -223,7 +223,7 @@ func (s *Store) check(coll string, data []byte) error {
 }
 
 // version is the version the memory holds of an aggregate (0: none).
-func (s *Store) version(coll, acc string, pid, bid, blk int64) int64 {
+func (s *Catalog) version(coll, acc string, pid, bid, blk int64) int64 {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	a := s.accounts[acc]
@@ -251,7 +251,7 @@ func (s *Store) version(coll, acc string, pid, bid, blk int64) int64 {
 
 // put applies a snapshot to memory when it is newer than what memory holds. It returns an
 // erasedError, and changes nothing, when the snapshot's account is erased.
-func (s *Store) put(coll string, data []byte) error {
+func (s *Catalog) put(coll string, data []byte) error {
 	switch coll {
 	case collSettings:
 		var st Settings
@@ -341,7 +341,7 @@ func index(m map[int64]map[int64]struct{}, pid, id int64) {
 
 // live returns the account's entry, creating it, or an erasedError when the account is
 // erased; s.mu must be held for writing.
-func (s *Store) live(id string) (*account, error) {
+func (s *Catalog) live(id string) (*account, error) {
 	if _, gone := s.erased[id]; gone {
 		return nil, erasedError{account: id}
 	}
@@ -372,7 +372,7 @@ func priced(snap Snapshot, st Settings) *Property {
 }
 
 // Settings returns an account's settings (defaults until its first settings event).
-func (s *Store) Settings(acc string) Settings {
+func (s *Catalog) Settings(acc string) Settings {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if a := s.accounts[acc]; a != nil {
@@ -382,7 +382,7 @@ func (s *Store) Settings(acc string) Settings {
 }
 
 // Property returns a live property of the account.
-func (s *Store) Property(acc string, pid int64) (*Property, bool) {
+func (s *Catalog) Property(acc string, pid int64) (*Property, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if a := s.accounts[acc]; a != nil {
@@ -394,7 +394,7 @@ func (s *Store) Property(acc string, pid int64) (*Property, bool) {
 }
 
 // Properties lists the account's live properties by id.
-func (s *Store) Properties(acc string) []*Property {
+func (s *Catalog) Properties(acc string) []*Property {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var out []*Property
@@ -410,7 +410,7 @@ func (s *Store) Properties(acc string) []*Property {
 }
 
 // Bookings lists the bookings of a property (every status) by id.
-func (s *Store) Bookings(acc string, pid int64) []*Booking {
+func (s *Catalog) Bookings(acc string, pid int64) []*Booking {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var out []*Booking
@@ -424,7 +424,7 @@ func (s *Store) Bookings(acc string, pid int64) []*Booking {
 }
 
 // Blocks lists the live blocks of the account by id, of one property when pid is not 0.
-func (s *Store) Blocks(acc string, pid int64) []*Block {
+func (s *Catalog) Blocks(acc string, pid int64) []*Block {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var out []*Block
@@ -440,7 +440,7 @@ func (s *Store) Blocks(acc string, pid int64) []*Block {
 }
 
 // Held returns the nights of a property held by bookings and live blocks.
-func (s *Store) Held(acc string, pid int64) map[pricing.Date]bool {
+func (s *Catalog) Held(acc string, pid int64) map[pricing.Date]bool {
 	out := map[pricing.Date]bool{}
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -1,4 +1,4 @@
-package view
+package catalog
 
 import "sort"
 
@@ -18,7 +18,7 @@ type icalIndex map[string]icalRef
 // indexICal moves the index from old's link to now's (either may be nil: no property, or
 // forgotten); s.mu must be held for writing. A rotated, revoked or deleted property's old hash
 // is forgotten at once, so the old link answers 404 from the event on.
-func (s *Store) indexICal(old *Property, now *Snapshot) {
+func (s *Catalog) indexICal(old *Property, now *Snapshot) {
 	if old != nil && old.Snap.ICalTokenSHA256 != "" {
 		if r, ok := s.icals[old.Snap.ICalTokenSHA256]; ok && r.account == old.Snap.AccountID && r.pid == old.Snap.PropertyID {
 			delete(s.icals, old.Snap.ICalTokenSHA256)
@@ -33,7 +33,7 @@ func (s *Store) indexICal(old *Property, now *Snapshot) {
 }
 
 // changed gives the property's calendar a new generation; s.mu must be held for writing.
-func (s *Store) changed(a *account, pid int64) {
+func (s *Catalog) changed(a *account, pid int64) {
 	s.gens++
 	if a.calGen == nil {
 		a.calGen = map[int64]uint64{}
@@ -43,7 +43,7 @@ func (s *Store) changed(a *account, pid int64) {
 
 // Gen is the generation of a property's calendar: it changes whenever the property's
 // snapshot, bookings or blocks do (0 for a property of no account held).
-func (s *Store) Gen(acc string, pid int64) uint64 {
+func (s *Catalog) Gen(acc string, pid int64) uint64 {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if a := s.accounts[acc]; a != nil {
@@ -63,7 +63,7 @@ type Calendar struct {
 }
 
 // resolveICal finds the live property whose token hashes to hash; s.mu must be held.
-func (s *Store) resolveICal(hash string) (*account, *Property, bool) {
+func (s *Catalog) resolveICal(hash string) (*account, *Property, bool) {
 	r, ok := s.icals[hash]
 	if !ok || hash == "" {
 		return nil, nil, false
@@ -82,7 +82,7 @@ func (s *Store) resolveICal(hash string) (*account, *Property, bool) {
 // CalendarGen returns the property whose export token hashes to hash and its calendar's
 // generation, without copying the calendar: what a cached feed is checked against; false
 // when no live property has that link.
-func (s *Store) CalendarGen(hash string) (*Property, uint64, bool) {
+func (s *Catalog) CalendarGen(hash string) (*Property, uint64, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	a, p, ok := s.resolveICal(hash)
@@ -94,7 +94,7 @@ func (s *Store) CalendarGen(hash string) (*Property, uint64, bool) {
 
 // CalendarOf returns the calendar whose export token hashes to hash; false when no live
 // property has that link.
-func (s *Store) CalendarOf(hash string) (Calendar, bool) {
+func (s *Catalog) CalendarOf(hash string) (Calendar, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	a, p, ok := s.resolveICal(hash)

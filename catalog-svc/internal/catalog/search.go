@@ -1,4 +1,4 @@
-package view
+package catalog
 
 import (
 	"sync"
@@ -51,7 +51,7 @@ func (n Nights) Free(from, to string) bool {
 
 // Scan calls fn for each live property of the account, in no particular order, under the
 // view's read lock: fn must be quick (no pricing) and must not keep n.
-func (s *Store) Scan(acc string, fn func(p *Property, n Nights)) {
+func (s *Catalog) Scan(acc string, fn func(p *Property, n Nights)) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	a := s.accounts[acc]
@@ -68,7 +68,7 @@ func (s *Store) Scan(acc string, fn func(p *Property, n Nights)) {
 // ScanIDs is Scan over the live properties among ids only (a brand's): a brand's website
 // reads its own properties, not every property of the account. Each id is visited once per
 // time it is listed: the caller lists each once.
-func (s *Store) ScanIDs(acc string, ids []int64, fn func(p *Property, n Nights)) {
+func (s *Catalog) ScanIDs(acc string, ids []int64, fn func(p *Property, n Nights)) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	a := s.accounts[acc]
@@ -170,7 +170,7 @@ func (m *Memo[T]) Forget(acc string) {
 }
 
 // Live reports whether p is the value the view serves now for its property.
-func (s *Store) Live(p *Property) bool {
+func (s *Catalog) Live(p *Property) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	a := s.accounts[p.Snap.AccountID]

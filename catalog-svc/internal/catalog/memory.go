@@ -1,4 +1,4 @@
-package view
+package catalog
 
 import (
 	"errors"
@@ -10,13 +10,13 @@ import (
 
 // NewMemory returns a view held in memory only, without MongoDB: what the API's handler
 // tests serve from.
-func NewMemory() *Store {
-	return &Store{accounts: map[string]*account{}, erased: map[string]struct{}{}}
+func NewMemory() *Catalog {
+	return &Catalog{accounts: map[string]*account{}, erased: map[string]struct{}{}}
 }
 
 // Load applies the data of an event of type typ to memory only, with Apply's version rule;
 // an account's erasure forgets it, and its later events are ignored, as Apply does.
-func (s *Store) Load(typ string, data []byte) error {
+func (s *Catalog) Load(typ string, data []byte) error {
 	var coll string
 	switch {
 	case typ == contract.AccountErased:
