@@ -10,6 +10,8 @@ import (
 
 	"github.com/vros/vros/catalog-svc/internal/api"
 	"github.com/vros/vros/catalog-svc/internal/catalog"
+	"github.com/vros/vros/catalog-svc/internal/consumer"
+	"github.com/vros/vros/catalog-svc/internal/store"
 	"github.com/vros/vros/libs/config"
 	"github.com/vros/vros/libs/daemon"
 	"github.com/vros/vros/libs/events"
@@ -58,18 +60,22 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err := mongostore.Ensure(ctx, db, []string{events.ParkedCollection}, nil); err != nil {
 		return err
 	}
-	vw, err := catalog.New(ctx, db)
+	st, err := store.New(ctx, db)
 	if err != nil {
 		return err
 	}
-	vw.OnErase(func(acc string) { log.Info("account erased: the view forgot it", "account", acc) })
+	cat, err := catalog.New(ctx, st)
+	if err != nil {
+		return err
+	}
+	cat.OnErase(func(acc string) { log.Info("account erased: the catalog forgot it", "account", acc) })
 
 	app := httpapi.New(httpapi.Options{
 		Telemetry: tel,
 		BodyLimit: 1 << 20,
 		Ready:     base.Ready,
 	})
-	api.New(vw, cfg.MediaBaseURL).Register(app, auth)
+	api.New(cat, cfg.MediaBaseURL).Register(app, auth)
 
 	log.Info("catalog-svc starting", "addr", cfg.Addr)
 	g, gctx := errgroup.WithContext(ctx)
@@ -77,11 +83,11 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		return events.Consume(gctx, events.ConsumerOptions{
 			Brokers: cfg.KafkaBrokers, GroupID: group, Topics: []string{events.TopicProperty, events.TopicBooking},
 			Park: events.ParkIn(db.Collection(events.ParkedCollection)), Log: log, Tracer: tel.Tracer, Meter: tel.Meter,
-			// The view applies version-checked snapshots: applying a second's events again
+			// The catalog applies version-checked snapshots: applying a second's events again
 			// after a crash is harmless, and a catch-up of the whole topics does not wait for
 			// the broker after every message (docs/catalog.md).
 			Propagator: tel.Propagator, CommitEvery: time.Second,
-		}, vw.Apply)
+		}, consumer.New(cat).Apply)
 	})
 	g.Go(func() error { return httpapi.Serve(gctx, app, cfg.Addr, ready, cfg.ShutdownDrain, 10*time.Second) })
 	return g.Wait()

@@ -1,6 +1,6 @@
 // Package api is catalog-svc's HTTP adapter: the interface B catalog actions edge forwards to
 // /internal/b/{action} and the owner-token reads it forwards to /internal/read/{name}. Every
-// answer is computed from the view's memory; no request reads MongoDB. The choices made
+// answer is computed from the catalog's memory; no request reads MongoDB. The choices made
 // where the spec is silent are in docs/catalog.md.
 package api
 

@@ -22,7 +22,7 @@ import (
 
 // The iCal export (docs/ical.md, "Export"): GET /internal/ical/{token}.ics, mounted without
 // the tenant check (edge forwards the public /ical/{token}.ics with an empty tenant): the
-// token is the capability. The view finds the property by the token's hash; the feed is
+// token is the capability. The catalog finds the property by the token's hash; the feed is
 // rendered once per change of the calendar (its generation) and the bytes served to every
 // poller until the next change.
 

@@ -22,7 +22,7 @@ import (
 // search-rental: the website search (docs/catalog.md, "Website search"). The rules:
 //
 //   - every filter is cheap and reads a per-property record built once per published
-//     property value (records, below), under the view's read lock;
+//     property value (records, below), under the catalog's read lock;
 //   - a stay's nights are checked in place (catalog.Nights) and its sales rules through the
 //     pricing engine's own calendar figures (pricing.NightPrice, Property.BookingWindow),
 //     which are the very rules pricing.Quote applies;

@@ -1,15 +1,17 @@
-// Package catalog is catalog-svc's read model: the property snapshots and account settings of
-// vros.property.v1 and the booking and block snapshots of vros.booking.v1, each applied only
-// when its version is newer than the one held (so redelivery and reordering are harmless).
+// Package catalog is catalog-svc's domain: its read model of the property snapshots and
+// account settings of vros.property.v1 and the booking and block snapshots of
+// vros.booking.v1, each applied only when its version is newer than the one held (so
+// redelivery and reordering are harmless), and the queries interface B's reads and the
+// website search answer from it.
 //
-// Every snapshot is kept in MongoDB (database vros_catalog, one document per aggregate,
-// `_id` a string holding the account) and in memory. Requests read memory only; MongoDB is
-// read whole once at start (the only scans), so a restart does not need Kafka's history
-// although the consumer group's offsets have moved on.
+// Every snapshot is kept in a SnapshotStore (internal/store: MongoDB) and in memory.
+// Requests read memory only; the store is read whole once at start (the only scans), so a
+// restart does not need Kafka's history although the consumer group's offsets have moved on.
+// internal/consumer feeds it the topics' events.
 //
 // An erased account (contract.AccountErased) is forgotten everywhere and remembered only by
-// its id in erased_accounts, so that its events arriving later, in any partition order, are
-// ignored; a tombstone forgets its key's snapshot (erase.go).
+// its id, so that its events arriving later, in any partition order, are ignored; a
+// tombstone forgets its key's snapshot (erase.go).
 package catalog
 
 import (
@@ -17,35 +19,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/segmentio/kafka-go"
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-
-	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
-	"github.com/vros/vros/libs/mongostore"
 	"github.com/vros/vros/libs/pricing"
 )
 
-// Collections of the view.
-const (
-	collProperties = "properties"      // _id "<account>:<propertyId>"
-	collSettings   = "settings"        // _id "<account>:settings"
-	collBookings   = "bookings"        // _id "<account>:booking:<bookingId>"
-	collBlocks     = "blocks"          // _id "<account>:block:<blockId>"
-	collErased     = "erased_accounts" // _id "<account>", at: the erasure's time; nothing else
-)
-
-// snapshotColls are the collections holding the accounts' snapshots.
-var snapshotColls = []string{collProperties, collSettings, collBookings, collBlocks}
-
-// account is everything the view holds of one account.
+// account is everything the catalog holds of one account.
 type account struct {
 	settings   Settings
 	props      map[int64]*Property // deleted properties are kept (as a version marker) with Snap.Deleted
@@ -64,8 +47,7 @@ func newAccount(id string) *account {
 
 // Catalog is the read model.
 type Catalog struct {
-	colls  map[string]*mongo.Collection
-	parked *mongo.Collection // the consumer's parked events (events.ParkedCollection)
+	store SnapshotStore // nil for a catalog in memory only (NewMemory)
 
 	mu       sync.RWMutex
 	accounts map[string]*account
@@ -75,64 +57,49 @@ type Catalog struct {
 	gens     uint64              // the last calendar generation given (ical.go)
 }
 
-// New returns the view in db, loaded from it. Snapshots an erasure interrupted before it
-// removed them are not loaded, and are removed now.
-func New(ctx context.Context, db *mongo.Database) (*Catalog, error) {
-	names := append(mongostore.WithLocks(snapshotColls...), collErased, events.ParkedCollection)
-	if err := mongostore.Ensure(ctx, db, names, nil); err != nil {
+// New returns the catalog kept in store, loaded from it. Snapshots an erasure interrupted
+// before it removed them are not loaded, and are removed now.
+func New(ctx context.Context, store SnapshotStore) (*Catalog, error) {
+	s := NewMemory()
+	s.store = store
+	erased, err := store.Erased(ctx)
+	if err != nil {
 		return nil, err
 	}
-	s := &Catalog{colls: map[string]*mongo.Collection{}, parked: db.Collection(events.ParkedCollection),
-		accounts: map[string]*account{}, erased: map[string]struct{}{}}
-	for _, n := range append(slices.Clone(snapshotColls), collErased) {
-		s.colls[n] = db.Collection(n)
-	}
-	if err := s.loadErased(ctx); err != nil {
-		return nil, err
+	for _, acc := range erased {
+		s.erased[acc] = struct{}{}
 	}
 	leftovers := map[string]bool{}
-	for _, n := range snapshotColls {
-		cur, err := s.colls[n].Find(ctx, bson.D{})
-		if err != nil {
-			return nil, err
+	err = store.Snapshots(ctx, func(kind Kind, key string, data []byte) error {
+		err := s.put(kind, data)
+		var gone erasedError
+		switch {
+		case errors.As(err, &gone):
+			leftovers[gone.account] = true
+		case err != nil:
+			return fmt.Errorf("catalog: stored %s %s: %w", kind, key, err)
 		}
-		var docs []mongostore.Snapshot
-		if err := cur.All(ctx, &docs); err != nil {
-			return nil, err
-		}
-		for _, d := range docs {
-			err := s.put(n, []byte(d.Data))
-			var gone erasedError
-			switch {
-			case errors.As(err, &gone):
-				leftovers[gone.account] = true
-			case err != nil:
-				return nil, fmt.Errorf("view: stored %s %s: %w", n, d.ID, err)
-			}
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	for acc := range leftovers {
-		if err := s.purge(ctx, acc); err != nil {
+		if err := store.Purge(ctx, acc); err != nil {
 			return nil, err
 		}
 	}
 	return s, nil
 }
 
-// Apply is the consumer handler of vros.property.v1 and vros.booking.v1.
-func (s *Catalog) Apply(ctx context.Context, m kafka.Message) error {
-	if events.IsTombstone(m) {
-		return s.forgetKey(ctx, string(m.Key))
-	}
-	var data json.RawMessage
-	e, err := events.Decode(m.Value, &data)
-	if err != nil {
-		return events.Permanent(err)
-	}
-	if e.Type() == contract.AccountErased {
+// Apply applies the data of an event of type typ of vros.property.v1 or vros.booking.v1,
+// kept in the store first. An event that can never be applied answers a *MalformedError;
+// one of a type the catalog does not hold changes nothing.
+func (s *Catalog) Apply(ctx context.Context, typ string, data []byte) error {
+	if typ == contract.AccountErased {
 		er, err := erasureOf(data)
 		if err != nil {
-			return events.Permanent(fmt.Errorf("event %s: %w", e.Type(), err))
+			return malformed(fmt.Errorf("event %s: %w", typ, err))
 		}
 		return s.eraseAccount(ctx, er.AccountID, er.ErasedAt)
 	}
@@ -144,64 +111,62 @@ func (s *Catalog) Apply(ctx context.Context, m kafka.Message) error {
 		Version    int64  `json:"version"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil {
-		return events.Permanent(fmt.Errorf("event %s: %w", e.Type(), err))
+		return malformed(fmt.Errorf("event %s: %w", typ, err))
 	}
 	if head.AccountID == "" {
-		return events.Permanent(fmt.Errorf("event %s without account", e.Type()))
+		return malformed(fmt.Errorf("event %s without account", typ))
 	}
 	if s.Erased(head.AccountID) {
 		return nil // a late event of an erased account
 	}
-	var coll, id string
-	switch t := e.Type(); {
-	case t == contract.SettingsUpdated:
-		coll, id = collSettings, head.AccountID+":settings"
-	case strings.HasPrefix(t, contract.PropertyTypePrefix):
-		coll, id = collProperties, head.AccountID+":"+strconv.FormatInt(head.PropertyID, 10)
-	case strings.HasPrefix(t, contract.BookingTypePrefix):
-		coll, id = collBookings, head.AccountID+":booking:"+strconv.FormatInt(head.BookingID, 10)
-	case strings.HasPrefix(t, contract.BlockTypePrefix):
-		coll, id = collBlocks, head.AccountID+":block:"+strconv.FormatInt(head.BlockID, 10)
+	var kind Kind
+	var key string
+	switch {
+	case typ == contract.SettingsUpdated:
+		kind, key = KindSettings, head.AccountID+":settings"
+	case strings.HasPrefix(typ, contract.PropertyTypePrefix):
+		kind, key = KindProperty, head.AccountID+":"+strconv.FormatInt(head.PropertyID, 10)
+	case strings.HasPrefix(typ, contract.BookingTypePrefix):
+		kind, key = KindBooking, head.AccountID+":booking:"+strconv.FormatInt(head.BookingID, 10)
+	case strings.HasPrefix(typ, contract.BlockTypePrefix):
+		kind, key = KindBlock, head.AccountID+":block:"+strconv.FormatInt(head.BlockID, 10)
 	default:
 		return nil
 	}
-	held := s.version(coll, head.AccountID, head.PropertyID, head.BookingID, head.BlockID)
+	held := s.version(kind, head.AccountID, head.PropertyID, head.BookingID, head.BlockID)
 	if held >= head.Version {
 		return nil // already applied
 	}
-	if err := s.check(coll, data); err != nil {
-		return events.Permanent(err)
-	}
-	keep := mongostore.KeepNewer
-	if held == 0 {
-		keep = mongostore.KeepNewerFresh // most events of a catch-up: a booking's first
+	if err := check(kind, data); err != nil {
+		return malformed(err)
 	}
 	// Another replica may have stored a newer one meanwhile: serve whatever is stored.
-	stored, _, err := keep(ctx, s.colls[coll], id, head.Version, string(data))
+	// Holding none, most events of a catch-up (a booking's first) are stored in one write.
+	stored, err := s.store.Keep(ctx, kind, key, head.Version, data, held == 0)
 	if err != nil {
 		return err
 	}
 	switch {
-	case stored.Data != "":
-		if err := s.put(coll, []byte(stored.Data)); !errors.As(err, new(erasedError)) {
+	case stored != nil:
+		if err := s.put(kind, stored); !errors.As(err, new(erasedError)) {
 			return err
 		}
 	case !s.Erased(head.AccountID):
 		// A newer one was stored, then removed (a tombstone) before it could be read: the
 		// event is applied again, from the start.
-		return fmt.Errorf("view: %s removed while it was stored", id)
+		return fmt.Errorf("catalog: %s removed while it was stored", key)
 	}
 	// The account was erased while this event was being stored: take back what it wrote.
-	if _, err := s.colls[coll].DeleteOne(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
-		return fmt.Errorf("view: remove %s of an erased account: %w", id, err)
+	if err := s.store.Remove(ctx, kind, key); err != nil {
+		return fmt.Errorf("catalog: remove %s of an erased account: %w", key, err)
 	}
 	return nil
 }
 
 // check refuses what put could not hold, before it is stored.
-func (s *Catalog) check(coll string, data []byte) error {
-	switch coll {
-	case collProperties:
+func check(kind Kind, data []byte) error {
+	switch kind {
+	case KindProperty:
 		var snap Snapshot
 		if err := json.Unmarshal(data, &snap); err != nil {
 			return err
@@ -209,13 +174,13 @@ func (s *Catalog) check(coll string, data []byte) error {
 		if snap.PropertyID == 0 {
 			return errors.New("property snapshot without property_id")
 		}
-	case collBookings:
+	case KindBooking:
 		var b Booking
 		return json.Unmarshal(data, &b)
-	case collBlocks:
+	case KindBlock:
 		var b Block
 		return json.Unmarshal(data, &b)
-	case collSettings:
+	case KindSettings:
 		var st Settings
 		return json.Unmarshal(data, &st)
 	}
@@ -223,25 +188,25 @@ func (s *Catalog) check(coll string, data []byte) error {
 }
 
 // version is the version the memory holds of an aggregate (0: none).
-func (s *Catalog) version(coll, acc string, pid, bid, blk int64) int64 {
+func (s *Catalog) version(kind Kind, acc string, pid, bid, blk int64) int64 {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	a := s.accounts[acc]
 	if a == nil {
 		return 0
 	}
-	switch coll {
-	case collSettings:
+	switch kind {
+	case KindSettings:
 		return a.settings.Version
-	case collProperties:
+	case KindProperty:
 		if p := a.props[pid]; p != nil {
 			return p.Snap.Version
 		}
-	case collBookings:
+	case KindBooking:
 		if b := a.bookings[bid]; b != nil {
 			return b.Version
 		}
-	case collBlocks:
+	case KindBlock:
 		if b := a.blocks[blk]; b != nil {
 			return b.Version
 		}
@@ -251,9 +216,9 @@ func (s *Catalog) version(coll, acc string, pid, bid, blk int64) int64 {
 
 // put applies a snapshot to memory when it is newer than what memory holds. It returns an
 // erasedError, and changes nothing, when the snapshot's account is erased.
-func (s *Catalog) put(coll string, data []byte) error {
-	switch coll {
-	case collSettings:
+func (s *Catalog) put(kind Kind, data []byte) error {
+	switch kind {
+	case KindSettings:
 		var st Settings
 		if err := json.Unmarshal(data, &st); err != nil {
 			return err
@@ -268,7 +233,7 @@ func (s *Catalog) put(coll string, data []byte) error {
 			return nil
 		}
 		a.setSettings(st.WithDefaults())
-	case collProperties:
+	case KindProperty:
 		var snap Snapshot
 		if err := json.Unmarshal(data, &snap); err != nil {
 			return err
@@ -286,7 +251,7 @@ func (s *Catalog) put(coll string, data []byte) error {
 		a.props[snap.PropertyID] = priced(snap, a.settings)
 		s.indexICal(cur, &snap)
 		s.changed(a, snap.PropertyID)
-	case collBookings:
+	case KindBooking:
 		var b Booking
 		if err := json.Unmarshal(data, &b); err != nil {
 			return err
@@ -307,7 +272,7 @@ func (s *Catalog) put(coll string, data []byte) error {
 		a.bookings[b.BookingID] = &b
 		index(a.propBook, b.PropertyID, b.BookingID)
 		s.changed(a, b.PropertyID)
-	case collBlocks:
+	case KindBlock:
 		var b Block
 		if err := json.Unmarshal(data, &b); err != nil {
 			return err
@@ -470,4 +435,22 @@ func (s *Catalog) Held(acc string, pid int64) map[pricing.Date]bool {
 		}
 	}
 	return out
+}
+
+// Holding counts what memory holds of an account, deleted properties' version markers and
+// every booking included: what tests and diagnostics check an erasure by.
+type Holding struct {
+	Properties, Bookings, Blocks int
+	SettingsVersion              int64
+}
+
+// Holds returns what memory holds of the account; false when it holds nothing.
+func (s *Catalog) Holds(acc string) (Holding, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	a := s.accounts[acc]
+	if a == nil {
+		return Holding{}, false
+	}
+	return Holding{Properties: len(a.props), Bookings: len(a.bookings), Blocks: len(a.blocks), SettingsVersion: a.settings.Version}, true
 }

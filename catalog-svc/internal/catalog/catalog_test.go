@@ -12,14 +12,14 @@ func newMem() *Catalog { return NewMemory() }
 
 func TestPutKeepsTheNewestVersion(t *testing.T) {
 	s := newMem()
-	must := func(coll, data string) {
+	must := func(kind Kind, data string) {
 		t.Helper()
-		if err := s.put(coll, []byte(data)); err != nil {
+		if err := s.put(kind, []byte(data)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	must(collProperties, `{"account_id":"a","property_id":7,"version":2,"content":{"name":"New"}}`)
-	must(collProperties, `{"account_id":"a","property_id":7,"version":1,"content":{"name":"Old"}}`)
+	must(KindProperty, `{"account_id":"a","property_id":7,"version":2,"content":{"name":"New"}}`)
+	must(KindProperty, `{"account_id":"a","property_id":7,"version":1,"content":{"name":"Old"}}`)
 	if p, ok := s.Property("a", 7); !ok || p.Snap.Content.Name != "New" {
 		t.Fatalf("property: %+v %v", p, ok)
 	}
@@ -27,24 +27,24 @@ func TestPutKeepsTheNewestVersion(t *testing.T) {
 		t.Fatal("another account sees the property")
 	}
 	// A booking moved to another property leaves the first one's nights.
-	must(collBookings, `{"account_id":"a","booking_id":1,"property_id":7,"version":1,"nights":["2030-01-01","2030-01-02"]}`)
-	must(collBookings, `{"account_id":"a","booking_id":1,"property_id":8,"version":2,"nights":["2030-01-05"]}`)
-	must(collBookings, `{"account_id":"a","booking_id":1,"property_id":7,"version":1,"nights":["2030-01-01"]}`) // redelivered
+	must(KindBooking, `{"account_id":"a","booking_id":1,"property_id":7,"version":1,"nights":["2030-01-01","2030-01-02"]}`)
+	must(KindBooking, `{"account_id":"a","booking_id":1,"property_id":8,"version":2,"nights":["2030-01-05"]}`)
+	must(KindBooking, `{"account_id":"a","booking_id":1,"property_id":7,"version":1,"nights":["2030-01-01"]}`) // redelivered
 	if h := s.Held("a", 7); len(h) != 0 {
 		t.Fatalf("held on 7: %v", h)
 	}
 	if h := s.Held("a", 8); !h[pricing.MustDate("2030-01-05")] || len(h) != 1 {
 		t.Fatalf("held on 8: %v", h)
 	}
-	must(collBlocks, `{"account_id":"a","block_id":3,"property_id":7,"version":1,"start_date":"2030-02-01","end_date":"2030-02-03"}`)
+	must(KindBlock, `{"account_id":"a","block_id":3,"property_id":7,"version":1,"start_date":"2030-02-01","end_date":"2030-02-03"}`)
 	if h := s.Held("a", 7); len(h) != 3 {
 		t.Fatalf("block nights: %v", h)
 	}
-	must(collBlocks, `{"account_id":"a","block_id":3,"property_id":7,"version":2,"deleted":true,"start_date":"2030-02-01","end_date":"2030-02-03"}`)
+	must(KindBlock, `{"account_id":"a","block_id":3,"property_id":7,"version":2,"deleted":true,"start_date":"2030-02-01","end_date":"2030-02-03"}`)
 	if h := s.Held("a", 7); len(h) != 0 || len(s.Blocks("a", 0)) != 0 {
 		t.Fatalf("deleted block still holds: %v", h)
 	}
-	must(collProperties, `{"account_id":"a","property_id":7,"version":3,"deleted":true}`)
+	must(KindProperty, `{"account_id":"a","property_id":7,"version":3,"deleted":true}`)
 	if _, ok := s.Property("a", 7); ok || len(s.Properties("a")) != 0 {
 		t.Fatal("deleted property still served")
 	}
@@ -52,11 +52,11 @@ func TestPutKeepsTheNewestVersion(t *testing.T) {
 
 func TestSettingsReprice(t *testing.T) {
 	s := newMem()
-	_ = s.put(collProperties, []byte(`{"account_id":"a","property_id":1,"version":1,"rates":{"rate":{"daily_price":"100"},"minimum_stay":1,"setting":{}}}`))
+	_ = s.put(KindProperty, []byte(`{"account_id":"a","property_id":1,"version":1,"rates":{"rate":{"daily_price":"100"},"minimum_stay":1,"setting":{}}}`))
 	if p, _ := s.Property("a", 1); p.PricingErr != nil || p.Pricing.Currency != "USD" {
 		t.Fatalf("before settings: %v %s", p.PricingErr, p.Pricing.Currency)
 	}
-	_ = s.put(collSettings, []byte(`{"account_id":"a","version":1,"currency":"EUR","timezone":"Europe/Rome"}`))
+	_ = s.put(KindSettings, []byte(`{"account_id":"a","version":1,"currency":"EUR","timezone":"Europe/Rome"}`))
 	if p, _ := s.Property("a", 1); p.PricingErr != nil || p.Pricing.Currency != "EUR" || p.Pricing.Location.String() != "Europe/Rome" {
 		t.Fatalf("after settings: %v %s %v", p.PricingErr, p.Pricing.Currency, p.Pricing.Location)
 	}
@@ -69,17 +69,17 @@ func TestSettingsReprice(t *testing.T) {
 // them, give the catalog what its reads serve.
 func TestGoldenEvents(t *testing.T) {
 	s := newMem()
-	put := func(coll, typ string) {
+	put := func(kind Kind, typ string) {
 		t.Helper()
-		if err := s.check(coll, contracttest.Golden(typ)); err != nil {
+		if err := check(kind, contracttest.Golden(typ)); err != nil {
 			t.Fatalf("%s: %v", typ, err)
 		}
-		if err := s.put(coll, contracttest.Golden(typ)); err != nil {
+		if err := s.put(kind, contracttest.Golden(typ)); err != nil {
 			t.Fatalf("%s: %v", typ, err)
 		}
 	}
-	put(collProperties, contract.PricesUpdated)
-	put(collSettings, contract.SettingsUpdated)
+	put(KindProperty, contract.PricesUpdated)
+	put(KindSettings, contract.SettingsUpdated)
 	p, ok := s.Property("1001", 17)
 	if !ok {
 		t.Fatal("property not served")
@@ -110,8 +110,8 @@ func TestGoldenEvents(t *testing.T) {
 		t.Errorf("settings: %+v", st)
 	}
 
-	put(collBookings, contract.BookingReserved)
-	put(collBlocks, contract.BlockCreated)
+	put(KindBooking, contract.BookingReserved)
+	put(KindBlock, contract.BlockCreated)
 	if h := s.Held("1001", 17); len(h) != 6 || !h[pricing.MustDate("2027-03-10")] || !h[pricing.MustDate("2027-04-03")] ||
 		h[pricing.MustDate("2027-03-11")] {
 		t.Errorf("held: %v", h)
@@ -122,16 +122,16 @@ func TestGoldenEvents(t *testing.T) {
 	if b := s.Blocks("1001", 17); len(b) != 1 || b[0].Memo != "painting" || b[0].CreatedAt != "2026-11-22 02:45:10" {
 		t.Errorf("blocks: %+v", b)
 	}
-	put(collBookings, contract.BookingUpdated)
-	put(collBookings, contract.BookingCancelled)
-	put(collBlocks, contract.BlockDeleted)
+	put(KindBooking, contract.BookingUpdated)
+	put(KindBooking, contract.BookingCancelled)
+	put(KindBlock, contract.BlockDeleted)
 	if h := s.Held("1001", 17); len(h) != 0 {
 		t.Errorf("held after the cancellation and the block's deletion: %v", h)
 	}
 	if b := s.Bookings("1001", 17); len(b) != 1 || b[0].Status != "cancelled" || b[0].CancelledAt == nil {
 		t.Errorf("cancelled booking: %+v", b)
 	}
-	put(collProperties, contract.PropertyDeleted)
+	put(KindProperty, contract.PropertyDeleted)
 	if _, ok := s.Property("1001", 17); ok {
 		t.Error("deleted property still served")
 	}

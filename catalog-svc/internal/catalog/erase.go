@@ -9,11 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
 	"github.com/vros/vros/libs/events/contract"
-	"github.com/vros/vros/libs/mongostore"
 )
 
 // erasedError is what put answers for a snapshot of an erased account.
@@ -29,7 +25,7 @@ func (s *Catalog) Erased(acc string) bool {
 	return gone
 }
 
-// OnErase registers fn to be called, once the view has forgotten an erased account, for what
+// OnErase registers fn to be called, once the catalog has forgotten an erased account, for what
 // else holds of it (the API's search records). fn must be quick and idempotent: a redelivered
 // erasure calls it again.
 func (s *Catalog) OnErase(fn func(acc string)) {
@@ -50,7 +46,7 @@ func erasureOf(data []byte) (contract.AccountErasure, error) {
 	return er, nil
 }
 
-// eraseAccount applies contract.AccountErased. The marker is written first, so that an
+// eraseAccount applies contract.AccountErased. The mark is written first, so that an
 // erasure stopped half-way (the process killed, a write failing) is finished by the event's
 // redelivery (the consumer commits only after Apply succeeded) or, for the snapshots, by the
 // next start (New); every step after it is idempotent.
@@ -58,13 +54,11 @@ func (s *Catalog) eraseAccount(ctx context.Context, acc string, at time.Time) er
 	if at.IsZero() {
 		at = time.Now()
 	}
-	_, err := s.colls[collErased].UpdateOne(ctx, bson.D{{Key: "_id", Value: acc}},
-		bson.D{{Key: "$setOnInsert", Value: bson.D{{Key: "at", Value: at.UTC()}}}}, options.UpdateOne().SetUpsert(true))
-	if err != nil && !mongostore.IsDuplicate(err) { // a duplicate: another replica's upsert won
-		return fmt.Errorf("view: mark account erased: %w", err)
+	if err := s.store.MarkErased(ctx, acc, at); err != nil {
+		return fmt.Errorf("catalog: mark account erased: %w", err)
 	}
 	s.forgetAccount(acc)
-	return s.purge(ctx, acc)
+	return s.store.Purge(ctx, acc)
 }
 
 // forgetAccount drops the account from memory, remembers that it is erased, and tells the
@@ -85,49 +79,16 @@ func (s *Catalog) forgetAccount(acc string) {
 	}
 }
 
-// purge deletes every stored document of the account: its snapshots, their leases and the
-// events of the account the consumer parked (which hold whole snapshots).
-func (s *Catalog) purge(ctx context.Context, acc string) error {
-	own := mongostore.OwnedBy(acc)
-	db := s.parked.Database()
-	for _, c := range mongostore.WithLocks(snapshotColls...) {
-		if _, err := db.Collection(c).DeleteMany(ctx, bson.D{{Key: "_id", Value: own}}); err != nil {
-			return fmt.Errorf("view: erase account from %s: %w", c, err)
-		}
-	}
-	if _, err := s.parked.DeleteMany(ctx, bson.D{{Key: "key", Value: own}}); err != nil {
-		return fmt.Errorf("view: erase account's parked events: %w", err)
-	}
-	return nil
-}
-
-// loadErased reads the erased accounts' markers into memory.
-func (s *Catalog) loadErased(ctx context.Context) error {
-	cur, err := s.colls[collErased].Find(ctx, bson.D{}, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
-	if err != nil {
-		return fmt.Errorf("view: read erased accounts: %w", err)
-	}
-	var docs []struct {
-		ID string `bson:"_id"`
-	}
-	if err := cur.All(ctx, &docs); err != nil {
-		return fmt.Errorf("view: read erased accounts: %w", err)
-	}
-	for _, d := range docs {
-		s.erased[d.ID] = struct{}{}
-	}
-	return nil
-}
-
-// aggregateKey is what a message key names in the view: the collection and, for a property,
+// aggregateKey is what a message key names in the catalog: the kind and, for a property,
 // booking or block, its id.
 type aggregateKey struct {
-	account, coll string
-	id            int64
+	account string
+	kind    Kind
+	id      int64
 }
 
 // parseKey reads a message key (docs/events.md, "Topics and keys"); ok is false for a key
-// that names nothing the view holds (the erasure event's own key among them).
+// that names nothing the catalog holds (the erasure event's own key among them).
 func parseKey(key string) (k aggregateKey, ok bool) {
 	acc, rest, found := strings.Cut(key, ":")
 	if !found || acc == "" {
@@ -137,14 +98,14 @@ func parseKey(key string) (k aggregateKey, ok bool) {
 	num := rest
 	switch {
 	case rest == "settings":
-		k.coll = collSettings
+		k.kind = KindSettings
 		return k, true
 	case strings.HasPrefix(rest, "booking:"):
-		k.coll, num = collBookings, strings.TrimPrefix(rest, "booking:")
+		k.kind, num = KindBooking, strings.TrimPrefix(rest, "booking:")
 	case strings.HasPrefix(rest, "block:"):
-		k.coll, num = collBlocks, strings.TrimPrefix(rest, "block:")
+		k.kind, num = KindBlock, strings.TrimPrefix(rest, "block:")
 	default:
-		k.coll = collProperties
+		k.kind = KindProperty
 	}
 	id, err := strconv.ParseInt(num, 10, 64)
 	if err != nil || id <= 0 {
@@ -154,15 +115,15 @@ func parseKey(key string) (k aggregateKey, ok bool) {
 	return k, true
 }
 
-// forgetKey applies a tombstone: the key's snapshot is forgotten, stored and in memory. A key
-// naming nothing the view holds changes nothing (a tombstone is never a malformed event).
-func (s *Catalog) forgetKey(ctx context.Context, key string) error {
+// ForgetKey applies a tombstone: the key's snapshot is forgotten, stored and in memory. A key
+// naming nothing the catalog holds changes nothing (a tombstone is never a malformed event).
+func (s *Catalog) ForgetKey(ctx context.Context, key string) error {
 	k, ok := parseKey(key)
 	if !ok {
 		return nil
 	}
-	if _, err := s.colls[k.coll].DeleteOne(ctx, bson.D{{Key: "_id", Value: key}}); err != nil {
-		return fmt.Errorf("view: forget %s: %w", key, err)
+	if err := s.store.Remove(ctx, k.kind, key); err != nil {
+		return fmt.Errorf("catalog: forget %s: %w", key, err)
 	}
 	s.drop(k)
 	return nil
@@ -176,20 +137,20 @@ func (s *Catalog) drop(k aggregateKey) {
 	if a == nil {
 		return
 	}
-	switch k.coll {
-	case collSettings:
+	switch k.kind {
+	case KindSettings:
 		a.setSettings(contract.DefaultSettings(k.account))
-	case collProperties:
+	case KindProperty:
 		s.indexICal(a.props[k.id], nil)
 		delete(a.props, k.id)
 		s.changed(a, k.id)
-	case collBookings:
+	case KindBooking:
 		if b := a.bookings[k.id]; b != nil {
 			delete(a.propBook[b.PropertyID], k.id)
 			delete(a.bookings, k.id)
 			s.changed(a, b.PropertyID)
 		}
-	case collBlocks:
+	case KindBlock:
 		if b := a.blocks[k.id]; b != nil {
 			delete(a.propBlocks[b.PropertyID], k.id)
 			delete(a.blocks, k.id)

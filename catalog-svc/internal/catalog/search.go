@@ -7,7 +7,7 @@ import (
 
 // The website search (search-rental, get-property-related) reads every live property of an
 // account on each request, so what it needs of a property is computed once per published
-// property value and kept beside the view, keyed by the *Property pointer: a Property is
+// property value and kept beside the catalog, keyed by the *Property pointer: a Property is
 // never changed once published (an update, and a settings change that reprices it, replace
 // the pointer), so a record can never be stale. Records of replaced properties are dropped
 // by the next sweep.
@@ -50,7 +50,7 @@ func (n Nights) Free(from, to string) bool {
 }
 
 // Scan calls fn for each live property of the account, in no particular order, under the
-// view's read lock: fn must be quick (no pricing) and must not keep n.
+// catalog's read lock: fn must be quick (no pricing) and must not keep n.
 func (s *Catalog) Scan(acc string, fn func(p *Property, n Nights)) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -114,7 +114,7 @@ func (m *Memo[T]) Snapshot(acc string) map[*Property]T {
 // Add stores new values of the account's properties, those live still reports served (a
 // value of a property replaced or erased meanwhile is not kept). Once the account's memo
 // holds more than twice what its last sweep kept (plus slack), the values of properties
-// live no longer reports served are dropped, so a memo's size follows the view's.
+// live no longer reports served are dropped, so a memo's size follows the catalog's.
 func (m *Memo[T]) Add(acc string, vals map[*Property]T, live func(*Property) bool) {
 	if len(vals) == 0 {
 		return
@@ -156,7 +156,7 @@ func (m *Memo[T]) Add(acc string, vals map[*Property]T, live func(*Property) boo
 }
 
 // Forget drops every value of the account (it was erased); an Add already under way keeps
-// nothing either, because the view no longer serves its properties.
+// nothing either, because the catalog no longer serves its properties.
 func (m *Memo[T]) Forget(acc string) {
 	v, ok := m.accounts.LoadAndDelete(acc)
 	if !ok {
@@ -169,7 +169,7 @@ func (m *Memo[T]) Forget(acc string) {
 	sh.snap.Store(nil)
 }
 
-// Live reports whether p is the value the view serves now for its property.
+// Live reports whether p is the value the catalog serves now for its property.
 func (s *Catalog) Live(p *Property) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

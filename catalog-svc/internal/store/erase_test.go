@@ -1,4 +1,4 @@
-package catalog
+package store
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/vros/vros/catalog-svc/internal/catalog"
+	"github.com/vros/vros/catalog-svc/internal/consumer"
 	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
@@ -24,9 +26,9 @@ import (
 	"github.com/vros/vros/libs/realinfra"
 )
 
-// The erasure and tombstone tests run against the servers VROS_MONGO_URI and
-// VROS_KAFKA_BROKERS name (make test-real), else against embedded ones started on first use,
-// so that the view's memory-only tests start nothing.
+// The erasure and tombstone tests run the catalog as the service does, over this store and
+// fed through the consumer, against the servers VROS_MONGO_URI and VROS_KAFKA_BROKERS name
+// (make test-real), else against embedded ones started on first use.
 var (
 	infraOnce sync.Once
 	infraErr  error
@@ -110,7 +112,29 @@ func accountEvents(t *testing.T, acc string, v int) []kafka.Message {
 	}
 }
 
-func applyAll(t *testing.T, s *Catalog, ms []kafka.Message) {
+// view is the catalog as the service runs it: kept in a Store, fed by the consumer.
+type view struct {
+	*catalog.Catalog
+	consumer *consumer.Consumer
+}
+
+// Apply hands a message to the consumer, as events.Consume does.
+func (v *view) Apply(ctx context.Context, m kafka.Message) error { return v.consumer.Apply(ctx, m) }
+
+// open starts the catalog on db, loaded from it, as the service does at start.
+func open(ctx context.Context, db *mongo.Database) (*view, error) {
+	st, err := New(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	c, err := catalog.New(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	return &view{Catalog: c, consumer: consumer.New(c)}, nil
+}
+
+func applyAll(t *testing.T, s *view, ms []kafka.Message) {
 	t.Helper()
 	for _, m := range ms {
 		if err := s.Apply(context.Background(), m); err != nil {
@@ -153,17 +177,15 @@ func held(t *testing.T, db *mongo.Database, acc string) []string {
 }
 
 // memoryHolds reports what the view's memory holds of acc.
-func memoryHolds(s *Catalog, acc string) string {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if a := s.accounts[acc]; a != nil {
-		return fmt.Sprintf("%d properties, %d bookings, %d blocks, settings v%d", len(a.props), len(a.bookings), len(a.blocks), a.settings.Version)
+func memoryHolds(s *view, acc string) string {
+	if h, ok := s.Holds(acc); ok {
+		return fmt.Sprintf("%d properties, %d bookings, %d blocks, settings v%d", h.Properties, h.Bookings, h.Blocks, h.SettingsVersion)
 	}
 	return ""
 }
 
 // wholeAccount checks that the view serves all of acc's aggregates at version v.
-func wholeAccount(t *testing.T, s *Catalog, acc string, v int64) {
+func wholeAccount(t *testing.T, s *view, acc string, v int64) {
 	t.Helper()
 	if !isWhole(s, acc, v) {
 		t.Fatalf("account %s is not whole at v%d: %s", acc, v, memoryHolds(s, acc))
@@ -172,10 +194,23 @@ func wholeAccount(t *testing.T, s *Catalog, acc string, v int64) {
 
 // isWhole tells whether the view holds every snapshot of accountEvents(acc, v), property 1
 // and the settings at version v.
-func isWhole(s *Catalog, acc string, v int64) bool {
+func isWhole(s *view, acc string, v int64) bool {
 	p, ok := s.Property(acc, 1)
 	return ok && p.Snap.Version == v && len(s.Properties(acc)) == 2 && s.Settings(acc).Version == v &&
 		len(s.Bookings(acc, 1)) == 1 && len(s.Blocks(acc, 2)) == 1 && len(s.Held(acc, 1)) == 1
+}
+
+// keyColl is the collection of the snapshot a message key names.
+func keyColl(key string) string {
+	switch _, rest, _ := strings.Cut(key, ":"); {
+	case rest == "settings":
+		return collSettings
+	case strings.HasPrefix(rest, "booking:"):
+		return collBookings
+	case strings.HasPrefix(rest, "block:"):
+		return collBlocks
+	}
+	return collProperties
 }
 
 // TestAccountErasure: vros.account.erased forgets the account in memory and in every
@@ -185,7 +220,7 @@ func isWhole(s *Catalog, acc string, v int64) bool {
 func TestAccountErasure(t *testing.T) {
 	ctx := context.Background()
 	db := testDB(t, nil)
-	s, err := New(ctx, db)
+	s, err := open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +251,7 @@ func TestAccountErasure(t *testing.T) {
 		t.Fatal(err)
 	}
 	keptAt := int64(1)
-	check := func(s *Catalog, when string) {
+	check := func(s *view, when string) {
 		t.Helper()
 		if h := held(t, db, gone); len(h) != 0 {
 			t.Fatalf("%s: the store still holds %v", when, h)
@@ -253,7 +288,7 @@ func TestAccountErasure(t *testing.T) {
 	keptAt = 2
 	wholeAccount(t, s, kept, 2)
 
-	restarted, err := New(ctx, db)
+	restarted, err := open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +319,7 @@ func TestErasureInterruptedAtEachStep(t *testing.T) {
 	}}
 	// erase applies the erasure of acc, cut off as its n-th write starts (never when n is 0),
 	// and answers how many writes it started.
-	erase := func(s *Catalog, acc string, n int64) (int64, error) {
+	erase := func(s *view, acc string, n int64) (int64, error) {
 		ectx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		cut.Store(&cancel)
@@ -295,9 +330,9 @@ func TestErasureInterruptedAtEachStep(t *testing.T) {
 		at.Store(0)
 		return writes.Load(), err
 	}
-	fresh := func(acc, other string) (*mongo.Database, *Catalog) {
+	fresh := func(acc, other string) (*mongo.Database, *view) {
 		db := testDB(t, monitor)
-		s, err := New(ctx, db)
+		s, err := open(ctx, db)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -321,7 +356,7 @@ func TestErasureInterruptedAtEachStep(t *testing.T) {
 			t.Fatalf("cut at write %d of %d, yet the erasure succeeded", n, total)
 		}
 		if marked := db.Collection(collErased).FindOne(ctx, bson.D{{Key: "_id", Value: acc}}).Err() == nil; marked {
-			restarted, err := New(ctx, db)
+			restarted, err := open(ctx, db)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -338,9 +373,9 @@ func TestErasureInterruptedAtEachStep(t *testing.T) {
 			t.Fatalf("cut at write %d: no marker", n)
 		}
 		// The event comes again: to the view that failed, and to one started again.
-		for i, v := range []*Catalog{s, nil} {
+		for i, v := range []*view{s, nil} {
 			if v == nil {
-				if v, err = New(ctx, db); err != nil {
+				if v, err = open(ctx, db); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -366,7 +401,7 @@ func TestErasureInterruptedAtEachStep(t *testing.T) {
 func TestErasureRacesLateEvents(t *testing.T) {
 	ctx := context.Background()
 	db := testDB(t, nil)
-	s, err := New(ctx, db)
+	s, err := open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +446,7 @@ func TestErasureRacesLateEvents(t *testing.T) {
 func TestTombstones(t *testing.T) {
 	ctx := context.Background()
 	db := testDB(t, nil)
-	s, err := New(ctx, db)
+	s, err := open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,8 +454,7 @@ func TestTombstones(t *testing.T) {
 	applyAll(t, s, accountEvents(t, acc, 1))
 	applyAll(t, s, accountEvents(t, other, 1))
 	stored := func(id string) bool {
-		k, _ := parseKey(id)
-		return db.Collection(k.coll).FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Err() == nil
+		return db.Collection(keyColl(id)).FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Err() == nil
 	}
 	for _, tc := range []struct {
 		key    string
@@ -458,7 +492,7 @@ func TestTombstones(t *testing.T) {
 		t.Fatal("a tombstone of an unknown key changed the account")
 	}
 	wholeAccount(t, s, other, 1)
-	restarted, err := New(ctx, db)
+	restarted, err := open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +511,7 @@ func TestErasureThroughKafka(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	db := testDB(t, nil)
-	s, err := New(ctx, db)
+	s, err := open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
