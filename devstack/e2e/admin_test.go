@@ -6,6 +6,7 @@ import (
 )
 
 func TestAdminAccounts(t *testing.T) {
+	t.Parallel()
 	admin := map[string]string{"Authorization": "Bearer " + adminToken}
 	for _, h := range []map[string]string{{}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic " + adminToken}} {
 		r := do(t, http.MethodPost, "/admin/v1/accounts", h, `{}`)

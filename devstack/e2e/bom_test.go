@@ -8,6 +8,7 @@ import (
 // TestByteOrderMarkIgnored: a leading UTF-8 byte-order mark (as some Windows tools write
 // before JSON) is ignored on both interfaces, as docs/interface-a.md says.
 func TestByteOrderMarkIgnored(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	createProperty(t, acc, "BOM1")
 	const bom = "\xef\xbb\xbf"

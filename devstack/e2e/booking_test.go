@@ -32,6 +32,7 @@ func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 // fixed service of 50 with a 10 % tax, a 30 % service. Every figure is checked, and the
 // spec's relation holds to the cent.
 func TestQuoteRelations(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := bookable(t, acc, "REL1", withTaxesAndServices, withDefaultServices)
 	var q bookingData
@@ -71,6 +72,7 @@ func TestQuoteRelations(t *testing.T) {
 
 // TestServiceRules: the B1 semantics of `service` on create and update.
 func TestServiceRules(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := bookable(t, acc, "SVC1", withDefaultServices)
 	other := bookable(t, acc, "SVC2", func(code string) (string, obj) {
@@ -128,6 +130,7 @@ func TestServiceRules(t *testing.T) {
 // TestFormEncodedBooking: a PHP client's form body with service[0][name]… and numbers as
 // strings books like JSON.
 func TestFormEncodedBooking(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := bookable(t, acc, "FORM1")
 	form := url.Values{"key": {acc.Key}, "pass": {acc.Pass}, "action": {"create"}, "propertyId": {strconv.Itoa(pid)},
@@ -150,6 +153,7 @@ func TestFormEncodedBooking(t *testing.T) {
 
 // TestBookingStatuses: each status of the spec's error table.
 func TestBookingStatuses(t *testing.T) {
+	t.Parallel()
 	acc, other := newAccount(t), newAccount(t)
 	pid := bookable(t, acc, "ST1")
 	b := create(t, acc, guest(pid, day(70), day(73)))
@@ -235,6 +239,7 @@ func TestBookingStatuses(t *testing.T) {
 // TestCancelFreesNights: a cancelled booking shows its cancellation date, can no longer be
 // changed, and its nights can be booked again.
 func TestCancelFreesNights(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := bookable(t, acc, "CAN1")
 	b := create(t, acc, guest(pid, day(30), day(33)))
@@ -264,6 +269,7 @@ func TestCancelFreesNights(t *testing.T) {
 // TestIdempotentCreate: a retried create with the same Idempotency-Key answers the first
 // booking and books nothing more; another body under the same key is refused.
 func TestIdempotentCreate(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := bookable(t, acc, "IDEM1")
 	body := jsonText(mergeObj(obj{"key": acc.Key, "pass": acc.Pass, "action": "create"}, guest(pid, day(30), day(32))))

@@ -43,6 +43,7 @@ func brandRead(t *testing.T, acc account, name string, form url.Values) string {
 // own properties; a booking made through one brand carries its brandId and the brand's lead
 // source; listbooking filters by brandId; catalog's reservations carry the brandId.
 func TestBrands(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	north := bookable(t, acc, "NORTH")
 	south := bookable(t, acc, "SOUTH")

@@ -32,6 +32,7 @@ func yearRates(code string) (string, obj) {
 // and LOS tiers, the calendar's price of a night equals the price of that night in a
 // one-night quote (every second night, which visits every weekday).
 func TestCalendarAgreesWithQuotes(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := bookable(t, acc, "YEAR1", yearRates)
 	comp := acc.AccountID + "_" + strconv.Itoa(pid)
@@ -63,6 +64,7 @@ func TestCalendarAgreesWithQuotes(t *testing.T) {
 // TestPoisonEventIsParked: an event nobody can read is parked with its error, and the
 // events after it on the same partition still apply.
 func TestPoisonEventIsParked(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := bookable(t, acc, "POI1")
 	key := acc.AccountID + ":" + strconv.Itoa(pid) // the property's own key: same partition

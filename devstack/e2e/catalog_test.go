@@ -81,6 +81,7 @@ type nonAvail struct {
 }
 
 func TestCatalogActions(t *testing.T) {
+	t.Parallel()
 	acc, other := newAccount(t), newAccount(t)
 	pid := bookable(t, acc, "CAT1", seasonRates, withTaxesAndServices, withDefaultServices, withAmenities)
 	spid := strconv.Itoa(pid)
@@ -289,6 +290,7 @@ func TestCatalogActions(t *testing.T) {
 }
 
 func TestCatalogReadEndpoints(t *testing.T) {
+	t.Parallel()
 	acc, other := newAccount(t), newAccount(t)
 	pid := bookable(t, acc, "CATR", seasonRates, withAmenities)
 	spid := strconv.Itoa(pid)

@@ -61,6 +61,7 @@ type compatQuote struct {
 }
 
 func TestCompatBooking(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := bookable(t, acc, "COMPAT-B1")
 	ps := strconv.Itoa(pid)

@@ -135,6 +135,7 @@ func catRead(t *testing.T, acc account, method, name, tail, query, kind string, 
 }
 
 func TestCompatCatalogReads(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	acc.a(t, "account-settings", obj{"languages": []string{"en", "it"}, "timezone": "Europe/Rome"}).status(t, http.StatusOK)
 

@@ -180,6 +180,7 @@ var docsPropertyID = regexp.MustCompile(`^\{"code":200,"data":\{"property_id":"[
 // 365villaskey/365villaspass carrying the interface B key/pass in base64), a form body, a
 // form body carrying the service pair, and a multipart photo upload.
 func TestCompatEdgeInterfaceA(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte(acc.BasicUser+":"+acc.BasicPassword))
 	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
@@ -282,6 +283,7 @@ func TestCompatEdgeInterfaceA(t *testing.T) {
 // service[0][name]=…, a multipart body, a JSON body sent as a form, and errors read from an
 // HTTP 200 body.
 func TestCompatEdgeInterfaceB(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := bookable(t, acc, "CEB1")
 	form := func(action string, fields obj) string {
@@ -350,6 +352,7 @@ func TestCompatEdgeInterfaceB(t *testing.T) {
 // property id in the path, the query (property_id or propertyId) or the body, all name the
 // same property; extra fields websites add (domain, lang) change nothing.
 func TestCompatEdgeReads(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := createProperty(t, acc, "CER1")
 	base := "/vros/api/property-detail/owner_token/" + acc.OwnerToken

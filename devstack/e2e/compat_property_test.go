@@ -14,9 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/segmentio/kafka-go"
 
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
@@ -26,10 +23,9 @@ import (
 func propSettings(t *testing.T, acc account, what string, match func(s contract.Settings) bool) contract.Settings {
 	t.Helper()
 	key := acc.AccountID + ":settings"
-	r := kafka.NewReader(kafka.ReaderConfig{Brokers: st.KafkaBrokers, Topic: events.TopicProperty,
-		GroupID: "e2e-" + t.Name() + "-" + time.Now().Format("150405.000000"), StartOffset: kafka.FirstOffset, MaxWait: 50 * time.Millisecond})
+	r := keyReader(t, events.TopicProperty, key)
 	defer r.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), viewsWithin)
 	defer cancel()
 	var last contract.Settings
 	for {
@@ -106,6 +102,7 @@ func id64(t *testing.T, s string) int64 {
 }
 
 func TestCompatPropertyCategoriesAndTags(t *testing.T) {
+	t.Parallel()
 	acc, other := newAccount(t), newAccount(t)
 	v1, v2 := id64(t, createProperty(t, acc, "CT1")), id64(t, createProperty(t, acc, "CT2"))
 
@@ -175,6 +172,7 @@ func TestCompatPropertyCategoriesAndTags(t *testing.T) {
 }
 
 func TestCompatPropertyPromotion(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	createProperty(t, acc, "PR1")
 	promo := obj{"code": "Summer_27", "name": "Summer", "type": "percent", "amount": "15", "start_date": day(10), "end_date": day(100),
@@ -212,6 +210,7 @@ func TestCompatPropertyPromotion(t *testing.T) {
 }
 
 func TestCompatAccountRatesAndLeadSource(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	r := acc.a(t, "account-settings", obj{"exchange_rates": obj{"eur": "0.92", "GBP": 0.79}, "default_lead_source": "3"})
 	r.status(t, http.StatusOK)
@@ -244,6 +243,7 @@ func TestCompatAccountRatesAndLeadSource(t *testing.T) {
 }
 
 func TestCompatIsFeatured(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	p := validProperty("FE1")
 	p["isfeatured"] = "1"
@@ -264,6 +264,7 @@ func TestCompatIsFeatured(t *testing.T) {
 }
 
 func TestCompatSetPricesArray(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := bookable(t, acc, "SPA1")
 	id := acc.AccountID + "_" + strconv.Itoa(pid)

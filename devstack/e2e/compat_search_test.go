@@ -66,6 +66,7 @@ func srchPost(t *testing.T, acc account, name string, form url.Values) response 
 }
 
 func TestCompatSearchRental(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	// SR1 and SR2: 100 a night, any day; SR1 has Wifi. SR2's nights of the stay are booked.
 	sr1 := bookable(t, acc, "SR1", withAmenities)

@@ -28,6 +28,7 @@ func wpSlug(id, baseName string) string {
 }
 
 func TestCompatWordPressPlugin(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := bookable(t, acc, "WP1", withAmenities)
 	ps := strconv.Itoa(pid)

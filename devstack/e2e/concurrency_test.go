@@ -11,6 +11,7 @@ import (
 // exactly one booking; the 49 others get status 8; the ledger holds exactly that booking's
 // nights.
 func TestConcurrentCreates(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := bookable(t, acc, "RACE1")
 	type result struct {
@@ -80,6 +81,7 @@ func TestConcurrentCreates(t *testing.T) {
 // TestConcurrentUpdates: 50 bookings on separate dates are all moved at once onto the
 // same dates; exactly one move succeeds, the others get status 8 and keep their own nights.
 func TestConcurrentUpdates(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := bookable(t, acc, "RACE2")
 	ids := make([]int64, 50)

@@ -14,6 +14,7 @@ import (
 // checked against adduserData), and with a status no document lists. Without this, a
 // validator that passed everything would look the same as one that works.
 func TestContractBitesOnDrift(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	ctx := context.Background()
 	u := func(path string) *url.URL {

@@ -31,14 +31,22 @@ type snapshot struct {
 	Methods *json.RawMessage `json:"methods"`
 }
 
+// keyReader reads topic from its first offset on the one partition that key's events go to
+// (the services publish by key, murmur2): every event of key, in order, without the other
+// partitions' traffic (the tests running beside) or a consumer group to join.
+func keyReader(t *testing.T, topic, key string) *kafka.Reader {
+	t.Helper()
+	return kafka.NewReader(kafka.ReaderConfig{Brokers: st.KafkaBrokers, Topic: topic, Partition: partitionOf(t, topic, key),
+		MaxWait: 50 * time.Millisecond})
+}
+
 // watch reads vros.property.v1 from the start until match accepts an event of key, or the
 // deadline passes, and returns that message.
 func watch(t *testing.T, key string, match func(typ string, s snapshot) bool) kafka.Message {
 	t.Helper()
-	r := kafka.NewReader(kafka.ReaderConfig{Brokers: st.KafkaBrokers, Topic: events.TopicProperty,
-		GroupID: "e2e-" + t.Name() + "-" + time.Now().Format("150405.000000"), StartOffset: kafka.FirstOffset, MaxWait: 50 * time.Millisecond})
+	r := keyReader(t, events.TopicProperty, key)
 	defer r.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), viewsWithin)
 	defer cancel()
 	for {
 		m, err := r.ReadMessage(ctx)
@@ -63,6 +71,7 @@ func watch(t *testing.T, key string, match func(typ string, s snapshot) bool) ka
 }
 
 func TestPropertyEvents(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := createProperty(t, acc, "EV1")
 	key := acc.AccountID + ":" + pid
@@ -116,6 +125,7 @@ func TestEventsSurviveKafkaOutage(t *testing.T) {
 // TestTracePropagation: the trace a client starts reaches the service through edge and
 // travels on with the change event, in the Kafka message's traceparent header.
 func TestTracePropagation(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := createProperty(t, acc, "TR1")
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"

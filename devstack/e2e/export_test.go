@@ -193,6 +193,7 @@ func credentialSecrets(acc account) []string {
 // key (plain or sealed), card number, password or hash — appears anywhere in it. Another
 // account's records are not in it.
 func TestExportRoundTrip(t *testing.T) {
+	t.Parallel()
 	acc, other := newAccount(t), newAccount(t)
 	pid := bookable(t, acc, "EX1")
 	pid2, _ := strconv.Atoi(createProperty(t, acc, "EX2"))

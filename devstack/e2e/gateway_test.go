@@ -19,6 +19,7 @@ func testCard(number string) obj {
 // account never reaches the test gateway); a sandbox account's charges reach only the test
 // gateway, even where Stripe is set up.
 func TestCardGatewayPerAccount(t *testing.T) {
+	t.Parallel()
 	live, err := apitest.NewAccountOf(http.DefaultClient, st.EdgeURL, adminToken, "Live Owner", false)
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +65,7 @@ func TestCardGatewayPerAccount(t *testing.T) {
 // TestAccountMode: an account is live unless created as a sandbox, and the admin API says
 // which it is.
 func TestAccountMode(t *testing.T) {
+	t.Parallel()
 	admin := map[string]string{"Authorization": "Bearer " + adminToken}
 	for _, c := range []struct {
 		body    string

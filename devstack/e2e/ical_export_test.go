@@ -120,6 +120,7 @@ func sameNights(a, b map[string]bool) bool {
 }
 
 func TestICalExport(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := bookable(t, acc, "ICX1")
 	create(t, acc, guest(pid, day(10), day(13)))

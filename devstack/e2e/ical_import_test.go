@@ -61,6 +61,7 @@ func (acc account) feedAction(t *testing.T, body obj) feedJSON {
 }
 
 func TestICalImport(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	admin := map[string]string{"Authorization": "Bearer " + adminToken}
 	// The feed and the webhook receiver are on loopback: the operator allows the account
@@ -193,6 +194,7 @@ func TestICalImport(t *testing.T) {
 // asked); a loopback link is refused at create for an account the operator did not allow
 // private targets, naming feed.url.
 func TestICalImportPolledByLoop(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := bookable(t, acc, "ICL1")
 	feedSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

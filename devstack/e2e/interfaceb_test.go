@@ -24,6 +24,7 @@ func (r response) b(t *testing.T) bAnswer {
 // PHP-style form bodies; unknown actions and actions whose service is not deployed yet get
 // clear statuses in interface B's envelope; catalog actions reach catalog-svc.
 func TestInterfaceBAuthAndRouting(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	cases := []struct {
 		name        string
@@ -62,6 +63,7 @@ func TestInterfaceBAuthAndRouting(t *testing.T) {
 }
 
 func TestOwnerTokenReads(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	for _, c := range []struct {
 		name, path string

@@ -14,6 +14,7 @@ import (
 // another, whatever the store (the embedded FerretDB applies an update as a read and a
 // whole-document write).
 func TestConcurrentSectionWritesAllLand(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := createProperty(t, acc, "LU1")
 	before := field(stored(t, acc.AccountID, pid), "version").(int64)

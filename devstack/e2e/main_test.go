@@ -6,10 +6,12 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +42,10 @@ const (
 // machine; how fast views really are is measured by make bench (docs/benchmarks.md).
 const viewsWithin = time.Minute
 
+// usageFlush is how often edge flushes its usage counts here (5 s in a deployment): the usage
+// tests wait for flushes they can observe (flushedSince), and short ones keep that wait short.
+const usageFlush = 200 * time.Millisecond
+
 var (
 	st          *stack.Stack
 	adminToken  = "test-admin-token-0123456789"
@@ -49,6 +55,13 @@ var (
 
 func TestMain(m *testing.M) {
 	ctx := context.Background()
+	// The tests that own their accounts run in parallel (t.Parallel); they spend their time
+	// waiting on the stack (views, outboxes, webhooks), not on the CPU, so more of them overlap
+	// than the -parallel default (GOMAXPROCS) would let. An explicit -parallel wins.
+	flag.Parse()
+	if !flagSet("test.parallel") {
+		_ = flag.Set("test.parallel", strconv.Itoa(parallel))
+	}
 	// Live accounts' card charges go to Stripe: here to stripe-mock, whose confirmed
 	// payments succeed (gateway_test.go).
 	stripeURL, stopStripe, err := stripemock.Run("succeeded")
@@ -60,6 +73,7 @@ func TestMain(m *testing.M) {
 		Booking: func(c *booking.Config) { c.StripeAPIURL = stripeURL },
 		Keys:    stack.NewKeys(), EncryptionKey: seal.NewKey(), AdminToken: adminToken,
 		LogLevel: "error", PhotoFetchAllowPrivate: true, OutboxLease: time.Second, PasswordCost: 4, AutopayInterval: 200 * time.Millisecond,
+		UsageFlush:   usageFlush,
 		RateLimitRPS: rateLimitRPS, RateLimitBurst: rateLimitBurst,
 	})
 	if err != nil {
@@ -93,6 +107,16 @@ func TestMain(m *testing.M) {
 	}
 	stopStripe()
 	os.Exit(code)
+}
+
+// parallel is how many of the parallel tests run at once unless -parallel says.
+const parallel = 8
+
+// flagSet tells whether the command line set the flag name.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // account is a tenant created through the admin API.

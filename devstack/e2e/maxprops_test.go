@@ -51,6 +51,7 @@ func wantPlanLimit(t *testing.T, r response, max int) {
 // refusal names the limit and creates nothing), also when 10 creates race; deleting one
 // frees a slot; an account without the limit is not affected; lifting it lets creates in.
 func TestMaxProperties(t *testing.T) {
+	t.Parallel()
 	limited, free := newAccount(t), newAccount(t)
 	setPlan(t, limited, obj{"max_properties": 3})
 	for i := 1; i <= 3; i++ {
@@ -81,6 +82,7 @@ func TestMaxProperties(t *testing.T) {
 // TestMaxPropertiesRace: 10 creates at once against a limit of 3 end with exactly 3
 // properties; the 7 others are refused naming the limit.
 func TestMaxPropertiesRace(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	setPlan(t, acc, obj{"max_properties": 3})
 	var created, refused int

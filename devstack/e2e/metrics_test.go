@@ -134,6 +134,7 @@ next:
 // a booking's id, the guest's email or a credential (labels are bounded: per-account figures
 // are the usage report's).
 func TestMetricsAnOperatorNeeds(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	allowPrivate(t, acc)
 	hookSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

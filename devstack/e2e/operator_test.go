@@ -64,6 +64,7 @@ func accepted(t *testing.T, kind string, r response) {
 // TestOperatorSuspension: through edge and the services, a suspended account's every
 // credential kind is refused saying so, its data is kept, and reinstated it works again.
 func TestOperatorSuspension(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := createProperty(t, acc, "OPS1")
 	uses := credentialUses(acc, "OPS1")
@@ -97,6 +98,7 @@ func TestOperatorSuspension(t *testing.T) {
 // account; the audit log lists every change with the admin token's fingerprint and holds
 // none of the credentials given out (in its answer or in vros_edge.audit).
 func TestOperatorPlanAndAudit(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	secrets := []string{acc.BasicUser, acc.BasicPassword, acc.ServiceKey, acc.ServicePass, acc.Key, acc.Pass, acc.OwnerToken}
 	path := "/accounts/" + acc.AccountID

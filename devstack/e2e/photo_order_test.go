@@ -43,6 +43,7 @@ func galleryOrder(t *testing.T, acc account, pid string) (ids, types, positions 
 // main photo. A partial or stale list and an unknown id are refused by field and change
 // nothing; another account's code is 404.
 func TestPhotoOrder(t *testing.T) {
+	t.Parallel()
 	acc, other := newAccount(t), newAccount(t)
 	pid := createProperty(t, acc, "PO1")
 	var ids []int

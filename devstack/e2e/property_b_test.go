@@ -9,6 +9,7 @@ import (
 // TestGetPayment: getpayment lists the property's methods keyed by provider, with what a
 // website needs to take a payment; another account's property is unknown.
 func TestGetPayment(t *testing.T) {
+	t.Parallel()
 	acc, other := newAccount(t), newAccount(t)
 	pid, _ := strconv.Atoi(createProperty(t, acc, "GP1"))
 	acc.a(t, "property-method", obj{"internal_code": "GP1",
@@ -42,6 +43,7 @@ func TestGetPayment(t *testing.T) {
 // TestSetPricesMinNights: a dynamic-pricing tool's per-date prices become the nightly price
 // and minimum stay of those dates, in quotes too.
 func TestSetPricesMinNights(t *testing.T) {
+	t.Parallel()
 	acc, other := newAccount(t), newAccount(t)
 	pid := bookable(t, acc, "DP1")
 	id := acc.AccountID + "_" + strconv.Itoa(pid)

@@ -67,6 +67,7 @@ func getOf(t *testing.T, acc account, code string) (response, contract.Property)
 }
 
 func TestPropertyRead(t *testing.T) {
+	t.Parallel()
 	acc, other := newAccount(t), newAccount(t)
 	p2 := validProperty("R2")
 	p2["name"], p2["type"], p2["city"], p2["maxguest"] = "Hillside House (1+1) View", "house", "Key West", 4

@@ -8,6 +8,7 @@ import (
 )
 
 func TestPropertyLifecycle(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	id := createProperty(t, acc, "LIFE1")
 	doc := stored(t, acc.AccountID, id)
@@ -48,6 +49,7 @@ func TestPropertyLifecycle(t *testing.T) {
 }
 
 func TestPropertyUnknownCode(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	r := acc.a(t, "property", obj{"action": "update", "property": validProperty("NOPE")})
 	r.status(t, http.StatusNotFound)
@@ -59,6 +61,7 @@ func TestPropertyUnknownCode(t *testing.T) {
 // TestPropertyInvalidFields: each row breaks one rule of A1; the answer names the field and
 // the rule, and nothing is stored (the same code can then be created).
 func TestPropertyInvalidFields(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	cases := []struct {
 		name  string
@@ -131,6 +134,7 @@ func TestPropertyInvalidFields(t *testing.T) {
 // TestInterfaceAAuth: every resource refuses a missing or wrong credential with 401 in
 // interface A's envelope, before anything is looked at.
 func TestInterfaceAAuth(t *testing.T) {
+	t.Parallel()
 	acc, other := newAccount(t), newAccount(t)
 	basic := func(u, p string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(u+":"+p)) }
 	cases := []struct {
@@ -180,6 +184,7 @@ func TestInterfaceAAuth(t *testing.T) {
 // TestPropertyTenantIsolation: two accounts may both use internal_code V1, and neither can
 // read or change the other's property through any resource.
 func TestPropertyTenantIsolation(t *testing.T) {
+	t.Parallel()
 	a, b := newAccount(t), newAccount(t)
 	idA := createProperty(t, a, "V1")
 	idB := createProperty(t, b, "V1")

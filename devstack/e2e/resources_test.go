@@ -57,6 +57,7 @@ func photoKey(t *testing.T, acc account, propertyID string, id int) string {
 }
 
 func TestPhotos(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := createProperty(t, acc, "PH1")
 
@@ -126,6 +127,7 @@ func TestPhotos(t *testing.T) {
 }
 
 func TestPhotoInvalid(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := createProperty(t, acc, "PH2")
 	cases := []struct {
@@ -168,6 +170,7 @@ func validPolicy(code string) obj {
 }
 
 func TestPolicy(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := createProperty(t, acc, "POL1")
 	acc.a(t, "property-policy", validPolicy("POL1")).status(t, http.StatusOK)
@@ -235,6 +238,7 @@ func validRates(code string) obj {
 }
 
 func TestRates(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := createProperty(t, acc, "RATE1") // maxguest 6
 	acc.a(t, "property-rate", validRates("RATE1")).status(t, http.StatusOK)
@@ -281,6 +285,7 @@ func TestRates(t *testing.T) {
 }
 
 func TestPaymentMethods(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := createProperty(t, acc, "PM1")
 	methods := obj{
@@ -327,6 +332,7 @@ func TestPaymentMethods(t *testing.T) {
 }
 
 func TestTaxesServicesAmenities(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := createProperty(t, acc, "EXT1")
 	acc.a(t, "property-tax", obj{"internal_code": "EXT1", "taxes": []obj{
@@ -373,6 +379,7 @@ func TestTaxesServicesAmenities(t *testing.T) {
 }
 
 func TestAccountSettings(t *testing.T) {
+	t.Parallel()
 	acc, other := newAccount(t), newAccount(t)
 	r := acc.a(t, "account-settings", obj{"currency": "EUR", "timezone": "Europe/Rome", "languages": []string{"it", "en"},
 		"lead_sources": []obj{{"id": 1, "name": "Website"}, {"id": 9, "name": "Agency"}},
@@ -407,6 +414,7 @@ func TestAccountSettings(t *testing.T) {
 // TestAmenityOptionsMerge: a later amenity request without bedoption, useicon or
 // description replaces the list and keeps those options.
 func TestAmenityOptionsMerge(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	pid := createProperty(t, acc, "AM1")
 	acc.a(t, "property-amenity", obj{"internal_code": "AM1", "bedoption": 2, "useicon": true, "description": "Sea view",

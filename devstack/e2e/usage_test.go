@@ -160,7 +160,7 @@ func requestsEqual(got, want map[string]map[string]int64) bool {
 }
 
 // converged polls acc's usage report for period until its request counts equal want (edge
-// flushes its counters every 5 s), at most 30 s, and returns it.
+// flushes its counters every usageFlush), at most 30 s, and returns it.
 func converged(t *testing.T, acc account, period url.Values, want map[string]map[string]int64) usageData {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -173,6 +173,19 @@ func converged(t *testing.T, acc account, period url.Values, want map[string]map
 			t.Fatalf("account %s: requests reported %v, want %v", acc.AccountID, got.Requests, want)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// flushedSince returns once edge has stored one whole flush of its usage counts that began
+// after the call: a marker account's request is counted, then a second one. The flush that
+// stored the first began after the call but may still be storing other accounts' counts;
+// the one that stored the second began after it ended (edge flushes one at a time).
+func flushedSince(t *testing.T, period url.Values) {
+	t.Helper()
+	marker := newTally(newAccount(t))
+	for range 2 {
+		marker.read(t, "default-config", "")
+		converged(t, marker.acc, period, marker.want())
 	}
 }
 
@@ -195,6 +208,7 @@ func renditionBytes(t *testing.T, key string) int64 {
 // properties and photo are reported exactly over the period that holds them; a period
 // before them reports none of it; another account's traffic is reported apart.
 func TestUsageReport(t *testing.T) {
+	t.Parallel()
 	acc, other := newAccount(t), newAccount(t)
 	u, o := newTally(acc), newTally(other)
 
@@ -257,7 +271,7 @@ func TestUsageReport(t *testing.T) {
 	if g := converged(t, other, period, owant); g.Bookings.Created != 1 || g.Bookings.Nights != 5 {
 		t.Errorf("the other account's bookings: %+v", g.Bookings)
 	}
-	time.Sleep(6 * time.Second) // past another flush (every 5 s): nothing counted twice
+	flushedSince(t, period) // another whole flush: nothing counted twice
 	got := usageOf(t, acc, period)
 	if !requestsEqual(got.Requests, want) {
 		t.Fatalf("requests reported %v after another flush, want %v", got.Requests, want)
@@ -296,6 +310,7 @@ func TestUsageReport(t *testing.T) {
 // TestUsageReportRules: a bad period is refused naming the field and the rule; an unknown
 // account is not found.
 func TestUsageReportRules(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	for _, c := range []struct {
 		name, query, field string

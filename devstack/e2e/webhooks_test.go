@@ -27,8 +27,10 @@ type hookReceiver struct {
 	mu     sync.Mutex
 	secret string
 	down   bool
-	got    []hookMsg
-	bad    []string
+	// refused counts the deliveries answered 503 while down.
+	refused int
+	got     []hookMsg
+	bad     []string
 }
 
 type hookMsg struct {
@@ -45,6 +47,7 @@ func newHookReceiver(t *testing.T) *hookReceiver {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if r.down {
+			r.refused++
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}
@@ -70,6 +73,8 @@ func newHookReceiver(t *testing.T) *hookReceiver {
 }
 
 func (r *hookReceiver) setDown(d bool) { r.mu.Lock(); r.down = d; r.mu.Unlock() }
+
+func (r *hookReceiver) refusals() int { r.mu.Lock(); defer r.mu.Unlock(); return r.refused }
 
 func (r *hookReceiver) all() []hookMsg {
 	r.mu.Lock()
@@ -107,6 +112,7 @@ func allowPrivate(t *testing.T, acc account) {
 }
 
 func TestWebhooksEndToEnd(t *testing.T) {
+	t.Parallel()
 	acc := newAccount(t)
 	rc := newHookReceiver(t)
 	// Without the operator's switch a loopback target is refused.
@@ -178,7 +184,8 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		ids = append(ids, d.BookingID)
 	}
 	acc.b(t, "cancel", obj{"bookingId": ids[0]}).ok(t, nil)
-	time.Sleep(1500 * time.Millisecond)
+	// Down until it has refused a delivery (the log must show one that failed, then arrived).
+	poll.Holds(t, "a delivery refused while the receiver is down", 30*time.Second, func() bool { return rc.refusals() > 0 })
 	rc.setDown(false)
 	poll.Holds(t, "every event after the receiver returned", 60*time.Second, func() bool {
 		for _, id := range ids {

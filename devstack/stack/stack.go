@@ -55,6 +55,9 @@ type Options struct {
 	OutboxLease time.Duration
 	// AutopayInterval is how often booking-svc charges due installments (0: its default).
 	AutopayInterval time.Duration
+	// UsageFlush is how often edge flushes its usage counts (0: its default, 5 s); tests
+	// shorten it so that a report converges without waiting.
+	UsageFlush time.Duration
 	// PasswordCost is bcrypt's work factor for guest passwords and the panel's (tests use the minimum, 4).
 	PasswordCost int
 	// RateLimitRPS and RateLimitBurst set edge's per-account limit (0: none).
@@ -215,7 +218,8 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 				PropertyURL: s.PropertyURL, BookingURL: s.BookingURL, CatalogURL: s.CatalogURL, IntegrationURL: integrationURL, RateLimitRPS: o.RateLimitRPS, RateLimitBurst: o.RateLimitBurst,
 				AccountConcurrency: o.AccountConcurrency,
 				AuthFailureRPS:     o.AuthFailureRPS, AuthFailureBurst: o.AuthFailureBurst,
-				CacheTTL: 30 * time.Second, PublicURL: o.PublicURL, Development: true, PanelPasswordCost: o.PasswordCost}, ready)
+				CacheTTL: 30 * time.Second, PublicURL: o.PublicURL, Development: true, PanelPasswordCost: o.PasswordCost,
+				UsageFlush: o.UsageFlush}, ready)
 		})
 	if err != nil {
 		s.Close()
