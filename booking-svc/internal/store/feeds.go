@@ -206,12 +206,12 @@ func (s *Store) NoteFeedBlock(ctx context.Context, account string, feed int64, h
 }
 
 // EndFeedLease gives holder's lease up: removed when its sync finished everything it began
-// (done), else left with its blocks to expire a second from now (a write the stopped sync
-// sent may still land meanwhile), for the next sync to repair. A lease no longer holder's is
-// left alone.
+// (done), else left with its blocks to expire StoppedFeedLease (a second) from now (a write
+// the stopped sync sent may still land meanwhile), for the next sync to repair. A lease no
+// longer holder's is left alone.
 func (s *Store) EndFeedLease(ctx context.Context, account string, feed int64, holder string, done bool) error {
 	err := s.changeFeedLease(ctx, account, feed, holder, func(r *feedSyncRec) bool {
-		r.Until = s.now().Add(time.Second)
+		r.Until = s.now().Add(s.StoppedFeedLease)
 		return !done
 	})
 	if err != nil && !errors.Is(err, booking.ErrBusy) {

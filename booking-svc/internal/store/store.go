@@ -65,6 +65,10 @@ type Store struct {
 	locks *mongostore.DocLocks
 	// erased are the erased accounts (WatchErasures); nil: none is watched.
 	erased *erasure.Marks
+	// StoppedFeedLease is how long the feed lease of a sync that stopped before finishing
+	// outlives it (EndFeedLease): a write the stopped sync sent may still land meanwhile.
+	// Tests whose stopped syncs have surely returned shorten it; New sets 1 s.
+	StoppedFeedLease time.Duration
 }
 
 // New prepares db and returns a store.
@@ -92,8 +96,9 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 		users: db.Collection(collUsers), emails: db.Collection(collUserEmails), failed: db.Collection(collFailed), counters: c,
 		bookingIDs: mongostore.NewSequence(c, "booking", 10), blockIDs: mongostore.NewSequence(c, "block", 10),
 		paymentIDs: mongostore.NewSequence(c, "payment", 10), userIDs: mongostore.NewSequence(c, "user", 10),
-		now:   func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
-		locks: mongostore.NewDocLocks(),
+		now:              func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
+		locks:            mongostore.NewDocLocks(),
+		StoppedFeedLease: time.Second,
 	}
 	if err := s.setupLists(ctx); err != nil {
 		return nil, err
