@@ -6,6 +6,7 @@ import (
 )
 
 func TestValidEmail(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		s    string
 		want bool
@@ -43,6 +44,7 @@ func TestValidEmail(t *testing.T) {
 }
 
 func TestEmailField(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		body, want, err string
 	}{

@@ -34,6 +34,7 @@ func violation(v fields.Violations) string {
 }
 
 func TestString(t *testing.T) {
+	t.Parallel()
 	name := fields.Str{Required: true, Min: 20, Max: 80}
 	typ := fields.Str{Required: true, OneOf: []string{"None", "Apartment", "Condo", "House", "Villa"}}
 	digits := fields.Str{Max: 20, Pattern: regexp.MustCompile(`^[0-9]+$`), PatternMsg: "must contain digits only"}
@@ -72,6 +73,7 @@ func TestString(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, ok, v := read(t, tt.body, func(o *fields.Object) (string, bool) { return o.String("v", tt.rule) })
 			if got != tt.want || ok != tt.wantOK || violation(v) != tt.err {
 				t.Fatalf("got (%q, %v, %q), want (%q, %v, %q)", got, ok, violation(v), tt.want, tt.wantOK, tt.err)
@@ -81,6 +83,7 @@ func TestString(t *testing.T) {
 }
 
 func TestInt(t *testing.T) {
+	t.Parallel()
 	maxguest := fields.Int{Required: true, Min: 1, Max: 50}
 	tests := []struct {
 		name   string
@@ -123,6 +126,7 @@ func TestInt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, ok, v := read(t, tt.body, func(o *fields.Object) (int, bool) { return o.Int("v", tt.rule) })
 			if got != tt.want || ok != tt.wantOK || violation(v) != tt.err {
 				t.Fatalf("got (%d, %v, %q), want (%d, %v, %q)", got, ok, violation(v), tt.want, tt.wantOK, tt.err)
@@ -132,6 +136,7 @@ func TestInt(t *testing.T) {
 }
 
 func TestDecimal(t *testing.T) {
+	t.Parallel()
 	price := fields.Dec{Required: true, Max: decimal.NewFromInt(2147483647), MaxScale: 2}
 	lat := fields.Dec{Required: true, Min: decimal.NewFromInt(-90), Max: decimal.NewFromInt(90)}
 	percent := fields.Dec{Required: true, Positive: true, Max: decimal.NewFromInt(99)}
@@ -167,6 +172,7 @@ func TestDecimal(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, ok, v := read(t, tt.body, func(o *fields.Object) (decimal.Decimal, bool) { return o.Decimal("v", tt.rule) })
 			if !got.Equal(decimal.RequireFromString(tt.want)) || ok != tt.wantOK || violation(v) != tt.err {
 				t.Fatalf("got (%s, %v, %q), want (%s, %v, %q)", got, ok, violation(v), tt.want, tt.wantOK, tt.err)
@@ -176,6 +182,7 @@ func TestDecimal(t *testing.T) {
 }
 
 func TestBool(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		body     string
@@ -204,6 +211,7 @@ func TestBool(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, ok, v := read(t, tt.body, func(o *fields.Object) (bool, bool) { return o.Bool("v", tt.required) })
 			if got != tt.want || ok != tt.wantOK || violation(v) != tt.err {
 				t.Fatalf("got (%v, %v, %q), want (%v, %v, %q)", got, ok, violation(v), tt.want, tt.wantOK, tt.err)
@@ -213,6 +221,7 @@ func TestBool(t *testing.T) {
 }
 
 func TestDate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		body   string
@@ -233,6 +242,7 @@ func TestDate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, ok, v := read(t, tt.body, func(o *fields.Object) (time.Time, bool) { return o.Date("v", true) })
 			if !got.Equal(tt.want) || ok != tt.wantOK || violation(v) != tt.err {
 				t.Fatalf("got (%v, %v, %q), want (%v, %v, %q)", got, ok, violation(v), tt.want, tt.wantOK, tt.err)
@@ -242,6 +252,7 @@ func TestDate(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		body string
@@ -261,6 +272,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var v fields.Violations
 			o := fields.Parse([]byte(tt.body), tt.path, &v)
 			if (o == nil) != tt.nil || violation(v) != tt.err {
@@ -271,6 +283,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestNestedPaths(t *testing.T) {
+	t.Parallel()
 	body := `{
 		"short_stay": {"damage_deposit": {"x_day": 0}, "payment_full": "soon"},
 		"season": [
@@ -357,6 +370,7 @@ func TestNestedPaths(t *testing.T) {
 }
 
 func TestListBounds(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		body string
@@ -374,6 +388,7 @@ func TestListBounds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var v fields.Violations
 			fields.Parse([]byte(tt.body), "", &v).Array("a", tt.list)
 			if violation(v) != tt.err {
@@ -384,6 +399,7 @@ func TestListBounds(t *testing.T) {
 }
 
 func TestErr(t *testing.T) {
+	t.Parallel()
 	var v fields.Violations
 	if v.Err() != nil || v.Len() != 0 {
 		t.Fatal("empty list must give a nil error")
@@ -417,6 +433,7 @@ func repeat(s string, n int) string {
 }
 
 func TestInts(t *testing.T) {
+	t.Parallel()
 	rule := fields.Int{Min: 1, Max: 2147483647}
 	tests := []struct {
 		name string
@@ -439,6 +456,7 @@ func TestInts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, ok, v := read(t, tt.body, func(o *fields.Object) ([]int, bool) { return o.Ints("a", fields.List{}, rule) })
 			if !slices.Equal(got, tt.want) || ok != tt.ok || violation(v) != tt.err {
 				t.Fatalf("got %v %v %q, want %v %v %q", got, ok, violation(v), tt.want, tt.ok, tt.err)

@@ -64,6 +64,7 @@ func yearProperty() Property {
 // make the two differ; the weekly and monthly calendar prices are compared with 7- and
 // 28-night quotes where those stays are priced by one rate throughout.
 func TestCalendarMatchesOneNightQuote(t *testing.T) {
+	t.Parallel()
 	p := yearProperty()
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, rome)
 	start := MustDate("2027-01-01")
@@ -119,6 +120,7 @@ func oneRate(p Property, day Date, nights int) bool {
 }
 
 func TestNightPriceFields(t *testing.T) {
+	t.Parallel()
 	p := villa()
 	withWeekend(&p, "120")
 	p.Rates.Base.Weekly, p.Rates.Base.ExtraDaily, p.Rates.Base.ExtraWeekly = dp("630"), dp("20"), dp("105")
@@ -146,6 +148,7 @@ func TestNightPriceFields(t *testing.T) {
 }
 
 func TestBookingWindow(t *testing.T) {
+	t.Parallel()
 	p := villa()
 	p.Rates.Setting.AcceptBookingUpto = 6
 	p.Rates.Setting.SameDayUntil = clock("14:00")
@@ -188,6 +191,7 @@ func BenchmarkCalendar730(b *testing.B) {
 // TestNightPriceConcurrent: calendars of one property are served in parallel and share its
 // interned amounts; they must all see the same prices (run with -race).
 func TestNightPriceConcurrent(t *testing.T) {
+	t.Parallel()
 	p := yearProperty()
 	start := MustDate("2027-01-01")
 	want := make([]string, 730)

@@ -6,6 +6,7 @@ import (
 )
 
 func TestConvert(t *testing.T) {
+	t.Parallel()
 	p := villa()
 	p.Rates.Base.Daily = d("99.99")
 	p.Rates.LOS = []LOS{{Days: 3, Percent: d("7")}}
@@ -32,6 +33,7 @@ func TestConvert(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.currency, func(t *testing.T) {
+			t.Parallel()
 			q := Convert(base, c.currency, d(c.rate))
 			checkRelations(t, q)
 			if q.Currency != c.currency || q.Scale != Scale(c.currency) {
@@ -58,6 +60,7 @@ func TestConvert(t *testing.T) {
 
 // Random quotes converted at realistic rates keep every relation of Result.
 func TestRandomConversions(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 2026))
 	targets := []struct{ code, rate string }{{"EUR", "0.9213"}, {"GBP", "0.7871"}, {"JPY", "151.37"}, {"KWD", "0.30712"},
 		{"CHF", "0.88"}, {"BRL", "5.0123"}}

@@ -7,6 +7,7 @@ import (
 )
 
 func TestDateAgreesWithTime(t *testing.T) {
+	t.Parallel()
 	start := time.Date(1899, 12, 25, 0, 0, 0, 0, time.UTC)
 	first := NewDate(1899, time.December, 25)
 	for i := range 80000 { // to 2118
@@ -27,6 +28,7 @@ func TestDateAgreesWithTime(t *testing.T) {
 }
 
 func TestDateParseAndMonths(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []string{"", "2027-02-29", "2027-13-01", "2027-00-10", "2027-04-31", "27-01-01", "2027-1-01", "2027/01/01",
 		"2027-01-1x", "0000-01-01", "+027-01-01"} {
 		if _, err := ParseDate(bad); err == nil {
@@ -59,6 +61,7 @@ func TestDateParseAndMonths(t *testing.T) {
 }
 
 func TestDateJSON(t *testing.T) {
+	t.Parallel()
 	type doc struct {
 		Checkin Date                 `json:"checkin"`
 		Nights  map[Date]int         `json:"nights"`
@@ -84,6 +87,7 @@ func TestDateJSON(t *testing.T) {
 }
 
 func TestWeekdaysAndClock(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in   string
 		want Weekdays

@@ -454,8 +454,10 @@ func at(r Request, now time.Time) Request { r.Now = now; return r }
 func ignore(r Request) Request { r.IgnoreRules = true; return r }
 
 func TestWorkedExamples(t *testing.T) {
+	t.Parallel()
 	for _, ex := range examples {
 		t.Run(ex.name, func(t *testing.T) {
+			t.Parallel()
 			p := villa()
 			if ex.set != nil {
 				ex.set(&p)
@@ -528,6 +530,7 @@ func TestWorkedExamples(t *testing.T) {
 
 // TestMustShowExample is the first worked example of docs/pricing.md, line by line.
 func TestMustShowExample(t *testing.T) {
+	t.Parallel()
 	ex := examples[0]
 	p := villa()
 	ex.set(&p)

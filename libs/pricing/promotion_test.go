@@ -8,6 +8,7 @@ import (
 // A promotion is one more discount line on the rent, after the length-of-stay discount,
 // and never takes the rent below zero.
 func TestPromotionDiscount(t *testing.T) {
+	t.Parallel()
 	weekOff := func(p *Property) { p.Rates.LOS = []LOS{{Days: 7, Percent: d("10")}} }
 	cases := []struct {
 		name      string
@@ -36,6 +37,7 @@ func TestPromotionDiscount(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			p := villa()
 			if c.prepare != nil {
 				c.prepare(&p)
@@ -77,6 +79,7 @@ func TestPromotionDiscount(t *testing.T) {
 
 // Random stays with a random promotion keep every relation of Result.
 func TestRandomPromotions(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(11, 2027))
 	for i := range 1500 {
 		p := randomProperty(rng)

@@ -14,6 +14,7 @@ import (
 // big.Rat computation of the documented rules, that every shown night is within one minor
 // unit of its exact price, and that the calendar agrees with one-night quotes.
 func TestRandomQuotes(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(20270110, 42))
 	n := 4000
 	if testing.Short() {

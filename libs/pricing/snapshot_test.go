@@ -24,6 +24,7 @@ var snapshotJSON = func() string {
 }()
 
 func TestFromSnapshot(t *testing.T) {
+	t.Parallel()
 	p, err := FromSnapshot([]byte(snapshotJSON))
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +89,7 @@ func TestFromSnapshot(t *testing.T) {
 // TestPriced: the golden property and settings payloads, decoded as the consumers decode
 // them, give the property its account's currency, zone and weekend, compiled for them.
 func TestPriced(t *testing.T) {
+	t.Parallel()
 	decode := func(typ string, v any) {
 		t.Helper()
 		if err := json.Unmarshal(contracttest.Golden(typ), v); err != nil {
@@ -129,6 +131,7 @@ func isRule(err error, c Code) bool {
 }
 
 func TestFromSnapshotZones(t *testing.T) {
+	t.Parallel()
 	own := strings.Replace(snapshotJSON, `"timezone":""`, `"timezone":"America/New_York"`, 1)
 	p, err := FromSnapshot([]byte(own))
 	if err != nil {
@@ -150,6 +153,7 @@ func TestFromSnapshotZones(t *testing.T) {
 }
 
 func TestFromSnapshotErrors(t *testing.T) {
+	t.Parallel()
 	if _, err := FromSnapshot([]byte(`{"deleted":true}`)); !errors.Is(err, ErrDeleted) {
 		t.Errorf("deleted: %v", err)
 	}
@@ -188,6 +192,7 @@ func TestFromSnapshotErrors(t *testing.T) {
 // TestPreparedPlanFollowsTheProperty: a copy whose currency, rates or per-date prices
 // change is priced with its own values, not with the plan compiled for the original.
 func TestPreparedPlanFollowsTheProperty(t *testing.T) {
+	t.Parallel()
 	p := villa()
 	p.Rates.Base.Daily = d("100.50")
 	if err := p.Prepare(); err != nil {
@@ -214,6 +219,7 @@ func TestPreparedPlanFollowsTheProperty(t *testing.T) {
 }
 
 func TestBadRates(t *testing.T) {
+	t.Parallel()
 	p := villa()
 	a, b := summer("150"), summer("160")
 	b.Name, b.Start = "Late summer", MustDate("2027-08-31")

@@ -11,6 +11,7 @@ import (
 // case, spaces around names; the set is their union. property-svc validates with it and
 // the snapshot reader reads with it (docs/interface-a.md, "Day sets and times of day").
 func TestParseWeekdaysRule(t *testing.T) {
+	t.Parallel()
 	mon, fri := DaysOf(time.Monday), DaysOf(time.Friday)
 	for _, c := range []struct {
 		name, in string
@@ -54,6 +55,7 @@ func TestParseWeekdaysRule(t *testing.T) {
 // The one rule of allow_same_day_booking_until: H:MM or HH:MM, 00:00 to 23:59, digits
 // only, spaces around it ignored.
 func TestParseClockRule(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"14:00": "14:00", "9:05": "09:05", "09:05": "09:05", "00:00": "00:00", "0:00": "00:00",
 		"23:59": "23:59", " 14:30 ": "14:30",

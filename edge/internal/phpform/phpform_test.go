@@ -10,6 +10,7 @@ import (
 )
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, body, want string
 	}{
@@ -46,6 +47,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestParseRejects(t *testing.T) {
+	t.Parallel()
 	for _, body := range []string{
 		"[x]=1",                       // no name
 		"a[b=1",                       // unclosed bracket
@@ -64,6 +66,7 @@ func TestParseRejects(t *testing.T) {
 // TestBuild: pairs (as a multipart body gives them) nest like a form; a later value of one
 // key replaces an earlier one, as in PHP; text that is not UTF-8 is refused naming the key.
 func TestBuild(t *testing.T) {
+	t.Parallel()
 	got, err := Build([]Pair{{"photo[image]", "aGk="}, {"photo[main]", "1"}, {"a", "1"}, {"a", "2"}, {"tag[]", "x"}, {"tag[]", "y"}})
 	if err != nil {
 		t.Fatal(err)
@@ -93,6 +96,7 @@ func TestBuild(t *testing.T) {
 // keyed "0", "1", … (the service refuses the unknown fields by name); it was turned into a
 // list and panicked, which edge answered 500, before authentication (found by FuzzParse).
 func TestRootOfIndexesStaysAnObject(t *testing.T) {
+	t.Parallel()
 	for body, want := range map[string]map[string]any{
 		"0=x":           {"0": "x"},
 		"0=x&1=y":       {"0": "x", "1": "y"},
@@ -111,6 +115,7 @@ func TestRootOfIndexesStaysAnObject(t *testing.T) {
 // lists and objects, with an error naming the limit; the largest form the original's clients
 // send (a setprices_minnights push of 1000 dates, every item field set) is within them.
 func TestLimits(t *testing.T) {
+	t.Parallel()
 	repeat := func(pair string, n int) string { return strings.TrimSuffix(strings.Repeat(pair+"&", n), "&") }
 	var push strings.Builder
 	push.WriteString("key=k&pass=p&action=setprices_minnights&propertyId=1_2")
@@ -133,6 +138,7 @@ func TestLimits(t *testing.T) {
 		{"one level over MaxDepth", "a[1][2][3][4][5][6][7][8]=1", "nested deeper than 8 levels"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := Parse(c.body)
 			if c.limit == "" {
 				if err != nil {
@@ -159,6 +165,7 @@ func TestLimits(t *testing.T) {
 // decoded key), whatever the form would nest into, and stops at the first field over
 // MaxPairs.
 func TestScanBuildsNothing(t *testing.T) {
+	// Not parallel: AllocsPerRun counts the whole process's allocations.
 	body := []byte(strings.Repeat("a[][][][][][][]=&", MaxPairs))
 	seen := 0
 	allocs := testing.AllocsPerRun(5, func() {
