@@ -105,6 +105,9 @@ type Syncer struct {
 	current      ledger.Current
 	// Deadline bounds every sync, so that one can never outlive the janitor's lease.
 	Deadline time.Duration
+	// LeaseMargin is how long past a sync's deadline its feed lease lasts (feedLeaseMargin,
+	// 5 s): a test whose stopped sync surely writes nothing more shortens it.
+	LeaseMargin time.Duration
 	// Crash, in tests only, is called at each step of a sync with the step's name
 	// ("icalsync:leased", "icalsync:move:claimed"…) and the account; it may stop the sync
 	// there for good, as if the process died. Nil in production.
@@ -114,7 +117,8 @@ type Syncer struct {
 
 // New returns a syncer over the domain's ports.
 func New(d Deps) *Syncer {
-	return &Syncer{propertyView: d.PropertyView, blocks: d.Blocks, ledger: d.Ledger, current: d.Current, Deadline: 25 * time.Second, now: time.Now}
+	return &Syncer{propertyView: d.PropertyView, blocks: d.Blocks, ledger: d.Ledger, current: d.Current, Deadline: 25 * time.Second,
+		LeaseMargin: feedLeaseMargin, now: time.Now}
 }
 
 // SetClock makes now the syncer's clock (time.Now by default): the time a sync measures its

@@ -31,7 +31,7 @@ func leaseHolder() (string, error) {
 func (s *Syncer) takeFeedLease(ctx context.Context, account string, feed int64, holder string) (bool, error) {
 	dl, _ := ctx.Deadline()
 	for {
-		left, err := s.blocks.TakeFeedLease(ctx, account, feed, holder, dl.Add(feedLeaseMargin))
+		left, err := s.blocks.TakeFeedLease(ctx, account, feed, holder, dl.Add(s.LeaseMargin))
 		if err != nil && ctx.Err() != nil {
 			return false, booking.ErrBusy // waited out its time for the lease (the lease's own lock too)
 		}
