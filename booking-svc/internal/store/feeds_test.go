@@ -18,6 +18,7 @@ import (
 func TestFeedLeaseTakeoverHasOneWinner(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
+	s.StoppedFeedLease = 10 * time.Millisecond // what the next holder waits for below
 	for round := range 5 {
 		account := fresh("feedlease")
 		const feed = 5
@@ -73,7 +74,7 @@ func TestFeedLeaseTakeoverHasOneWinner(t *testing.T) {
 		if err := s.EndFeedLease(ctx, account, feed, fmt.Sprintf("taker-%d", winner), false); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(1100 * time.Millisecond)
+		time.Sleep(2 * s.StoppedFeedLease) // the stopped lease is up (its end is a time)
 		left, err := s.TakeFeedLease(ctx, account, feed, "next", time.Now().Add(time.Hour))
 		if err != nil {
 			t.Fatal(err)
