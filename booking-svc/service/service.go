@@ -16,6 +16,8 @@ import (
 	"github.com/vros/vros/booking-svc/internal/cardpay"
 	"github.com/vros/vros/booking-svc/internal/cardpay/route"
 	"github.com/vros/vros/booking-svc/internal/erasure"
+	"github.com/vros/vros/booking-svc/internal/erasure/consumer"
+	"github.com/vros/vros/booking-svc/internal/erasure/erasurestore"
 	"github.com/vros/vros/booking-svc/internal/feedsync"
 	"github.com/vros/vros/booking-svc/internal/idempotency"
 	"github.com/vros/vros/booking-svc/internal/ledger"
@@ -139,7 +141,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err != nil {
 		return err
 	}
-	marks, err := erasure.NewMarks(ctx, db)
+	marks, err := erasurestore.NewMarks(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -167,9 +169,11 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 			{Name: "bookings", Erase: st.EraseAccount},
 			{Name: "ledger", Erase: nights.EraseAccount},
 			{Name: "idempotency keys", Erase: keys.EraseAccount},
-			erasure.ParkedEvents(db.Collection(events.ParkedCollection)),
+			erasurestore.ParkedEvents(db.Collection(events.ParkedCollection)),
 		},
-		Settle: cfg.JanitorLease, Next: vw.Apply, Log: log}
+		Settle: cfg.JanitorLease, Log: log}
+	// vros.property.v1 carries the property view's snapshots and the accounts' erasures.
+	propertyEvents := &consumer.Handler{Eraser: eraser, Next: vw.Apply}
 	janitor := booking.Janitor{Bookings: bookings, Lease: cfg.JanitorLease, Retention: cfg.FailedRetention,
 		Sweeps: map[string]func(context.Context) error{"idempotency expiry": keys.Expire, "account erasure": eraser.Sweep}, Log: log,
 		Meter: tel.Meter}
@@ -191,7 +195,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 			Brokers: cfg.KafkaBrokers, GroupID: group, Topics: []string{events.TopicProperty},
 			Park: events.ParkIn(db.Collection(events.ParkedCollection)), Log: log, Tracer: tel.Tracer, Meter: tel.Meter,
 			Propagator: tel.Propagator,
-		}, eraser.Apply)
+		}, propertyEvents.Apply)
 	})
 	g.Go(func() error { return janitor.Run(gctx) })
 	g.Go(func() error { return autopay.Run(gctx) })

@@ -32,6 +32,8 @@ import (
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/cardpay"
 	"github.com/vros/vros/booking-svc/internal/erasure"
+	"github.com/vros/vros/booking-svc/internal/erasure/consumer"
+	"github.com/vros/vros/booking-svc/internal/erasure/erasurestore"
 	"github.com/vros/vros/booking-svc/internal/feedsync"
 	"github.com/vros/vros/booking-svc/internal/guest"
 	"github.com/vros/vros/booking-svc/internal/idempotency"
@@ -131,12 +133,14 @@ type server struct {
 	led    *ledger.Ledger
 	vw     *propertyview.Store
 	keys   *idempotency.Keys
-	marks  *erasure.Marks
+	marks  *erasurestore.Marks
 	eraser *erasure.Eraser
-	pub    *recorder
-	box    *seal.Box
-	svc    *booking.Service
-	feeds  *feedsync.Syncer
+	// consumer is the handler of vros.property.v1 around eraser and the view.
+	consumer *consumer.Handler
+	pub      *recorder
+	box      *seal.Box
+	svc      *booking.Service
+	feeds    *feedsync.Syncer
 }
 
 func newServer(t *testing.T) *server { return newServerLogging(t, io.Discard) }
@@ -179,7 +183,7 @@ func newServerWith(t *testing.T, w io.Writer, meter metric.Meter) *server {
 		t.Fatal(err)
 	}
 	s.keys.Instrument(meter)
-	if s.marks, err = erasure.NewMarks(ctx, db); err != nil {
+	if s.marks, err = erasurestore.NewMarks(ctx, db); err != nil {
 		t.Fatal(err)
 	}
 	s.st.WatchErasures(s.marks)
@@ -190,8 +194,9 @@ func newServerWith(t *testing.T, w io.Writer, meter metric.Meter) *server {
 	s.feeds = feedsync.New(feedsync.Deps{PropertyView: propertyview.NewReader(s.vw), Blocks: s.st, Ledger: s.led, Current: svc.Current})
 	s.eraser = &erasure.Eraser{Marks: s.marks, View: erasure.Part{Name: "view", Erase: s.vw.EraseAccount}, Forget: s.vw.ForgetAccount,
 		Parts: []erasure.Part{{Name: "bookings", Erase: s.st.EraseAccount}, {Name: "ledger", Erase: s.nights.EraseAccount},
-			{Name: "idempotency", Erase: s.keys.EraseAccount}, erasure.ParkedEvents(db.Collection(events.ParkedCollection))},
-		Settle: time.Hour, Next: s.vw.Apply}
+			{Name: "idempotency", Erase: s.keys.EraseAccount}, erasurestore.ParkedEvents(db.Collection(events.ParkedCollection))},
+		Settle: time.Hour}
+	s.consumer = &consumer.Handler{Eraser: s.eraser, Next: s.vw.Apply}
 	s.app = httpapi.New(httpapi.Options{Telemetry: tel, BodyLimit: 1 << 20})
 	routes := New(svc, s.feeds, booking.NewUsers(s.st, 4), s.keys)
 	routes.Instrument(meter)
@@ -583,7 +588,7 @@ func TestAccountErasure(t *testing.T) {
 				during = append(during, s.book(t, other, 2, fmt.Sprintf("2027-0%d-10", i+1), 2, booking.Guest{FirstName: "Other"}, 0))
 			}
 		}()
-		err := s.eraser.Apply(ctx, ev)
+		err := s.consumer.Apply(ctx, ev)
 		wg.Wait()
 		if step > 0 && step <= len(parts) && err == nil {
 			t.Fatalf("step %d: the crash was not reported", step)
@@ -593,12 +598,12 @@ func TestAccountErasure(t *testing.T) {
 			// the bookings' intents and deletes…): each run starts over and gets further.
 			for i := range 40 {
 				cctx, cancel := context.WithTimeout(ctx, time.Duration(i*i)*20*time.Microsecond)
-				_ = s.eraser.Apply(cctx, ev)
+				_ = s.consumer.Apply(cctx, ev)
 				cancel()
 			}
 		}
 		s.eraser.Parts = parts
-		if err := s.eraser.Apply(ctx, ev); err != nil {
+		if err := s.consumer.Apply(ctx, ev); err != nil {
 			t.Fatalf("step %d: applied again: %v", step, err)
 		}
 		waitFor(t, "the tombstones", func() bool {
@@ -611,9 +616,9 @@ func TestAccountErasure(t *testing.T) {
 			return true
 		})
 		waitFor(t, "the outbox to drain", func() bool {
-			return len(holding(t, map[string]bool{erasure.MarksCollection: true}, acct)) == 0
+			return len(holding(t, map[string]bool{erasurestore.MarksCollection: true}, acct)) == 0
 		})
-		if got := holding(t, nil, acct); got[erasure.MarksCollection] != 1 || len(got) != 1 {
+		if got := holding(t, nil, acct); got[erasurestore.MarksCollection] != 1 || len(got) != 1 {
 			t.Errorf("step %d: documents of the erased account: %v", step, got)
 		}
 		// On the compacted topic the latest message of every key of the account is a tombstone.
@@ -637,7 +642,7 @@ func TestAccountErasure(t *testing.T) {
 		}
 		// A property event of the erased account arriving later is ignored.
 		priceable(t, s, acct, 1)
-		if got := holding(t, map[string]bool{erasure.MarksCollection: true}, acct); len(got) != 0 {
+		if got := holding(t, map[string]bool{erasurestore.MarksCollection: true}, acct); len(got) != 0 {
 			t.Errorf("step %d: a later event stored %v", step, got)
 		}
 	}
@@ -731,7 +736,7 @@ func priceable(t *testing.T, s *server, account string, pid int64) {
 		t.Fatal(err)
 	}
 	key := account + ":" + strconv.FormatInt(pid, 10)
-	if err := s.eraser.Apply(context.Background(), kafka.Message{Key: []byte(key), Value: v}); err != nil {
+	if err := s.consumer.Apply(context.Background(), kafka.Message{Key: []byte(key), Value: v}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -862,14 +867,14 @@ func TestErasureSweepFinishesLateWrites(t *testing.T) {
 	ctx := context.Background()
 	acct := newAccount("sw")
 	s.book(t, acct, 1, "2027-01-01", 2, booking.Guest{FirstName: "Early"}, 0)
-	if err := s.eraser.Apply(ctx, erasedEvent(t, acct)); err != nil {
+	if err := s.consumer.Apply(ctx, erasedEvent(t, acct)); err != nil {
 		t.Fatal(err)
 	}
 	late := s.book(t, acct, 1, "2027-02-01", 2, booking.Guest{FirstName: "Late"}, 0)
 	waitFor(t, "the late booking's tombstone", func() bool {
 		return s.pub.latest()[store.BookingAggregate(acct, late.BookingID)].Tombstone
 	})
-	if got := holding(t, map[string]bool{erasure.MarksCollection: true, outbox.Collection: true}, acct); len(got) == 0 {
+	if got := holding(t, map[string]bool{erasurestore.MarksCollection: true, outbox.Collection: true}, acct); len(got) == 0 {
 		t.Fatal("the late booking is not stored: the test shows nothing")
 	}
 	for _, r := range []struct {
@@ -884,12 +889,12 @@ func TestErasureSweepFinishesLateWrites(t *testing.T) {
 		if err != nil || !ok || m.Settled != r.settled {
 			t.Errorf("settle %v: marker %+v %v %v, want settled %v", r.settle, m, ok, err, r.settled)
 		}
-		if got := holding(t, map[string]bool{erasure.MarksCollection: true, outbox.Collection: true}, acct); len(got) != 0 {
+		if got := holding(t, map[string]bool{erasurestore.MarksCollection: true, outbox.Collection: true}, acct); len(got) != 0 {
 			t.Errorf("settle %v: left %v", r.settle, got)
 		}
 	}
 	// Applied again once settled (a replica reading the topic from the start): harmless.
-	if err := s.eraser.Apply(ctx, erasedEvent(t, acct)); err != nil {
+	if err := s.consumer.Apply(ctx, erasedEvent(t, acct)); err != nil {
 		t.Fatal(err)
 	}
 	// A request of the account that still reaches booking-svc changes nothing.
@@ -1117,7 +1122,7 @@ func TestErasureAfterAnotherReplicasWrite(t *testing.T) {
 	defer pub.kafka.Close()
 	ob := outbox.New(db, pub, other.Snapshot, outbox.Options{Lease: time.Minute, Sweep: time.Hour})
 	other.Attach(ob)
-	marks, err := erasure.NewMarks(ctx, db)
+	marks, err := erasurestore.NewMarks(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1135,10 +1140,10 @@ func TestErasureAfterAnotherReplicasWrite(t *testing.T) {
 		time.Sleep(300 * time.Millisecond) // after the erasure's first tombstone
 		close(pub.release)
 	}()
-	if err := s.eraser.Apply(ctx, erasedEvent(t, acct)); err != nil {
+	if err := s.consumer.Apply(ctx, erasedEvent(t, acct)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the outbox to drain", func() bool { return len(holding(t, map[string]bool{erasure.MarksCollection: true}, acct)) == 0 })
+	waitFor(t, "the outbox to drain", func() bool { return len(holding(t, map[string]bool{erasurestore.MarksCollection: true}, acct)) == 0 })
 	m, ok := onTopic(t, events.TopicBooking, acct+":", since)[key]
 	if !ok || !events.IsTombstone(m) {
 		t.Errorf("latest of %s on the topic: %s, want a tombstone", key, m.Value)
@@ -1234,12 +1239,12 @@ func TestConcurrentAccountErasures(t *testing.T) {
 	waitFor(t, "the account's events", func() bool { return s.pub.latest()[keys[3]].Value != nil })
 	ev := erasedEvent(t, acct)
 	together.Run(3, func(int) {
-		if err := s.eraser.Apply(ctx, ev); err != nil {
+		if err := s.consumer.Apply(ctx, ev); err != nil {
 			t.Error(err)
 		}
 	})
-	waitFor(t, "the outbox to drain", func() bool { return len(holding(t, map[string]bool{erasure.MarksCollection: true}, acct)) == 0 })
-	if got := holding(t, nil, acct); got[erasure.MarksCollection] != 1 || len(got) != 1 {
+	waitFor(t, "the outbox to drain", func() bool { return len(holding(t, map[string]bool{erasurestore.MarksCollection: true}, acct)) == 0 })
+	if got := holding(t, nil, acct); got[erasurestore.MarksCollection] != 1 || len(got) != 1 {
 		t.Errorf("documents of the erased account: %v", got)
 	}
 	onKafka := onTopic(t, events.TopicBooking, acct+":", since)

@@ -6,36 +6,23 @@
 // janitor's sweep, which also runs it once more after every request of the account that
 // could have been running when it began has stopped.
 //
-// The markers of the erased accounts (Marks, marks.go) live here too: the erasure writes
-// them first, and the store, the property view and the API read them to refuse or ignore
-// what still arrives for an erased account.
+// The package holds the policy only, over its ports (ports.go): the markers of the erased
+// accounts are erasurestore.Marks in MongoDB, which the store, the property view and the API
+// also read to refuse or ignore what still arrives for an erased account; the parts are the
+// stores' EraseAccount functions (erasurestore.ParkedEvents for the parked events); the
+// Kafka message is decoded by package consumer, which calls Erase.
 package erasure
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
-
-	"github.com/segmentio/kafka-go"
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-
-	"github.com/vros/vros/libs/events"
-	"github.com/vros/vros/libs/events/contract"
-	"github.com/vros/vros/libs/mongostore"
 )
-
-// Part is one store that keeps data of accounts.
-type Part struct {
-	Name  string
-	Erase func(ctx context.Context, account string) error
-}
 
 // Eraser erases accounts.
 type Eraser struct {
-	Marks *Marks
+	Marks Marks
 	// View is erased first, so that nothing of the account can be priced while the rest
 	// goes.
 	View Part
@@ -47,10 +34,8 @@ type Eraser struct {
 	// Settle is how long after an erasure began its last pass runs: longer than any request
 	// of the account may still run (the janitor's lease).
 	Settle time.Duration
-	// Next handles every message that is not an erasure (the property view).
-	Next events.Handler
-	Log  *slog.Logger
-	now  func() time.Time
+	Log    *slog.Logger
+	now    func() time.Time
 }
 
 func (e *Eraser) clock() time.Time {
@@ -58,26 +43,6 @@ func (e *Eraser) clock() time.Time {
 		return e.now()
 	}
 	return time.Now()
-}
-
-// Apply is the consumer handler of vros.property.v1: an account's erasure event erases it,
-// every other message goes to Next.
-func (e *Eraser) Apply(ctx context.Context, m kafka.Message) error {
-	if events.IsTombstone(m) || !strings.HasSuffix(string(m.Key), ":account") {
-		return e.Next(ctx, m)
-	}
-	var d contract.AccountErasure
-	ev, err := events.Decode(m.Value, &d)
-	if err != nil {
-		return events.Permanent(err)
-	}
-	if ev.Type() != contract.AccountErased {
-		return e.Next(ctx, m)
-	}
-	if d.AccountID == "" || events.AccountKey(d.AccountID) != string(m.Key) {
-		return events.Permanent(fmt.Errorf("account erasure event for %q under key %q", d.AccountID, m.Key))
-	}
-	return e.Erase(ctx, d.AccountID)
 }
 
 // Erase erases account: marker first, then every part. An account whose erasure has settled
@@ -131,13 +96,4 @@ func (e *Eraser) Sweep(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// ParkedEvents is the part that deletes the account's parked events (`parked_events`, whose
-// key begins with "<account>:"): they hold its snapshots.
-func ParkedEvents(parked *mongo.Collection) Part {
-	return Part{Name: "parked events", Erase: func(ctx context.Context, account string) error {
-		_, err := parked.DeleteMany(ctx, bson.D{{Key: "key", Value: mongostore.OwnedBy(account)}})
-		return err
-	}}
 }

@@ -11,7 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/vros/vros/booking-svc/internal/booking"
-	"github.com/vros/vros/booking-svc/internal/erasure"
+	"github.com/vros/vros/booking-svc/internal/erasure/erasurestore"
 	"github.com/vros/vros/booking-svc/internal/guest"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/mongostore"
@@ -30,7 +30,7 @@ var _ booking.AccountRecords = (*Store)(nil)
 // WatchErasures makes the store refuse to publish anything of an erased account: the outbox
 // loader answers a tombstone for its aggregates instead, and a writer's snapshot of one is
 // not handed over (the relay loads the tombstone).
-func (s *Store) WatchErasures(a *erasure.Marks) { s.erased = a }
+func (s *Store) WatchErasures(a *erasurestore.Marks) { s.erased = a }
 
 // erasedAccount reports whether account is erased (never, without WatchErasures).
 func (s *Store) erasedAccount(ctx context.Context, account string) (bool, error) {

@@ -20,7 +20,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/vros/vros/booking-svc/internal/booking"
-	"github.com/vros/vros/booking-svc/internal/erasure"
+	"github.com/vros/vros/booking-svc/internal/erasure/erasurestore"
 	"github.com/vros/vros/booking-svc/internal/faults"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
@@ -64,7 +64,7 @@ type Store struct {
 	// locks serialize this process's updates of one document (mongostore.DocLocks).
 	locks *mongostore.DocLocks
 	// erased are the erased accounts (WatchErasures); nil: none is watched.
-	erased *erasure.Marks
+	erased *erasurestore.Marks
 	// StoppedFeedLease is how long the feed lease of a sync that stopped before finishing
 	// outlives it (EndFeedLease): a write the stopped sync sent may still land meanwhile.
 	// Tests whose stopped syncs have surely returned shorten it; New sets 1 s.

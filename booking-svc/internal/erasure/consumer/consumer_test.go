@@ -1,4 +1,4 @@
-package erasure
+package consumer
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/vros/vros/booking-svc/internal/erasure"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
 )
@@ -23,7 +24,7 @@ func TestApplyRoutes(t *testing.T) {
 		}
 		return v
 	}
-	erasure := contract.AccountErasure{AccountID: "a1", ErasedAt: time.Now()}
+	event := contract.AccountErasure{AccountID: "a1", ErasedAt: time.Now()}
 	for _, r := range []struct {
 		name      string
 		m         kafka.Message
@@ -40,17 +41,17 @@ func TestApplyRoutes(t *testing.T) {
 		{"an erasure without account", kafka.Message{Key: []byte(":account"), Value: encode(contract.AccountErased, ":account",
 			contract.AccountErasure{})}, false, true},
 		{"not a CloudEvent", kafka.Message{Key: []byte("a1:account"), Value: []byte("{")}, false, true},
-		{"an erasure of its own account reaches the markers", kafka.Message{Key: []byte("a1:account"), Value: encode(contract.AccountErased, "a1:account", erasure)}, false, false},
+		{"an erasure of its own account reaches the markers", kafka.Message{Key: []byte("a1:account"), Value: encode(contract.AccountErased, "a1:account", event)}, false, false},
 	} {
 		next := false
-		e := &Eraser{Next: func(context.Context, kafka.Message) error { next = true; return nil }, Marks: nil}
+		h := &Handler{Eraser: &erasure.Eraser{Marks: nil}, Next: func(context.Context, kafka.Message) error { next = true; return nil }}
 		err := func() (err error) {
 			defer func() {
 				if recover() != nil {
 					err = errors.New("reached the markers")
 				}
 			}()
-			return e.Apply(context.Background(), r.m)
+			return h.Apply(context.Background(), r.m)
 		}()
 		if next != r.next || events.IsPermanent(err) != r.permanent || !r.next && !r.permanent && err == nil {
 			t.Errorf("%s: next %v, err %v; want next %v, permanent %v", r.name, next, err, r.next, r.permanent)

@@ -1,4 +1,6 @@
-package erasure
+// Package erasurestore is the MongoDB side of the account erasure: the erased accounts'
+// markers (Marks, erasure.Marks) and the part that deletes an account's parked events.
+package erasurestore
 
 import (
 	"context"
@@ -11,6 +13,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/vros/vros/booking-svc/internal/erasure"
 	"github.com/vros/vros/libs/mongostore"
 )
 
@@ -21,15 +24,26 @@ import (
 // account, and the account's later events are ignored.
 const MarksCollection = "erased_accounts"
 
-// Mark is one erased account. Settled is set once a pass of the erasure ran after every
-// request of the account that could still have been running when it began had stopped.
-type Mark struct {
+// mark is the document of one marker (erasure.Mark).
+type mark struct {
 	Account string    `bson:"_id"`
 	At      time.Time `bson:"at"`
 	Settled bool      `bson:"settled,omitempty"`
 }
 
-// Marks are the erased accounts' markers, in MongoDB and remembered in memory (a marker is
+func (m mark) domain() erasure.Mark {
+	return erasure.Mark{Account: m.Account, At: m.At, Settled: m.Settled}
+}
+
+func marksOf(docs []mark) []erasure.Mark {
+	out := make([]erasure.Mark, 0, len(docs))
+	for _, m := range docs {
+		out = append(out, m.domain())
+	}
+	return out
+}
+
+// Marks are the erased accounts' markers (erasure.Marks), in MongoDB and remembered in memory (a marker is
 // never removed, so what this process once read stays true).
 type Marks struct {
 	coll *mongo.Collection
@@ -56,7 +70,7 @@ func (a *Marks) Reload(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read erased accounts: %w", err)
 	}
-	var marks []Mark
+	var marks []mark
 	if err := cur.All(ctx, &marks); err != nil {
 		return fmt.Errorf("read erased accounts: %w", err)
 	}
@@ -69,21 +83,21 @@ func (a *Marks) Reload(ctx context.Context) error {
 }
 
 // Mark records account as erased at at (kept if it already is) and returns its marker.
-func (a *Marks) Mark(ctx context.Context, account string, at time.Time) (Mark, error) {
-	m := Mark{Account: account, At: at.UTC()}
+func (a *Marks) Mark(ctx context.Context, account string, at time.Time) (erasure.Mark, error) {
+	m := mark{Account: account, At: at.UTC()}
 	_, err := a.coll.InsertOne(ctx, m)
 	if err != nil && !mongostore.IsDuplicate(err) {
-		return m, fmt.Errorf("mark account erased: %w", err)
+		return m.domain(), fmt.Errorf("mark account erased: %w", err)
 	}
 	a.remember(account)
 	if err == nil {
-		return m, nil
+		return m.domain(), nil
 	}
 	err = a.coll.FindOne(ctx, bson.D{{Key: "_id", Value: account}}).Decode(&m)
 	if err != nil {
-		return m, fmt.Errorf("read erased account: %w", err)
+		return m.domain(), fmt.Errorf("read erased account: %w", err)
 	}
-	return m, nil
+	return m.domain(), nil
 }
 
 func (a *Marks) remember(account string) {
@@ -117,30 +131,30 @@ func (a *Marks) Is(ctx context.Context, account string) (bool, error) {
 }
 
 // Get returns the marker of account, false when it is not erased.
-func (a *Marks) Get(ctx context.Context, account string) (Mark, bool, error) {
-	var m Mark
+func (a *Marks) Get(ctx context.Context, account string) (erasure.Mark, bool, error) {
+	var m mark
 	err := a.coll.FindOne(ctx, bson.D{{Key: "_id", Value: account}}).Decode(&m)
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return m, false, nil
+		return m.domain(), false, nil
 	}
 	if err != nil {
-		return m, false, fmt.Errorf("read erased account: %w", err)
+		return m.domain(), false, fmt.Errorf("read erased account: %w", err)
 	}
 	a.remember(account)
-	return m, true, nil
+	return m.domain(), true, nil
 }
 
 // Unsettled lists the markers not yet settled.
-func (a *Marks) Unsettled(ctx context.Context) ([]Mark, error) {
+func (a *Marks) Unsettled(ctx context.Context) ([]erasure.Mark, error) {
 	cur, err := a.coll.Find(ctx, bson.D{{Key: "settled", Value: bson.D{{Key: "$ne", Value: true}}}})
 	if err != nil {
 		return nil, fmt.Errorf("read erased accounts: %w", err)
 	}
-	var marks []Mark
+	var marks []mark
 	if err := cur.All(ctx, &marks); err != nil {
 		return nil, fmt.Errorf("read erased accounts: %w", err)
 	}
-	return marks, nil
+	return marksOf(marks), nil
 }
 
 // Settle marks the erasure of account as settled.
@@ -151,3 +165,5 @@ func (a *Marks) Settle(ctx context.Context, account string) error {
 	}
 	return nil
 }
+
+var _ erasure.Marks = (*Marks)(nil)
