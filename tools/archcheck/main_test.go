@@ -68,6 +68,14 @@ func TestPlantedImport(t *testing.T) {
 			"booking-svc/internal/booking imports an adapter (booking-svc/internal/propertyview): booking-svc/internal/booking → booking-svc/internal/propertyview"},
 		{"booking-svc/internal/guest", "github.com/vros/vros/booking-svc/internal/propertyview",
 			"booking-svc/internal/guest imports an adapter (booking-svc/internal/propertyview): booking-svc/internal/guest → booking-svc/internal/propertyview"},
+		{"booking-svc/internal/erasure", "github.com/vros/vros/booking-svc/internal/erasure/erasurestore",
+			"booking-svc/internal/erasure imports a store (booking-svc/internal/erasure/erasurestore): booking-svc/internal/erasure → booking-svc/internal/erasure/erasurestore"},
+		// Transitively: the consumer is an adapter (and libs/events, which it imports, reads
+		// Kafka).
+		{"booking-svc/internal/erasure", "github.com/vros/vros/booking-svc/internal/erasure/consumer",
+			"booking-svc/internal/erasure imports an adapter (booking-svc/internal/erasure/consumer): booking-svc/internal/erasure → booking-svc/internal/erasure/consumer"},
+		{"booking-svc/internal/erasure", "github.com/vros/vros/libs/events",
+			"booking-svc/internal/erasure imports kafka-go (github.com/segmentio/kafka-go): booking-svc/internal/erasure → libs/events → github.com/segmentio/kafka-go"},
 		// Transitively: libs/httpapi is no adapter, but it imports Fiber.
 		{"booking-svc/internal/request", "github.com/vros/vros/libs/httpapi",
 			"booking-svc/internal/request imports Fiber (github.com/gofiber/fiber/v2): booking-svc/internal/request → libs/httpapi → github.com/gofiber/fiber/v2"},
