@@ -1,5 +1,5 @@
 # The image of every vros service. Build context: the repository root (a service module
-# needs ../libs); SERVICE names the module, PORT the port it listens on:
+# needs ../libs, and ../testkit's go.mod for its tests' requirement); SERVICE names the module, PORT the port it listens on:
 #   docker build --build-arg SERVICE=booking-svc --build-arg PORT=8082 \
 #     --build-arg VERSION=$(git describe --always) -t vros/booking-svc:dev .
 # or `make images`, which builds them all.
@@ -17,6 +17,7 @@ WORKDIR /src/${SERVICE}
 
 # Module download is its own layer: it is rebuilt only when a go.mod or go.sum changes.
 COPY libs/go.mod libs/go.sum* /src/libs/
+COPY testkit/go.mod testkit/go.sum* /src/testkit/
 COPY ${SERVICE}/go.mod ${SERVICE}/go.sum* /src/${SERVICE}/
 RUN go mod download
 

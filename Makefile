@@ -1,15 +1,17 @@
 # vros runbook. `make help` lists the targets.
 GO       ?= go
-MODULES  := libs edge property-svc booking-svc catalog-svc integration-svc devstack
+MODULES  := libs testkit edge property-svc booking-svc catalog-svc integration-svc devstack systest
 TIMEOUT  ?= 10m
 
-# Real servers (libs/realinfra, run by bin/vros-infra): PostgreSQL + FerretDB and Apache Kafka.
+# Real servers (devstack/realinfra, run by bin/vros-infra): PostgreSQL + FerretDB and Apache Kafka.
+# The same binary runs the embedded servers a package's tests start in a child process
+# (testkit/testinfra: `vros-infra embedded`, found through VROS_INFRA_BIN).
 INFRA       := $(CURDIR)/bin/vros-infra
 INFRA_STATE ?= .data/infra
 # The packages test-real runs again: those whose tests take their servers from
-# VROS_MONGO_URI / VROS_KAFKA_BROKERS (directly, through embedded.TestDatabase, or through
-# realinfra.FromEnv): the end-to-end suites, the stores, the outbox and the consumer.
-REAL_MARKER := embedded\.TestDatabase|embedded\.RunWithDatabase|FromEnv\(\)|VROS_MONGO_URI|VROS_KAFKA_BROKERS
+# VROS_MONGO_URI / VROS_KAFKA_BROKERS (directly, through testinfra.TestDatabase, or through
+# servers.FromEnv, both of testkit): the end-to-end suites, the stores, the outbox and the consumer.
+REAL_MARKER := testinfra\.TestDatabase|testinfra\.RunWithDatabase|FromEnv\(\)|VROS_MONGO_URI|VROS_KAFKA_BROKERS
 # The embedded run ignores servers a shell exported (make infra-up).
 EMBEDDED_ENV := env -u VROS_MONGO_URI -u VROS_KAFKA_BROKERS -u VROS_INFRA_CONTROL
 
@@ -26,13 +28,15 @@ run: ## run all of vros on this machine (embedded MongoDB and Kafka, data in .da
 test: test-go test-fuzz test-real test-charts ## run every test (Go modules on embedded servers, the fuzz targets briefly, again on real ones, then the Helm chart checks)
 
 # The reference page's browser check (edge/openapi) runs in Debian's chromium, installed here;
-# the trace test (devstack/tracetest) in bin/jaeger, built here.
+# the trace test (systest/tracetest) in bin/jaeger, built here.
 test-go: export VROS_REQUIRE_CHROMIUM := 1
 test-go: export VROS_REQUIRE_JAEGER := 1
-test-go: chromium jaeger ## run the Go tests of every module (embedded servers)
+test-go: export VROS_INFRA_BIN := $(INFRA)
+test-go: chromium jaeger vros-infra ## run the Go tests of every module (embedded servers)
 	@set -e; for m in $(MODULES); do echo "== $$m (embedded servers: FerretDB on SQLite, kfake)"; \
 		(cd $$m && $(EMBEDDED_ENV) $(GO) test -count=1 -timeout $(TIMEOUT) ./...); done
 
+test-real: export VROS_INFRA_BIN := $(INFRA)
 test-real: vros-infra ## run the end-to-end, store, outbox and consumer tests again on real servers (PostgreSQL + FerretDB, Apache Kafka)
 	@$(INFRA) run -- $(MAKE) --no-print-directory test-real-pass
 
@@ -56,12 +60,12 @@ infra-down: vros-infra ## stop the servers of infra-up
 	@$(INFRA) down -state $(INFRA_STATE)
 
 # Both stacks in one run: on embedded servers, and on real ones that the benchmark's TestMain
-# starts with libs/realinfra (PostgreSQL, Java and Maven needed, as for test-real).
+# starts with devstack/realinfra (PostgreSQL, Java and Maven needed, as for test-real).
 # The output is kept in bin/bench.txt and drawn as PNG charts in docs/bench/ (cmd/benchplot).
 bench: ## benchmarks on embedded and real servers: reads and writes beside bare Fiber and the same bytes, open loop, freshness; charts in docs/bench (docs/benchmarks.md)
 	@mkdir -p bin
-	bash -o pipefail -c "cd devstack && $(GO) test -run '^\$$' -bench . -benchtime 3s -timeout 30m ./bench/ | tee ../bin/bench.txt"
-	cd devstack && $(GO) run ./cmd/benchplot -o ../docs/bench < ../bin/bench.txt
+	bash -o pipefail -c "cd systest && $(GO) test -run '^\$$' -bench . -benchtime 3s -timeout 30m ./bench/ | tee ../bin/bench.txt"
+	cd systest && $(GO) run ./cmd/benchplot -o ../docs/bench < ../bin/bench.txt
 
 # The scale run (BenchmarkScale): 100 accounts whose properties grow through SCALE (in all),
 # ten bookings each over two years, every service its own process on the embedded servers.
@@ -69,8 +73,8 @@ bench: ## benchmarks on embedded and real servers: reads and writes beside bare 
 SCALE ?= 100,1000,10000
 bench-scale: ## the scale run: 100 accounts, 100 → 10 000 properties, 100 000 bookings; memory per service, view rebuilds, p99 per path (docs/benchmarks.md "At scale")
 	@mkdir -p bin
-	bash -o pipefail -c "cd devstack && VROS_BENCH_STORES=none VROS_BENCH_SCALE=$(SCALE) $(GO) test -run '^\$$' -bench BenchmarkScale -benchtime 1x -timeout 90m ./bench/ | tee ../bin/bench-scale.txt"
-	cd devstack && $(GO) run ./cmd/benchplot -o ../docs/bench < ../bin/bench-scale.txt
+	bash -o pipefail -c "cd systest && VROS_BENCH_STORES=none VROS_BENCH_SCALE=$(SCALE) $(GO) test -run '^\$$' -bench BenchmarkScale -benchtime 1x -timeout 90m ./bench/ | tee ../bin/bench-scale.txt"
+	cd systest && $(GO) run ./cmd/benchplot -o ../docs/bench < ../bin/bench-scale.txt
 
 # staticcheck, pinned, with its default checks; `make lint` installs it into ./bin.
 STATICCHECK_VERSION := v0.8.2

@@ -8,6 +8,7 @@ require (
 	github.com/segmentio/kafka-go v0.4.51
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/vros/vros/libs v0.0.0
+	github.com/vros/vros/testkit v0.0.0
 	go.mongodb.org/mongo-driver/v2 v2.9.3
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
@@ -68,3 +69,5 @@ require (
 )
 
 replace github.com/vros/vros/libs => ../libs
+
+replace github.com/vros/vros/testkit => ../testkit

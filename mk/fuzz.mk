@@ -8,7 +8,7 @@
 # `go test ./...`, so make test-go checks them without fuzzing.
 
 GO            ?= go
-FUZZ_MODULES  ?= $(or $(MODULES),libs edge property-svc booking-svc catalog-svc integration-svc devstack)
+FUZZ_MODULES  ?= $(or $(MODULES),libs testkit edge property-svc booking-svc catalog-svc integration-svc devstack systest)
 # How long each target is fuzzed (a go test -fuzztime value: 5s, 30s, 1000x).
 FUZZTIME      ?= 5s
 # Fuzzing workers per target (go test -parallel); 2 fits this project's 2-core machines.
@@ -51,6 +51,6 @@ fuzz-api-venv:
 # Settings (environment or make variables): FUZZAPI_URL (http://127.0.0.1:8080), FUZZAPI_DOCS
 # (interface-a interface-b admin), FUZZAPI_MAX_EXAMPLES (20 per operation), FUZZAPI_PHASES,
 # FUZZAPI_WORKERS, FUZZAPI_TIMEOUT (900 s per document), FUZZAPI_SEED, FUZZAPI_KEEP=1 (keep the
-# accounts), FUZZAPI_ADMIN_TOKEN: devstack/fuzzapi/run.py says what each does.
+# accounts), FUZZAPI_ADMIN_TOKEN: systest/fuzzapi/run.py says what each does.
 fuzz-api: fuzz-api-venv ## schemathesis against make run's edge with the three OpenAPI documents: no 5xx, answers as documented (starts bin/vros-dev when nothing answers)
-	@GO=$(GO) $(FUZZAPI_VENV)/bin/python devstack/fuzzapi/run.py
+	@GO=$(GO) $(FUZZAPI_VENV)/bin/python systest/fuzzapi/run.py

@@ -2,7 +2,7 @@
 #
 #   jaeger   builds bin/jaeger (Jaeger v2 all-in-one) from the module tools/jaeger/go.mod pins
 #            (GOWORK=off), skipped when `go version -m` shows that version already there; the
-#            trace test (devstack/tracetest, in make test-go) runs it as its OTLP receiver
+#            trace test (systest/tracetest, in make test-go) runs it as its OTLP receiver
 #   observe  make run with Jaeger beside it: every service sends its spans there; prints the
 #            Jaeger address (UI and query API); Ctrl-C stops both. Its ports: the variables
 #            VROS_DEV_JAEGER_UI_PORT (16686), VROS_DEV_JAEGER_OTLP_PORT (4318) and

@@ -53,8 +53,8 @@ panel-assets: ## re-vendor the panel's htmx (pinned in edge/internal/panel/web) 
 	@v=$$(node -p "require('./$(PANEL_DIST)/package.json').version"); echo "$$v" > $(PANEL_DIR)/htmx.VERSION; \
 		echo "vendored htmx.org $$v into $(PANEL_DIR)"
 
-# panel-screenshots  runs the panel's browser test (devstack/paneltest) and keeps a
+# panel-screenshots  runs the panel's browser test (systest/paneltest) and keeps a
 #                    screenshot of each page in docs/panel/ (linked from the README).
 .PHONY: panel-screenshots
-panel-screenshots: chromium ## photograph every page of the management panel into docs/panel (the browser test of devstack/paneltest)
-	cd devstack && VROS_REQUIRE_CHROMIUM=1 VROS_PANEL_SCREENSHOTS=$(CURDIR)/docs/panel $(GO) test -count=1 -run TestOwnerWorksInTheBrowser ./paneltest/
+panel-screenshots: chromium ## photograph every page of the management panel into docs/panel (the browser test of systest/paneltest)
+	cd systest && VROS_REQUIRE_CHROMIUM=1 VROS_PANEL_SCREENSHOTS=$(CURDIR)/docs/panel $(GO) test -count=1 -run TestOwnerWorksInTheBrowser ./paneltest/

@@ -38,7 +38,6 @@ require (
 	github.com/prometheus/otlptranslator v1.0.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/rivo/uniseg v0.2.0 // indirect
-	github.com/segmentio/kafka-go v0.4.51 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fasthttp v1.51.0 // indirect
 	github.com/valyala/tcplisten v1.0.0 // indirect
@@ -67,8 +66,12 @@ require (
 )
 
 require (
+	github.com/segmentio/kafka-go v0.4.51
 	github.com/vros/vros/libs v0.0.0
+	github.com/vros/vros/testkit v0.0.0
 	golang.org/x/image v0.47.0
 )
 
 replace github.com/vros/vros/libs => ../libs
+
+replace github.com/vros/vros/testkit => ../testkit

@@ -1,6 +1,6 @@
 // Package jaeger runs Jaeger (v2 all-in-one, bin/jaeger of `make jaeger`, with
 // tools/jaeger/all-in-one.yaml) as a child process on loopback ports, and reads traces back
-// through its query API: the OTLP receiver of the trace test (devstack/tracetest) and of
+// through its query API: the OTLP receiver of the trace test (systest/tracetest) and of
 // `make observe` (vros-dev with VROS_DEV_JAEGER).
 package jaeger
 

@@ -1,7 +1,7 @@
 // Package proc runs vros's services as child processes, each its own binary built from the
 // workspace, as a deployment runs them: the tests that kill a service with kill -9
-// (devstack/hookcrash) and the scale benchmark, which measures each service's resident
-// memory (devstack/bench, BenchmarkScale).
+// (systest/hookcrash) and the scale benchmark, which measures each service's resident
+// memory (systest/bench, BenchmarkScale).
 package proc
 
 import (

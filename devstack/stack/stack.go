@@ -21,10 +21,10 @@ import (
 
 	booking "github.com/vros/vros/booking-svc/service"
 	catalog "github.com/vros/vros/catalog-svc/service"
+	"github.com/vros/vros/devstack/embedded"
 	edge "github.com/vros/vros/edge/service"
 	integration "github.com/vros/vros/integration-svc/service"
 	"github.com/vros/vros/libs/config"
-	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/httpapi"
 	property "github.com/vros/vros/property-svc/service"
 )

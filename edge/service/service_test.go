@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/vros/vros/libs/config"
-	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/telemetry"
 	"github.com/vros/vros/libs/telemetry/telemetrytest"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 // Every edge of these tests shares one embedded MongoDB (edge's database name is fixed, so
@@ -25,7 +25,7 @@ import (
 var mongoURI string
 
 func TestMain(m *testing.M) {
-	in, err := embedded.Start(context.Background(), embedded.Options{})
+	in, err := testinfra.Start(context.Background())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "embedded:", err)
 		os.Exit(1)

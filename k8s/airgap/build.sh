@@ -283,7 +283,7 @@ build_stores() {
 	local dir=$ROOT/k8s/dev/images k ctx
 	k=$(key "image:$DEBIAN_IMAGE" "$dir/kafka")
 	if ! fresh "$KAFKA_IMAGE" "$k"; then
-		# The broker's jars come from Maven Central, as in make test (libs/realinfra).
+		# The broker's jars come from Maven Central, as in make test (devstack/realinfra).
 		ctx=$CACHE/ctx-kafka
 		rm -rf "$ctx" && mkdir -p "$ctx" && cp -r "$dir/kafka/." "$ctx/"
 		log "maven: Apache Kafka $KAFKA_VERSION jars"

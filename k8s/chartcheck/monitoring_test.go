@@ -18,7 +18,7 @@ import (
 
 // The monitoring the chart ships (docs/operations.md): the alert rules, which promtool checks
 // and tests as they are (make test-charts), and the Grafana dashboard, whose metric names
-// devstack/metricscheck checks against a running stack.
+// systest/metricscheck checks against a running stack.
 const (
 	rulesFile      = "charts/vros/rules/vros-rules.yaml"
 	rulesTestFile  = "charts/vros/rules/vros-rules.test.yaml"

@@ -20,7 +20,7 @@ import (
 )
 
 // The request shapes below follow ../shared/spec/vros-spec.md, docs/interface-b.md and the
-// local end-to-end tests (devstack/e2e, devstack/apitest), which this module must not import.
+// local end-to-end tests (systest/e2e, systest/apitest), which this module must not import.
 
 // account is the data of POST /admin/v1/accounts: the tenant's id and its three credential
 // kinds.

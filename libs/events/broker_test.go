@@ -14,10 +14,10 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
-	"github.com/vros/vros/libs/eventually"
-	"github.com/vros/vros/libs/realinfra"
+	"github.com/vros/vros/testkit/eventually"
+	"github.com/vros/vros/testkit/servers"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 // The tests run against the broker VROS_KAFKA_BROKERS names (make test-real: Apache Kafka),
@@ -27,16 +27,16 @@ var (
 	brokers    []string
 	realBroker bool
 	// Exactly one of these restarts the broker: the embedded one, or vros-infra's.
-	embeddedInfra *embedded.Infra
-	realServers   *realinfra.Servers
+	embeddedInfra *testinfra.Infra
+	realServers   *servers.Servers
 )
 
 func TestMain(m *testing.M) {
-	if s := realinfra.FromEnv(); s != nil && len(s.KafkaBrokers) > 0 {
+	if s := servers.FromEnv(); s != nil && len(s.KafkaBrokers) > 0 {
 		brokers, realBroker, realServers = s.KafkaBrokers, true, s
 		os.Exit(m.Run())
 	}
-	in, err := embedded.Start(context.Background(), embedded.Options{})
+	in, err := testinfra.Start(context.Background())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -411,7 +411,7 @@ func TestConsumerOutlivesBrokerRestart(t *testing.T) {
 	var stopBroker, startBroker func() error
 	switch {
 	case embeddedInfra != nil:
-		stopBroker = func() error { embeddedInfra.StopKafka(); return nil }
+		stopBroker = embeddedInfra.StopKafka
 		startBroker = embeddedInfra.StartKafka
 	case realServers.CanRestartKafka():
 		ctx := context.Background()

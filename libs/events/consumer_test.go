@@ -13,7 +13,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/vros/vros/libs/events"
-	"github.com/vros/vros/libs/eventually"
+	"github.com/vros/vros/testkit/eventually"
 )
 
 // TestConsumerRetriesParksAndKeepsOrder: one partition carries two keys' events. A failure

@@ -11,8 +11,8 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/vros/vros/libs/events"
-	"github.com/vros/vros/libs/eventually"
 	"github.com/vros/vros/libs/telemetry/telemetrytest"
+	"github.com/vros/vros/testkit/eventually"
 )
 
 // TestProduceAndConsumeMetrics: a publisher with a meter times each write per topic in

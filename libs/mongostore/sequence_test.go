@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/vros/vros/libs/mongostore"
-	"github.com/vros/vros/libs/together"
+	"github.com/vros/vros/testkit/together"
 )
 
 // TestSequencesOfManyProcessesNeverRepeat: twenty processes (a Sequence each) share one

@@ -11,14 +11,14 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
-	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/mongostore"
-	"github.com/vros/vros/libs/together"
+	"github.com/vros/vros/testkit/testinfra"
+	"github.com/vros/vros/testkit/together"
 )
 
 var db *mongo.Database
 
-func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "mongostore_test", &db, nil) }
+func TestMain(m *testing.M) { testinfra.RunWithDatabase(m, "mongostore_test", &db, nil) }
 
 // fresh is a collection no earlier run (-count) has written, created with its lease sibling
 // before the test writes, as a service's Ensure does at start-up.

@@ -19,19 +19,19 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
-	"github.com/vros/vros/libs/eventually"
 	"github.com/vros/vros/libs/mongostore"
 	"github.com/vros/vros/libs/outbox"
-	"github.com/vros/vros/libs/realinfra"
 	"github.com/vros/vros/libs/telemetry/telemetrytest"
+	"github.com/vros/vros/testkit/eventually"
+	"github.com/vros/vros/testkit/servers"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
-// servers are what the tests run against: the embedded MongoDB-wire server and Kafka
+// srv is what the tests run against: the embedded MongoDB-wire server and Kafka
 // broker, or the real ones of `make test-real` (VROS_MONGO_URI, VROS_KAFKA_BROKERS), with
 // the real driver and the real Kafka client either way.
-var servers struct {
+var srv struct {
 	mongoURI string
 	brokers  []string
 	// stopKafka and startKafka take the broker down and back; nil when the broker is not
@@ -46,24 +46,24 @@ var client *mongo.Client
 func TestMain(m *testing.M) {
 	ctx := context.Background()
 	stop := func() {}
-	if real := realinfra.FromEnv(); real != nil {
-		servers.mongoURI, servers.brokers = real.MongoURI, real.KafkaBrokers
+	if real := servers.FromEnv(); real != nil {
+		srv.mongoURI, srv.brokers = real.MongoURI, real.KafkaBrokers
 		if real.CanRestartKafka() {
-			servers.stopKafka = func() error { return real.StopKafka(ctx) }
-			servers.startKafka = func() error { return real.StartKafka(ctx) }
+			srv.stopKafka = func() error { return real.StopKafka(ctx) }
+			srv.startKafka = func() error { return real.StartKafka(ctx) }
 		}
 	} else {
-		infra, err := embedded.Start(ctx, embedded.Options{})
+		infra, err := testinfra.Start(ctx)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		servers.mongoURI, servers.brokers, stop = infra.MongoURI, infra.KafkaBrokers, infra.Close
-		servers.stopKafka = func() error { infra.StopKafka(); return nil }
-		servers.startKafka = infra.StartKafka
+		srv.mongoURI, srv.brokers, stop = infra.MongoURI, infra.KafkaBrokers, infra.Close
+		srv.stopKafka = infra.StopKafka
+		srv.startKafka = infra.StartKafka
 	}
 	var err error
-	if client, err = mongo.Connect(options.Client().ApplyURI(servers.mongoURI)); err != nil {
+	if client, err = mongo.Connect(options.Client().ApplyURI(srv.mongoURI)); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -92,7 +92,7 @@ func newHarness(t *testing.T, load func(prefix string) outbox.Loader) *harness {
 		prefix: fmt.Sprintf("%d%d", time.Now().UnixNano()%1e9, dbSeq.Add(1))}
 	h.db = client.Database(fmt.Sprintf("outbox_test_%d_%d", time.Now().UnixNano()%1e9, dbSeq.Add(1)))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(h.reader))
-	h.pub = events.NewPublisher(servers.brokers)
+	h.pub = events.NewPublisher(srv.brokers)
 	h.box = outbox.New(h.db, h.pub, load(h.prefix), outbox.Options{
 		Lease: 100 * time.Millisecond, Sweep: 50 * time.Millisecond,
 		RetryMin: 20 * time.Millisecond, RetryMax: 300 * time.Millisecond, ParkAfter: 3,
@@ -140,7 +140,7 @@ func (h *harness) crashedWrite(agg string) {
 // (returning the last value of each) or the timeout passes.
 func (h *harness) published(want []string, timeout time.Duration) map[string]string {
 	h.t.Helper()
-	r := kafka.NewReader(kafka.ReaderConfig{Brokers: servers.brokers, GroupID: "outbox-test-" + h.prefix + fmt.Sprint(dbSeq.Add(1)),
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: srv.brokers, GroupID: "outbox-test-" + h.prefix + fmt.Sprint(dbSeq.Add(1)),
 		Topic: events.TopicBooking, StartOffset: kafka.FirstOffset, MaxWait: 50 * time.Millisecond})
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -376,16 +376,16 @@ func TestKafkaDownParksNothing(t *testing.T) {
 			return []events.Message{message(agg, "after-outage")}, nil
 		}
 	})
-	if servers.stopKafka == nil {
+	if srv.stopKafka == nil {
 		t.Skip("the broker is not one these tests may restart")
 	}
-	if err := servers.stopKafka(); err != nil {
+	if err := srv.stopKafka(); err != nil {
 		t.Fatal(err)
 	}
 	restarted := false
 	defer func() {
 		if !restarted {
-			_ = servers.startKafka()
+			_ = srv.startKafka()
 		}
 	}()
 	var want []string
@@ -398,7 +398,7 @@ func TestKafkaDownParksNothing(t *testing.T) {
 	if n := h.parked(); n != 0 {
 		t.Fatalf("%d aggregates parked for a Kafka outage", n)
 	}
-	if err := servers.startKafka(); err != nil {
+	if err := srv.startKafka(); err != nil {
 		t.Fatal(err)
 	}
 	restarted = true
@@ -417,7 +417,7 @@ func TestOldestPendingAgeWhileKafkaIsDown(t *testing.T) {
 			return []events.Message{message(agg, "after-outage")}, nil
 		}
 	})
-	if servers.stopKafka == nil {
+	if srv.stopKafka == nil {
 		t.Skip("the broker is not one these tests may restart")
 	}
 	if err := mongostore.Ensure(context.Background(), h.db, []string{outbox.Collection}, []mongostore.Index{outbox.Index}); err != nil {
@@ -426,13 +426,13 @@ func TestOldestPendingAgeWhileKafkaIsDown(t *testing.T) {
 	if age, ok := h.oldestAge(); !ok || age != 0 {
 		t.Fatalf("nothing pending: oldest age %v (set %v), want 0", age, ok)
 	}
-	if err := servers.stopKafka(); err != nil {
+	if err := srv.stopKafka(); err != nil {
 		t.Fatal(err)
 	}
 	restarted := false
 	defer func() {
 		if !restarted {
-			_ = servers.startKafka()
+			_ = srv.startKafka()
 		}
 	}()
 	a := h.agg("waiting")
@@ -447,7 +447,7 @@ func TestOldestPendingAgeWhileKafkaIsDown(t *testing.T) {
 	if second, _ := h.oldestAge(); second < first+0.9 {
 		t.Fatalf("a second later the oldest age is %v, was %v: it does not grow", second, first)
 	}
-	if err := servers.startKafka(); err != nil {
+	if err := srv.startKafka(); err != nil {
 		t.Fatal(err)
 	}
 	restarted = true

@@ -22,12 +22,12 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/vros/vros/libs/config"
-	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
-	"github.com/vros/vros/libs/eventually"
 	"github.com/vros/vros/libs/seal"
 	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/testkit/eventually"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 // Account erasure through the whole service on the embedded stack: property-svc's HTTP
@@ -37,7 +37,7 @@ import (
 const edgeKey, bookingKey = "erase-test-edge-key-0123", "erase-test-booking-key-0123"
 
 var (
-	infra *embedded.Infra
+	infra *testinfra.Infra
 	base  string // the service's address
 	db    *mongo.Database
 )
@@ -45,7 +45,7 @@ var (
 func TestMain(m *testing.M) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var err error
-	if infra, err = embedded.Start(ctx, embedded.Options{}); err != nil {
+	if infra, err = testinfra.Start(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "embedded stack:", err)
 		os.Exit(1)
 	}
@@ -256,7 +256,9 @@ func TestEraseAccountEndToEnd(t *testing.T) {
 				t.Fatalf("the search finds %d documents of the account before its erasure", n)
 			}
 			if kafkaDown {
-				infra.StopKafka()
+				if err := infra.StopKafka(); err != nil {
+					t.Fatal(err)
+				}
 			}
 			for range 2 {
 				status, out := call(t, acct, http.MethodPost, "/internal/account/erase", "")

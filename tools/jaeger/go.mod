@@ -1,7 +1,7 @@
 // Jaeger (v2, all-in-one: an OpenTelemetry Collector with in-memory trace storage and the
 // query API), built from its Go module as a tool, outside go.work (build with GOWORK=off) and
 // apart from tools/go.mod so that neither tool's dependencies move the other's: the OTLP
-// receiver of the trace test (devstack/tracetest) and of `make observe` (make jaeger;
+// receiver of the trace test (systest/tracetest) and of `make observe` (make jaeger;
 // docs/tracing.md). Its configuration is all-in-one.yaml beside this file.
 module github.com/vros/vros/tools/jaeger
 

@@ -41,16 +41,16 @@ import (
 	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
 	"github.com/vros/vros/booking-svc/internal/propertyview"
 	"github.com/vros/vros/booking-svc/internal/store"
-	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/outbox"
-	"github.com/vros/vros/libs/realinfra"
 	"github.com/vros/vros/libs/seal"
 	"github.com/vros/vros/libs/telemetry"
 	"github.com/vros/vros/libs/tenancy"
-	"github.com/vros/vros/libs/together"
+	"github.com/vros/vros/testkit/servers"
+	"github.com/vros/vros/testkit/testinfra"
+	"github.com/vros/vros/testkit/together"
 )
 
 var (
@@ -63,13 +63,13 @@ var (
 // reads the tombstones back from the topic.
 func TestMain(m *testing.M) {
 	ctx := context.Background()
-	var infra *embedded.Infra
+	var infra *testinfra.Infra
 	uri := ""
-	if s := realinfra.FromEnv(); s != nil && s.MongoURI != "" && len(s.KafkaBrokers) > 0 {
+	if s := servers.FromEnv(); s != nil && s.MongoURI != "" && len(s.KafkaBrokers) > 0 {
 		uri, brokers = s.MongoURI, s.KafkaBrokers
 	} else {
 		var err error
-		if infra, err = embedded.Start(ctx, embedded.Options{}); err != nil {
+		if infra, err = testinfra.Start(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/request"
-	"github.com/vros/vros/libs/phpjson"
+	"github.com/vros/vros/testkit/phpjson"
 )
 
 // keys lists the top-level keys of a JSON object in the order they were written.

@@ -95,7 +95,7 @@ type Service struct {
 	Lease time.Duration
 	// Crash, in tests only, is called at each step of a change with the step's name
 	// ("create:claimed", "cancel:intent"…) and the account; it may stop the change there
-	// for good, as if the process died (devstack/crash). Nil in production.
+	// for good, as if the process died (systest/crash). Nil in production.
 	Crash func(step, account string)
 	now   func() time.Time
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/pricing"
-	"github.com/vros/vros/libs/together"
+	"github.com/vros/vros/testkit/together"
 )
 
 // settings publishes account settings to the view, as property-svc does.

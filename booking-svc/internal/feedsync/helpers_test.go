@@ -16,16 +16,16 @@ import (
 	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
 	"github.com/vros/vros/booking-svc/internal/propertyview"
 	"github.com/vros/vros/booking-svc/internal/store"
-	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/outbox"
 	"github.com/vros/vros/libs/pricing"
 	"github.com/vros/vros/libs/seal"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 var db *mongo.Database
 
-func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "feedsync_test", &db, nil) }
+func TestMain(m *testing.M) { testinfra.RunWithDatabase(m, "feedsync_test", &db, nil) }
 
 // discard is a publisher for tests that do not read the events.
 type discard struct{}

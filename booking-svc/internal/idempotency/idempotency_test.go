@@ -16,15 +16,15 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
-	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/tenancy"
 	"github.com/vros/vros/libs/tenancy/tenancyfiber"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 var db *mongo.Database
 
-func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "idempotency_test", &db, nil) }
+func TestMain(m *testing.M) { testinfra.RunWithDatabase(m, "idempotency_test", &db, nil) }
 
 const signKey = "idempotency-test-key-0123"
 

@@ -12,12 +12,12 @@ import (
 
 	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
-	"github.com/vros/vros/libs/embedded"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 var db *mongo.Database
 
-func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "ledger_test", &db, nil) }
+func TestMain(m *testing.M) { testinfra.RunWithDatabase(m, "ledger_test", &db, nil) }
 
 func newLedger(t *testing.T) *ledger.Ledger {
 	t.Helper()

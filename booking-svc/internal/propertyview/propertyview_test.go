@@ -12,16 +12,16 @@ import (
 	"github.com/segmentio/kafka-go"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
-	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/events/contract/contracttest"
 	"github.com/vros/vros/libs/pricing"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 var db *mongo.Database
 
-func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "booking_view_test", &db, nil) }
+func TestMain(m *testing.M) { testinfra.RunWithDatabase(m, "booking_view_test", &db, nil) }
 
 // snapshot is version v of one property, priced v a night.
 func snapshot(t *testing.T, account string, pid int64, v int) kafka.Message {

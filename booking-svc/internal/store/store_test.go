@@ -16,10 +16,10 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/vros/vros/booking-svc/internal/booking"
-	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/outbox"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 var (
@@ -32,10 +32,10 @@ var (
 func TestMain(m *testing.M) {
 	ctx := context.Background()
 	uri := os.Getenv("VROS_MONGO_URI")
-	var infra *embedded.Infra
+	var infra *testinfra.Infra
 	if uri == "" {
 		var err error
-		if infra, err = embedded.Start(ctx, embedded.Options{}); err != nil {
+		if infra, err = testinfra.Start(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

@@ -16,9 +16,9 @@ import (
 	"github.com/vros/vros/catalog-svc/internal/catalog"
 	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/httpapi"
-	"github.com/vros/vros/libs/phpjson"
 	"github.com/vros/vros/libs/telemetry"
 	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/testkit/phpjson"
 )
 
 const testKey = "catalog-test-key-0123"

@@ -2,7 +2,7 @@ package api
 
 // The answers as the public 365villas WordPress plugin reads them (bikencms/guestwisely-
 // development 1.0.1; docs/compatibility.md, "The WordPress plugin"): decoded as PHP's
-// json_decode decodes them (libs/phpjson) and read through ports of the plugin's own helpers
+// json_decode decodes them (testkit/phpjson) and read through ports of the plugin's own helpers
 // (Helpers365::MakeStringURLFriendly, MakePropertySlug, PHP's loose == 1).
 
 import (
@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/vros/vros/libs/events/contract"
-	"github.com/vros/vros/libs/phpjson"
+	"github.com/vros/vros/testkit/phpjson"
 )
 
 var (

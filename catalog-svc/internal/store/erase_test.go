@@ -19,11 +19,11 @@ import (
 
 	"github.com/vros/vros/catalog-svc/internal/catalog"
 	"github.com/vros/vros/catalog-svc/internal/consumer"
-	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
-	"github.com/vros/vros/libs/eventually"
-	"github.com/vros/vros/libs/realinfra"
+	"github.com/vros/vros/testkit/eventually"
+	"github.com/vros/vros/testkit/servers"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 // The erasure and tombstone tests run the catalog as the service does, over this store and
@@ -34,7 +34,7 @@ var (
 	infraErr  error
 	mongoURI  string
 	brokers   []string
-	embedInfa *embedded.Infra
+	embedInfa *testinfra.Infra
 	dbSeq     atomic.Int64
 )
 
@@ -46,14 +46,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func servers(t *testing.T) {
+func useServers(t *testing.T) {
 	t.Helper()
 	infraOnce.Do(func() {
-		if s := realinfra.FromEnv(); s != nil && s.MongoURI != "" && len(s.KafkaBrokers) > 0 {
+		if s := servers.FromEnv(); s != nil && s.MongoURI != "" && len(s.KafkaBrokers) > 0 {
 			mongoURI, brokers = s.MongoURI, s.KafkaBrokers
 			return
 		}
-		embedInfa, infraErr = embedded.Start(context.Background(), embedded.Options{})
+		embedInfa, infraErr = testinfra.Start(context.Background())
 		if infraErr == nil {
 			mongoURI, brokers = embedInfa.MongoURI, embedInfa.KafkaBrokers
 		}
@@ -67,7 +67,7 @@ func servers(t *testing.T) {
 // to monitor (when given); it is dropped when the test ends.
 func testDB(t *testing.T, monitor *event.CommandMonitor) *mongo.Database {
 	t.Helper()
-	servers(t)
+	useServers(t)
 	opts := options.Client().ApplyURI(mongoURI)
 	if monitor != nil {
 		opts.SetMonitor(monitor)

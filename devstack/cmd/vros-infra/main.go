@@ -1,8 +1,8 @@
 //go:build unix
 
-// Command vros-infra runs the real servers of libs/realinfra — PostgreSQL with FerretDB in
-// front of it, and a single-node Apache Kafka — on loopback ports, each in a temporary
-// folder.
+// Command vros-infra runs the real servers of devstack/realinfra — PostgreSQL with FerretDB
+// in front of it, and a single-node Apache Kafka — on loopback ports, each in a temporary
+// folder; or the embedded ones of devstack/embedded in a process of their own.
 //
 //	vros-infra run -- CMD ARGS…   start them, run CMD with VROS_MONGO_URI, VROS_KAFKA_BROKERS
 //	                              and VROS_INFRA_CONTROL set, stop them; exit with CMD's status
@@ -11,6 +11,9 @@
 //	                              export (make infra-up); state in .data/infra
 //	vros-infra env                print them again
 //	vros-infra down               stop what up started (make infra-down)
+//	vros-infra embedded           run the embedded servers (FerretDB on SQLite, kfake) until
+//	                              stdin closes or a signal; print where they listen on one
+//	                              line (testkit/testinfra, the services' tests, runs it)
 //
 // The variables go to standard output as export lines, everything else to standard error,
 // so `eval "$(vros-infra up)"` sets them in a shell.
@@ -22,6 +25,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -31,8 +35,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/vros/vros/libs/embedded"
-	"github.com/vros/vros/libs/realinfra"
+	"github.com/vros/vros/devstack/embedded"
+	"github.com/vros/vros/devstack/realinfra"
+	"github.com/vros/vros/testkit/servers"
 )
 
 func main() {
@@ -40,8 +45,10 @@ func main() {
 		usage()
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
-	stateDir := fs.String("state", ".data/infra", "folder of the state of `up` (state.json, infra.log)")
+	stateDir := fs.String("state", ".data/infra", "folder of the state of `up` (state.json, infra.log); of the data of `embedded` (default: a temporary folder)")
 	_ = fs.Parse(os.Args[2:])
+	stateSet := false
+	fs.Visit(func(f *flag.Flag) { stateSet = stateSet || f.Name == "state" })
 	var err error
 	switch os.Args[1] {
 	case "run":
@@ -62,7 +69,11 @@ func main() {
 	case "serve":
 		err = serve(*stateDir)
 	case "embedded":
-		err = runEmbedded(*stateDir)
+		dir := ""
+		if stateSet {
+			dir = *stateDir
+		}
+		err = runEmbedded(dir)
 	default:
 		usage()
 	}
@@ -86,19 +97,41 @@ func logger() *slog.Logger {
 	}})).With("component", "vros-infra")
 }
 
-// runEmbedded runs the embedded servers (FerretDB on SQLite and kfake, libs/embedded, what
-// make run uses) with their data in dir until SIGTERM or Ctrl-C, and prints their VROS_
-// variables on standard output: the scale benchmark runs them in a process of their own, so
-// that their memory and processor time are not the load generator's.
+// runEmbedded runs the embedded servers (FerretDB on SQLite and kfake, devstack/embedded,
+// what make run uses) with their data in dir (a temporary folder, removed at the end, when
+// dir is empty) and a control endpoint that stops and starts the broker. It prints where
+// they listen on one line of standard output (testkit/servers.ReadyLine) and runs until
+// SIGTERM, Ctrl-C or, when standard input is a pipe, until that pipe closes: a test
+// package runs it as its child (testkit/testinfra), and the scale benchmark so that the
+// servers' memory and processor time are not the load generator's.
 func runEmbedded(dir string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeNamedPipe != 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			_, _ = io.Copy(io.Discard, os.Stdin)
+			cancel()
+		}()
+	}
 	in, err := embedded.Start(ctx, embedded.Options{Dir: dir, Log: logger()})
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	fmt.Printf("VROS_MONGO_URI=%s\nVROS_KAFKA_BROKERS=%s\n", in.MongoURI, strings.Join(in.KafkaBrokers, ","))
+	ctl, err := servers.ServeControl(
+		func(context.Context) error { in.StopKafka(); return nil },
+		func(context.Context) error { return in.StartKafka() })
+	if err != nil {
+		return err
+	}
+	defer ctl.Close()
+	s := &servers.Servers{MongoURI: in.MongoURI, KafkaBrokers: in.KafkaBrokers, Control: ctl.URL}
+	if _, err := fmt.Println(s.ReadyLine()); err != nil {
+		return err
+	}
 	<-ctx.Done()
 	return nil
 }

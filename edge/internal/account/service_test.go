@@ -14,13 +14,13 @@ import (
 
 	"github.com/vros/vros/edge/internal/account"
 	"github.com/vros/vros/edge/internal/accountstore"
-	"github.com/vros/vros/libs/embedded"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 var store *accountstore.Store
 
 func TestMain(m *testing.M) {
-	embedded.RunWithDatabase(m, "edge_account_test", nil, func(db *mongo.Database) (err error) {
+	testinfra.RunWithDatabase(m, "edge_account_test", nil, func(db *mongo.Database) (err error) {
 		store, err = accountstore.New(context.Background(), db)
 		return err
 	})

@@ -21,16 +21,16 @@ import (
 	"github.com/vros/vros/edge/internal/accountstore"
 	"github.com/vros/vros/edge/internal/gateway"
 	"github.com/vros/vros/edge/internal/throttle"
-	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/telemetry"
 	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 var store *accountstore.Store
 
 func TestMain(m *testing.M) {
-	embedded.RunWithDatabase(m, "edge_gateway_test", nil, func(db *mongo.Database) (err error) {
+	testinfra.RunWithDatabase(m, "edge_gateway_test", nil, func(db *mongo.Database) (err error) {
 		store, err = accountstore.New(context.Background(), db)
 		return err
 	})

@@ -26,9 +26,9 @@ import (
 	"github.com/vros/vros/edge/internal/panelauth"
 	"github.com/vros/vros/edge/internal/panelstore"
 	"github.com/vros/vros/edge/internal/throttle"
-	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/telemetry"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 var (
@@ -37,7 +37,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	embedded.RunWithDatabase(m, "edge_panel_test", nil, func(db *mongo.Database) error {
+	testinfra.RunWithDatabase(m, "edge_panel_test", nil, func(db *mongo.Database) error {
 		ctx := context.Background()
 		store, err := panelstore.New(ctx, db)
 		if err != nil {

@@ -14,13 +14,13 @@ import (
 
 	"github.com/vros/vros/edge/internal/panelauth"
 	"github.com/vros/vros/edge/internal/panelstore"
-	"github.com/vros/vros/libs/embedded"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 var users *panelauth.Service
 
 func TestMain(m *testing.M) {
-	embedded.RunWithDatabase(m, "edge_panelauth_test", nil, func(db *mongo.Database) error {
+	testinfra.RunWithDatabase(m, "edge_panelauth_test", nil, func(db *mongo.Database) error {
 		store, err := panelstore.New(context.Background(), db)
 		if err != nil {
 			return err
@@ -104,7 +104,7 @@ func TestSignIn(t *testing.T) {
 // TestSessionExpires: a session past its TTL is refused.
 func TestSessionExpires(t *testing.T) {
 	ctx := context.Background()
-	db, stop, err := embedded.TestDatabase("edge_panelauth_ttl")
+	db, stop, err := testinfra.TestDatabase("edge_panelauth_ttl")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,13 +12,13 @@ import (
 
 	"github.com/vros/vros/edge/internal/usage"
 	"github.com/vros/vros/edge/internal/usagestore"
-	"github.com/vros/vros/libs/embedded"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 var store *usagestore.Store
 
 func TestMain(m *testing.M) {
-	embedded.RunWithDatabase(m, "edge_usage_test", nil, func(db *mongo.Database) (err error) {
+	testinfra.RunWithDatabase(m, "edge_usage_test", nil, func(db *mongo.Database) (err error) {
 		store, err = usagestore.New(context.Background(), db)
 		return err
 	})

@@ -21,7 +21,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/vros/vros/libs/tenancy"
-	"github.com/vros/vros/libs/together"
+	"github.com/vros/vros/testkit/together"
 )
 
 // do sends method path with body on behalf of tenant, as edge signs it, and answers the

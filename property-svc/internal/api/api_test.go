@@ -18,18 +18,18 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
-	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/outbox"
-	"github.com/vros/vros/libs/phpjson"
 	"github.com/vros/vros/libs/seal"
 	"github.com/vros/vros/libs/telemetry"
 	"github.com/vros/vros/libs/tenancy"
-	"github.com/vros/vros/libs/together"
 	"github.com/vros/vros/property-svc/internal/photo"
 	"github.com/vros/vros/property-svc/internal/property"
 	"github.com/vros/vros/property-svc/internal/store"
+	"github.com/vros/vros/testkit/phpjson"
+	"github.com/vros/vros/testkit/testinfra"
+	"github.com/vros/vros/testkit/together"
 )
 
 // The resources of issue #11 through property-svc's real HTTP app (its envelopes, answers
@@ -38,7 +38,7 @@ import (
 
 var db *mongo.Database
 
-func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "propapi_test", &db, nil) }
+func TestMain(m *testing.M) { testinfra.RunWithDatabase(m, "propapi_test", &db, nil) }
 
 const testKey = "property-api-test-key-0123"
 

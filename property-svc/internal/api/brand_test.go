@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vros/vros/libs/together"
+	"github.com/vros/vros/testkit/together"
 )
 
 // TestBrandAnswers: /api/account-brand's answers, and what account-settings then shows.

@@ -10,7 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/vros/vros/libs/events/contract"
-	"github.com/vros/vros/libs/together"
+	"github.com/vros/vros/testkit/together"
 )
 
 const photoPath = "/internal/a/property-photo"

@@ -19,9 +19,9 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/vros/vros/libs/tenancy"
-	"github.com/vros/vros/libs/together"
 	"github.com/vros/vros/property-svc/internal/photo"
 	"github.com/vros/vros/property-svc/internal/photo/phototest"
+	"github.com/vros/vros/testkit/together"
 )
 
 // Issue 27 point 2: a small PNG that decodes to hundreds of MB, or a few slow links, must

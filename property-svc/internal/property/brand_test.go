@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vros/vros/libs/together"
 	"github.com/vros/vros/property-svc/internal/property"
+	"github.com/vros/vros/testkit/together"
 )
 
 const brandCreate = `{"action":"create","brand":{"name":"Aurora Villas","domains":["Aurora.example","www.aurora.example"],

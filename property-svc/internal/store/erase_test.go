@@ -15,12 +15,12 @@ import (
 
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
-	"github.com/vros/vros/libs/eventually"
 	"github.com/vros/vros/libs/outbox"
 	"github.com/vros/vros/libs/seal"
-	"github.com/vros/vros/libs/together"
 	"github.com/vros/vros/property-svc/internal/photo"
 	"github.com/vros/vros/property-svc/internal/property"
+	"github.com/vros/vros/testkit/eventually"
+	"github.com/vros/vros/testkit/together"
 )
 
 // newRelayedHarness is a harness whose relay runs and adopts intents left behind within

@@ -8,9 +8,9 @@ import (
 
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
-	"github.com/vros/vros/libs/together"
 	"github.com/vros/vros/property-svc/internal/photo"
 	"github.com/vros/vros/property-svc/internal/property"
+	"github.com/vros/vros/testkit/together"
 )
 
 // The account-level resources kept in the settings document (categories, tags, promotions,

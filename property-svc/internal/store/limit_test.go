@@ -12,9 +12,9 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
-	"github.com/vros/vros/libs/eventually"
-	"github.com/vros/vros/libs/together"
 	"github.com/vros/vros/property-svc/internal/property"
+	"github.com/vros/vros/testkit/eventually"
+	"github.com/vros/vros/testkit/together"
 )
 
 // liveProperties counts the account's property documents that are not deleted.

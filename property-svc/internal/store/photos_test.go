@@ -9,8 +9,8 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
-	"github.com/vros/vros/libs/together"
 	"github.com/vros/vros/property-svc/internal/property"
+	"github.com/vros/vros/testkit/together"
 )
 
 // order is the published order of a property's photos: their ids, and their positions in

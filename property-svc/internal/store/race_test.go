@@ -9,9 +9,9 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/vros/vros/libs/events"
-	"github.com/vros/vros/libs/eventually"
-	"github.com/vros/vros/libs/together"
 	"github.com/vros/vros/property-svc/internal/property"
+	"github.com/vros/vros/testkit/eventually"
+	"github.com/vros/vros/testkit/together"
 )
 
 // TestConcurrentCreatesWithOneCode: twenty creates of one internal code in one account at

@@ -12,9 +12,9 @@ import (
 
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
-	"github.com/vros/vros/libs/eventually"
 	"github.com/vros/vros/property-svc/internal/photo"
 	"github.com/vros/vros/property-svc/internal/property"
+	"github.com/vros/vros/testkit/eventually"
 )
 
 // TestCreateFindLocate: a created property is found by its id and by its internal code,

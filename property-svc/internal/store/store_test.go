@@ -15,7 +15,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
-	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/outbox"
@@ -23,6 +22,7 @@ import (
 	"github.com/vros/vros/libs/seal"
 	"github.com/vros/vros/property-svc/internal/photo"
 	"github.com/vros/vros/property-svc/internal/property"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 // The contract suite of property.Repository: every test drives a Store through the
@@ -32,7 +32,7 @@ import (
 
 var db *mongo.Database
 
-func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "propstore_test", &db, nil) }
+func TestMain(m *testing.M) { testinfra.RunWithDatabase(m, "propstore_test", &db, nil) }
 
 // harness is one store over the test database, wired as service.Run wires it, with a relay
 // that publishes into a recorder when started.

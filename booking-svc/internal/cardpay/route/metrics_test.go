@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/vros/vros/booking-svc/internal/cardpay"
-	"github.com/vros/vros/libs/stripemock"
 	"github.com/vros/vros/libs/telemetry/telemetrytest"
+	"github.com/vros/vros/testkit/stripemock"
 )
 
 // TestRouterCountsPayments: every charge is counted in vros_payments_total by the gateway it

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/vros/vros/booking-svc/internal/cardpay"
-	"github.com/vros/vros/libs/stripemock"
+	"github.com/vros/vros/testkit/stripemock"
 )
 
 // methodsOf is a property's payment methods as property-svc would answer.

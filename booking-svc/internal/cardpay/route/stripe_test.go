@@ -12,7 +12,7 @@ import (
 
 	"github.com/vros/vros/booking-svc/internal/card"
 	"github.com/vros/vros/booking-svc/internal/cardpay"
-	"github.com/vros/vros/libs/stripemock"
+	"github.com/vros/vros/testkit/stripemock"
 )
 
 func stripeReq(amount, currency string) cardpay.ChargeRequest {

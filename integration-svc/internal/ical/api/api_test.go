@@ -22,16 +22,16 @@ import (
 	"github.com/vros/vros/integration-svc/internal/ical/poller"
 	"github.com/vros/vros/integration-svc/internal/ical/store"
 	"github.com/vros/vros/integration-svc/internal/webhooks/webhook"
-	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/fields/fieldstest"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/telemetry"
 	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 var db *mongo.Database
 
-func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "icalfeedapi_test", &db, nil) }
+func TestMain(m *testing.M) { testinfra.RunWithDatabase(m, "icalfeedapi_test", &db, nil) }
 
 const testKey = "feedapi-test-key-0123"
 

@@ -20,12 +20,12 @@ import (
 	"github.com/vros/vros/integration-svc/internal/ical/feed"
 	"github.com/vros/vros/integration-svc/internal/ical/store"
 	"github.com/vros/vros/integration-svc/internal/webhooks/webhook"
-	"github.com/vros/vros/libs/embedded"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 var db *mongo.Database
 
-func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "icalpoller_test", &db, nil) }
+func TestMain(m *testing.M) { testinfra.RunWithDatabase(m, "icalpoller_test", &db, nil) }
 
 // fakeBooking stands in for booking-svc's iCal routes. With booked set, it plays the
 // sync as booking-svc does for one feed: the feed's blocks become exactly the wanted

@@ -11,12 +11,12 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/vros/vros/integration-svc/internal/ical/feed"
-	"github.com/vros/vros/libs/embedded"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 var db *mongo.Database
 
-func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "icalfeedstore_test", &db, nil) }
+func TestMain(m *testing.M) { testinfra.RunWithDatabase(m, "icalfeedstore_test", &db, nil) }
 
 func open(t *testing.T) *Store {
 	t.Helper()

@@ -18,15 +18,15 @@ import (
 	"github.com/vros/vros/integration-svc/internal/webhooks/api"
 	"github.com/vros/vros/integration-svc/internal/webhooks/hooks"
 	"github.com/vros/vros/integration-svc/internal/webhooks/store"
-	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/telemetry"
 	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 var db *mongo.Database
 
-func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "hookapi", &db, nil) }
+func TestMain(m *testing.M) { testinfra.RunWithDatabase(m, "hookapi", &db, nil) }
 
 const key = "test-internal-key-0123456789abcdef"
 

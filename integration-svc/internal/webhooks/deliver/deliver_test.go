@@ -25,14 +25,14 @@ import (
 	"github.com/vros/vros/integration-svc/internal/webhooks/hooks"
 	"github.com/vros/vros/integration-svc/internal/webhooks/store"
 	"github.com/vros/vros/integration-svc/internal/webhooks/webhook"
-	"github.com/vros/vros/libs/embedded"
-	"github.com/vros/vros/libs/eventually"
 	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/testkit/eventually"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 var db *mongo.Database
 
-func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "deliver", &db, nil) }
+func TestMain(m *testing.M) { testinfra.RunWithDatabase(m, "deliver", &db, nil) }
 
 const hmacKey = "test-internal-key-0123456789abcdef"
 

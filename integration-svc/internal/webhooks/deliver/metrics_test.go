@@ -8,8 +8,8 @@ import (
 
 	"github.com/vros/vros/integration-svc/internal/webhooks/deliver"
 	"github.com/vros/vros/integration-svc/internal/webhooks/webhook"
-	"github.com/vros/vros/libs/eventually"
 	"github.com/vros/vros/libs/telemetry/telemetrytest"
+	"github.com/vros/vros/testkit/eventually"
 )
 
 // TestDeliveriesCounted: each attempt counts in vros_webhook_deliveries_total by what became

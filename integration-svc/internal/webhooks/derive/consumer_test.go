@@ -12,15 +12,15 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/vros/vros/integration-svc/internal/webhooks/webhook"
-	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/mongostore"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 var db *mongo.Database
 
-func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "derive", &db, nil) }
+func TestMain(m *testing.M) { testinfra.RunWithDatabase(m, "derive", &db, nil) }
 
 var runs atomic.Int64
 

@@ -16,14 +16,14 @@ import (
 	"github.com/vros/vros/integration-svc/internal/webhooks/hooks"
 	"github.com/vros/vros/integration-svc/internal/webhooks/store"
 	"github.com/vros/vros/integration-svc/internal/webhooks/webhook"
-	"github.com/vros/vros/libs/embedded"
 	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/mongostore"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 var db *mongo.Database
 
-func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "hooks", &db, nil) }
+func TestMain(m *testing.M) { testinfra.RunWithDatabase(m, "hooks", &db, nil) }
 
 var accounts atomic.Int64
 

@@ -308,7 +308,7 @@ func (s *Store) Drop(ctx context.Context, d webhook.Delivery) error {
 // The queue alone, not the log: the log's pending entries are written by their attempts
 // only. Writing them here too raced the attempts that re-enabling lets go at once: FerretDB
 // applies an update as a read and a write of the whole document, so an entry just recorded
-// delivered was put back to pending (devstack/hookcrash TestAutoDisable).
+// delivered was put back to pending (systest/hookcrash TestAutoDisable).
 func (s *Store) setHold(ctx context.Context, account string, id int64, hold bool, now time.Time) error {
 	ep := bson.D{{Key: "account_id", Value: account}, {Key: "webhook_id", Value: id}}
 	set := bson.D{{Key: "hold", Value: hold}}

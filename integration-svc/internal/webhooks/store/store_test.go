@@ -13,12 +13,12 @@ import (
 	"github.com/vros/vros/integration-svc/internal/webhooks/hooks"
 	"github.com/vros/vros/integration-svc/internal/webhooks/store"
 	"github.com/vros/vros/integration-svc/internal/webhooks/webhook"
-	"github.com/vros/vros/libs/embedded"
+	"github.com/vros/vros/testkit/testinfra"
 )
 
 var db *mongo.Database
 
-func TestMain(m *testing.M) { embedded.RunWithDatabase(m, "whstore", &db, nil) }
+func TestMain(m *testing.M) { testinfra.RunWithDatabase(m, "whstore", &db, nil) }
 
 var accounts atomic.Int64
 

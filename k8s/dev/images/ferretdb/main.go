@@ -1,5 +1,5 @@
 // Command ferretdb serves the MongoDB wire protocol on PostgreSQL for the dev store image, with
-// FerretDB's embeddable package (the one libs/realinfra runs in `make test`). FerretDB's own
+// FerretDB's embeddable package (the one devstack/realinfra runs in `make test`). FerretDB's own
 // command insists on version files its release build generates; this one needs nothing but
 // its settings, which use the upstream command's variable names:
 //

@@ -1,0 +1,147 @@
+// Package apitest is the client side of vros's end-to-end tests (systest/e2e,
+// systest/crash): requests through edge as each kind of caller sends them, safe to use from
+// any goroutine (nothing here calls testing.T.Fatal).
+package apitest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/vros/vros/devstack/demo"
+	"github.com/vros/vros/devstack/stack"
+)
+
+// Response is an HTTP answer, read whole.
+type Response struct {
+	Code   int
+	Header http.Header
+	Body   []byte
+}
+
+// Send sends body (JSON unless headers say otherwise) and reads the whole answer.
+func Send(c *http.Client, method, url string, headers map[string]string, body string) (Response, error) {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return Response{}, err
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return Response{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return Response{Code: resp.StatusCode, Header: resp.Header, Body: b}, err
+}
+
+// JSON is v as JSON text; tests only pass values that encode.
+func JSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("apitest: %T does not encode: %v", v, err))
+	}
+	return string(b)
+}
+
+// NewAccount creates a sandbox account through edge's admin API: the tests pay with the
+// test gateway's card numbers.
+func NewAccount(c *http.Client, edgeURL, adminToken, name string) (demo.Account, error) {
+	return NewAccountOf(c, edgeURL, adminToken, name, true)
+}
+
+// NewAccountOf creates a sandbox or a live account. A live account's card charges go to its
+// properties' Stripe accounts, never to the test gateway.
+func NewAccountOf(c *http.Client, edgeURL, adminToken, name string, sandbox bool) (demo.Account, error) {
+	r, err := Send(c, http.MethodPost, edgeURL+"/admin/v1/accounts", map[string]string{"Authorization": "Bearer " + adminToken},
+		JSON(map[string]any{"name": name, "sandbox": sandbox}))
+	if err != nil {
+		return demo.Account{}, err
+	}
+	if r.Code != http.StatusCreated {
+		return demo.Account{}, fmt.Errorf("create account: HTTP %d %s", r.Code, r.Body)
+	}
+	var out struct {
+		Data demo.Account `json:"data"`
+	}
+	if err := json.Unmarshal(r.Body, &out); err != nil {
+		return demo.Account{}, fmt.Errorf("create account: %s: %w", r.Body, err)
+	}
+	return out.Data, nil
+}
+
+// Day is the date n days from today (UTC), as YYYY-MM-DD.
+func Day(n int) string { return time.Now().UTC().AddDate(0, 0, n).Format(time.DateOnly) }
+
+// StartStack starts a whole vros for a test package's TestMain, on the servers of
+// VROS_MONGO_URI / VROS_KAFKA_BROKERS when they are set (make test-real) and embedded ones
+// otherwise, with logs discarded, and connects a MongoDB client to its store for the tests
+// that look at what was stored.
+func StartStack(ctx context.Context, o stack.Options) (*stack.Stack, *mongo.Client, error) {
+	o.MongoURI = os.Getenv("VROS_MONGO_URI")
+	if b := os.Getenv("VROS_KAFKA_BROKERS"); b != "" {
+		o.KafkaBrokers = strings.Split(b, ",")
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	st, err := stack.Start(ctx, o)
+	if err != nil {
+		return nil, nil, fmt.Errorf("stack: %w", err)
+	}
+	db, err := mongo.Connect(options.Client().ApplyURI(st.MongoURI).SetBSONOptions(&options.BSONOptions{DefaultDocumentM: true}))
+	if err != nil {
+		_ = st.Close()
+		return nil, nil, fmt.Errorf("mongo: %w", err)
+	}
+	return st, db, nil
+}
+
+// Main is the TestMain of a test package that needs a whole vros and nothing else: it starts
+// one with o (StartStack), keeps it in *st for the tests, runs them, closes it and exits with
+// their code.
+func Main(m *testing.M, o stack.Options, st **stack.Stack) {
+	ctx := context.Background()
+	s, db, err := StartStack(ctx, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*st = s
+	code := m.Run()
+	_ = db.Disconnect(ctx)
+	if err := s.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "stack close:", err)
+	}
+	os.Exit(code)
+}
+
+// AllowPrivateTargets sets the account's allow_private_targets through edge's admin API
+// (PUT /admin/v1/accounts/{id}/integrations): on, its webhooks and iCal feeds may name
+// loopback and other private addresses, as the tests' receivers are.
+func AllowPrivateTargets(c *http.Client, edgeURL, adminToken, accountID string, allow bool) error {
+	r, err := Send(c, http.MethodPut, edgeURL+"/admin/v1/accounts/"+accountID+"/integrations",
+		map[string]string{"Authorization": "Bearer " + adminToken}, JSON(map[string]bool{"allow_private_targets": allow}))
+	if err != nil {
+		return err
+	}
+	if r.Code != http.StatusOK {
+		return fmt.Errorf("allow_private_targets: HTTP %d %s", r.Code, r.Body)
+	}
+	return nil
+}
