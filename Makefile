@@ -16,7 +16,7 @@ REAL_MARKER := testinfra\.TestDatabase|testinfra\.RunWithDatabase|FromEnv\(\)|VR
 EMBEDDED_ENV := env -u VROS_MONGO_URI -u VROS_KAFKA_BROKERS -u VROS_INFRA_CONTROL
 
 .DEFAULT_GOAL := help
-.PHONY: help run test test-go test-real test-real-pass vros-infra infra-up infra-down bench bench-scale lint staticcheck archcheck
+.PHONY: help run test test-unit test-embedded-lane test-real-lane test-go test-go-pass test-real test-real-run test-real-pass vros-infra infra-up infra-down bench bench-scale lint staticcheck archcheck
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk -F':.*?## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -25,30 +25,52 @@ run: ## run all of vros on this machine (embedded MongoDB and Kafka, data in .da
 	cd devstack && $(GO) build -o $(CURDIR)/bin/vros-dev ./cmd/vros-dev
 	$(CURDIR)/bin/vros-dev
 
-test: test-go test-fuzz test-real test-charts ## run every test (Go modules on embedded servers, the fuzz targets briefly, again on real ones, then the Helm chart checks)
+# Every module's packages, for one `go test` over the workspace (go.work): the packages of all
+# modules share the cores (-p) instead of waiting module by module. The system tests come
+# first, since the end-to-end suite is the longest package.
+PKGS      := ./systest/... $(filter-out ./systest/...,$(MODULES:%=./%/...))
+# The fast loop: every module but the system tests, and k8s's tools but not its chart checks.
+UNIT_PKGS := $(filter-out ./systest/...,$(PKGS)) ./k8s/cmd/...
+
+test-unit: export VROS_INFRA_BIN := $(INFRA)
+test-unit: vros-infra ## the fast loop (about 2 min warm): every module's tests but the system tests, short, on embedded servers; no browser, real server or built tool
+	@$(EMBEDDED_ENV) $(GO) test -short -count=1 -timeout $(TIMEOUT) $(UNIT_PKGS)
+
+# make test runs two lanes at once, each line marked with its lane: the embedded lane (every
+# Go test on embedded servers, then the fuzz targets and the chart checks) and the real lane
+# (the real servers start, then the packages that use them run again). Both share the two
+# cores; alone, the real lane would wait most of its time on one package at a time.
+test: chromium jaeger vros-infra helm promtool ## run every test: the embedded lane (Go tests, fuzz targets, Helm chart checks) and, at the same time, the real lane (PostgreSQL + FerretDB, Apache Kafka)
+	@MAKE="$(MAKE)" bash mk/lanes.sh test-embedded-lane test-real-lane
+
+test-embedded-lane: test-go-pass test-fuzz test-charts-pass
+test-real-lane: test-real-run
 
 # The reference page's browser check (edge/openapi) runs in Debian's chromium, installed here;
 # the trace test (systest/tracetest) in bin/jaeger, built here.
-test-go: export VROS_REQUIRE_CHROMIUM := 1
-test-go: export VROS_REQUIRE_JAEGER := 1
-test-go: export VROS_INFRA_BIN := $(INFRA)
-test-go: chromium jaeger vros-infra ## run the Go tests of every module (embedded servers)
-	@set -e; for m in $(MODULES); do echo "== $$m (embedded servers: FerretDB on SQLite, kfake)"; \
-		(cd $$m && $(EMBEDDED_ENV) $(GO) test -count=1 -timeout $(TIMEOUT) ./...); done
+test-go: chromium jaeger vros-infra ## run the Go tests of every module (embedded servers), packages of all modules in parallel
+	@$(MAKE) --no-print-directory test-go-pass
 
-test-real: export VROS_INFRA_BIN := $(INFRA)
+test-go-pass: export VROS_REQUIRE_CHROMIUM := 1
+test-go-pass: export VROS_REQUIRE_JAEGER := 1
+test-go-pass: export VROS_INFRA_BIN := $(INFRA)
+test-go-pass:
+	@echo "== every module (embedded servers: FerretDB on SQLite, kfake)"
+	@$(EMBEDDED_ENV) $(GO) test -count=1 -timeout $(TIMEOUT) $(PKGS)
+
 test-real: vros-infra ## run the end-to-end, store, outbox and consumer tests again on real servers (PostgreSQL + FerretDB, Apache Kafka)
+	@$(MAKE) --no-print-directory test-real-run
+
+test-real-run: export VROS_INFRA_BIN := $(INFRA)
+test-real-run:
 	@$(INFRA) run -- $(MAKE) --no-print-directory test-real-pass
 
 # Runs under `vros-infra run` (make test-real), which sets VROS_MONGO_URI, VROS_KAFKA_BROKERS
-# and VROS_INFRA_CONTROL; packages one at a time, since the stacks share the servers.
+# and VROS_INFRA_CONTROL; one go test over every module's packages that use them, one package
+# at a time, since their stacks share the servers' topics.
 test-real-pass:
 	@test -n "$$VROS_INFRA_CONTROL" || { echo "test-real-pass runs under make test-real"; exit 2; }
-	@set -e; for m in $(MODULES); do \
-		pkgs=$$(cd $$m && grep -rlE --include='*_test.go' '$(REAL_MARKER)' . | xargs -r -n1 dirname | sort -u | sed 's|$$|/|'); \
-		[ -n "$$pkgs" ] || continue; \
-		echo "== $$m (real servers: FerretDB on PostgreSQL at $$VROS_MONGO_URI, Apache Kafka at $$VROS_KAFKA_BROKERS):" $$pkgs; \
-		(cd $$m && $(GO) test -count=1 -p 1 -timeout $(TIMEOUT) $$pkgs); done
+	@set -e; pkgs=; for m in $(MODULES); do 		pkgs="$$pkgs $$(cd $$m && grep -rlE --include='*_test.go' '$(REAL_MARKER)' . | xargs -r -n1 dirname | sort -u | sed "s|^\.|./$$m|; s|$$|/|")"; done; 		echo "== real servers: FerretDB on PostgreSQL at $$VROS_MONGO_URI, Apache Kafka at $$VROS_KAFKA_BROKERS:" $$pkgs; 		$(GO) test -count=1 -p 1 -timeout $(TIMEOUT) $$pkgs
 
 vros-infra:
 	@cd devstack && $(GO) build -o $(INFRA) ./cmd/vros-infra

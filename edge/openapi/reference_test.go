@@ -101,8 +101,12 @@ func expected(t *testing.T, name string) (*openapi3.T, []listed) {
 // served by these routes, loads in headless Chromium and lists every operation of every
 // document (each once or more: an operation of several tags is listed under each), offers
 // "Try it out" against the edge that served it, reports no error, and makes no request
-// beyond loopback. Without Chromium it is skipped, unless VROS_REQUIRE_CHROMIUM=1.
+// beyond loopback. Without Chromium it is skipped, unless VROS_REQUIRE_CHROMIUM=1; under
+// -short (make test-unit) too.
 func TestReferencePageListsEveryOperation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a browser (make test-unit is -short; make test runs it)")
+	}
 	if _, err := os.Stat(chromium); err != nil {
 		if os.Getenv("VROS_REQUIRE_CHROMIUM") == "1" {
 			t.Fatalf("%s: %v (make chromium installs it)", chromium, err)
