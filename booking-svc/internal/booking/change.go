@@ -142,7 +142,7 @@ func (s *Service) update(ctx context.Context, account string, id int64, plan pla
 
 	add, drop := next.Nights, cur.Nights
 	if !moved {
-		add, drop = diff(next.Nights, cur.Nights), diff(cur.Nights, next.Nights)
+		add, drop = DatesNotIn(next.Nights, cur.Nights), DatesNotIn(cur.Nights, next.Nights)
 	}
 	claim := ledger.Stay{Account: account, PropertyID: next.PropertyID, Dates: add}
 	release := ledger.Stay{Account: account, PropertyID: cur.PropertyID, Dates: drop}

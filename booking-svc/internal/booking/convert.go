@@ -50,8 +50,9 @@ func resolvedLines(p pricing.Property, requested *[]pricing.ServiceLine) []prici
 	return out
 }
 
-// diff returns the dates of a not in b (both sorted).
-func diff(a, b []string) []string {
+// DatesNotIn returns the dates of a not in b, sorted. The domain's changes and the feed sync's
+// moves both reckon nights this way.
+func DatesNotIn(a, b []string) []string {
 	in := make(map[string]bool, len(b))
 	for _, d := range b {
 		in[d] = true

@@ -34,19 +34,3 @@ func setOf(dates []string) map[string]bool {
 	}
 	return out
 }
-
-// diff returns the dates of a not in b, sorted.
-func diff(a, b []string) []string {
-	in := make(map[string]bool, len(b))
-	for _, d := range b {
-		in[d] = true
-	}
-	var out []string
-	for _, d := range a {
-		if !in[d] {
-			out = append(out, d)
-		}
-	}
-	slices.Sort(out)
-	return out
-}

@@ -334,7 +334,7 @@ func (p *planner) change(u string, run []string, target int64) {
 			p.plan.result.NightsBlocked += len(run)
 			return
 		}
-		c = &feedChange{kind: "move", block: b, run: c.run, gains: diff(run, h), losses: diff(h, run), kept: diff(run, diff(run, h))}
+		c = &feedChange{kind: "move", block: b, run: c.run, gains: booking.DatesNotIn(run, h), losses: booking.DatesNotIn(h, run), kept: booking.DatesNotIn(run, booking.DatesNotIn(run, h))}
 	}
 	p.plan.result.NightsBlocked += len(run)
 	for _, d := range c.gains {
