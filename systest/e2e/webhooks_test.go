@@ -130,7 +130,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 	acc.b(t, "addbookingpayment", obj{"bookingId": b.BookingID, "amount": "50.25", "description": "deposit", "time": "2026-01-02 10:00:00"}).ok(t, nil)
 	acc.b(t, "cancel", obj{"bookingId": b.BookingID}).ok(t, nil)
 	types := []string{"booking.created", "availability.changed", "payment.added", "booking.cancelled"}
-	poll.Holds(t, "the booking's events", 30*time.Second, func() bool {
+	poll.Holds(t, "the booking's events", viewsWithin, func() bool {
 		for _, typ := range types {
 			if _, ok := rc.find(typ, 0); !ok {
 				return false
@@ -152,7 +152,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 	// They come from the property topic, read apart from the booking topic, so they may be
 	// recorded after the booking's events: wait for them too.
 	var pc, ru hookMsg
-	poll.Holds(t, "property.created and rates.updated", 30*time.Second, func() bool {
+	poll.Holds(t, "property.created and rates.updated", viewsWithin, func() bool {
 		var okc, okr bool
 		pc, okc = rc.find("property.created", 0)
 		ru, okr = rc.find("rates.updated", 0)
@@ -185,7 +185,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 	}
 	acc.b(t, "cancel", obj{"bookingId": ids[0]}).ok(t, nil)
 	// Down until it has refused a delivery (the log must show one that failed, then arrived).
-	poll.Holds(t, "a delivery refused while the receiver is down", 30*time.Second, func() bool { return rc.refusals() > 0 })
+	poll.Holds(t, "a delivery refused while the receiver is down", viewsWithin, func() bool { return rc.refusals() > 0 })
 	rc.setDown(false)
 	poll.Holds(t, "every event after the receiver returned", 60*time.Second, func() bool {
 		for _, id := range ids {
@@ -219,7 +219,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 	if redo.Data.Redelivered != 1 {
 		t.Fatalf("redelivered %d", redo.Data.Redelivered)
 	}
-	poll.Holds(t, "the redelivery under the same webhook-id", 30*time.Second, func() bool {
+	poll.Holds(t, "the redelivery under the same webhook-id", viewsWithin, func() bool {
 		for _, m := range rc.all()[n:] {
 			if m.ID == created.ID && m.Type == "booking.created" {
 				return true
