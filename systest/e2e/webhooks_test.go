@@ -184,8 +184,13 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		ids = append(ids, d.BookingID)
 	}
 	acc.b(t, "cancel", obj{"bookingId": ids[0]}).ok(t, nil)
-	// Down until it has refused a delivery (the log must show one that failed, then arrived).
+	// Down until it has refused a delivery (the log must show one that failed, then arrived),
+	// and for at least 1.5 s, as before the suite ran in parallel: back at the first refusal,
+	// a later event could arrive before an earlier one's retry (seen once in a fresh-clone
+	// run). Known gap: what the order after an outage rests on is to be pinned down.
+	down := time.Now()
 	poll.Holds(t, "a delivery refused while the receiver is down", viewsWithin, func() bool { return rc.refusals() > 0 })
+	time.Sleep(1500*time.Millisecond - time.Since(down))
 	rc.setDown(false)
 	poll.Holds(t, "every event after the receiver returned", 60*time.Second, func() bool {
 		for _, id := range ids {
