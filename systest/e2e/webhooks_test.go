@@ -111,8 +111,9 @@ func allowPrivate(t *testing.T, acc account) {
 	do(t, http.MethodPut, "/admin/v1/accounts/"+acc.AccountID+"/integrations", admin, `{"allow_private_targets":true}`).status(t, http.StatusOK)
 }
 
+// Serial: run beside the parallel tests, the order of deliveries after the outage broke in
+// fresh-clone runs (a later booking.created before an earlier one); see issue 29's note.
 func TestWebhooksEndToEnd(t *testing.T) {
-	t.Parallel()
 	acc := newAccount(t)
 	rc := newHookReceiver(t)
 	// Without the operator's switch a loopback target is refused.
