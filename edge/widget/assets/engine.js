@@ -1,0 +1,1 @@
+/* vros guest booking engine (docs/booking-engine.md). */
