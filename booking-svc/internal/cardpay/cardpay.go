@@ -72,3 +72,37 @@ func Declined(err error) (reason string, ok bool) {
 	}
 	return "", false
 }
+
+// IntentRequest asks a live property's card gateway (Stripe) for a PaymentIntent the guest's
+// browser confirms with the card typed into the gateway's own field, so that the card number
+// never reaches vros (the booking engine, docs/booking-engine.md). IdempotencyKey makes a
+// retried request answer the same intent.
+type IntentRequest struct {
+	AccountID      string
+	PropertyID     int64
+	Amount         decimal.Decimal // > 0, in Currency
+	Currency       string          // ISO 4217
+	Description    string
+	IdempotencyKey string
+	Metadata       map[string]string
+}
+
+// Intent is a PaymentIntent as the gateway tells it. Status is the gateway's own word
+// (Stripe: requires_payment_method, requires_confirmation, requires_action, processing,
+// succeeded, canceled). ClientSecret and PublishableKey are what the browser needs to
+// confirm it; neither is a secret of the account.
+type Intent struct {
+	ID             string
+	Status         string
+	Amount         decimal.Decimal
+	Currency       string
+	ClientSecret   string
+	PublishableKey string
+}
+
+// IntentSucceeded is the Status of an intent whose payment went through.
+const IntentSucceeded = "succeeded"
+
+// ErrNoIntents says the property has no payment method that takes cards in the guest's
+// browser (a live property without Stripe), so the engine cannot take its payment.
+var ErrNoIntents = errors.New("no card payment method that confirms in the browser is set up for this property")
