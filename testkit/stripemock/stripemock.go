@@ -2,10 +2,23 @@
 // tool of the libs module), for tests of the Stripe card gateway.
 //
 // stripe-mock checks every request against Stripe's OpenAPI specification and answers with
-// fixtures; it keeps no state and never declines a card. The outcome of a confirmed
-// payment is therefore chosen when it starts: Start takes the status its payment intents
-// answer with ("succeeded", "requires_action", …) and changes only that field of the
-// bundled fixtures.
+// fixtures; it keeps no state and never declines a card. What it answers for payment
+// intents:
+//   - create (POST /v1/payment_intents): a new random id, and the request's scalar
+//     parameters reflected (amount, currency, description; not metadata); the rest, status
+//     and client_secret included, from the fixture;
+//   - retrieve (GET /v1/payment_intents/{id}) and cancel (POST …/{id}/cancel): the id of the
+//     URL reflected, everything else from the fixture (a cancel does not answer "canceled"
+//     unless the fixture says so);
+//   - the client_secret is always the fixture's, so it does not start with the id;
+//   - an Idempotency-Key header is only echoed in the answer's headers; a key is accepted
+//     when it looks like a test-mode secret key ("sk_test_…"), anything else answers 401
+//     with a message that repeats the Authorization header.
+//
+// The outcome of a payment is therefore chosen when it starts: Start takes the status its
+// payment intents answer with ("succeeded", "requires_action", …), and options such as
+// IntentAmount the amount and currency they read back with, so that a test's intent reads
+// back as what it asked for. Only those fields of the bundled fixtures change.
 package stripemock
 
 import (
@@ -54,11 +67,24 @@ func binary() (bin, dir string, err error) {
 	return build.bin, build.dir, build.err
 }
 
+// Option changes the payment intent fixture a stripe-mock answers with.
+type Option func(intent map[string]any)
+
+// IntentAmount makes payment intents read back (retrieve, cancel) as amount in currency:
+// amount in the currency's smallest unit as Stripe counts (1234 for 12.34 EUR, 1234 for
+// 1234 JPY), currency as Stripe writes it (lowercase). A create reflects its own amount and
+// currency whatever the fixture says.
+func IntentAmount(amount int64, currency string) Option {
+	return func(intent map[string]any) {
+		intent["amount"], intent["currency"] = amount, strings.ToLower(currency)
+	}
+}
+
 // Start runs a stripe-mock on a loopback port whose payment intents answer with
-// intentStatus, stops it when t ends, and returns its base URL.
-func Start(t testing.TB, intentStatus string) string {
+// intentStatus (and opts), stops it when t ends, and returns its base URL.
+func Start(t testing.TB, intentStatus string, opts ...Option) string {
 	t.Helper()
-	url, stop, err := Run(intentStatus)
+	url, stop, err := Run(intentStatus, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,12 +93,12 @@ func Start(t testing.TB, intentStatus string) string {
 }
 
 // Run is Start for a TestMain: the caller stops the stripe-mock.
-func Run(intentStatus string) (url string, stop func(), err error) {
+func Run(intentStatus string, opts ...Option) (url string, stop func(), err error) {
 	bin, dir, err := binary()
 	if err != nil {
 		return "", nil, err
 	}
-	fixtures, err := fixturesWith(dir, intentStatus)
+	fixtures, err := fixturesWith(dir, intentStatus, opts)
 	if err != nil {
 		return "", nil, err
 	}
@@ -113,8 +139,9 @@ func Run(intentStatus string) (url string, stop func(), err error) {
 	}
 }
 
-// fixturesWith returns stripe-mock's bundled fixtures with the payment intent's status set.
-func fixturesWith(dir, intentStatus string) ([]byte, error) {
+// fixturesWith returns stripe-mock's bundled fixtures with the payment intent's status set
+// and opts applied.
+func fixturesWith(dir, intentStatus string, opts []Option) ([]byte, error) {
 	raw, err := os.ReadFile(filepath.Join(dir, "embedded", "openapi", "fixtures3.json"))
 	if err != nil {
 		return nil, err
@@ -132,5 +159,8 @@ func fixturesWith(dir, intentStatus string) ([]byte, error) {
 		return nil, fmt.Errorf("stripe-mock fixtures have no payment_intent")
 	}
 	pi["status"] = intentStatus
+	for _, o := range opts {
+		o(pi)
+	}
 	return json.Marshal(f)
 }
