@@ -78,7 +78,10 @@ func Declined(err error) (reason string, ok bool) {
 // never reaches vros (the booking engine, docs/booking-engine.md). IdempotencyKey makes a
 // retried request answer the same intent.
 type IntentRequest struct {
-	AccountID      string
+	AccountID string
+	// Sandbox is the account's mode: a sandbox account pays through the test gateway, so the
+	// Router refuses its intents (ErrInvalidRequest) rather than reach Stripe.
+	Sandbox        bool
 	PropertyID     int64
 	Amount         decimal.Decimal // > 0, in Currency
 	Currency       string          // ISO 4217

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/vros/vros/libs/config"
 	"github.com/vros/vros/libs/tenancy"
 )
 
@@ -26,41 +27,46 @@ type PropertyMethods struct {
 // statusNoProperty is interface B's status of an unknown property.
 const statusNoProperty = 16
 
-// StripeKey returns the secret key of the property's Stripe method.
-func (p PropertyMethods) StripeKey(ctx context.Context, account string, propertyID int64) (string, bool, error) {
+// Stripe returns the property's Stripe method: getpayment's `stripe` entry, its
+// `secret_key` and `publishable_key`.
+func (p PropertyMethods) Stripe(ctx context.Context, account string, propertyID int64) (StripeMethod, bool, error) {
 	const path = "/internal/b/getpayment"
 	body := []byte(`{"propertyId":` + strconv.FormatInt(propertyID, 10) + `}`)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.URL+path, bytes.NewReader(body))
 	if err != nil {
-		return "", false, err
+		return StripeMethod{}, false, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	p.Signer.SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: account}, http.MethodPost, path, body, time.Now())
 	resp, err := p.Client.Do(req)
 	if err != nil {
-		return "", false, fmt.Errorf("property-svc getpayment: %w", err)
+		return StripeMethod{}, false, fmt.Errorf("property-svc getpayment: %w", err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return "", false, fmt.Errorf("property-svc getpayment: %w", err)
+		return StripeMethod{}, false, fmt.Errorf("property-svc getpayment: %w", err)
 	}
 	var answer struct {
 		Status  int    `json:"status"`
 		Message string `json:"message"`
 		Data    map[string]struct {
-			SecretKey string `json:"secret_key"`
+			SecretKey      string `json:"secret_key"`
+			PublishableKey string `json:"publishable_key"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(raw, &answer); err != nil {
-		return "", false, fmt.Errorf("property-svc getpayment: HTTP %d: %w", resp.StatusCode, err)
+		return StripeMethod{}, false, fmt.Errorf("property-svc getpayment: HTTP %d: %w", resp.StatusCode, err)
 	}
 	switch {
 	case answer.Status == statusNoProperty:
-		return "", false, nil
+		return StripeMethod{}, false, nil
 	case answer.Status != 0:
-		return "", false, fmt.Errorf("property-svc getpayment: status %d: %s", answer.Status, answer.Message)
+		return StripeMethod{}, false, fmt.Errorf("property-svc getpayment: status %d: %s", answer.Status, answer.Message)
 	}
 	s, ok := answer.Data["stripe"]
-	return s.SecretKey, ok && s.SecretKey != "", nil
+	if !ok || s.SecretKey == "" {
+		return StripeMethod{}, false, nil
+	}
+	return StripeMethod{SecretKey: config.Secret(s.SecretKey), PublishableKey: s.PublishableKey}, true, nil
 }

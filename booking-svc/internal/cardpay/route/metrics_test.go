@@ -17,7 +17,7 @@ import (
 func TestRouterCountsPayments(t *testing.T) {
 	metrics := telemetrytest.NewMetrics(t)
 	test := cardpay.NewTest(func() time.Time { return time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC) })
-	r := &Router{Test: test, Methods: methodsOf{1: "sk_test_owner1"}, StripeURL: stripemock.Start(t, "succeeded"),
+	r := &Router{Test: test, Methods: methodsOf{1: owner1}, StripeURL: stripemock.Start(t, "succeeded"),
 		Payments: cardpay.NewPayments(metrics.Meter())}
 	ctx := context.Background()
 	n := 0

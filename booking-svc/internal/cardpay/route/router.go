@@ -10,6 +10,7 @@ import (
 	"net/http"
 
 	"github.com/vros/vros/booking-svc/internal/cardpay"
+	"github.com/vros/vros/libs/config"
 )
 
 // ReasonNoMethod is the refusal of a live account's charge on a property with no card
@@ -18,9 +19,19 @@ const ReasonNoMethod = "no card payment method is set up for this property"
 
 // Methods tells which card payment method a property has (A5, kept by property-svc).
 type Methods interface {
-	// StripeKey returns the secret key of the property's Stripe method; ok is false when the
-	// property has none.
-	StripeKey(ctx context.Context, account string, propertyID int64) (key string, ok bool, err error)
+	// Stripe returns the property's Stripe method; ok is false when the property has none
+	// (or one without a secret key).
+	Stripe(ctx context.Context, account string, propertyID int64) (m StripeMethod, ok bool, err error)
+}
+
+// StripeMethod is a property's Stripe method (A5 `stripe`).
+type StripeMethod struct {
+	// SecretKey (A5 `secret_key`) makes every Stripe request; it never leaves booking-svc and
+	// never prints (config.Secret).
+	SecretKey config.Secret
+	// PublishableKey (A5 `public_key`, getpayment's `publishable_key`) is what the guest's
+	// browser loads Stripe.js with to confirm a PaymentIntent; it is public by design.
+	PublishableKey string
 }
 
 // Router is the Gateway booking-svc charges through. It picks the gateway of each charge:
@@ -50,13 +61,18 @@ func (r *Router) charge(ctx context.Context, req cardpay.ChargeRequest) (string,
 		ch, err := r.Test.Charge(ctx, req)
 		return cardpay.NameTest, ch, err
 	}
-	key, ok, err := r.Methods.StripeKey(ctx, req.AccountID, req.PropertyID)
+	m, ok, err := r.Methods.Stripe(ctx, req.AccountID, req.PropertyID)
 	switch {
 	case err != nil:
 		return cardpay.NameStripe, cardpay.Charge{}, fmt.Errorf("payment method of property %d: %w", req.PropertyID, err)
 	case !ok:
 		return cardpay.NameNone, cardpay.Charge{}, &cardpay.DeclinedError{Reason: ReasonNoMethod}
 	}
-	ch, err := NewStripe(key, r.StripeURL, r.HTTP).Charge(ctx, req)
+	ch, err := r.stripe(m).Charge(ctx, req)
 	return cardpay.NameStripe, ch, err
+}
+
+// stripe is the Stripe gateway of the property whose method is m.
+func (r *Router) stripe(m StripeMethod) *Stripe {
+	return NewStripe(m.SecretKey.Reveal(), r.StripeURL, r.HTTP)
 }

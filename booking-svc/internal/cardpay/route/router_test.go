@@ -12,22 +12,25 @@ import (
 )
 
 // methodsOf is a property's payment methods as property-svc would answer.
-type methodsOf map[int64]string // property → Stripe secret key
+type methodsOf map[int64]StripeMethod // property → its Stripe method
 
-func (m methodsOf) StripeKey(_ context.Context, _ string, pid int64) (string, bool, error) {
+func (m methodsOf) Stripe(_ context.Context, _ string, pid int64) (StripeMethod, bool, error) {
 	if pid < 0 {
-		return "", false, errors.New("property-svc unreachable")
+		return StripeMethod{}, false, errors.New("property-svc unreachable")
 	}
 	k, ok := m[pid]
 	return k, ok, nil
 }
+
+// owner1 is property 1's Stripe method in the tests.
+var owner1 = StripeMethod{SecretKey: "sk_test_owner1", PublishableKey: "pk_test_owner1"}
 
 // TestRouterChoosesPerAccountAndProperty: sandbox accounts reach only the test gateway; a
 // live account's charge goes to its property's Stripe account, and is refused when the
 // property has none; property-svc's failure is not the card's fault.
 func TestRouterChoosesPerAccountAndProperty(t *testing.T) {
 	test := cardpay.NewTest(func() time.Time { return time.Date(2026, 6, 15, 0, 0, 0, 0, time.UTC) })
-	r := &Router{Test: test, Methods: methodsOf{1: "sk_test_owner1"}, StripeURL: stripemock.Start(t, "succeeded")}
+	r := &Router{Test: test, Methods: methodsOf{1: owner1}, StripeURL: stripemock.Start(t, "succeeded")}
 	ctx := context.Background()
 	charge := func(sandbox bool, pid int64) (cardpay.Charge, error) {
 		req := stripeReq("50", "USD")

@@ -23,6 +23,7 @@ const StripeAPI = "https://api.stripe.com"
 // retried charge is never charged twice.
 type Stripe struct {
 	client *stripe.Client
+	key    string // only to mask it in Stripe's messages
 }
 
 // NewStripe returns a gateway charging with secretKey through the Stripe API at apiURL
@@ -40,7 +41,7 @@ func NewStripe(secretKey, apiURL string, httpClient *http.Client) *Stripe {
 	if httpClient != nil {
 		cfg.HTTPClient = httpClient
 	}
-	return &Stripe{client: stripe.NewClient(secretKey, stripe.WithBackends(stripe.NewBackendsWithConfig(cfg)))}
+	return &Stripe{client: stripe.NewClient(secretKey, stripe.WithBackends(stripe.NewBackendsWithConfig(cfg))), key: secretKey}
 }
 
 // Charge charges req.Card, or refuses it with a *cardpay.DeclinedError, cardpay.ErrRequires3DS or an error
@@ -68,7 +69,7 @@ func (g *Stripe) Charge(ctx context.Context, req cardpay.ChargeRequest) (cardpay
 	}
 	pm, err := g.client.V1PaymentMethods.Create(ctx, pmp)
 	if err != nil {
-		return cardpay.Charge{}, stripeError(err)
+		return cardpay.Charge{}, g.fail(err)
 	}
 	pip := &stripe.PaymentIntentCreateParams{
 		Amount: stripe.Int64(minor), Currency: stripe.String(strings.ToLower(cur)),
@@ -81,7 +82,7 @@ func (g *Stripe) Charge(ctx context.Context, req cardpay.ChargeRequest) (cardpay
 	}
 	pi, err := g.client.V1PaymentIntents.Create(ctx, pip)
 	if err != nil {
-		return cardpay.Charge{}, stripeError(err)
+		return cardpay.Charge{}, g.fail(err)
 	}
 	switch pi.Status {
 	case stripe.PaymentIntentStatusSucceeded:
@@ -100,9 +101,25 @@ func (g *Stripe) Charge(ctx context.Context, req cardpay.ChargeRequest) (cardpay
 		At: time.Unix(pi.Created, 0).UTC()}, nil
 }
 
+// fail is stripeError with the secret key masked wherever Stripe's message repeats it
+// (Stripe masks it itself; stripe-mock repeats the Authorization header whole).
+func (g *Stripe) fail(err error) error {
+	var se *stripe.Error
+	if g.key != "" && errors.As(err, &se) && strings.Contains(se.Msg, g.key) {
+		masked := *se
+		masked.Msg = strings.ReplaceAll(se.Msg, g.key, "sk_***")
+		err = &masked
+	}
+	return stripeError(err)
+}
+
 // stripeError maps Stripe's answer to a gateway error: a card error is a refusal with
 // Stripe's message as its reason (status 111), and so is a key Stripe does not accept (the
-// owner must fix the payment method); an invalid request is cardpay.ErrInvalidRequest.
+// owner must fix the payment method); an invalid request (a reused idempotency key with
+// other parameters too) is cardpay.ErrInvalidRequest. Anything else — Stripe unreachable,
+// Stripe's own failure, a rate limit — is none of these, and worth retrying later. The
+// error's text holds Stripe's type, code and message only, never the objects Stripe's
+// error may embed (a PaymentIntent's client secret).
 func stripeError(err error) error {
 	var se *stripe.Error
 	if !errors.As(err, &se) {
@@ -120,10 +137,11 @@ func stripeError(err error) error {
 	case se.HTTPStatusCode == http.StatusUnauthorized || se.HTTPStatusCode == http.StatusForbidden:
 		// The owner's key is wrong or revoked: no card can be charged until they fix A5.
 		return &cardpay.DeclinedError{Reason: "the property's Stripe account refused the request: " + se.Msg}
-	case se.Type == stripe.ErrorTypeInvalidRequest && se.HTTPStatusCode < http.StatusInternalServerError:
+	case (se.Type == stripe.ErrorTypeInvalidRequest || se.Type == stripe.ErrorTypeIdempotency) &&
+		se.HTTPStatusCode < http.StatusInternalServerError:
 		return fmt.Errorf("%w: stripe: %s", cardpay.ErrInvalidRequest, se.Msg)
 	}
-	return fmt.Errorf("stripe (HTTP %d, %s): %w", se.HTTPStatusCode, se.Type, err)
+	return fmt.Errorf("stripe (HTTP %d, %s %s): %s", se.HTTPStatusCode, se.Type, se.Code, se.Msg)
 }
 
 // minorUnits converts amount to the currency's smallest unit, as Stripe counts (cents).

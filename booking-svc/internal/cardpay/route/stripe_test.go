@@ -82,6 +82,8 @@ func TestStripeErrors(t *testing.T) {
 			HTTPStatusCode: 402}, "", cardpay.ErrRequires3DS},
 		{"invalid request", &stripe.Error{Type: stripe.ErrorTypeInvalidRequest, Msg: "Invalid currency", HTTPStatusCode: 400},
 			"", cardpay.ErrInvalidRequest},
+		{"an idempotency key reused with other parameters", &stripe.Error{Type: stripe.ErrorTypeIdempotency, HTTPStatusCode: 400,
+			Msg: "Keys for idempotent requests can only be used with the same parameters they were first used with."}, "", cardpay.ErrInvalidRequest},
 		{"Stripe's own failure", &stripe.Error{Type: stripe.ErrorTypeAPI, HTTPStatusCode: 500}, "", nil},
 		{"a bad secret key", &stripe.Error{Type: stripe.ErrorTypeInvalidRequest, HTTPStatusCode: http.StatusUnauthorized,
 			Msg: "Invalid API Key provided"}, "the property's Stripe account refused the request: Invalid API Key provided", nil},
@@ -101,7 +103,29 @@ func TestStripeErrors(t *testing.T) {
 	}
 }
 
-// TestMinorUnits: Stripe counts in the currency's smallest unit.
+// TestStripeErrorsKeepSecretsOut: an error's text never holds the objects Stripe's error
+// embeds (a PaymentIntent's client secret), nor the secret key Stripe's message repeats.
+func TestStripeErrorsKeepSecretsOut(t *testing.T) {
+	for _, se := range []*stripe.Error{
+		{Type: stripe.ErrorTypeInvalidRequest, Code: stripe.ErrorCodePaymentIntentUnexpectedState, HTTPStatusCode: 400,
+			Msg: "This PaymentIntent's status is succeeded.", PaymentIntent: &stripe.PaymentIntent{ID: "pi_1", ClientSecret: "pi_1_secret_XYZ"}},
+		{Type: stripe.ErrorTypeAPI, HTTPStatusCode: 500, Msg: "An unknown error occurred",
+			PaymentIntent: &stripe.PaymentIntent{ID: "pi_1", ClientSecret: "pi_1_secret_XYZ"}},
+		{Type: stripe.ErrorTypeInvalidRequest, HTTPStatusCode: http.StatusUnauthorized,
+			Msg: "Authorization was 'Bearer sk_live_abc123'."},
+	} {
+		err := (&Stripe{key: "sk_live_abc123"}).fail(se)
+		if text := err.Error(); strings.Contains(text, "_secret_") || strings.Contains(text, "sk_live_abc123") {
+			t.Errorf("%s", text)
+		}
+		if reason, _ := cardpay.Declined(err); strings.Contains(reason, "sk_live_abc123") {
+			t.Errorf("reason %q", reason)
+		}
+	}
+}
+
+// TestMinorUnits: Stripe counts in the currency's smallest unit; an intent's amount is read
+// back from it.
 func TestMinorUnits(t *testing.T) {
 	for _, c := range []struct {
 		amount, currency string
@@ -117,6 +141,13 @@ func TestMinorUnits(t *testing.T) {
 		got, err := minorUnits(decimal.RequireFromString(c.amount), c.currency)
 		if (err == nil) != c.ok || got != c.want {
 			t.Errorf("%s %s: %d, %v; want %d (ok %v)", c.amount, c.currency, got, err, c.want, c.ok)
+		}
+		if !c.ok {
+			continue
+		}
+		back, cur, err := fromMinorUnits(got, strings.ToLower(c.currency))
+		if err != nil || !back.Equal(decimal.RequireFromString(c.amount)) || cur != c.currency {
+			t.Errorf("%d %s back: %s %s, %v; want %s %s", got, c.currency, back, cur, err, c.amount, c.currency)
 		}
 	}
 }
