@@ -94,6 +94,10 @@ type Brand struct {
 	Domain string `json:"domain,omitempty"`
 	// Domains are the brand's websites' host names, lower case, unique across the account.
 	Domains []string `json:"domains,omitempty"`
+	// Origins are the web origins the brand's booking engine is allowed from, in
+	// ParseOrigin's form, each in one brand of the account; empty: AllowedOrigins takes them
+	// from Domains.
+	Origins []string `json:"origins,omitempty"`
 	// DefaultLanguage, DefaultCurrency: the brand's website defaults; "" the account's.
 	DefaultLanguage string `json:"default_language,omitempty"`
 	DefaultCurrency string `json:"default_currency,omitempty"`

@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,6 +24,12 @@ func TestBrandAnswers(t *testing.T) {
 		{"another", `{"action":"create","brand":{"name":"Borea","domains":["borea.example"]}}`, 200, `{"code":200,"data":{"brand_id":"2"}}`},
 		{"a domain of another brand", `{"action":"update","brand":{"id":2,"domains":["aurora.example"]}}`, 400,
 			`{"code":400,"error_type":"validation_error","error_message":"request has 1 invalid field: brand.domains aurora.example is already a domain of brand 1: a domain belongs to one brand (with or without www.)","errors":[{"field":"brand.domains","message":"aurora.example is already a domain of brand 1: a domain belongs to one brand (with or without www.)"}]}`},
+		{"origins", `{"action":"update","brand":{"id":2,"origins":["https://Borea.example:443/","http://localhost:3000"]}}`, 200,
+			`{"code":200,"data":{"brand_id":"2"}}`},
+		{"an origin of another brand's domain", `{"action":"update","brand":{"id":2,"origins":["https://www.aurora.example"]}}`, 400,
+			`{"code":400,"error_type":"validation_error","error_message":"request has 1 invalid field: brand.origins[0] https://www.aurora.example is an origin of brand 1: an origin belongs to one brand","errors":[{"field":"brand.origins[0]","message":"https://www.aurora.example is an origin of brand 1: an origin belongs to one brand"}]}`},
+		{"an origin with a path", `{"action":"update","brand":{"id":2,"origins":["https://borea.example/book"]}}`, 400,
+			`{"code":400,"error_type":"validation_error","error_message":"request has 1 invalid field: brand.origins[0] must be http:// or https://, a host and an optional port, nothing else: \"https://borea.example/book\" has a path","errors":[{"field":"brand.origins[0]","message":"must be http:// or https://, a host and an optional port, nothing else: \"https://borea.example/book\" has a path"}]}`},
 		{"an unknown code", `{"action":"update","brand":{"id":2,"properties":["NOPE"]}}`, 400,
 			`{"code":400,"error_type":"validation_error","error_message":"request has 1 invalid field: brand.properties no property of this account has internal_code \"NOPE\"","errors":[{"field":"brand.properties","message":"no property of this account has internal_code \"NOPE\""}]}`},
 		{"an unknown brand", `{"action":"delete","brand":{"id":99}}`, 404, `{"code":404,"error_type":"not_found","error_message":"brand 99 does not exist"}`},
@@ -48,7 +55,11 @@ func TestBrandAnswers(t *testing.T) {
 		t.Errorf("account-settings brands: %s", out)
 	}
 	// account-settings shows every field of the brand, as the settings event carries it.
-	if !strings.Contains(string(out), `"brands":[{"id":1,"name":"Aurora","domain":"aurora.example","domains":["aurora.example"],"lead_source":2,"properties":[`) {
+	if _, out := call(t, app, acc, "/internal/a/account-brand", `{"action":"update","brand":{"id":1,"origins":["https://aurora.example"]}}`); !strings.Contains(string(out), `"brand_id":"1"`) {
+		t.Fatalf("origins of brand 1: %s", out)
+	}
+	_, out = call(t, app, acc, "/internal/a/account-settings", `{}`)
+	if !strings.Contains(string(out), `"brands":[{"id":1,"name":"Aurora","domain":"aurora.example","domains":["aurora.example"],"origins":["https://aurora.example"],"lead_source":2,"properties":[`) {
 		t.Errorf("account-settings brand fields: %s", out)
 	}
 }
@@ -97,5 +108,53 @@ func TestConcurrentBrandCreates(t *testing.T) {
 	_ = json.Unmarshal(out, &a)
 	if ok != 21 || len(a.Data.Brands) != 21 {
 		t.Errorf("%d creates succeeded, %d brands stored; want 21", ok, len(a.Data.Brands))
+	}
+}
+
+// TestConcurrentBrandOrigins: 30 clients create brands of one account at once, 10 listing
+// the origin https://same.example and 10 with the domain same.example (which allows it):
+// one of those 20 lands, and the 10 others with origins of their own.
+func TestConcurrentBrandOrigins(t *testing.T) {
+	app, acc := newServer(t)
+	const n = 30
+	status := make([]int, n)
+	together.Run(n, func(i int) {
+		brand := fmt.Sprintf(`{"name":"B","origins":["http://localhost:%d"]}`, 3000+i)
+		switch {
+		case i < 10:
+			brand = `{"name":"B","origins":["https://same.example"]}`
+		case i < 20:
+			brand = `{"name":"B","domains":["same.example"]}`
+		}
+		status[i], _ = call(t, app, acc, "/internal/a/account-brand", `{"action":"create","brand":`+brand+`}`)
+	})
+	same := 0
+	for i, s := range status {
+		switch {
+		case s == 200 && i < 20:
+			same++
+		case s == 200:
+		case s != 400 || i >= 20:
+			t.Errorf("request %d: HTTP %d", i, s)
+		}
+	}
+	_, out := call(t, app, acc, "/internal/a/account-settings", `{}`)
+	var a struct {
+		Data struct {
+			Brands []struct {
+				Domains []string `json:"domains"`
+				Origins []string `json:"origins"`
+			} `json:"brands"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(out, &a)
+	claims := 0
+	for _, b := range a.Data.Brands {
+		if slices.Contains(b.Origins, "https://same.example") || slices.Contains(b.Domains, "same.example") {
+			claims++
+		}
+	}
+	if same != 1 || claims != 1 || len(a.Data.Brands) != 11 {
+		t.Errorf("%d creates of the shared origin succeeded, %d brands claim it, %d brands; want 1, 1, 11", same, claims, len(a.Data.Brands))
 	}
 }

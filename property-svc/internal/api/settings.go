@@ -68,6 +68,7 @@ type brandDTO struct {
 	Name            string          `json:"name"`
 	Domain          string          `json:"domain,omitempty"`
 	Domains         []string        `json:"domains,omitempty"`
+	Origins         []string        `json:"origins,omitempty"`
 	DefaultLanguage string          `json:"default_language,omitempty"`
 	DefaultCurrency string          `json:"default_currency,omitempty"`
 	LeadSource      int             `json:"lead_source,omitempty"`
@@ -98,7 +99,7 @@ func settingsAnswer(s property.Settings) settingsDTO {
 		out.LeadSources[i] = leadSourceDTO{ID: l.ID, Name: l.Name}
 	}
 	for i, b := range s.Brands {
-		out.Brands[i] = brandDTO{ID: b.ID, Name: b.Name, Domain: b.Domain(), Domains: b.Domains, DefaultLanguage: b.DefaultLanguage,
+		out.Brands[i] = brandDTO{ID: b.ID, Name: b.Name, Domain: b.Domain(), Domains: b.Domains, Origins: b.Origins, DefaultLanguage: b.DefaultLanguage,
 			DefaultCurrency: b.DefaultCurrency, LeadSource: b.LeadSource, Properties: b.Properties}
 		if s := b.Search; s != nil {
 			out.Brands[i].Search = &brandSearchDTO{DefaultLimit: s.DefaultLimit, PriceFilterEnable: s.PriceFilterEnable, RateType: string(s.RateType)}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/fields"
 )
 
@@ -17,6 +18,10 @@ type Brand struct {
 	ID      int
 	Name    string
 	Domains []string // lower-case host names, unique across the account's brands
+	// Origins are the web origins the brand's booking engine is allowed from, in
+	// contract.ParseOrigin's form, each in one brand of the account; empty: https://<domain>
+	// and https://www.<domain> for each of Domains (AllowedOrigins).
+	Origins []string
 	// DefaultLanguage is one of the account's languages; "" the account's default.
 	DefaultLanguage string
 	// DefaultCurrency is the account's currency or one it has an exchange rate for; "" the
@@ -40,6 +45,12 @@ func (b Brand) Domain() string {
 	return b.Domains[0]
 }
 
+// AllowedOrigins are the origins the brand's booking engine is allowed from: its Origins,
+// else two per domain (contract.Brand.AllowedOrigins, the one rule consumers read).
+func (b Brand) AllowedOrigins() []string {
+	return contract.Brand{Origins: b.Origins, Domains: b.Domains}.AllowedOrigins()
+}
+
 // BrandSearch is a brand's search settings; a zero field (0, nil, "") takes the account's.
 type BrandSearch struct {
 	DefaultLimit      int
@@ -54,9 +65,10 @@ type BrandRequest struct {
 	ID              int // update and delete
 	Name            *string
 	Domains         *[]string
-	DefaultLanguage *string // "" clears
-	DefaultCurrency *string // "" clears
-	LeadSource      *int    // 0 clears
+	Origins         *[]string // [] clears
+	DefaultLanguage *string   // "" clears
+	DefaultCurrency *string   // "" clears
+	LeadSource      *int      // 0 clears
 	Search          *BrandSearch
 	Properties      *[]string // internal codes
 }
@@ -64,6 +76,9 @@ type BrandRequest struct {
 // Bounds of an account's brands.
 const (
 	maxBrandDomains = 20
+	maxBrandOrigins = 20
+	// maxOriginLength holds "https://", the longest host name, a port and a trailing slash.
+	maxOriginLength = 300
 	maxBrandID      = 2147483647
 )
 
@@ -83,6 +98,7 @@ func DecodeBrand(body []byte) (BrandRequest, error) {
 	if req.Action == Create || req.Action == Update {
 		req.Name = notBlank(b, "name", fields.Str{Required: req.Action == Create, Min: 1, Max: 100})
 		req.Domains = readDomains(b, "domains")
+		req.Origins = readOrigins(b, "origins", &v)
 		if l, ok := b.String("default_language", fields.Str{Max: 35}); ok {
 			if tag, valid := languageTag(l); l == "" {
 				req.DefaultLanguage = ptr("")
@@ -140,6 +156,34 @@ func readDomains(o *fields.Object, name string) *[]string {
 	return &out
 }
 
+// originRule is the rule an origin breaks, in refusals.
+const originRule = "must be http:// or https://, a host and an optional port, nothing else"
+
+// readOrigins reads a list of web origins, stored in contract.ParseOrigin's form (lower
+// case, no default port, a lone trailing "/" dropped), each once. Violations name the
+// element by its index.
+func readOrigins(o *fields.Object, name string, v *fields.Violations) *[]string {
+	before := v.Len()
+	raw, ok := o.Strings(name, fields.List{Max: maxBrandOrigins}, fields.Str{Max: maxOriginLength})
+	if !ok || v.Len() != before {
+		return nil // an element was not a string, or too long: refused as it is
+	}
+	out := make([]string, 0, len(raw))
+	for i, s := range raw {
+		field := fields.Index(name, i)
+		origin, err := contract.ParseOrigin(s)
+		switch {
+		case err != nil:
+			o.Addf(field, "%s: %q %v", originRule, s, err)
+		case slices.Contains(out, origin):
+			o.Addf(field, "lists %s twice", origin)
+		default:
+			out = append(out, origin)
+		}
+	}
+	return &out
+}
+
 // ChangeBrand applies an /api/account-brand request and returns the brand's id. A new
 // brand's id is one more than the largest the account has had (a deleted brand's id, which
 // its bookings keep, is never given again), allocated inside the settings' conditional
@@ -179,7 +223,7 @@ func (s *Properties) ChangeBrand(ctx context.Context, account string, req BrandR
 		default: // Delete
 			list = slices.Delete(list, i, i+1)
 		}
-		if err := checkBrands(cur, list, "brand.", true); err != nil {
+		if err := checkBrands(cur, list, "brand.", true, id); err != nil {
 			return AccountSettings{}, err
 		}
 		return AccountSettings{Brands: &list, LastBrandID: ptr(lastBrandID(cur, list))}, nil
@@ -197,6 +241,9 @@ func mergeBrand(b Brand, req BrandRequest, ids []int64) Brand {
 	}
 	if req.Domains != nil {
 		b.Domains = *req.Domains
+	}
+	if req.Origins != nil {
+		b.Origins = *req.Origins
 	}
 	if req.DefaultLanguage != nil {
 		b.DefaultLanguage = *req.DefaultLanguage
@@ -227,9 +274,10 @@ func mergeBrand(b Brand, req BrandRequest, ids []int64) Brand {
 // lead source one of st's. prefix names the fields: "brand." for /api/account-brand,
 // "brands." for account-settings (with the brand's id).
 //
-// domains false skips the domain rule: a settings change that leaves the brands alone is not
-// refused for domains stored before the rule existed.
-func checkBrands(st Settings, brands []Brand, prefix string, domains bool) error {
+// domains false skips the domain and origin rules: a settings change that leaves the brands
+// alone is not refused for domains stored before the rule existed. changed is the brand
+// /api/account-brand changes (0 for account-settings): a clash of origins is reported on it.
+func checkBrands(st Settings, brands []Brand, prefix string, domains bool, changed int) error {
 	var v fields.Violations
 	seen := map[string]int{}
 	field := func(b Brand, name string) string {
@@ -262,7 +310,48 @@ func checkBrands(st Settings, brands []Brand, prefix string, domains bool) error
 			v.Addf(field(b, "lead_source"), "must be the id of one of the account's lead sources (%s)", leadSourceIDs(st.LeadSources))
 		}
 	}
+	if domains {
+		checkOrigins(brands, changed, field, &v)
+	}
 	return v.Err()
+}
+
+// checkOrigins applies the origin rule: an origin a brand allows (AllowedOrigins: its
+// origins, else two per domain) is allowed by no other brand of the account, so that a
+// request's Origin names one brand. Two brands' domain defaults never clash when their
+// domains do not (the domain rule reports that). A clash is reported on the brand changed
+// (the last one checked), else on the later brand of the list: on its origins[i] when the
+// origin is one it lists, else on its domains.
+func checkOrigins(brands []Brand, changed int, field func(Brand, string) string, v *fields.Violations) {
+	type owner struct {
+		brand  int
+		listed bool // in the brand's origins, not from its domains
+	}
+	order := make([]Brand, 0, len(brands))
+	for _, b := range brands {
+		if b.ID != changed {
+			order = append(order, b)
+		}
+	}
+	if i := slices.IndexFunc(brands, func(b Brand) bool { return b.ID == changed }); i >= 0 {
+		order = append(order, brands[i])
+	}
+	seen := map[string]owner{}
+	for _, b := range order {
+		listed := len(b.Origins) > 0
+		for i, o := range b.AllowedOrigins() {
+			other, dup := seen[o]
+			switch {
+			case !dup:
+				seen[o] = owner{brand: b.ID, listed: listed}
+			case other.brand == b.ID || (!listed && !other.listed):
+			case listed:
+				v.Addf(field(b, fields.Index("origins", i)), "%s is an origin of brand %d: an origin belongs to one brand", o, other.brand)
+			default:
+				v.Addf(field(b, "domains"), "%s is an origin of brand %d: a brand that lists no origins is allowed from https://<domain> and https://www.<domain>, and an origin belongs to one brand", o, other.brand)
+			}
+		}
+	}
 }
 
 // mergeSettingsBrands is the brands an account-settings body sets, sent: its list replaces

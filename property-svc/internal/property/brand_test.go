@@ -3,6 +3,7 @@ package property_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 )
 
 const brandCreate = `{"action":"create","brand":{"name":"Aurora Villas","domains":["Aurora.example","www.aurora.example"],
+	"origins":["HTTPS://Aurora.example:443/","http://localhost:3000"],
 	"default_language":"en","default_currency":"usd","lead_source":2,
 	"search":{"default_limit":12,"rate_type":"weekly","price_filter_enable":true},"properties":["V1","V2"]}}`
 
@@ -37,6 +39,33 @@ func TestDecodeBrand(t *testing.T) {
 		tc("domain with a scheme", `brand.domains: must contain host names such as example.com ("https://aurora.example" is not)`, set("brand.domains[0]", "https://aurora.example")),
 		tc("domain twice, in another case", "brand.domains: lists www.aurora.example twice", set("brand.domains[0]", "WWW.aurora.example")),
 		tc("domains 21", "brand.domains: must have at most 20 items", set("brand.domains", many(21, `"a.example"`))),
+		tc("origins absent", "", set("brand.origins", del)),
+		tc("origins empty", "", set("brand.origins", []any{})),
+		tc("origins not a list", "brand.origins: must be an array", set("brand.origins", "https://aurora.example")),
+		tc("origins 20", "", set("brand.origins", distinctOrigins(20))),
+		tc("origins 21", "brand.origins: must have at most 20 items", set("brand.origins", distinctOrigins(21))),
+		tc("origin not a string", "brand.origins[1]: must be a string", set("brand.origins[1]", obj(`{"host":"a.example"}`))),
+		tc("origin blank", "brand.origins[1]: must not be empty", set("brand.origins[1]", " ")),
+		tc("origin 301 chars", "brand.origins[1]: must be at most 300 characters", set("brand.origins[1]", "https://"+chars(293))),
+		tc("origin without a scheme", `brand.origins[1]: `+originRule+`: "aurora.example" must start with http:// or https://`,
+			set("brand.origins[1]", "aurora.example")),
+		tc("origin ftp", `brand.origins[1]: `+originRule+`: "ftp://aurora.example" must start with http:// or https://`,
+			set("brand.origins[1]", "ftp://aurora.example")),
+		tc("origin with a path", `brand.origins[0]: `+originRule+`: "https://aurora.example/book" has a path`,
+			set("brand.origins[0]", "https://aurora.example/book")),
+		tc("origin with a query", `brand.origins[0]: `+originRule+`: "https://aurora.example/?a=1" has a query`,
+			set("brand.origins[0]", "https://aurora.example/?a=1")),
+		tc("origin with a fragment", `brand.origins[0]: `+originRule+`: "https://aurora.example#b" has a fragment`,
+			set("brand.origins[0]", "https://aurora.example#b")),
+		tc("origin with user info", `brand.origins[0]: `+originRule+`: "https://me@aurora.example" has user info`,
+			set("brand.origins[0]", "https://me@aurora.example")),
+		tc("origin without a host", `brand.origins[0]: `+originRule+`: "https://:8080" has no valid host (a host name, IDNs in xn-- form, an IPv4 address or an [IPv6] address)`,
+			set("brand.origins[0]", "https://:8080")),
+		tc("origin with port 0", `brand.origins[0]: `+originRule+`: "https://aurora.example:0" has no valid port (1-65535)`,
+			set("brand.origins[0]", "https://aurora.example:0")),
+		tc("origin twice once normalised", "brand.origins[1]: lists https://aurora.example twice", set("brand.origins[1]", "https://AURORA.example")),
+		tc("two bad origins, each named", `brand.origins[0]: `+originRule+`: "a" must start with http:// or https://`+"\n"+
+			`brand.origins[1]: `+originRule+`: "b" must start with http:// or https://`, set("brand.origins", []any{"a", "b"})),
 		tc("default_language absent", "", set("brand.default_language", del)),
 		tc("default_language blank clears", "", set("brand.default_language", "")),
 		tc("default_language not a tag", `brand.default_language: must be a BCP 47 language tag ("english!" is not)`, set("brand.default_language", "english!")),
@@ -68,6 +97,7 @@ func TestDecodeBrandValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	if *req.Name != "Aurora Villas" || !slices.Equal(*req.Domains, []string{"aurora.example", "www.aurora.example"}) ||
+		!slices.Equal(*req.Origins, []string{"https://aurora.example", "http://localhost:3000"}) ||
 		*req.DefaultLanguage != "en" || *req.DefaultCurrency != "USD" || *req.LeadSource != 2 ||
 		req.Search.DefaultLimit != 12 || req.Search.RateType != property.RateWeekly || !*req.Search.PriceFilterEnable ||
 		!slices.Equal(*req.Properties, []string{"V1", "V2"}) {
@@ -83,6 +113,30 @@ func TestDecodeBrandRateTypeAnyCase(t *testing.T) {
 	}
 	if req.Search == nil || req.Search.RateType != property.RateMonthly {
 		t.Fatalf("search: %+v", req.Search)
+	}
+}
+
+// originRule is the rule an invalid origin breaks, as refusals state it.
+const originRule = "must be http:// or https://, a host and an optional port, nothing else"
+
+// distinctOrigins are n different origins.
+func distinctOrigins(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("http://localhost:%d", 3000+i)
+	}
+	return out
+}
+
+// TestDecodeBrandOriginsClear: [] clears a brand's origins; absent keeps them (nil).
+func TestDecodeBrandOriginsClear(t *testing.T) {
+	req, err := property.DecodeBrand([]byte(`{"action":"update","brand":{"id":1,"origins":[]}}`))
+	if err != nil || req.Origins == nil || len(*req.Origins) != 0 {
+		t.Fatalf("origins []: %v %v", req.Origins, err)
+	}
+	req, err = property.DecodeBrand([]byte(`{"action":"update","brand":{"id":1}}`))
+	if err != nil || req.Origins != nil {
+		t.Fatalf("origins absent: %v %v", req.Origins, err)
 	}
 }
 
@@ -119,6 +173,14 @@ func TestBrandRules(t *testing.T) {
 		{"one brand with and without www.", "", `{"action":"create","brand":{"name":"B","domains":["b.example","www.b.example"]}}`, ""},
 		{"update keeps its own domain", `{"brands":[{"id":4,"name":"A","domain":"a.example"}]}`,
 			`{"action":"update","brand":{"id":4,"domains":["a.example","www.a.example"]}}`, ""},
+		{"origins of its own", "", `{"action":"create","brand":{"name":"B","domains":["b.example"],"origins":["https://b.example","http://localhost:3000"]}}`, ""},
+		{"an origin of another brand's domain", `{"brands":[{"id":4,"name":"A","domain":"a.example"}]}`,
+			`{"action":"create","brand":{"name":"B","origins":["http://b.example","https://www.a.example"]}}`,
+			"brand.origins[1]: https://www.a.example is an origin of brand 4: an origin belongs to one brand"},
+		{"the same origin over http is another", `{"brands":[{"id":4,"name":"A","domain":"a.example"}]}`,
+			`{"action":"create","brand":{"name":"B","origins":["http://a.example"]}}`, ""},
+		{"update keeps its own origins", `{"brands":[{"id":4,"name":"A","domain":"a.example"}]}`,
+			`{"action":"update","brand":{"id":4,"origins":["https://a.example","https://shop.a.example"]}}`, ""},
 		{"update of an unknown brand", "", `{"action":"update","brand":{"id":4,"name":"A"}}`, "brand not found"},
 		{"delete of an unknown brand", "", `{"action":"delete","brand":{"id":4}}`, "brand not found"},
 	} {
@@ -220,6 +282,67 @@ func TestBrandLife(t *testing.T) {
 	if id, err := changeBrand(t, props, `{"action":"create","brand":{"name":"E"}}`); err != nil || id != 31 {
 		t.Fatalf("create after account-settings dropped 30: %d %v", id, err)
 	}
+}
+
+// TestBrandOrigins: an origin a brand allows (its origins, else two per domain) is allowed
+// by no other brand; a clash is named on the brand changed; absent keeps a brand's origins,
+// [] clears them, and account-settings' list keeps them.
+func TestBrandOrigins(t *testing.T) {
+	props, repo := newMemProperties()
+	mustBrand := func(body string) {
+		t.Helper()
+		if _, err := changeBrand(t, props, body); err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+	}
+	refused := func(body, want string) {
+		t.Helper()
+		if _, err := changeBrand(t, props, body); !strings.Contains(errString(err), want) || want == "" {
+			t.Fatalf("%s: %v, want %q", body, err, want)
+		}
+	}
+	mustBrand(`{"action":"create","brand":{"name":"A","origins":["https://a.example","http://localhost:3000"]}}`)
+	mustBrand(`{"action":"create","brand":{"name":"B","domains":["b.example"]}}`)
+	refused(`{"action":"create","brand":{"name":"C","origins":["https://c.example","HTTP://localhost:3000"]}}`,
+		"brand.origins[1]: http://localhost:3000 is an origin of brand 1: an origin belongs to one brand")
+	refused(`{"action":"create","brand":{"name":"C","domains":["a.example"]}}`,
+		"brand.domains: https://a.example is an origin of brand 1: a brand that lists no origins is allowed from https://<domain> and https://www.<domain>, and an origin belongs to one brand")
+	// Brand 1 is first in the list, but the change is its own: the refusal names it.
+	refused(`{"action":"update","brand":{"id":1,"origins":["https://www.b.example"]}}`,
+		"brand.origins[0]: https://www.b.example is an origin of brand 2: an origin belongs to one brand")
+	refused(`{"action":"update","brand":{"id":2,"origins":["https://b.example","https://a.example"]}}`,
+		"brand.origins[1]: https://a.example is an origin of brand 1")
+	// An update without origins keeps them.
+	mustBrand(`{"action":"update","brand":{"id":1,"name":"A2"}}`)
+	if got := repo.st.Brands[0].Origins; !slices.Equal(got, []string{"https://a.example", "http://localhost:3000"}) {
+		t.Fatalf("origins after an update without them: %q", got)
+	}
+	// account-settings' list, sent back as it shows it, keeps them.
+	if _, err := putBody(t, props, `{"brands":[{"id":1,"name":"A3"},{"id":2,"name":"B","domain":"b.example"}]}`); err != nil {
+		t.Fatal(err)
+	}
+	if got := repo.st.Brands[0].Origins; !slices.Equal(got, []string{"https://a.example", "http://localhost:3000"}) {
+		t.Fatalf("origins after account-settings: %q", got)
+	}
+	// account-settings giving brand 2 a domain brand 1 has an origin of is refused, named on
+	// the later brand.
+	_, err := putBody(t, props, `{"brands":[{"id":1,"name":"A3"},{"id":2,"name":"B","domain":"a.example"}]}`)
+	if !strings.Contains(errString(err), "brands.2.domains: https://a.example is an origin of brand 1") {
+		t.Fatalf("a clash through account-settings: %v", err)
+	}
+	// [] clears them: brand 1 then allows nothing (it has no domain), and brand 2 may take
+	// a.example.
+	mustBrand(`{"action":"update","brand":{"id":1,"origins":[]}}`)
+	if got := repo.st.Brands[0]; len(got.Origins) != 0 || len(got.AllowedOrigins()) != 0 {
+		t.Fatalf("origins after []: %+v", got)
+	}
+	mustBrand(`{"action":"update","brand":{"id":2,"domains":["a.example"]}}`)
+	if got := repo.st.Brands[1].AllowedOrigins(); !slices.Equal(got, []string{"https://a.example", "https://www.a.example"}) {
+		t.Fatalf("brand 2's origins from its domain: %q", got)
+	}
+	// A brand listing origins gives up its domains' defaults: another brand may list them.
+	mustBrand(`{"action":"update","brand":{"id":2,"origins":["http://localhost:3000"]}}`)
+	mustBrand(`{"action":"update","brand":{"id":1,"origins":["https://www.a.example"]}}`)
 }
 
 // TestConcurrentBrandCreates: brands created at once each get their own id, none lost.

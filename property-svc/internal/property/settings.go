@@ -235,7 +235,7 @@ func (a AccountSettings) check(cur Settings) error {
 	if a.Brands != nil {
 		brands = *a.Brands
 	}
-	return checkBrands(a.inForce(cur), brands, "brands.", a.Brands != nil)
+	return checkBrands(a.inForce(cur), brands, "brands.", a.Brands != nil, 0)
 }
 
 // leadSourceIDs lists the ids of sources for a violation's message: "1, 2, 5".

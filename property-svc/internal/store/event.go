@@ -182,7 +182,7 @@ func mapValues[T, U any](in map[string]T, f func(T) U) map[string]U {
 // events.
 func brandPayload(b BrandRec) contract.Brand {
 	hosts := b.hostNames()
-	out := contract.Brand{ID: b.ID, Name: b.Name, Domains: hosts, DefaultLanguage: b.DefaultLanguage, DefaultCurrency: b.DefaultCurrency,
+	out := contract.Brand{ID: b.ID, Name: b.Name, Domains: hosts, Origins: b.Origins, DefaultLanguage: b.DefaultLanguage, DefaultCurrency: b.DefaultCurrency,
 		LeadSource: b.LeadSource, Properties: b.Properties}
 	if len(hosts) > 0 {
 		out.Domain = hosts[0]

@@ -95,6 +95,7 @@ func accountSettings() SettingsRec {
 	return SettingsRec{AccountID: "1001", Version: 3, UpdatedAt: time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC),
 		Currency: "EUR", Timezone: "Europe/Rome", Languages: []string{"it", "en"},
 		Brands: []BrandRec{{ID: 1, Name: "Aurora Villas", Domains: []string{"aurora.example", "aurora-villas.example"},
+			Origins:         []string{"https://aurora.example", "http://localhost:8080"},
 			DefaultLanguage: "en", DefaultCurrency: "GBP", LeadSource: 5, Search: &SearchRec{DefaultLimit: 12}, Properties: []int64{17}}, {ID: 2, Name: "Aurora Direct"}},
 		Search: SearchRec{DefaultLimit: 20, PriceFilterEnable: &on, RateType: "weekly"}, WeekendNights: 3,
 		ExchangeRates: []RateRec{{Currency: "GBP", Rate: "0.86"}, {Currency: "USD", Rate: "1.08"}},

@@ -532,14 +532,16 @@ func TestSettings(t *testing.T) {
 	rt := property.RateWeekly
 	put := property.AccountSettings{Currency: sp("EUR"), Timezone: sp("Europe/Rome"), Languages: &[]string{"it", "en"},
 		LeadSources: &[]property.LeadSource{{ID: 1, Name: "Website"}, {ID: 9, Name: "Fair"}},
-		Brands:      &[]property.Brand{{ID: 1, Name: "Aurora Villas", Domains: []string{"aurora.example"}, Properties: []int64{}}},
-		Search:      &property.Search{DefaultLimit: ip(20), PriceFilterEnable: bp(true), RateType: &rt}, WeekendNights: ip(3)}
+		Brands: &[]property.Brand{{ID: 1, Name: "Aurora Villas", Domains: []string{"aurora.example"},
+			Origins: []string{"https://aurora.example", "http://localhost:3000"}, Properties: []int64{}}},
+		Search: &property.Search{DefaultLimit: ip(20), PriceFilterEnable: bp(true), RateType: &rt}, WeekendNights: ip(3)}
 	got, err := putSettings(h, a, put)
 	must(t, err)
 	want := property.Settings{Account: a, Version: 1, Currency: "EUR", Timezone: "Europe/Rome", Languages: []string{"it", "en"},
 		LeadSources: []property.LeadSource{{ID: 1, Name: "Website"}, {ID: 9, Name: "Fair"}},
-		Brands:      []property.Brand{{ID: 1, Name: "Aurora Villas", Domains: []string{"aurora.example"}, Properties: []int64{}}},
-		Search:      property.SearchSettings{DefaultLimit: 20, PriceFilterEnable: true, RateType: property.RateWeekly}, WeekendNights: 3,
+		Brands: []property.Brand{{ID: 1, Name: "Aurora Villas", Domains: []string{"aurora.example"},
+			Origins: []string{"https://aurora.example", "http://localhost:3000"}, Properties: []int64{}}},
+		Search: property.SearchSettings{DefaultLimit: 20, PriceFilterEnable: true, RateType: property.RateWeekly}, WeekendNights: 3,
 		DefaultLeadSource: 1, ExchangeRates: []property.ExchangeRate{}, Categories: []property.Group{}, Tags: []property.Group{},
 		Promotions: []property.Promotion{}}
 	want.UpdatedAt = got.UpdatedAt

@@ -82,6 +82,7 @@ type BrandRec struct {
 	Name            string     `bson:"name" json:"name"`
 	Domain          string     `bson:"domain,omitempty" json:"domain,omitempty"`
 	Domains         []string   `bson:"domains,omitempty" json:"domains,omitempty"`
+	Origins         []string   `bson:"origins,omitempty" json:"origins,omitempty"`
 	DefaultLanguage string     `bson:"default_language,omitempty" json:"default_language,omitempty"`
 	DefaultCurrency string     `bson:"default_currency,omitempty" json:"default_currency,omitempty"`
 	LeadSource      int        `bson:"lead_source,omitempty" json:"lead_source,omitempty"`
@@ -98,7 +99,8 @@ func (b BrandRec) hostNames() []string {
 }
 
 func brandRec(b property.Brand) BrandRec {
-	r := BrandRec{ID: b.ID, Name: b.Name, Domain: b.Domain(), Domains: slices.Clone(b.Domains), DefaultLanguage: b.DefaultLanguage,
+	r := BrandRec{ID: b.ID, Name: b.Name, Domain: b.Domain(), Domains: slices.Clone(b.Domains), Origins: slices.Clone(b.Origins),
+		DefaultLanguage: b.DefaultLanguage,
 		DefaultCurrency: b.DefaultCurrency, LeadSource: b.LeadSource, Properties: slices.Clone(b.Properties)}
 	if b.Search != nil {
 		r.Search = &SearchRec{DefaultLimit: b.Search.DefaultLimit, PriceFilterEnable: b.Search.PriceFilterEnable, RateType: string(b.Search.RateType)}
@@ -107,7 +109,7 @@ func brandRec(b property.Brand) BrandRec {
 }
 
 func brand(r BrandRec) property.Brand {
-	b := property.Brand{ID: r.ID, Name: r.Name, Domains: r.hostNames(), DefaultLanguage: r.DefaultLanguage,
+	b := property.Brand{ID: r.ID, Name: r.Name, Domains: r.hostNames(), Origins: r.Origins, DefaultLanguage: r.DefaultLanguage,
 		DefaultCurrency: r.DefaultCurrency, LeadSource: r.LeadSource, Properties: nonNil(r.Properties)}
 	if r.Search != nil {
 		b.Search = &property.BrandSearch{DefaultLimit: r.Search.DefaultLimit, PriceFilterEnable: r.Search.PriceFilterEnable, RateType: property.RateType(r.Search.RateType)}
