@@ -1,7 +1,8 @@
 // Package api is catalog-svc's HTTP adapter: the interface B catalog actions edge forwards to
-// /internal/b/{action} and the owner-token reads it forwards to /internal/read/{name}. Every
-// answer is computed from the catalog's memory; no request reads MongoDB. The choices made
-// where the spec is silent are in docs/catalog.md.
+// /internal/b/{action}, the owner-token reads it forwards to /internal/read/{name} and the
+// booking engine's reads it calls at /internal/engine/{name}. Every answer is computed from
+// the catalog's memory; no request reads MongoDB. The choices made where the spec is silent
+// are in docs/catalog.md.
 package api
 
 import (
@@ -81,6 +82,10 @@ func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 		r.Post("/"+name, h)
 		r.Get("/"+name, h)
 	}
+
+	// The booking engine's reads (engine.go), in the public booking API's envelope.
+	e := app.Group("/internal/engine", engineErrors, tenancyfiber.Require(auth))
+	e.Post("/origins", a.engineOrigins)
 }
 
 func account(c *fiber.Ctx) string { return tenancyfiber.From(c).AccountID }
