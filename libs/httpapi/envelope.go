@@ -21,6 +21,10 @@ const (
 	EnvelopeA Envelope = iota
 	// EnvelopeB is interface B's {status, message, data}.
 	EnvelopeB
+	// EnvelopeEngine is the public booking API's (docs/booking-engine.md): {"data": …} on
+	// success, {"error": {"code", "field", "message"}} on a refusal, the HTTP status telling
+	// the outcome.
+	EnvelopeEngine
 )
 
 const envelopeKey = "vros.envelope"
@@ -79,6 +83,29 @@ type aError struct {
 	ErrorType    string             `json:"error_type"`
 	ErrorMessage string             `json:"error_message"`
 	Errors       []fields.Violation `json:"errors,omitempty"`
+}
+
+type engineError struct {
+	Error EngineError `json:"error"`
+}
+
+// EngineError is the body of the public booking API's refusal: code is the error's type,
+// field the field at fault (absent when none), message starts with that field.
+type EngineError struct {
+	Code    string `json:"code"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+// EngineErrorOf is e in the booking API's terms: a request with invalid fields is
+// bad_request naming the first of them (`arrival: must be a date YYYY-MM-DD`); any other
+// error keeps its type and message.
+func EngineErrorOf(e *Error) EngineError {
+	if e.Type == "validation_error" && len(e.Violations) > 0 {
+		v := e.Violations[0]
+		return EngineError{Code: "bad_request", Field: v.Field, Message: v.Field + ": " + v.Message}
+	}
+	return EngineError{Code: e.Type, Message: e.Message}
 }
 
 type bResponse struct {
@@ -140,8 +167,11 @@ func errorHandler(log *slog.Logger, envelopeFor func(path string) Envelope, read
 			log.LogAttrs(c.UserContext(), slog.LevelInfo, "request refused before routing",
 				slog.Int("status", e.HTTP), slog.String("error_type", e.Type), slog.String("request_id", RequestID(c)))
 		}
-		if env == EnvelopeB {
+		switch env {
+		case EnvelopeB:
 			return c.Status(outcomeStatus(c, e.HTTP)).JSON(bResponse{Status: e.Status, Message: e.Message, Errors: e.Violations})
+		case EnvelopeEngine:
+			return c.Status(e.HTTP).JSON(engineError{Error: EngineErrorOf(e)})
 		}
 		return c.Status(e.HTTP).JSON(aError{Code: e.HTTP, ErrorType: e.Type, ErrorMessage: e.Message, Errors: e.Violations})
 	}
