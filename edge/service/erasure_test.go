@@ -198,7 +198,8 @@ func TestAdminUsage(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	want := fmt.Sprintf(`{"code":200,"data":{"account_id":%q,"from":%q,"to":%q,"requests":{"a":{"client_error":0,"ok":0,"refused":0,"server_error":0},`+
-		`"b":{"client_error":0,"ok":3,"refused":0,"server_error":0},"read":{"client_error":0,"ok":0,"refused":0,"server_error":0}},`+
+		`"b":{"client_error":0,"ok":3,"refused":0,"server_error":0},"engine":{"client_error":0,"ok":0,"refused":0,"server_error":0},`+
+		`"read":{"client_error":0,"ok":0,"refused":0,"server_error":0}},`+
 		`"properties":{"current":3,"created":2,"deleted":1},"photos":{"count":4,"bytes":4096},`+
 		`"bookings":{"created":5,"cancelled":1,"nights":12},"blocks":{"created":1}}}`,
 		acc.AccountID, from.Format(time.RFC3339), to.Format(time.RFC3339))

@@ -36,10 +36,15 @@ const (
 	AuthThrottle Reason = "auth_throttle" // the client address failed to authenticate too often (429)
 	BodySize     Reason = "body_size"     // the body is over the route's or the plan's limit (413)
 	BodyBudget   Reason = "body_budget"   // the replica's or the address's body memory was not free in time (503)
+	// EngineRate: the public booking API's limits, per key, per address or its checkouts
+	// per address (429; docs/booking-engine.md).
+	EngineRate Reason = "engine_rate"
+	// Origin: a booking API request without an Origin of one of the account's brands (403).
+	Origin Reason = "origin"
 )
 
 // Reasons are every Reason.
-var Reasons = []Reason{Rate, Concurrency, AuthThrottle, BodySize, BodyBudget}
+var Reasons = []Reason{Rate, Concurrency, AuthThrottle, BodySize, BodyBudget, EngineRate, Origin}
 
 // Metrics are edge's counters. A nil *Metrics counts nothing.
 type Metrics struct {
@@ -58,7 +63,7 @@ func New(meter metric.Meter) *Metrics {
 	m.authFailures, _ = meter.Int64Counter("vros.edge.auth_failures", metric.WithUnit("{request}"),
 		metric.WithDescription("Failed authentications (a wrong credential), by the kind of credential presented."))
 	m.rejections, _ = meter.Int64Counter("vros.edge.rejections", metric.WithUnit("{request}"),
-		metric.WithDescription("Requests edge refused itself, by reason: rate, concurrency, auth_throttle, body_size."))
+		metric.WithDescription("Requests edge refused itself, by reason: rate, concurrency, auth_throttle, body_size, body_budget, engine_rate, origin."))
 	// Every kind and reason is exported at 0 from the start, so that a rate or an alert has
 	// its series before the first refusal.
 	for _, k := range AuthKinds {

@@ -10,8 +10,8 @@ import (
 	"github.com/vros/vros/libs/periodic"
 )
 
-// Interface is what a request used: interface A, interface B's actions, or its owner-token
-// reads.
+// Interface is what a request used: interface A, interface B's actions, its owner-token
+// reads, or the public booking API (docs/booking-engine.md).
 type Interface int
 
 // Interfaces, as the usage report names them (Interface.String).
@@ -19,10 +19,11 @@ const (
 	A Interface = iota
 	B
 	Read
+	Engine
 	nInterfaces
 )
 
-func (i Interface) String() string { return [...]string{"a", "b", "read"}[i] }
+func (i Interface) String() string { return [...]string{"a", "b", "read", "engine"}[i] }
 
 // Outcome is how edge answered a request.
 type Outcome int
@@ -58,7 +59,7 @@ func (c *Counts) Add(o Counts) {
 }
 
 // Map is c as the usage report shows it: {"a": {"ok": n, "client_error": n, …}, "b": …,
-// "read": …}, every interface and outcome present.
+// "read": …, "engine": …}, every interface and outcome present.
 func (c Counts) Map() map[string]map[string]int64 {
 	out := map[string]map[string]int64{}
 	for i := range Interface(nInterfaces) {

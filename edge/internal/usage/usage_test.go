@@ -98,8 +98,9 @@ func TestCountsMap(t *testing.T) {
 	var c Counts
 	c[Read][ServerError] = 7
 	c[A][ClientError] = 1
+	c[Engine][Refused] = 3
 	m := c.Map()
-	if len(m) != 3 || len(m["a"]) != 4 || m["read"]["server_error"] != 7 || m["a"]["client_error"] != 1 {
+	if len(m) != 4 || len(m["a"]) != 4 || m["read"]["server_error"] != 7 || m["a"]["client_error"] != 1 || m["engine"]["refused"] != 3 {
 		t.Errorf("Map %v", m)
 	}
 	if FromMap(m) != c {
