@@ -60,6 +60,15 @@ type Config struct {
 	// changed through other replicas (account.Service.Watch); zero: never (CacheTTL alone
 	// bounds how long they are trusted).
 	AccountPoll time.Duration `env:"VROS_EDGE_ACCOUNT_POLL_INTERVAL" envDefault:"1s"`
+	// The public booking API's own limits, per replica (docs/limits.md, "The booking
+	// engine"): per account (its owner token), per client address, and checkouts per client
+	// address per period. A rate or count of 0 turns that limit off.
+	EngineRateRPS          float64       `env:"VROS_EDGE_ENGINE_RATE_RPS" envDefault:"50"`
+	EngineRateBurst        int           `env:"VROS_EDGE_ENGINE_RATE_BURST" envDefault:"200"`
+	EngineAddressRPS       float64       `env:"VROS_EDGE_ENGINE_ADDRESS_RPS" envDefault:"5"`
+	EngineAddressBurst     int           `env:"VROS_EDGE_ENGINE_ADDRESS_BURST" envDefault:"60"`
+	EngineAddressCheckouts int           `env:"VROS_EDGE_ENGINE_ADDRESS_CHECKOUTS" envDefault:"6"`
+	EngineCheckoutPeriod   time.Duration `env:"VROS_EDGE_ENGINE_CHECKOUT_PERIOD" envDefault:"1h"`
 	// BodyMemoryMiB is the budget of request body bytes in flight in this replica, in MiB
 	// (0: gateway.DefaultBodyMemory; docs/limits.md, "Memory budget").
 	BodyMemoryMiB int `env:"VROS_EDGE_BODY_MEMORY_MIB" envDefault:"64"`
@@ -177,6 +186,9 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 		},
 		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst, AccountConcurrency: cfg.AccountConcurrency,
 		Failures: failures, Tracer: tel.Tracer, PublicURL: cfg.PublicURL, Usage: counter, Metrics: refusals,
+		Engine: gateway.EngineLimits{KeyRPS: cfg.EngineRateRPS, KeyBurst: cfg.EngineRateBurst,
+			AddressRPS: cfg.EngineAddressRPS, AddressBurst: cfg.EngineAddressBurst,
+			AddressCheckouts: cfg.EngineAddressCheckouts, CheckoutPeriod: cfg.EngineCheckoutPeriod},
 	}, accounts, signer, tel.Propagator)
 	if err != nil {
 		return fmt.Errorf("edge: %w", err)

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"maps"
+	"slices"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -53,3 +55,16 @@ func (g *Gateway) Admit(c *fiber.Ctx, accountID string, forward func() error) er
 
 // BodyLimit is a route's body limit for an account with plan p.
 func BodyLimit(route int, p account.Plan) int { return bodyLimit(route, p) }
+
+// SetEngineClock makes the booking API's buckets and its origins cache read the time from
+// now.
+func (g *Gateway) SetEngineClock(now func() time.Time) { g.engine.setClock(now) }
+
+// OriginsKept is how many accounts' origins the booking API keeps.
+func (g *Gateway) OriginsKept() int { return g.engine.origins.Len() }
+
+// NormalOrigin is an origin as the booking API compares it.
+func NormalOrigin(s string) (string, bool) { return normalOrigin(s) }
+
+// ScriptAliases are the names the widget's engine is also served as.
+func ScriptAliases() []string { return slices.Clone(engineAliases) }

@@ -19,6 +19,7 @@ import (
 	"github.com/vros/vros/edge/internal/edgemetrics"
 	"github.com/vros/vros/edge/internal/throttle"
 	"github.com/vros/vros/edge/internal/usage"
+	"github.com/vros/vros/edge/widget"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/tenancy"
 )
@@ -50,6 +51,8 @@ type Config struct {
 	// Metrics counts failed authentications and the requests edge refuses itself (nil:
 	// none are counted).
 	Metrics *edgemetrics.Metrics
+	// Engine is the public booking API's limits (zero: none, and DefaultOriginTTL).
+	Engine EngineLimits
 }
 
 // Gateway serves the public routes.
@@ -64,6 +67,10 @@ type Gateway struct {
 	listenURL atomic.Pointer[string]
 	usage     *usage.Counter
 	metrics   *edgemetrics.Metrics
+	// engine is the booking API's limits and origins; scripts the widget's files by the
+	// name they are served as.
+	engine  *engine
+	scripts map[string]*widgetFile
 }
 
 // New builds the gateway.
@@ -72,6 +79,12 @@ func New(cfg Config, accounts *account.Service, signer *tenancy.Signer, prop pro
 		metrics:  cfg.Metrics,
 		limits:   throttle.New(cfg.RateLimitRPS, cfg.RateLimitBurst, throttle.DefaultKeys),
 		inFlight: throttle.NewConcurrency(cfg.AccountConcurrency, cmp.Or(cfg.ConcurrencyWait, DefaultConcurrencyWait))}
+	g.engine = newEngine(cfg.Engine, g.fetchOrigins)
+	scripts, err := loadScripts(widget.Assets)
+	if err != nil {
+		return nil, err
+	}
+	g.scripts = scripts
 	for name, raw := range cfg.ServiceURLs {
 		if raw == "" {
 			continue
@@ -110,10 +123,13 @@ func (g *Gateway) publicHeader() string {
 }
 
 // EnvelopeFor is the envelope of a request edge answers before routing it (a 414, a 431):
-// interface B's under /vros/, interface A's elsewhere.
+// interface B's under /vros/, the booking API's under /widget/api/, interface A's elsewhere.
 func EnvelopeFor(path string) httpapi.Envelope {
-	if strings.HasPrefix(path, "/vros/") {
+	switch {
+	case strings.HasPrefix(path, "/vros/"):
 		return httpapi.EnvelopeB
+	case strings.HasPrefix(path, "/widget/api/"), path == "/widget/api":
+		return httpapi.EnvelopeEngine
 	}
 	return httpapi.EnvelopeA
 }

@@ -85,6 +85,34 @@ func (g *Gateway) Register(app *fiber.App) {
 		b.Post(p, read...)
 	}
 
+	// The public booking API (docs/booking-engine.md): /widget/api/v1/{owner_token}/{route},
+	// called from guests' browsers; every refusal in its envelope {"error": {code, field,
+	// message}}. Its key is the owner token in the path; the page's origin names the brand.
+	engineAPI := []fiber.Handler{
+		g.routeEngine,       // 404 unknown route, 405 another method; its service and path; OPTIONS is its preflight
+		g.count,             // usage of the caller (engine) by outcome, once answered
+		g.routeLimit,        // 413 for a refusal before authentication of a body over 16 KiB
+		g.throttle,          // 429 when the address's failed authentications are spent
+		g.credentialsEngine, // the owner token, from the path
+		g.authenticateRead,  // 401 unless it is right (and its account not suspended)
+		g.origin,            // 403 unless Origin is one of the account's brands'; the brand; CORS headers
+		g.engineLimit,       // 429 over the address's, its checkouts' or the account's booking rate
+		g.preflight,         // an OPTIONS answered here: 204 with the allowed method and headers
+		g.engineBody,        // 413 over 16 KiB, 400 not a JSON object or no Idempotency-Key; brand_id, checkout_id
+		g.service,           // 503 when the service is not deployed
+		g.concurrency,       // 429 when the account's requests in flight are spent
+		g.forward,           // signed, to /internal/engine/{route}; the answer relayed with its status
+	}
+	api := app.Group("/widget/api", httpapi.Use(httpapi.EnvelopeEngine)) // refusals in the API's envelope
+	api.All("/v1/:token/*", engineAPI...)
+	api.All("/*", engineNotFound) // another version, no token: 404
+
+	// The widget's files (GET and HEAD): the engine under its names, its styles and
+	// translations; public, cached, any origin.
+	app.Get("/widget/*",
+		g.script, // 404 (no-store) unless a file of edge/widget's assets; 304 for a matching ETag
+	)
+
 	// The public reads: no credentials (the photo's key, the feed's token is the
 	// capability), no usage, no limits of an account; forwarded unsigned. Get serves HEAD too.
 	app.Get("/media/:key/:file",

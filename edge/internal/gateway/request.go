@@ -44,6 +44,15 @@ type request struct {
 	// owner-token read's links (step_linkbase.go), sent along as X-Vros-Public-Base.
 	upstream   *upstream
 	publicBase string
+
+	// The booking API's (engine.go): its route and the checkout its path names
+	// (step_route.go), whether the request is a preflight (OPTIONS), and the page's Origin as
+	// sent and its brand once allowed (step_origin.go).
+	engine     engineRoute
+	checkoutID string
+	preflight  bool
+	origin     string
+	brandID    int64
 }
 
 // requestKey is the locals key of a request's state: a type of its own, so no other

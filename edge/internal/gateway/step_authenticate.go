@@ -47,7 +47,7 @@ func (g *Gateway) authenticateB(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// authenticateRead checks an owner-token read's token.
+// authenticateRead checks an owner-token read's token, and the booking API's.
 func (g *Gateway) authenticateRead(c *fiber.Ctx) error {
 	st := requestOf(c)
 	caller, err := g.check(c, account.OwnerToken, "", st.pass)

@@ -65,6 +65,17 @@ func (g *Gateway) credentialsRead(c *fiber.Ctx) error {
 	return c.Next()
 }
 
+// credentialsEngine: the booking API's key, the owner token, from its path (a copy: it is
+// kept no longer than the request, but never as a view of fasthttp's buffers).
+func (g *Gateway) credentialsEngine(c *fiber.Ctx) error {
+	token := strings.Clone(c.Params("token"))
+	if token == "" {
+		return g.refused(c, edgemetrics.OwnerToken, httpapi.Unauthorized("the owner token is required in the path"))
+	}
+	requestOf(c).pass = token
+	return c.Next()
+}
+
 // refused counts a request refused before it authenticated — its credentials missing,
 // unreadable or malformed — as one failed authentication of kind, as a wrong credential
 // counts (the address's throttle and vros_edge_auth_failures_total), and returns err.

@@ -57,6 +57,42 @@ func (g *Gateway) routeRead(c *fiber.Ctx) error {
 	return c.Next()
 }
 
+// routeEngine: the booking API, /widget/api/v1/{token}/{route} (engine.go's table), forwarded
+// as POST {service}/internal/engine/…. An OPTIONS is the route's preflight; HEAD is read as
+// GET. Another method is 405 naming the route's (Allow), a path of no route 404, before
+// anything else is read. Every answer of the API varies by Origin (step_origin.go).
+func (g *Gateway) routeEngine(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderVary, fiber.HeaderOrigin)
+	r, id, ok := engineRouteOf(c.Params("*"))
+	if !ok {
+		return engineNotFound(c)
+	}
+	method := c.Method()
+	preflight := method == fiber.MethodOptions
+	if method == fiber.MethodHead {
+		method = fiber.MethodGet
+	}
+	if !preflight && method != r.method {
+		c.Set(fiber.HeaderAllow, r.method+", OPTIONS")
+		return &httpapi.Error{HTTP: fiber.StatusMethodNotAllowed, Type: "method_not_allowed", Status: httpapi.StatusInvalid,
+			Message: fmt.Sprintf("%s %s: use %s", c.Method(), r.name, r.method)}
+	}
+	st := newRequest(c, usage.Engine, fiber.MethodPost)
+	defer st.release(c)
+	st.kind, st.name = "booking API", r.name
+	st.engine, st.checkoutID, st.preflight = r, strings.Clone(id), preflight
+	st.service, st.path, st.routeLimit = r.service, r.path, bodyLimitEngine
+	st.body = WithoutBOM(c.Body())
+	return c.Next()
+}
+
+// engineNotFound answers a path under /widget/api/ that is no route of the booking API.
+// The path is not repeated: an owner token may be in it.
+func engineNotFound(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderVary, fiber.HeaderOrigin)
+	return httpapi.NotFound(httpapi.StatusNotFound, "no such route of the booking API (docs/booking-engine.md)")
+}
+
 // routeMedia: GET /media/{key}/{file}, public (websites embed photos); keys are
 // unguessable. Only a key and a file name property-svc could have made are forwarded
 // (mediaName): the parameters are the path as sent, and the outgoing request would decode

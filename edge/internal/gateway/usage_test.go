@@ -176,6 +176,12 @@ func TestUsageOutcomes(t *testing.T) {
 		{"read wrong token → not counted", account.Plan{}, func(t *testing.T, c credentials) answer {
 			return e.send(t, "", http.MethodGet, "/vros/api/default-config/owner_token/ot_wrong", nil, "")
 		}, 200, false, 0, 0},
+		{"booking API, catalog-svc not deployed (503) → engine server_error", account.Plan{}, func(t *testing.T, c credentials) answer {
+			return e.send(t, "", http.MethodGet, "/widget/api/v1/"+c[account.OwnerToken].Secret+"/site", map[string]string{"Origin": "https://a.example"}, "")
+		}, 503, true, usage.Engine, usage.ServerError},
+		{"booking API wrong token → not counted", account.Plan{}, func(t *testing.T, c credentials) answer {
+			return e.send(t, "", http.MethodGet, "/widget/api/v1/ot_wrong/site", map[string]string{"Origin": "https://a.example"}, "")
+		}, 401, false, 0, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
