@@ -12,7 +12,7 @@ import (
 )
 
 // Documents are the documents' names, each a file <name>.yaml here.
-var Documents = []string{"interface-a", "interface-b", "admin"}
+var Documents = []string{"interface-a", "interface-b", "admin", "booking-engine"}
 
 //go:embed *.yaml
 var files embed.FS
