@@ -370,20 +370,45 @@ func (m *decimals) format(i int, d decimal.Decimal) json.Number {
 	return l.s
 }
 
-func calendarDay(p *catalog.Property, d pricing.Date, held bool, prices *decimals) dayJSON {
-	out := dayJSON{Date: d.String(), Availability: "false", Currency: p.Pricing.Currency, Price: "0", WeeklyPrice: "0", MonthlyPrice: "0",
-		GuestPrice: "0", GuestWeeklyPrice: "0", GuestMonthlyPrice: "0", CheckInOutType: CheckNeither}
-	if out.Currency == "" {
-		out.Currency = pricing.DefaultCurrency
-	}
+// night is what the calendar says of one date of a property: the one rule getcalendar and
+// the booking engine's calendar (engine.go) read. Priced: the property has rates (else
+// nothing can be booked and the rest is zero); Free: priced and not held by a booking or a
+// live block; Day: pricing.NightPrice's prices (one guest), minimum stay and changeover days.
+type night struct {
+	pricing.Day
+	Priced, Free bool
+}
+
+// nightOf is the calendar's night d of p, held telling whether a booking or a live block
+// holds it (catalog.Held).
+func nightOf(p *catalog.Property, d pricing.Date, held bool) night {
 	if p.PricingErr != nil {
-		return out
+		return night{}
 	}
 	n, ok := pricing.NightPrice(p.Pricing, d, 1)
 	if !ok {
-		return out // no rates: nothing can be booked
+		return night{} // no rates: nothing can be booked
 	}
-	if !held {
+	return night{Day: n, Priced: true, Free: !held}
+}
+
+// calendarCurrency is the currency of p's calendar prices: the account's, which p is priced in.
+func calendarCurrency(p *catalog.Property) string {
+	if p.Pricing.Currency == "" {
+		return pricing.DefaultCurrency
+	}
+	return p.Pricing.Currency
+}
+
+func calendarDay(p *catalog.Property, d pricing.Date, held bool, prices *decimals) dayJSON {
+	out := dayJSON{Date: d.String(), Availability: "false", Currency: calendarCurrency(p), Price: "0", WeeklyPrice: "0", MonthlyPrice: "0",
+		GuestPrice: "0", GuestWeeklyPrice: "0", GuestMonthlyPrice: "0", CheckInOutType: CheckNeither}
+	night := nightOf(p, d, held)
+	if !night.Priced {
+		return out
+	}
+	n := night.Day
+	if night.Free {
 		out.Availability = "true"
 	}
 	out.Price, out.WeeklyPrice, out.MonthlyPrice = prices.format(0, n.Price), prices.format(1, n.WeeklyPrice), prices.format(2, n.MonthlyPrice)

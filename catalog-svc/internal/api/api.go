@@ -84,8 +84,10 @@ func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 	}
 
 	// The booking engine's reads (engine.go), in the public booking API's envelope.
-	e := app.Group("/internal/engine", engineErrors, tenancyfiber.Require(auth))
+	e := app.Group("/internal/engine", httpapi.Use(httpapi.EnvelopeEngine), engineRefusals, tenancyfiber.Require(auth))
 	e.Post("/origins", a.engineOrigins)
+	e.Post("/site", a.engineSite)
+	e.Post("/calendar", a.engineCalendar)
 }
 
 func account(c *fiber.Ctx) string { return tenancyfiber.From(c).AccountID }

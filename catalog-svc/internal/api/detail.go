@@ -164,7 +164,7 @@ func (a *API) detail(base string, langs []string, p *catalog.Property) detailJSO
 		MaxGuest: strconv.Itoa(ct.MaxGuest), AllowChildren: yesNo(ct.AllowChildren), AllowPet: yesNo(ct.AllowPet),
 		AllowSmoking: yesNo(ct.AllowSmoking), Bedroom: strconv.Itoa(ct.Bedrooms), Bathroom: strconv.Itoa(ct.Bathrooms),
 		IsFeatured: strconv.Itoa(flag(ct.IsFeatured)), IsPublished: true, VisibleOnWebsite: 1,
-		EligibleForOnlineBooking: flag(p.PricingErr == nil && p.Snap.Rates != nil), RateLabel: "Nightly", RateValue: "0",
+		EligibleForOnlineBooking: flag(bookable(p)), RateLabel: "Nightly", RateValue: "0",
 		LocalAreaAction:            localAreaJSON{Lat: ct.Latitude, Lon: ct.Longitude, Address: ct.Address},
 		InstructionSubtitutionCode: substitutionJSON{},
 		CustomSubtitutionCode:      []customSubstitutionJSON{},
@@ -209,6 +209,10 @@ func (a *API) detail(base string, langs []string, p *catalog.Property) detailJSO
 	}
 	return out
 }
+
+// bookable tells whether p can be booked online: it has rates that can be priced. The
+// booking engine's site lists only these (engine.go).
+func bookable(p *catalog.Property) bool { return p.PricingErr == nil && p.Snap.Rates != nil }
 
 func yesNo(b *bool) string { return strconv.Itoa(optFlag(b)) }
 
