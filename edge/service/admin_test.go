@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caarlos0/env/v11"
+
 	"github.com/vros/vros/libs/config"
 )
 
@@ -92,6 +94,32 @@ func TestPublicURLValidated(t *testing.T) {
 	cfg := Config{Common: config.Common{InternalKeys: config.InternalKeys{Edge: "test-hmac-key-0123456789"}}, TrustedProxies: []string{"10.0.0.0/8", "ingress"}}
 	if err := cfg.validate(); err == nil || !strings.Contains(err.Error(), "VROS_EDGE_TRUSTED_PROXIES") {
 		t.Errorf("trusted proxy %q: %v, want an error naming VROS_EDGE_TRUSTED_PROXIES", "ingress", err)
+	}
+}
+
+// TestEngineLimitsConfig: the booking API's limits default to what docs/limits.md says; a
+// negative one, or checkouts without a period, is refused at start naming the variable.
+func TestEngineLimitsConfig(t *testing.T) {
+	cfg, err := env.ParseAsWithOptions[Config](env.Options{Environment: map[string]string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.EngineRateRPS != 50 || cfg.EngineRateBurst != 200 || cfg.EngineAddressRPS != 5 || cfg.EngineAddressBurst != 60 ||
+		cfg.EngineAddressCheckouts != 6 || cfg.EngineCheckoutPeriod != time.Hour {
+		t.Errorf("defaults %+v", cfg)
+	}
+	keys := config.Common{InternalKeys: config.InternalKeys{Edge: "test-hmac-key-0123456789"}}
+	for name, c := range map[string]Config{
+		"VROS_EDGE_ENGINE_CHECKOUT_PERIOD": {Common: keys, EngineAddressCheckouts: 6},
+		"VROS_EDGE_ENGINE_ADDRESS_RPS":     {Common: keys, EngineAddressRPS: -1},
+		"VROS_EDGE_ENGINE_RATE_BURST":      {Common: keys, EngineRateBurst: -5},
+	} {
+		if err := c.validate(); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if err := (&Config{Common: keys}).validate(); err != nil {
+		t.Errorf("every limit off: %v", err)
 	}
 }
 

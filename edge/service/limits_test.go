@@ -1,6 +1,7 @@
 package service
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -29,16 +30,21 @@ func TestRequestSizeLimits(t *testing.T) {
 		request string
 		want    int
 		b       bool // interface B's envelope
+		engine  bool // the booking API's
 	}{
-		{"A: target over 8 KiB → 414", post("/api/property"+longQuery, ""), 414, false},
-		{"A: headers over 16 KiB → 431", post("/api/property", bigHeader), 431, false},
-		{"A: headers past the read buffer → 431", post("/api/property", hugeHeader), 431, false},
-		{"admin: headers over 16 KiB → 431", post("/admin/v1/accounts", bigHeader), 431, false},
-		{"B action: target over 8 KiB → 414", post("/vros/external-booking"+longQuery, ""), 414, true},
-		{"B action: headers over 16 KiB → 431", post("/vros/external-booking", bigHeader), 431, true},
-		{"B read: owner token path over 8 KiB → 414", get("/vros/api/default-config/owner_token/"+strings.Repeat("t", httpapi.DefaultMaxTarget), ""), 414, true},
-		{"B read: headers over 16 KiB → 431", get("/vros/api/default-config/owner_token/x", bigHeader), 431, true},
-		{"headers under 16 KiB pass the limit (401: no credentials)", post("/api/property", filler(12<<10)), 401, false},
+		{"A: target over 8 KiB → 414", post("/api/property"+longQuery, ""), 414, false, false},
+		{"A: headers over 16 KiB → 431", post("/api/property", bigHeader), 431, false, false},
+		{"A: headers past the read buffer → 431", post("/api/property", hugeHeader), 431, false, false},
+		{"admin: headers over 16 KiB → 431", post("/admin/v1/accounts", bigHeader), 431, false, false},
+		{"B action: target over 8 KiB → 414", post("/vros/external-booking"+longQuery, ""), 414, true, false},
+		{"B action: headers over 16 KiB → 431", post("/vros/external-booking", bigHeader), 431, true, false},
+		{"B read: owner token path over 8 KiB → 414", get("/vros/api/default-config/owner_token/"+strings.Repeat("t", httpapi.DefaultMaxTarget), ""), 414, true, false},
+		{"B read: headers over 16 KiB → 431", get("/vros/api/default-config/owner_token/x", bigHeader), 431, true, false},
+		{"headers under 16 KiB pass the limit (401: no credentials)", post("/api/property", filler(12<<10)), 401, false, false},
+		{"booking API: target over 8 KiB → 414", get("/widget/api/v1/ot_x/site"+longQuery, ""), 414, false, true},
+		{"booking API: headers over 16 KiB → 431", post("/widget/api/v1/ot_x/quote", bigHeader), 431, false, true},
+		{"booking API: a body declared over 25 MiB → 413", fmt.Sprintf("POST /widget/api/v1/ot_x/quote HTTP/1.1\r\nHost: api.example.com\r\n"+
+			"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", 26<<20, strings.Repeat(" ", 16<<10)), 413, false, true},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
@@ -48,6 +54,15 @@ func TestRequestSizeLimits(t *testing.T) {
 			}
 			if a.requestID == "" {
 				t.Error("no X-Request-Id")
+			}
+			if r.engine {
+				var env struct {
+					Error struct{ Code, Message string } `json:"error"`
+				}
+				if json.Unmarshal(a.body, &env) != nil || !strings.Contains(env.Error.Code, "too") || env.Error.Message == "" {
+					t.Errorf("want the booking API's envelope: %s", a.body)
+				}
+				return
 			}
 			if r.b {
 				if st, msg := bStatus(t, a); st != httpapi.StatusTooLarge || msg == "" {

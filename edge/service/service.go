@@ -118,6 +118,16 @@ func (cfg *Config) validate() error {
 	if _, err := gateway.NewIntake(cfg.bodyMemory(), 0); err != nil {
 		return fmt.Errorf("VROS_EDGE_BODY_MEMORY_MIB: %w", err)
 	}
+	if cfg.EngineAddressCheckouts > 0 && cfg.EngineCheckoutPeriod <= 0 {
+		return fmt.Errorf("VROS_EDGE_ENGINE_CHECKOUT_PERIOD must be a positive duration (1h) when VROS_EDGE_ENGINE_ADDRESS_CHECKOUTS is set, not %s", cfg.EngineCheckoutPeriod)
+	}
+	for name, v := range map[string]float64{"VROS_EDGE_ENGINE_RATE_RPS": cfg.EngineRateRPS, "VROS_EDGE_ENGINE_RATE_BURST": float64(cfg.EngineRateBurst),
+		"VROS_EDGE_ENGINE_ADDRESS_RPS": cfg.EngineAddressRPS, "VROS_EDGE_ENGINE_ADDRESS_BURST": float64(cfg.EngineAddressBurst),
+		"VROS_EDGE_ENGINE_ADDRESS_CHECKOUTS": float64(cfg.EngineAddressCheckouts)} {
+		if v < 0 {
+			return fmt.Errorf("%s must not be negative (0 turns the limit off)", name)
+		}
+	}
 	return nil
 }
 

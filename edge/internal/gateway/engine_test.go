@@ -139,6 +139,11 @@ type engineEdge struct {
 	stub  *engineStub
 	gw    *gateway.Gateway
 	clock *testClock
+
+	// secrets are every secret of the accounts the test made (track): no answer may carry
+	// one (try checks each).
+	mu      sync.Mutex
+	secrets []string
 }
 
 func startEngineEdge(t *testing.T, cfg gateway.Config) *engineEdge {
@@ -178,7 +183,37 @@ func (e *engineEdge) account(t *testing.T, sandbox bool, brands string) tenantAc
 	t.Helper()
 	acc := e.createAccount(t, sandbox)
 	e.stub.setOrigins(acc.id, brands)
+	e.track(acc)
 	return acc
+}
+
+// track adds acc's secrets, its owner token included, to those no answer may carry.
+func (e *engineEdge) track(acc tenantAccount) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, s := range acc.creds {
+		e.secrets = append(e.secrets, s.Secret)
+		if s.Kind != account.OwnerToken {
+			e.secrets = append(e.secrets, s.Identifier)
+		}
+	}
+}
+
+// leaked is the first secret a carries (its headers or its body), or "".
+func (e *engineEdge) leaked(a engineAnswer) string {
+	var text strings.Builder
+	for k, vs := range a.header {
+		fmt.Fprintf(&text, "%s: %s\n", k, strings.Join(vs, ", "))
+	}
+	text.Write(a.body)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, s := range append(e.secrets, signingKey) {
+		if strings.Contains(text.String(), s) {
+			return s
+		}
+	}
+	return secretFormats.FindString(text.String())
 }
 
 // engineAnswer is one answer of the booking API, with its headers.
@@ -224,7 +259,14 @@ func (e *engineEdge) try(from, method, path, origin string, header map[string]st
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	return engineAnswer{code: resp.StatusCode, body: b, header: resp.Header}, err
+	a := engineAnswer{code: resp.StatusCode, body: b, header: resp.Header}
+	if err == nil && resp.Header.Get("Content-Encoding") == "" {
+		// Every answer of every test here is scanned (gzipped ones by TestEngineNoSecrets).
+		if s := e.leaked(a); s != "" {
+			err = fmt.Errorf("%s %s: the answer (HTTP %d) carries a secret %.6s…", method, path, a.code, s)
+		}
+	}
+	return a, err
 }
 
 // api is the path of route of the booking API with token.
@@ -516,6 +558,7 @@ func TestEngineForward(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			modes(t, e.edge, func(t *testing.T, acc tenantAccount) {
 				e.stub.setOrigins(acc.id, twoBrands)
+				e.track(acc)
 				e.stub.take()
 				a := e.call(t, "", tc.method, api(tokenOf(acc), tc.route), "https://a.example", tc.header, tc.body)
 				got := e.stub.take()
