@@ -517,7 +517,8 @@ func TestEngineOriginCache(t *testing.T) {
 // signed with the account's tenant (sandbox too), with the page's JSON object, or a GET's
 // query parameters as strings, plus brand_id (the origin's brand, over any the page sent)
 // and, on a checkout's routes, checkout_id (the path's, over any sent). Idempotency-Key goes
-// along; the service's answer comes back with its status.
+// along, and to catalog-svc the base of its links; the service's answer comes back with its
+// status.
 func TestEngineForward(t *testing.T) {
 	e := startEngineEdge(t, gateway.Config{})
 	asJSON := map[string]string{"Content-Type": "application/json"}
@@ -581,6 +582,10 @@ func TestEngineForward(t *testing.T) {
 					t.Errorf("Idempotency-Key %q forwarded, want %q", r.header.Get("Idempotency-Key"), k)
 				}
 				wantSigned(t, r, acc)
+				// catalog-svc's answers carry links (site's photo_url): edge's base goes along.
+				if base, want := r.header.Get(gateway.HeaderPublicBase), map[bool]string{true: e.url}[tc.service == gateway.CatalogSvc]; base != want {
+					t.Errorf("%s %q, want %q", gateway.HeaderPublicBase, base, want)
+				}
 				if tc.method == http.MethodHead {
 					return
 				}

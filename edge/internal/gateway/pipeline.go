@@ -99,6 +99,7 @@ func (g *Gateway) Register(app *fiber.App) {
 		g.engineLimit,       // 429 over the address's, its checkouts' or the account's booking rate
 		g.preflight,         // an OPTIONS answered here: 204 with the allowed method and headers
 		g.engineBody,        // 413 over 16 KiB, 400 not a JSON object or no Idempotency-Key; brand_id, checkout_id
+		g.engineLinkBase,    // catalog-svc's reads: X-Vros-Public-Base for the answer's links; 400 a bad Host
 		g.service,           // 503 when the service is not deployed
 		g.concurrency,       // 429 when the account's requests in flight are spent
 		g.forward,           // signed, to /internal/engine/{route}; the answer relayed with its status

@@ -37,3 +37,12 @@ func (g *Gateway) publicBase(c *fiber.Ctx) (string, error) {
 	}
 	return c.Protocol() + "://" + host, nil
 }
+
+// engineLinkBase is linkBase for the booking API's reads of catalog-svc (/site's photo
+// links); booking-svc's routes make no links.
+func (g *Gateway) engineLinkBase(c *fiber.Ctx) error {
+	if requestOf(c).service != CatalogSvc {
+		return c.Next()
+	}
+	return g.linkBase(c)
+}
