@@ -670,7 +670,7 @@
 
     // ---- the public API
     async function api(method, path, body, headers) {
-      const init = { method, headers: { Accept: "application/json", ...(headers || {}) }, credentials: "omit", mode: "cors", cache: "no-store" };
+      const init = { method, headers: { Accept: "application/json", ...(headers || {}) }, credentials: "omit", mode: "cors" };
       if (body !== undefined) {
         init.headers["Content-Type"] = "application/json";
         init.body = JSON.stringify(body);
