@@ -52,6 +52,10 @@ type Config struct {
 	// IdempotencyLease is how long a request owns its Idempotency-Key; a retry after it
 	// takes the key over if the request never answered. At least twice RequestDeadline.
 	IdempotencyLease time.Duration `env:"VROS_BOOKING_IDEMPOTENCY_LEASE" envDefault:"1m"`
+	// CheckoutWindow is how long a booking engine's checkout holds its nights before the
+	// janitor expires it; at least JanitorLease, so that the janitor can repair a checkout
+	// whose request stopped (a crash) before its window ends.
+	CheckoutWindow time.Duration `env:"VROS_BOOKING_CHECKOUT_WINDOW" envDefault:"15m"`
 	// FailedRetention is how long a failed booking attempt (its dates taken, its card
 	// declined, its request stopped) is kept, without its card, before it is deleted.
 	FailedRetention time.Duration `env:"VROS_BOOKING_FAILED_RETENTION" envDefault:"168h"`
@@ -82,6 +86,8 @@ func (cfg Config) check() error {
 		return fmt.Errorf("VROS_BOOKING_IDEMPOTENCY_LEASE (%v) must be at least twice VROS_BOOKING_REQUEST_DEADLINE (%v): it must outlast any request", cfg.IdempotencyLease, d)
 	case cfg.FailedRetention <= 0:
 		return errors.New("VROS_BOOKING_FAILED_RETENTION must be positive")
+	case cfg.CheckoutWindow < cfg.JanitorLease:
+		return fmt.Errorf("VROS_BOOKING_CHECKOUT_WINDOW (%v) must be at least VROS_BOOKING_JANITOR_LEASE (%v): a checkout whose request stopped is repaired after the lease, and must not hold its nights past its window", cfg.CheckoutWindow, cfg.JanitorLease)
 	}
 	return nil
 }
@@ -93,6 +99,9 @@ const Database = "vros_booking"
 func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err := cfg.Validate(); err != nil {
 		return err
+	}
+	if cfg.CheckoutWindow == 0 { // a Config built in code (devstack) without the window
+		cfg.CheckoutWindow = booking.DefaultCheckoutWindow
 	}
 	if err := cfg.check(); err != nil {
 		return err
@@ -160,8 +169,9 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 
 	payments := cardpay.NewPayments(tel.Meter)
 	bookings := booking.New(booking.Deps{PropertyView: propertyview.NewReader(vw), Bookings: st, Blocks: st, Users: st, Accounts: st, Ledger: led,
-		Gateway: cardGateway(cfg, payments), Box: box, Payments: payments})
+		Gateway: cardGateway(cfg, payments), Checkouts: st, Box: box, Payments: payments})
 	bookings.Deadline, bookings.Lease, bookings.Crash = cfg.RequestDeadline, cfg.JanitorLease, cfg.Crash
+	bookings.CheckoutWindow = cfg.CheckoutWindow
 	feeds := feedsync.New(feedsync.Deps{PropertyView: propertyview.NewReader(vw), Blocks: st, Ledger: led, Current: bookings.Current})
 	feeds.Deadline, feeds.Crash = cfg.RequestDeadline, cfg.Crash
 	eraser := &erasure.Eraser{Marks: marks, View: erasure.Part{Name: "property view", Erase: vw.EraseAccount}, Forget: vw.ForgetAccount,
@@ -186,6 +196,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	routes := api.New(bookings, feeds, booking.NewUsers(st, cfg.PasswordCost), keys)
 	routes.Instrument(tel.Meter)
 	routes.RefuseErased(marks.Known)
+	routes.SetLogger(log)
 	routes.Register(app, auth)
 
 	log.Info("booking-svc starting", "addr", cfg.Addr)

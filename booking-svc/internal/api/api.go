@@ -5,6 +5,7 @@ package api
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -33,6 +34,9 @@ type API struct {
 	erased func(account string) bool
 	// requests counts the interface routes' answers (Instrument; nil: none).
 	requests *requestMetrics
+	// log logs the failures the booking engine's routes answer themselves (SetLogger; nil:
+	// slog's default).
+	log *slog.Logger
 }
 
 // RefuseErased makes the interface routes refuse an erased account, as edge does once its
@@ -112,6 +116,9 @@ func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 	ical := app.Group("/internal/ical", httpapi.Use(httpapi.EnvelopeA), tenancyfiber.Require(auth), a.live)
 	ical.Get("/property", a.icalProperty)
 	ical.Post("/sync", a.icalSync)
+
+	// The booking engine's checkouts, for edge's public booking API (docs/booking-engine.md).
+	a.registerEngine(app, auth)
 }
 
 // domainError maps the domain's errors to the interface's statuses (docs/interface-b.md).

@@ -70,6 +70,10 @@ type Deps struct {
 	Accounts     AccountRecords
 	Ledger       Ledger
 	Gateway      Gateway
+	// Checkouts finds the booking engine's checkouts; Intents takes their live payments
+	// (nil: live accounts' checkouts that have something to pay are refused).
+	Checkouts Checkouts
+	Intents   Intents
 	// Box seals the cards kept for later charges.
 	Box *seal.Box
 	// Payments counts the payments recorded by the owner (addbookingpayment) as gateway
@@ -86,6 +90,8 @@ type Service struct {
 	records      AccountRecords
 	ledger       Ledger
 	gateway      Gateway
+	checkouts    Checkouts
+	intents      Intents
 	box          *seal.Box
 	// payments counts the recorded payments (nil: none).
 	payments *cardpay.Payments
@@ -93,6 +99,9 @@ type Service struct {
 	Deadline time.Duration
 	// Lease is how old an unfinished change must be before the janitor repairs it.
 	Lease time.Duration
+	// CheckoutWindow is how long a booking engine's checkout holds its nights; at least
+	// Lease, so that the janitor can repair a checkout whose creator stopped before it ends.
+	CheckoutWindow time.Duration
 	// Crash, in tests only, is called at each step of a change with the step's name
 	// ("create:claimed", "cancel:intent"…) and the account; it may stop the change there
 	// for good, as if the process died (systest/crash). Nil in production.
@@ -103,7 +112,8 @@ type Service struct {
 // New returns the domain service.
 func New(d Deps) *Service {
 	return &Service{propertyView: d.PropertyView, store: d.Bookings, blocks: d.Blocks, users: d.Users, records: d.Accounts, ledger: d.Ledger, gateway: d.Gateway,
-		box: d.Box, payments: d.Payments, Deadline: 25 * time.Second, Lease: 2 * time.Minute, now: time.Now}
+		checkouts: d.Checkouts, intents: d.Intents, box: d.Box, payments: d.Payments, Deadline: 25 * time.Second, Lease: 2 * time.Minute,
+		CheckoutWindow: DefaultCheckoutWindow, now: time.Now}
 }
 
 // SetClock makes now the service's clock (time.Now by default): today for its quotes and

@@ -291,8 +291,8 @@ func (s *Service) cancel(ctx context.Context, account string, id int64) (Booking
 	return res, nil
 }
 
-// Current is the janitor's view of what an owner should hold: a reserved booking its
-// nights, a live block its dates. The janitor only asks about ops older than the lease, whose
+// Current is the janitor's view of what an owner should hold: a reserved booking or a held
+// checkout its nights, a live block its dates. The janitor only asks about ops older than the lease, whose
 // writer is past its deadline, so a booking still pending then was abandoned.
 func (s *Service) Current(ctx context.Context, account, owner string) ([]ledger.Stay, error) {
 	kind, id, err := parseOwner(owner)
@@ -315,6 +315,10 @@ func (s *Service) Current(ctx context.Context, account, owner string) ([]ledger.
 		switch b.Status {
 		case StatusReserved:
 			return []ledger.Stay{{Account: account, PropertyID: b.PropertyID, Dates: b.Nights}, useStay(account, b.Promotion)}, nil
+		case StatusHeld:
+			// A booking engine's checkout holds its nights until it is confirmed or ended
+			// (by a cancel, or by the janitor's expiry once its window is over).
+			return []ledger.Stay{{Account: account, PropertyID: b.PropertyID, Dates: b.Nights}}, nil
 		case StatusPending:
 			// Its creator is past its deadline (the op is older than the lease): abandoned.
 			return nil, s.store.MarkFailed(ctx, account, id)

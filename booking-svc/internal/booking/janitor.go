@@ -13,8 +13,9 @@ import (
 )
 
 // Janitor finishes what stopped requests left: it repairs the ledger changes a crash
-// interrupted (their ops older than Lease), runs the other sweeps it is given and deletes
-// failed booking attempts past Retention. It passes every quarter of the lease.
+// interrupted (their ops older than Lease), ends the booking engine's checkouts whose window
+// is over, runs the other sweeps it is given and deletes failed booking attempts past
+// Retention. It passes every quarter of the lease.
 type Janitor struct {
 	Bookings *Service
 	// Lease is how old an unfinished change must be before it is repaired; it outlasts any
@@ -97,6 +98,12 @@ func (j Janitor) Pass(ctx context.Context) {
 		j.Log.Warn("ledger repair failed", "err", err)
 	} else if n > 0 {
 		j.Log.Info("ledger repaired unfinished changes", "count", n)
+	}
+	// After the repair: a checkout whose creator or confirm stopped is held again by then.
+	if n, err := s.ExpireCheckouts(ctx); err != nil {
+		j.Log.Warn("checkout expiry failed", "err", err, "ended", n)
+	} else if n > 0 {
+		j.Log.Info("checkouts ended after their window", "count", n)
 	}
 	for name, sweep := range j.Sweeps {
 		if err := sweep(ctx); err != nil {

@@ -9,9 +9,12 @@ import (
 
 // Booking statuses. A booking is pending while its nights are being claimed (never
 // published), reserved once they are, cancelled when its nights were freed, and failed when
-// a pending attempt was abandoned.
+// a pending attempt was abandoned. A booking engine's checkout is held: its nights are
+// claimed, it is never listed or published, and it becomes reserved when confirmed or failed
+// when it expires or is cancelled (checkout.go).
 const (
 	StatusPending   = "pending"
+	StatusHeld      = "held"
 	StatusReserved  = "reserved"
 	StatusCancelled = "cancelled"
 	StatusFailed    = "failed"
@@ -74,10 +77,41 @@ type Booking struct {
 	Sandbox bool
 	Card    *SealedCard
 	Arrival *arrival.Arrival
+	// Engine is set on a booking made by the booking engine: its checkout, a hold until it
+	// is confirmed.
+	Engine *Checkout
 
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	CancelledAt *time.Time
+}
+
+// Checkout is what a booking made by the booking engine keeps of its checkout (checkout.go).
+type Checkout struct {
+	// ID is the checkout's id, "co_" and 128 random bits in hex: what the guest's browser
+	// holds.
+	ID string
+	// ExpiresAt ends the hold: a checkout not confirmed by then is expired by the janitor.
+	ExpiresAt time.Time
+	// Lang is the language its labels are shown in.
+	Lang string
+	// DueNow is what the confirm pays (the schedule's amount due at booking), in the
+	// booking's currency with its minor digits; Gateway takes it: GatewayTest, GatewayStripe
+	// or GatewayNone when nothing is due.
+	DueNow  string
+	Gateway string
+	// IntentID, ClientSecret and PublishableKey are the Stripe PaymentIntent the guest's
+	// browser confirms (GatewayStripe).
+	IntentID       string
+	ClientSecret   string
+	PublishableKey string
+	// Declined counts the test gateway's refusals: each try is charged under the key of
+	// the checkout and this count, so that a retried confirm never charges twice and a new
+	// card after a refusal is a new charge.
+	Declined int
+	// Outcome is CheckoutExpired or CheckoutCancelled once the checkout ended without a
+	// booking (the booking is then failed).
+	Outcome string
 }
 
 // Guest is the booking party's contact data.

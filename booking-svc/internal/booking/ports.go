@@ -148,6 +148,8 @@ type Settings struct {
 	// Location is the account's time zone (UTC when unknown), the zone of its properties
 	// that have none of their own.
 	Location *time.Location
+	// Languages are the account's language codes, the first its default.
+	Languages []string
 }
 
 // Brand is what the domain knows of a brand (docs/brands.md).
@@ -159,6 +161,10 @@ type Brand struct {
 	// Properties are the brand's property ids; nil: the brand lists none and sells every
 	// property of the account.
 	Properties map[int64]bool
+	// DefaultLanguage and DefaultCurrency are the brand's website defaults ("": the
+	// account's).
+	DefaultLanguage string
+	DefaultCurrency string
 }
 
 // Sells tells whether the brand sells property pid.
@@ -175,4 +181,46 @@ type PropertyView interface {
 // Gateway charges cards (package cardpay tells its requests, answers and errors).
 type Gateway interface {
 	Charge(ctx context.Context, req cardpay.ChargeRequest) (cardpay.Charge, error)
+}
+
+// Intents are a live property's PaymentIntents (Stripe), which the guest's browser confirms
+// with the card typed into the gateway's own field (the booking engine's live payments,
+// docs/booking-engine.md). CreateIntent answers cardpay.ErrNoIntents for a property that has
+// no such gateway; the same IdempotencyKey answers the same intent.
+type Intents interface {
+	CreateIntent(ctx context.Context, req cardpay.IntentRequest) (cardpay.Intent, error)
+	Intent(ctx context.Context, accountID string, propertyID int64, id string) (cardpay.Intent, error)
+	CancelIntent(ctx context.Context, accountID string, propertyID int64, id, idempotencyKey string) (cardpay.Intent, error)
+}
+
+// Checkouts keeps what finds the booking engine's checkouts (checkout.go): the id a guest
+// holds names a booking of an account, and the checkouts still held are listed for their
+// expiry. Both are read by `_id` or as a small collection of their own, never by a filter
+// over the bookings (docs/booking.md, "Listing bookings").
+type Checkouts interface {
+	// PutCheckout records checkout id (of account, booking bookingID) as held until
+	// expiresAt: its name and its hold; again for the same id is no error.
+	PutCheckout(ctx context.Context, h Hold) error
+	// CheckoutHold returns the record of checkout id (ErrNotFound for none), held or not.
+	CheckoutHold(ctx context.Context, id string) (Hold, error)
+	// Holds lists the checkouts still recorded as held whose window ended by before.
+	Holds(ctx context.Context, before time.Time) ([]Hold, error)
+	// DropHold forgets that checkout id is held (it ended); its name stays.
+	DropHold(ctx context.Context, id string) error
+	// Unpublished changes booking id, which was never published (pending or held), in
+	// place: the fields apply changed, no new version, no event. An error of apply leaves it
+	// as it was.
+	Unpublished(ctx context.Context, account string, id int64, apply func(*Booking) error) (Booking, error)
+	// EndCheckout ends held booking id that never became a booking, as MarkFailed does
+	// (failed, unpublished, kept for the failed-attempt retention), with the checkout's
+	// outcome (expired, cancelled).
+	EndCheckout(ctx context.Context, account string, id int64, outcome string) error
+}
+
+// Hold is the record of a checkout: its id, whose booking it is and until when it holds.
+type Hold struct {
+	ID        string
+	AccountID string
+	BookingID int64
+	ExpiresAt time.Time
 }

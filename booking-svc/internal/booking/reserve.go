@@ -224,6 +224,12 @@ func (s *Service) chargeAmount(ctx context.Context, b Booking, c card.Card, amou
 	if err != nil {
 		return nil, err
 	}
+	return s.cardPayment(ctx, b, amount, "card charge at "+when, ch.ID, ch.At)
+}
+
+// cardPayment is the payment that records a charge the gateway made (chargeID, at at) for
+// the booking, indexed under a new payment id.
+func (s *Service) cardPayment(ctx context.Context, b Booking, amount decimal.Decimal, description, chargeID string, at time.Time) (*Payment, error) {
 	pid, err := s.store.NextPaymentID(ctx)
 	if err != nil {
 		return nil, err
@@ -231,8 +237,8 @@ func (s *Service) chargeAmount(ctx context.Context, b Booking, c card.Card, amou
 	if err := s.store.IndexPayment(ctx, b.AccountID, pid, b.BookingID); err != nil {
 		return nil, fmt.Errorf("index payment %d: %w", pid, err)
 	}
-	return &Payment{PaymentID: pid, Amount: amount.StringFixed(2), Currency: b.Quote.Currency, Description: "card charge at " + when,
-		Time: ch.At, Method: MethodCard, ChargeID: ch.ID, CreatedAt: s.store.Now()}, nil
+	return &Payment{PaymentID: pid, Amount: amount.StringFixed(2), Currency: b.Quote.Currency, Description: description,
+		Time: at, Method: MethodCard, ChargeID: chargeID, CreatedAt: s.store.Now()}, nil
 }
 
 // apply fills a booking from its stay, party and price.

@@ -352,3 +352,33 @@ func logValue(number string, month, year int) slog.Value {
 		slog.String("expiry", fmt.Sprintf("%02d/%04d", month, year)),
 	)
 }
+
+// ReadEngine reads the booking engine's card object (docs/booking-engine.md): number (digits,
+// spaces and dashes between groups), name, exp_month (1 to 12), exp_year (four digits, or two
+// meaning 20YY) and cvc. A nil o gives the zero Card. Expiry is checked against now as Read
+// checks it; an expired card is named on exp_year.
+func ReadEngine(o *fields.Object, now time.Time) Card {
+	var c Card
+	if o == nil {
+		return c
+	}
+	c.Number = readNumber(o, "number")
+	c.NameOnCard, _ = o.String("name", fields.Str{Required: true, Max: 100})
+	month, mok := o.Int("exp_month", fields.Int{Required: true, Min: 1, Max: 12})
+	year, yok := o.Int("exp_year", fields.Int{Required: true, Min: 0, Max: 9999})
+	if yok && year < 100 {
+		year += 2000
+	}
+	now = now.UTC()
+	switch {
+	case !mok || !yok:
+	case year < 2000 || expired(month, year, now):
+		o.Add("exp_year", "the card has expired")
+	case year > now.Year()+MaxYearsAhead:
+		o.Addf("exp_year", "must be at most %d years ahead", MaxYearsAhead)
+	default:
+		c.ExpMonth, c.ExpYear = month, year
+	}
+	c.CVC = readCVC(o, "cvc", Brand(c.Number))
+	return c
+}

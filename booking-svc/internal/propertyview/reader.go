@@ -50,7 +50,8 @@ func (v Reader) Settings(ctx context.Context, account string) (booking.Settings,
 		return booking.Settings{}, fmt.Errorf("account settings: %w", err)
 	}
 	out := booking.Settings{LeadSources: st.LeadSources, Brands: make(map[int]booking.Brand, len(st.Brands)), DefaultLeadSource: st.DefaultLeadSource,
-		ExchangeRates: make(map[string]decimal.Decimal, len(st.ExchangeRates)), Location: st.Location}
+		ExchangeRates: make(map[string]decimal.Decimal, len(st.ExchangeRates)), Location: st.Location,
+		Languages: append([]string(nil), st.event.Languages...)}
 	// property-svc validates what it publishes; a value that still cannot be read is left out
 	// (no rate: the currency is refused; no promotion: the code is unknown), never guessed.
 	for code, r := range st.ExchangeRates {
@@ -59,7 +60,8 @@ func (v Reader) Settings(ctx context.Context, account string) (booking.Settings,
 		}
 	}
 	for id, b := range st.Brands {
-		br := booking.Brand{Name: b.Name, LeadSource: b.LeadSource}
+		br := booking.Brand{Name: b.Name, LeadSource: b.LeadSource, DefaultLanguage: b.DefaultLanguage,
+			DefaultCurrency: strings.ToUpper(b.DefaultCurrency)}
 		if len(b.Properties) > 0 {
 			br.Properties = make(map[int64]bool, len(b.Properties))
 			for _, pid := range b.Properties {

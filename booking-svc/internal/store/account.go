@@ -219,7 +219,7 @@ func (s *Store) EraseUser(ctx context.Context, account string, id int64, email s
 // EraseAccount deletes everything the store keeps of account: its bookings and blocks, each
 // after an outbox intent, so that the relay publishes a tombstone for its key (the loader
 // answers tombstones for an erased account's aggregates: mark the account erased first),
-// its payment index, users, email claims, failed-attempt notes and booking list. Running it
+// its payment index, users, email claims, failed-attempt notes, checkouts and booking list. Running it
 // again finishes what a stopped run left.
 func (s *Store) EraseAccount(ctx context.Context, account string) error {
 	if ok, err := s.erasedAccount(ctx, account); err != nil || !ok {
@@ -258,6 +258,8 @@ func (s *Store) EraseAccount(ctx context.Context, account string) error {
 		{s.db.Collection(collFeedTombstones), idPrefix(account)},
 		{s.users, byAccount(account)},
 		{s.failed, byAccount(account)},
+		{s.db.Collection(collCheckouts), byAccount(account)},
+		{s.db.Collection(collHolds), byAccount(account)},
 	} {
 		if _, err := d.coll.DeleteMany(ctx, d.filter); err != nil {
 			return fmt.Errorf("erase account from %s: %w", d.coll.Name(), err)

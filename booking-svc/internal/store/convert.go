@@ -45,6 +45,10 @@ func bookingOf(r BookingRec) booking.Booking {
 		a := arrivalOf(*r.Arrival)
 		b.Arrival = &a
 	}
+	if r.Engine != nil {
+		c := booking.Checkout(*r.Engine)
+		b.Engine = &c
+	}
 	return b
 }
 
@@ -73,6 +77,10 @@ func recOf(b booking.Booking) BookingRec {
 	if b.Arrival != nil {
 		a := arrivalRec(*b.Arrival)
 		r.Arrival = &a
+	}
+	if b.Engine != nil {
+		c := CheckoutRec(*b.Engine)
+		r.Engine = &c
 	}
 	return r
 }

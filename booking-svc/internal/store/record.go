@@ -48,10 +48,26 @@ type BookingRec struct {
 	AutopayError string      `bson:"autopay_error,omitempty"`
 	Card         *CardRec    `bson:"card,omitempty"`
 	Arrival      *ArrivalRec `bson:"arrival,omitempty"`
+	// Engine is set on a booking made by the booking engine: its checkout (booking.Checkout).
+	Engine *CheckoutRec `bson:"engine,omitempty"`
 
 	CreatedAt   time.Time  `bson:"created_at"`
 	UpdatedAt   time.Time  `bson:"updated_at"`
 	CancelledAt *time.Time `bson:"cancelled_at,omitempty"`
+}
+
+// CheckoutRec is the booking engine's checkout of a booking (booking.Checkout).
+type CheckoutRec struct {
+	ID             string    `bson:"id"`
+	ExpiresAt      time.Time `bson:"expires_at"`
+	Lang           string    `bson:"lang,omitempty"`
+	DueNow         string    `bson:"due_now"`
+	Gateway        string    `bson:"gateway"`
+	IntentID       string    `bson:"intent_id,omitempty"`
+	ClientSecret   string    `bson:"client_secret,omitempty"`
+	PublishableKey string    `bson:"publishable_key,omitempty"`
+	Declined       int       `bson:"declined,omitempty"`
+	Outcome        string    `bson:"outcome,omitempty"`
 }
 
 // GuestRec is the booking party's contact data.

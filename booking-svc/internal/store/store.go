@@ -75,7 +75,7 @@ type Store struct {
 func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 	// One booking list per account: metrics name them all booking_list.*, never the account.
 	mongostore.PerKeyCollections(listPrefix)
-	err := mongostore.Ensure(ctx, db, append(mongostore.WithLocks(collUserEmails, collFeedSyncs), collBookings, collBlocks, collPayments, collUsers, collCounters, collFailed, collFeedTombstones, outbox.Collection),
+	err := mongostore.Ensure(ctx, db, append(mongostore.WithLocks(collUserEmails, collFeedSyncs), collBookings, collBlocks, collPayments, collUsers, collCounters, collFailed, collFeedTombstones, collCheckouts, collHolds, outbox.Collection),
 		[]mongostore.Index{
 			{Collection: collBlocks, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "property_id", Value: 1}}},
 			{Collection: collBlocks, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "feed_id", Value: 1}}},
@@ -278,6 +278,11 @@ func (s *Store) PurgeFailed(ctx context.Context, before time.Time) (int, error) 
 		case err == nil && b.Status == booking.StatusPending:
 			continue // noted, but not yet marked: the next pass
 		case err == nil && b.Status == booking.StatusFailed:
+			if b.Engine != nil {
+				if err := s.forgetCheckout(ctx, b.Engine.ID); err != nil {
+					return purged, err
+				}
+			}
 			if _, err := s.bookings.DeleteOne(ctx, bson.D{{Key: "_id", Value: n.ID}}); err != nil {
 				return purged, fmt.Errorf("purge failed booking %d: %w", n.BookingID, err)
 			}
@@ -360,8 +365,10 @@ func (s *Store) Snapshot(ctx context.Context, aggregate string) ([]events.Messag
 			return nil, err
 		}
 		switch {
-		case b.Status == booking.StatusPending:
-			return nil, fmt.Errorf("booking %s is pending: %w", aggregate, outbox.ErrNotReady)
+		case b.Status == booking.StatusPending || b.Status == booking.StatusHeld:
+			// A held checkout is not published either: its confirm (reserved) or its end
+			// (failed, never published) decides it.
+			return nil, fmt.Errorf("booking %s is %s: %w", aggregate, b.Status, outbox.ErrNotReady)
 		case b.Status == booking.StatusFailed && b.Version == 0:
 			return nil, nil
 		}
