@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"strconv"
@@ -26,6 +27,7 @@ import (
 	integration "github.com/vros/vros/integration-svc/service"
 	"github.com/vros/vros/libs/config"
 	"github.com/vros/vros/libs/httpapi"
+	"github.com/vros/vros/libs/telemetry"
 	property "github.com/vros/vros/property-svc/service"
 )
 
@@ -69,7 +71,15 @@ type Options struct {
 	// address (0: none; the tests send many wrong credentials from one address).
 	AuthFailureRPS   float64
 	AuthFailureBurst int
-	Log              *slog.Logger
+	// Engine is edge's limits of the public booking API (docs/limits.md, "The booking
+	// engine"); its zero value turns them all off, as the test stacks run. make run passes
+	// their documented defaults.
+	Engine EngineLimits
+	// Log is the stack's own log (and the embedded servers').
+	Log *slog.Logger
+	// ServiceLog receives the services' JSON log lines (telemetry.WithLogOutput); nil:
+	// standard error. It must be safe for concurrent use: the services write at once.
+	ServiceLog io.Writer
 	// Booking adjusts booking-svc's configuration before it starts (tests: shorter leases
 	// and deadline, a crash hook).
 	Booking func(*booking.Config)
@@ -85,6 +95,17 @@ type Options struct {
 	// PublicURL is edge's VROS_EDGE_PUBLIC_URL (edge_url of new credentials); empty means
 	// http://<edge's listen address>.
 	PublicURL string
+}
+
+// EngineLimits are edge's VROS_EDGE_ENGINE_* settings (edge.Config's Engine fields): a rate
+// or count of 0 turns that limit off.
+type EngineLimits struct {
+	RateRPS          float64
+	RateBurst        int
+	AddressRPS       float64
+	AddressBurst     int
+	AddressCheckouts int
+	CheckoutPeriod   time.Duration
 }
 
 // Stack is a running vros.
@@ -149,6 +170,9 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
+	if o.ServiceLog != nil {
+		runCtx = telemetry.WithLogOutput(runCtx, o.ServiceLog)
+	}
 
 	propAddr, err := s.start(ctx, runCtx, "property-svc", net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[1])),
 		s.internal(o.InternalPorts[1]), &s.PropertyInternalURL,
@@ -219,7 +243,10 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 				AccountConcurrency: o.AccountConcurrency,
 				AuthFailureRPS:     o.AuthFailureRPS, AuthFailureBurst: o.AuthFailureBurst,
 				CacheTTL: 30 * time.Second, PublicURL: o.PublicURL, Development: true, PanelPasswordCost: o.PasswordCost,
-				UsageFlush: o.UsageFlush}, ready)
+				UsageFlush:    o.UsageFlush,
+				EngineRateRPS: o.Engine.RateRPS, EngineRateBurst: o.Engine.RateBurst, EngineAddressRPS: o.Engine.AddressRPS,
+				EngineAddressBurst: o.Engine.AddressBurst, EngineAddressCheckouts: o.Engine.AddressCheckouts,
+				EngineCheckoutPeriod: o.Engine.CheckoutPeriod}, ready)
 		})
 	if err != nil {
 		s.Close()

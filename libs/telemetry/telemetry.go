@@ -7,6 +7,7 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -74,9 +75,23 @@ func Setup(ctx context.Context, service, level string) (*Telemetry, error) {
 	t.Meters = mp
 	t.Meter = mp.Meter("github.com/vros/vros/" + service)
 
-	t.Logger = slog.New(&traceHandler{Handler: slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: ParseLevel(level)})}).
+	out := io.Writer(os.Stderr)
+	if w, ok := ctx.Value(logOutputKey{}).(io.Writer); ok {
+		out = w
+	}
+	t.Logger = slog.New(&traceHandler{Handler: slog.NewJSONHandler(out, &slog.HandlerOptions{Level: ParseLevel(level)})}).
 		With("service", service)
 	return t, nil
+}
+
+type logOutputKey struct{}
+
+// WithLogOutput makes Setup, given a context derived from the one returned, write the
+// service's log lines to w instead of standard error: the dev launcher's stack, which runs
+// every service in one process, hands its tests what they all logged (systest/e2e scans it
+// for card numbers). Several services may write at once: w must be safe for concurrent use.
+func WithLogOutput(ctx context.Context, w io.Writer) context.Context {
+	return context.WithValue(ctx, logOutputKey{}, w)
 }
 
 // NewMetrics returns a meter provider whose instruments a new Prometheus registry exports,

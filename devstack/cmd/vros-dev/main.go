@@ -61,8 +61,8 @@ func run() error {
 		return err
 	}
 	// edge's own configuration, for the settings a developer should meet as deployed: the
-	// per-account rate and in-flight limits and the failed-authentication throttle, with their documented
-	// defaults.
+	// per-account rate and in-flight limits, the failed-authentication throttle and the
+	// booking engine's limits, with their documented defaults.
 	ec, err := env.ParseAs[edge.Config]()
 	if err != nil {
 		return err
@@ -94,6 +94,8 @@ func run() error {
 		Keys:  secrets.InternalKeys(), EncryptionKey: secrets.EncryptionKey, AdminToken: secrets.AdminToken,
 		LogLevel: o.LogLevel, RateLimitRPS: ec.RateLimitRPS, RateLimitBurst: ec.RateLimitBurst,
 		AuthFailureRPS: ec.AuthFailureRPS, AuthFailureBurst: ec.AuthFailureBurst, AccountConcurrency: ec.AccountConcurrency,
+		Engine: stack.EngineLimits{RateRPS: ec.EngineRateRPS, RateBurst: ec.EngineRateBurst, AddressRPS: ec.EngineAddressRPS,
+			AddressBurst: ec.EngineAddressBurst, AddressCheckouts: ec.EngineAddressCheckouts, CheckoutPeriod: ec.EngineCheckoutPeriod},
 		PublicURL: fmt.Sprintf("http://%s", net.JoinHostPort(o.Host, strconv.Itoa(o.EdgePort))),
 		Log:       slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
