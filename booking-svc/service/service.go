@@ -72,6 +72,10 @@ type Config struct {
 	// Crash is a fault-injection hook for tests (booking.Service.Crash, feedsync.Syncer.Crash);
 	// never set from the environment, nil in production.
 	Crash func(step, account string)
+	// Clock is the bookings' clock for tests (booking.Service.SetClock: a checkout's window,
+	// today for quotes and automatic payments); never set from the environment, time.Now
+	// when nil.
+	Clock func() time.Time
 }
 
 // check refuses timings under which a repair could touch a change still running.
@@ -172,6 +176,9 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		Gateway: cardGateway(cfg, payments), Checkouts: st, Box: box, Payments: payments})
 	bookings.Deadline, bookings.Lease, bookings.Crash = cfg.RequestDeadline, cfg.JanitorLease, cfg.Crash
 	bookings.CheckoutWindow = cfg.CheckoutWindow
+	if cfg.Clock != nil {
+		bookings.SetClock(cfg.Clock)
+	}
 	feeds := feedsync.New(feedsync.Deps{PropertyView: propertyview.NewReader(vw), Blocks: st, Ledger: led, Current: bookings.Current})
 	feeds.Deadline, feeds.Crash = cfg.RequestDeadline, cfg.Crash
 	eraser := &erasure.Eraser{Marks: marks, View: erasure.Part{Name: "property view", Erase: vw.EraseAccount}, Forget: vw.ForgetAccount,
