@@ -83,6 +83,11 @@ type renderCase struct {
 	edgeFrom          bool // networkPolicy.edgeFrom restricts who reaches edge
 	// trustedProxies is VROS_EDGE_TRUSTED_PROXIES; empty: not set, edge trusts no proxy.
 	trustedProxies string
+	// engineLimits are edge's VROS_EDGE_ENGINE_* and checkoutWindow booking-svc's
+	// VROS_BOOKING_CHECKOUT_WINDOW; nil and "": the documented defaults (docs/limits.md, "The
+	// booking engine"; docs/booking-engine.md).
+	engineLimits   map[string]string
+	checkoutWindow string
 	// egressPeerLabel, when set, is the app.kubernetes.io/name every MongoDB and Kafka egress
 	// peer must select (the dev pods of k8s/dev in kind).
 	egressPeerLabel bool
@@ -92,6 +97,14 @@ type renderCase struct {
 }
 
 var all = []string{"edge", "property-svc", "booking-svc", "catalog-svc", "integration-svc"}
+
+// defaultEngineLimits are the booking engine's limits as docs/limits.md documents them (edge's
+// own defaults): the chart's defaults must be the same.
+var defaultEngineLimits = map[string]string{
+	"VROS_EDGE_ENGINE_RATE_RPS": "50", "VROS_EDGE_ENGINE_RATE_BURST": "200",
+	"VROS_EDGE_ENGINE_ADDRESS_RPS": "5", "VROS_EDGE_ENGINE_ADDRESS_BURST": "60",
+	"VROS_EDGE_ENGINE_ADDRESS_CHECKOUTS": "6", "VROS_EDGE_ENGINE_CHECKOUT_PERIOD": "1h",
+}
 
 var cases = []renderCase{
 	{
@@ -119,6 +132,12 @@ var cases = []renderCase{
 		edgePublicURL:   "https://api.example.com",
 		serviceMonitors: true, metricsFrom: true, edgeFrom: true, integrationPrivate: true, trustedProxies: "10.244.0.0/16",
 		prometheusRule: true, grafanaDashboard: true,
+		engineLimits: map[string]string{
+			"VROS_EDGE_ENGINE_RATE_RPS": "100", "VROS_EDGE_ENGINE_RATE_BURST": "400",
+			"VROS_EDGE_ENGINE_ADDRESS_RPS": "2.5", "VROS_EDGE_ENGINE_ADDRESS_BURST": "30",
+			"VROS_EDGE_ENGINE_ADDRESS_CHECKOUTS": "0", "VROS_EDGE_ENGINE_CHECKOUT_PERIOD": "30m",
+		},
+		checkoutWindow: "20m",
 	},
 	{
 		name: "minimal", args: []string{"-f", "k8s/chartcheck/testdata/values-minimal.yaml"},
@@ -506,6 +525,13 @@ func checkDeployment(t *testing.T, c renderCase, r rendered, comp component, d *
 		plain["VROS_EDGE_AUTH_FAILURE_RPS"] = ""
 		plain["VROS_EDGE_AUTH_FAILURE_BURST"] = ""
 		plain["VROS_EDGE_ACCOUNT_CONCURRENCY"] = ""
+		limits := c.engineLimits
+		if limits == nil {
+			limits = defaultEngineLimits
+		}
+		for name, v := range limits {
+			plain[name] = v
+		}
 		// X-Forwarded-For is believed only from the proxies the values name: by default none,
 		// or any client in a trusted range (every pod, every private address when the chart
 		// trusted the RFC 1918 ranges) could name a new address on every request and never
@@ -519,6 +545,7 @@ func checkDeployment(t *testing.T, c renderCase, r rendered, comp component, d *
 		plain["VROS_EDGE_PUBLIC_URL"] = c.edgePublicURL
 	}
 	if comp.name == "booking-svc" {
+		plain["VROS_BOOKING_CHECKOUT_WINDOW"] = cmp.Or(c.checkoutWindow, "15m")
 		// A live account's card charge reads the property's Stripe key from property-svc.
 		if pc, _ := componentOf("property-svc"); slices.Contains(c.enabled, "property-svc") {
 			plain["VROS_BOOKING_PROPERTY_URL"] = fmt.Sprintf("http://%s:%d", objName("property-svc"), pc.port)

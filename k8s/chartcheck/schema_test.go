@@ -28,6 +28,11 @@ func TestValuesSchemaRefusesWrongValues(t *testing.T) {
 		{"edge.resources.limits=null", "/edge/resources"}, // limits are required
 		{"edge.autoscaling.targetCPUUtilizationPercentage=150", "/edge/autoscaling/targetCPUUtilizationPercentage"},
 		{"edge.rateLimit.rps=-1", "/edge/rateLimit/rps"},
+		{"edge.engineLimits.address.burst=-1", "/edge/engineLimits/address/burst"},
+		{"edge.engineLimits.checkoutPeriod=hourly", "/edge/engineLimits/checkoutPeriod"},
+		{"edge.engineLimits.checkoutWindow=15m", "/edge/engineLimits"}, // not an edge setting
+		{"bookingSvc.checkoutWindow=15", "/bookingSvc/checkoutWindow"}, // no unit
+		{"propertySvc.checkoutWindow=15m", "/propertySvc"},             // booking-svc's alone
 		{"kafka.topics.partitions=0", "/kafka/topics/partitions"},
 		{"kafka.brokers=a:9092 b:9092", "/kafka/brokers"}, // space-separated
 		{"networkPolicy.enabled=maybe", "/networkPolicy/enabled"},
