@@ -172,8 +172,11 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	st.Attach(ob)
 
 	payments := cardpay.NewPayments(tel.Meter)
+	// The Router charges cards (the test gateway, or the property's Stripe) and makes the
+	// booking engine's PaymentIntents in the property's Stripe.
+	gateway := cardGateway(cfg, payments)
 	bookings := booking.New(booking.Deps{PropertyView: propertyview.NewReader(vw), Bookings: st, Blocks: st, Users: st, Accounts: st, Ledger: led,
-		Gateway: cardGateway(cfg, payments), Checkouts: st, Box: box, Payments: payments})
+		Gateway: gateway, Intents: gateway, Checkouts: st, Box: box, Payments: payments})
 	bookings.Deadline, bookings.Lease, bookings.Crash = cfg.RequestDeadline, cfg.JanitorLease, cfg.Crash
 	bookings.CheckoutWindow = cfg.CheckoutWindow
 	if cfg.Clock != nil {

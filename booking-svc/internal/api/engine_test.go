@@ -16,10 +16,61 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/vros/vros/booking-svc/internal/booking"
+	"github.com/vros/vros/booking-svc/internal/cardpay"
+	"github.com/vros/vros/booking-svc/internal/cardpay/route"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/testkit/stripemock"
 )
+
+// switchIntents passes the booking engine's PaymentIntents to the gateway a test sets (none:
+// cardpay.ErrNoIntents).
+type switchIntents struct {
+	mu sync.Mutex
+	to booking.Intents
+}
+
+func (s *switchIntents) set(to booking.Intents) {
+	s.mu.Lock()
+	s.to = to
+	s.mu.Unlock()
+}
+
+func (s *switchIntents) get() booking.Intents {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.to
+}
+
+func (s *switchIntents) CreateIntent(ctx context.Context, req cardpay.IntentRequest) (cardpay.Intent, error) {
+	if to := s.get(); to != nil {
+		return to.CreateIntent(ctx, req)
+	}
+	return cardpay.Intent{}, cardpay.ErrNoIntents
+}
+
+func (s *switchIntents) Intent(ctx context.Context, account string, pid int64, id string) (cardpay.Intent, error) {
+	if to := s.get(); to != nil {
+		return to.Intent(ctx, account, pid, id)
+	}
+	return cardpay.Intent{}, cardpay.ErrNoIntents
+}
+
+func (s *switchIntents) CancelIntent(ctx context.Context, account string, pid int64, id, key string) (cardpay.Intent, error) {
+	if to := s.get(); to != nil {
+		return to.CancelIntent(ctx, account, pid, id, key)
+	}
+	return cardpay.Intent{}, cardpay.ErrNoIntents
+}
+
+// stripeMethods are the properties' Stripe methods (route.Methods).
+type stripeMethods map[int64]route.StripeMethod
+
+func (m stripeMethods) Stripe(_ context.Context, _ string, pid int64) (route.StripeMethod, bool, error) {
+	k, ok := m[pid]
+	return k, ok, nil
+}
 
 // engineCall is one call of the booking engine's routes as edge makes it.
 type engineCall struct {
@@ -97,7 +148,8 @@ const engineCard = `"card":{"number":"4242 4242 4242 4242","name":"Ada Lovelace"
 // whose lines add up, a checkout made once per Idempotency-Key, its guest, its confirm with
 // the test gateway, its cancel, and every refusal with its code, status and field.
 func TestEngineRoutes(t *testing.T) {
-	s := newServer(t)
+	var log syncBuffer
+	s := newServerLogging(t, &log)
 	account := engineAccount(t, s, "eng")
 	arrival := time.Now().UTC().AddDate(0, 0, 30)
 	stay := stayBody(1, 1, arrival, 3, "")
@@ -250,6 +302,19 @@ func TestEngineRoutes(t *testing.T) {
 		t.Fatalf("quote of cancelled nights: %d %s", q.code, q.body)
 	}
 
+	// The card was used for its charge only: in no store, in no log line.
+	for _, number := range []string{"4242424242424242", "4242 4242 4242 4242"} {
+		if in := holding(t, nil, number); len(in) > 0 {
+			t.Errorf("the card number is stored in %v", in)
+		}
+		if strings.Contains(log.String(), number) {
+			t.Errorf("the card number is in the log:\n%s", log.String())
+		}
+	}
+	if !strings.Contains(log.String(), `"msg":"request"`) {
+		t.Fatalf("the log holds no request line: the test shows nothing")
+	}
+
 	// Unsigned: refused in the engine's envelope.
 	req := httptest.NewRequest(http.MethodPost, "/internal/engine/quote", strings.NewReader(stay))
 	resp, err := s.app.Test(req, -1)
@@ -341,5 +406,60 @@ func TestEngineCheckoutsOfTwoTenants(t *testing.T) {
 	}
 	if booked[accounts[0]][0] == booked[accounts[1]][0] {
 		t.Fatal("two accounts share a booking")
+	}
+}
+
+// TestEngineLiveCheckout: a live account's checkout answers the PaymentIntent the browser
+// confirms (the property's publishable key and the intent's client secret, never a secret
+// key), books once Stripe (stripe-mock) says it succeeded, and shows the client secret no
+// more; a property without Stripe holds nothing.
+func TestEngineLiveCheckout(t *testing.T) {
+	s := newServer(t)
+	s.intents.set(&route.Router{Methods: stripeMethods{1: {SecretKey: "sk_test_enginevilla", PublishableKey: "pk_test_enginevilla"}},
+		StripeURL: stripemock.Start(t, "succeeded", stripemock.IntentAmount(30000, "usd"))})
+	t.Cleanup(func() { s.intents.set(nil) })
+	account := engineAccount(t, s, "englive")
+	priceable(t, s, account, 2)
+	arrival := time.Now().UTC().AddDate(0, 0, 30)
+	var answers []string
+	call := func(c engineCall) engineAnswer {
+		a := s.engine(t, account, c)
+		answers = append(answers, string(a.body))
+		return a
+	}
+	created := call(engineCall{path: "checkout/create", body: stayBody(1, 1, arrival, 3, ""), key: "live-1"})
+	pay, _ := created.data["payment"].(map[string]any)
+	if created.code != http.StatusCreated || pay["gateway"] != "stripe" || pay["publishable_key"] != "pk_test_enginevilla" ||
+		pay["client_secret"] == "" || pay["client_secret"] == nil || pay["amount"] != "300.00" {
+		t.Fatalf("create: %d %s", created.code, created.body)
+	}
+	ref := fmt.Sprintf(`{"brand_id":1,"checkout_id":%q}`, created.data["id"])
+	if g := call(engineCall{path: "checkout/guest", body: strings.Replace(ref, "}", `,"first_name":"Ada","last_name":"Lovelace","email":"ada@example.com"}`, 1)}); g.code != http.StatusOK {
+		t.Fatalf("guest: %d %s", g.code, g.body)
+	}
+	confirmed := call(engineCall{path: "checkout/confirm", body: ref})
+	if confirmed.code != http.StatusOK || confirmed.data["status"] != "booked" {
+		t.Fatalf("confirm: %d %s", confirmed.code, confirmed.body)
+	}
+	if p := confirmed.data["payment"].(map[string]any); p["client_secret"] != nil || p["publishable_key"] != "pk_test_enginevilla" {
+		t.Fatalf("a booked checkout's payment: %v", p)
+	}
+	if len(s.gw.Charges()) != 0 {
+		t.Fatal("a live checkout reached the test gateway")
+	}
+	noStripe := call(engineCall{path: "checkout/create", body: stayBody(1, 2, arrival, 3, ""), key: "live-2"})
+	if noStripe.code != http.StatusConflict || noStripe.error["code"] != "payments_not_set_up" || noStripe.error["field"] != "property" {
+		t.Fatalf("a property without Stripe: %d %s", noStripe.code, noStripe.body)
+	}
+	if q := call(engineCall{path: "quote", body: stayBody(1, 2, arrival, 3, "")}); q.code != http.StatusOK {
+		t.Fatalf("its nights are held: %d %s", q.code, q.body)
+	}
+	for _, a := range answers {
+		if strings.Contains(a, "sk_test") {
+			t.Fatalf("an answer holds a secret key: %s", a)
+		}
+	}
+	if in := holding(t, nil, "sk_test_enginevilla"); len(in) > 0 {
+		t.Fatalf("the secret key is stored in %v", in)
 	}
 }

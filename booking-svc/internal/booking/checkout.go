@@ -31,6 +31,9 @@ import (
 // when a change stops after the checkout ended and keeps them (the booking's document lists
 // them) otherwise.
 
+// intentCanceled is the Status of a PaymentIntent that was cancelled (Stripe's word).
+const intentCanceled = "canceled"
+
 // DefaultCheckoutWindow is how long a checkout holds its nights unless configured.
 const DefaultCheckoutWindow = 15 * time.Minute
 
@@ -77,10 +80,17 @@ func (e *CheckoutBookedError) Error() string {
 }
 
 // NoIntentsError: a live property that has no card payment method the guest's browser can
-// confirm (Stripe), while the checkout has something to pay now.
-type NoIntentsError struct{ PropertyID int64 }
+// confirm (Stripe), or whose Stripe account refused the request (Reason), while the checkout
+// has something to pay now.
+type NoIntentsError struct {
+	PropertyID int64
+	Reason     string
+}
 
 func (e *NoIntentsError) Error() string {
+	if e.Reason != "" {
+		return fmt.Sprintf("property %d cannot take payments on this website: %s", e.PropertyID, e.Reason)
+	}
 	return fmt.Sprintf("property %d cannot take payments on this website: no card payment method that confirms in the browser (Stripe) is set up for it", e.PropertyID)
 }
 
@@ -385,17 +395,21 @@ func (s *Service) createIntent(ctx context.Context, b Booking) (cardpay.Intent, 
 	if err != nil {
 		return cardpay.Intent{}, fmt.Errorf("checkout %s due %q: %w", b.Engine.ID, b.Engine.DueNow, err)
 	}
-	in, err := s.intents.CreateIntent(ctx, cardpay.IntentRequest{AccountID: b.AccountID, PropertyID: b.PropertyID, Amount: amt,
-		Currency: b.Quote.Currency, IdempotencyKey: "checkout-" + b.Engine.ID,
+	in, err := s.intents.CreateIntent(ctx, cardpay.IntentRequest{AccountID: b.AccountID, Sandbox: b.Sandbox, PropertyID: b.PropertyID,
+		Amount: amt, Currency: b.Quote.Currency, IdempotencyKey: "checkout-" + b.Engine.ID,
 		Description: fmt.Sprintf("Booking %d: %s, %s to %s", b.BookingID, b.PropertyName, b.Checkin, b.Checkout),
 		Metadata:    map[string]string{"checkout_id": b.Engine.ID, "booking_id": strconv.FormatInt(b.BookingID, 10)}})
 	if errors.Is(err, cardpay.ErrNoIntents) {
 		return in, &NoIntentsError{PropertyID: b.PropertyID}
 	}
-	if err != nil {
+	if reason, ok := cardpay.Declined(err); ok {
+		// The property's Stripe account refused the request (its key): the owner's to fix.
+		return in, &NoIntentsError{PropertyID: b.PropertyID, Reason: reason}
+	}
+	if err != nil && !errors.Is(err, cardpay.ErrInvalidRequest) {
 		return in, fmt.Errorf("%w: %w", ErrGateway, err)
 	}
-	return in, nil
+	return in, err
 }
 
 // FindCheckout returns the booking of checkout id, made through brand of account: any
@@ -665,15 +679,21 @@ func chargeKey(b Booking) string {
 // succeededIntent reads checkout b's PaymentIntent: nil when it has not succeeded (or is not
 // the one the checkout made).
 func (s *Service) succeededIntent(ctx context.Context, b Booking) (*cardpay.Intent, error) {
+	in, err := s.readIntent(ctx, b)
+	if err != nil || in == nil || in.Status != cardpay.IntentSucceeded || in.ID != b.Engine.IntentID {
+		return nil, err
+	}
+	return in, nil
+}
+
+// readIntent reads checkout b's PaymentIntent (nil: it has none, or no gateway is wired).
+func (s *Service) readIntent(ctx context.Context, b Booking) (*cardpay.Intent, error) {
 	if s.intents == nil || b.Engine.IntentID == "" {
 		return nil, nil
 	}
 	in, err := s.intents.Intent(ctx, b.AccountID, b.PropertyID, b.Engine.IntentID)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrGateway, err)
-	}
-	if in.Status != cardpay.IntentSucceeded || in.ID != b.Engine.IntentID {
-		return nil, nil
 	}
 	return &in, nil
 }
@@ -705,13 +725,16 @@ func (s *Service) bookHeld(ctx context.Context, b Booking, pay *Payment) (Bookin
 // which frees the nights.
 func (s *Service) endHeld(ctx context.Context, b Booking, outcome string, endOp func()) (Booking, error) {
 	co := b.Engine
-	if co.Gateway == GatewayStripe && co.IntentID != "" {
-		in, err := s.succeededIntent(ctx, b)
-		if err != nil {
+	if co.Gateway == GatewayStripe && co.IntentID != "" && s.intents != nil {
+		in, err := s.readIntent(ctx, b)
+		switch {
+		case errors.Is(err, cardpay.ErrNoIntents):
+			// The property has no Stripe method any more: nothing can be read, charged or
+			// cancelled there; the checkout ends.
+		case err != nil:
 			endOp()
-			return b, err
-		}
-		if in != nil {
+			return b, err // the next pass (or request) asks again
+		case in.Status == cardpay.IntentSucceeded && in.ID == co.IntentID:
 			due, _ := decimal.NewFromString(co.DueNow)
 			pay, err := s.cardPayment(ctx, b, due, "card payment at checkout", in.ID, s.store.Now())
 			if err != nil {
@@ -724,12 +747,13 @@ func (s *Service) endHeld(ctx context.Context, b Booking, outcome string, endOp 
 			}
 			endOp()
 			return out, nil
-		}
-		if s.intents != nil {
+		case in.Status != intentCanceled:
+			// Cancelled under one key, so that a cancel retried after a stop is answered again.
 			if _, err := s.intents.CancelIntent(ctx, b.AccountID, b.PropertyID, co.IntentID, "checkout-"+co.ID+"-cancel"); err != nil {
 				endOp()
 				return b, fmt.Errorf("%w: %w", ErrGateway, err)
 			}
+			faults.At(ctx, "intent-cancelled")
 		}
 	}
 	if err := s.checkouts.EndCheckout(ctx, b.AccountID, b.BookingID, outcome); err != nil {

@@ -60,7 +60,10 @@ const (
 	coWindow = 2 * time.Minute
 )
 
-func newCheckoutFixture(t *testing.T) coFixture {
+func newCheckoutFixture(t *testing.T) coFixture { return newCheckoutFixtureWith(t, nil) }
+
+// newCheckoutFixtureWith is newCheckoutFixture whose live payments go to intents.
+func newCheckoutFixtureWith(t *testing.T, intents booking.Intents) coFixture {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.New(ctx, db)
@@ -82,7 +85,7 @@ func newCheckoutFixture(t *testing.T) coFixture {
 	box, _ := seal.New(seal.NewKey())
 	gw := cardpay.NewTest(c.Now)
 	svc := booking.New(booking.Deps{PropertyView: propertyview.NewReader(vw), Bookings: st, Blocks: st, Users: st, Ledger: led,
-		Gateway: gw, Checkouts: st, Box: box})
+		Gateway: gw, Checkouts: st, Intents: intents, Box: box})
 	svc.SetClock(c.Now)
 	svc.Lease, svc.CheckoutWindow = coLease, coWindow
 	return coFixture{fixture: fixture{svc: svc, st: st, led: led, vw: vw}, gw: gw, clock: c}
