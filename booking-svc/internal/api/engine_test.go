@@ -275,7 +275,7 @@ func TestEngineRoutes(t *testing.T) {
 	}
 	bid := int64(confirmed.data["booking"].(map[string]any)["id"].(float64))
 	if again := s.engine(t, account, engineCall{path: "checkout/confirm", body: ref("," + engineCard)}); again.code != http.StatusOK ||
-		again.data["booking"].(map[string]any)["id"] != float64(bid) || len(s.gw.Charges()) != 1 {
+		fmt.Sprint(again.data["booking"]) != fmt.Sprint(map[string]any{"id": float64(bid)}) || len(s.gw.Charges()) != 1 {
 		t.Fatalf("second confirm: %d %s, %d charges", again.code, again.body, len(s.gw.Charges()))
 	}
 	listed := s.listed(t, account, bid)
