@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -26,13 +27,14 @@ const stepWithin = 30 * time.Second
 
 // tab is one Chromium of its own (a separate browser process: two tabs are two browsers),
 // on a closed network where no name resolves but loopback's. Every request leaving
-// loopback and every uncaught script error fails the test.
+// loopback (but those allowed) and every uncaught script error fails the test.
 type tab struct {
 	t   *testing.T
 	ctx context.Context
 }
 
-func browser(t *testing.T) *tab {
+// allow names addresses (prefixes) beyond loopback the test serves itself (Stripe.js).
+func browser(t *testing.T, allow ...string) *tab {
 	t.Helper()
 	if _, err := os.Stat(chromium); err != nil {
 		if os.Getenv("VROS_REQUIRE_CHROMIUM") == "1" {
@@ -57,7 +59,9 @@ func browser(t *testing.T) *tab {
 		defer mu.Unlock()
 		switch ev := ev.(type) {
 		case *network.EventRequestWillBeSent:
-			if !strings.HasPrefix(ev.Request.URL, "http://127.0.0.1:") && !strings.HasPrefix(ev.Request.URL, "data:") {
+			u := ev.Request.URL
+			if !strings.HasPrefix(u, "http://127.0.0.1:") && !strings.HasPrefix(u, "data:") &&
+				!slices.ContainsFunc(allow, func(a string) bool { return strings.HasPrefix(u, a) }) {
 				problems = append(problems, "request beyond loopback: "+ev.Request.URL)
 			}
 		case *runtime.EventExceptionThrown:

@@ -1,24 +1,31 @@
 // Package enginetest tests the guest booking engine (docs/booking-engine.md) as a guest meets
 // it: a website on an origin of its own embeds the widget edge serves, and Debian's Chromium
 // (chromedp) books through it against a whole vros (embedded servers), paying with the
-// sandbox gateway's test cards. What the tests assert is what the guest sees (the widget's
+// sandbox gateway's test cards (a live account through Stripe: stripe-mock, and Stripe.js
+// stood for by the test). What the tests assert is what the guest sees (the widget's
 // text, the redirect) and what the owner then finds through interface B (listbooking).
 package enginetest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
+	bookingsvc "github.com/vros/vros/booking-svc/service"
 	"github.com/vros/vros/devstack/demo"
 	"github.com/vros/vros/devstack/stack"
 	"github.com/vros/vros/libs/seal"
 	"github.com/vros/vros/systest/apitest"
+	"github.com/vros/vros/testkit/stripemock"
 )
 
 const adminToken = "test-admin-token-0123456789"
@@ -26,11 +33,48 @@ const adminToken = "test-admin-token-0123456789"
 // viewsWithin bounds how long a test waits for an event-fed view to show a write.
 const viewsWithin = time.Minute
 
-var st *stack.Stack
+var (
+	st      *stack.Stack
+	mongoDB *mongo.Client // the stack's store, for waiting on a view
+)
+
+// stripeAmount is what every PaymentIntent of stripe-mock reads back as: the live test's
+// stay, 2 nights at 100.00 USD.
+const stripeAmount, stripeCurrency = 20000, "usd"
 
 func TestMain(m *testing.M) {
-	apitest.Main(m, stack.Options{Keys: stack.NewKeys(), EncryptionKey: seal.NewKey(), AdminToken: adminToken,
-		LogLevel: "error", PasswordCost: 4, OutboxLease: time.Second, RateLimitRPS: 1000, RateLimitBurst: 5000}, &st)
+	// Live accounts pay through Stripe: here stripe-mock, whose intents read back succeeded.
+	stripeURL, stopStripe, err := stripemock.Run("succeeded", stripemock.IntentAmount(stripeAmount, stripeCurrency))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	// Not apitest.Main, which exits at once: stripe-mock is stopped once the stack is closed.
+	code := 0
+	func() {
+		defer stopStripe()
+		code = run(m, stack.Options{Keys: stack.NewKeys(), EncryptionKey: seal.NewKey(), AdminToken: adminToken,
+			LogLevel: "error", PasswordCost: 4, OutboxLease: time.Second, RateLimitRPS: 1000, RateLimitBurst: 5000,
+			Booking: func(c *bookingsvc.Config) { c.StripeAPIURL = stripeURL }})
+	}()
+	os.Exit(code)
+}
+
+// run starts the stack, runs the tests and closes the stack.
+func run(m *testing.M, o stack.Options) int {
+	ctx := context.Background()
+	s, db, err := apitest.StartStack(ctx, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	st, mongoDB = s, db
+	code := m.Run()
+	_ = db.Disconnect(ctx)
+	if err := s.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "stack close:", err)
+	}
+	return code
 }
 
 // day is the date n days from today (UTC).
@@ -43,20 +87,27 @@ type owner struct {
 	demo.Account
 	Brand int
 	PIDs  []int
+	Codes []string
 	Names []string
 }
 
-// newOwner makes the account, its properties and its brand with origins, and waits until
-// the booking API sells every property from the first origin.
+// newOwner makes a sandbox account, its properties and its brand with origins, and waits
+// until the booking API sells every property from the first origin.
 func newOwner(t *testing.T, origins []string, properties int) owner {
 	t.Helper()
-	acc, err := apitest.NewAccountOf(http.DefaultClient, st.EdgeURL, adminToken, "Villas by the sea", true)
+	return newOwnerOf(t, origins, properties, false)
+}
+
+// newOwnerOf is newOwner for a sandbox or (live) a live account, whose properties cost 100.00
+// a night, any night, and take card payments through Stripe.
+func newOwnerOf(t *testing.T, origins []string, properties int, live bool) owner {
+	t.Helper()
+	acc, err := apitest.NewAccountOf(http.DefaultClient, st.EdgeURL, adminToken, "Villas by the sea", !live)
 	if err != nil {
 		t.Fatal(err)
 	}
 	acc.EdgeURL = st.EdgeURL
 	o := owner{Account: acc}
-	var codes []string
 	for i := 1; i <= properties; i++ {
 		code := fmt.Sprintf("E%d", i)
 		name := fmt.Sprintf("Villa %d of account %s by the sea", i, acc.AccountID)
@@ -68,8 +119,15 @@ func newOwner(t *testing.T, origins []string, properties int) owner {
 		}
 		o.a(t, "property", `{"action":"create","property":`+prop+`}`, &created)
 		pid, _ := strconv.Atoi(created.Data.PropertyID)
-		o.a(t, "property-rate", strings.Replace(demo.Rates, `"DEMO1"`, `"`+code+`"`, 1), nil)
-		o.PIDs, o.Names, codes = append(o.PIDs, pid), append(o.Names, name), append(codes, code)
+		rates := strings.Replace(demo.Rates, `"DEMO1"`, `"`+code+`"`, 1)
+		if live {
+			o.a(t, "property-method", apitest.JSON(map[string]any{"internal_code": code,
+				"stripe": map[string]string{"secret_key": "sk_test_enginewidget" + code, "public_key": "pk_test_enginewidget" + code}}), nil)
+			rates = apitest.JSON(map[string]any{"internal_code": code, "rate": map[string]any{"daily_price": 100, "minimum_stay": 1},
+				"setting": map[string]any{"standard_occupants": 6, "accept_booking_upto": 12, "advanced_notice_booking_from": "0"}})
+		}
+		o.a(t, "property-rate", rates, nil)
+		o.PIDs, o.Names, o.Codes = append(o.PIDs, pid), append(o.Names, name), append(o.Codes, code)
 	}
 	var brand struct {
 		Data struct {
@@ -77,7 +135,7 @@ func newOwner(t *testing.T, origins []string, properties int) owner {
 		} `json:"data"`
 	}
 	o.a(t, "account-brand", apitest.JSON(map[string]any{"action": "create",
-		"brand": map[string]any{"name": "Villas by the sea", "origins": origins, "properties": codes}}), &brand)
+		"brand": map[string]any{"name": "Villas by the sea", "origins": origins, "properties": o.Codes}}), &brand)
 	o.Brand, _ = strconv.Atoi(brand.Data.BrandID)
 	o.waitSelling(t, origins[0])
 	return o
@@ -97,14 +155,18 @@ func (o owner) a(t *testing.T, resource, body string, out any) {
 	}
 }
 
-// engine calls the public booking API as a page of origin does.
-func (o owner) engine(t *testing.T, method, path, origin string, body any) apitest.Response {
+// engine calls the public booking API as a page of origin does, with more headers as pairs.
+func (o owner) engine(t *testing.T, method, path, origin string, body any, headers ...string) apitest.Response {
 	t.Helper()
 	payload := ""
 	if body != nil {
 		payload = apitest.JSON(body)
 	}
-	r, err := apitest.Send(http.DefaultClient, method, st.EdgeURL+"/widget/api/v1/"+o.OwnerToken+path, map[string]string{"Origin": origin}, payload)
+	h := map[string]string{"Origin": origin}
+	for i := 0; i+1 < len(headers); i += 2 {
+		h[headers[i]] = headers[i+1]
+	}
+	r, err := apitest.Send(http.DefaultClient, method, st.EdgeURL+"/widget/api/v1/"+o.OwnerToken+path, h, payload)
 	if err != nil {
 		t.Fatal(err)
 	}
