@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -431,22 +432,16 @@ func (o owner) waitBookingView(t *testing.T) {
 	}
 }
 
-// TestLiveStripe: a live account's checkout pays through Stripe. Stripe.js is loaded only
-// then, from js.stripe.com; the widget makes it with the property's publishable key, mounts
-// its Card Element in the payment form, confirms the PaymentIntent with the checkout's
-// client secret and the card, then confirms the checkout with an empty body: the card number
-// never goes to vros. booking-svc reads the intent back (stripe-mock: succeeded) and books.
-func TestLiveStripe(t *testing.T) {
-	s := newSite(t)
-	o := newOwnerOf(t, []string{s.URL}, 1, true)
-	o.waitBookingView(t)
-	s.page("/book", o.bookingPage(o.PIDs[0], ""))
+// stripeBrowser is a browser whose requests for Stripe.js get fakeStripeJS; it answers the
+// bodies of the confirms sent. With cut, the first confirm is cut before it leaves the
+// browser (vros never sees it).
+func stripeBrowser(t *testing.T, cut bool) (*tab, func() []string) {
+	t.Helper()
 	p := browser(t, stripeJS)
-
 	var mu sync.Mutex
 	var confirmBodies []string
 	ictx, stop := context.WithCancel(p.ctx)
-	defer stop()
+	t.Cleanup(stop)
 	paused := chromedp.Events(ictx, fetch.RequestPaused)
 	go func() {
 		for e, err := range paused {
@@ -465,7 +460,12 @@ func TestLiveStripe(t *testing.T) {
 				}
 				mu.Lock()
 				confirmBodies = append(confirmBodies, string(body))
+				first := len(confirmBodies) == 1
 				mu.Unlock()
+				if cut && first {
+					_, _ = chromedp.Call(ictx, fetch.FailRequest, fetch.FailRequestParams{RequestID: e.RequestID, ErrorReason: network.ErrorReasonConnectionReset})
+					continue
+				}
 			}
 			_, _ = chromedp.Call(ictx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: e.RequestID})
 		}
@@ -474,6 +474,24 @@ func TestLiveStripe(t *testing.T) {
 		{URLPattern: stripeJS + "*", RequestStage: fetch.RequestStageRequest}, {URLPattern: "*/confirm", RequestStage: fetch.RequestStageRequest}}}); err != nil {
 		t.Fatal(err)
 	}
+	return p, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(confirmBodies)
+	}
+}
+
+// TestLiveStripe: a live account's checkout pays through Stripe. Stripe.js is loaded only
+// then, from js.stripe.com; the widget makes it with the property's publishable key, mounts
+// its Card Element in the payment form, confirms the PaymentIntent with the checkout's
+// client secret and the card, then confirms the checkout with an empty body: the card number
+// never goes to vros. booking-svc reads the intent back (stripe-mock: succeeded) and books.
+func TestLiveStripe(t *testing.T) {
+	s := newSite(t)
+	o := newOwnerOf(t, []string{s.URL}, 1, true)
+	o.waitBookingView(t)
+	s.page("/book", o.bookingPage(o.PIDs[0], ""))
+	p, confirms := stripeBrowser(t, false)
 
 	p.open(s.URL + "/book")
 	p.pickStay(day(30), day(32))
@@ -510,13 +528,39 @@ func TestLiveStripe(t *testing.T) {
 	if key != "pk_test_enginewidgetE1" || secret == "" || !withCard {
 		t.Fatalf("Stripe.js was asked %v: want the property's publishable key, the client secret and the card", calls)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(confirmBodies) != 1 || strings.TrimSpace(confirmBodies[0]) != "{}" {
-		t.Fatalf("the confirms sent %q, want one empty body (no card number)", confirmBodies)
+	if bodies := confirms(); len(bodies) != 1 || strings.TrimSpace(bodies[0]) != "{}" {
+		t.Fatalf("the confirms sent %q, want one empty body (no card number)", bodies)
 	}
 	b := only(t, o.bookings(t))
 	if b.BookingID != id || len(b.Payments) != 1 || b.Payments[0].Amount.String() != "200.00" {
 		t.Fatalf("the booking: %+v, want %d with one payment of 200.00", b, id)
+	}
+}
+
+// TestLiveStripePaidThenCancelled: Stripe took the payment but the widget's confirm never
+// reached vros (cut in the browser); the guest, told the service could not be reached,
+// presses Cancel. A paid checkout is not cancelled (checkout_booked): the widget reads it
+// back, shows the booking and redirects. One booking.
+func TestLiveStripePaidThenCancelled(t *testing.T) {
+	s := newSite(t)
+	o := newOwnerOf(t, []string{s.URL}, 1, true)
+	o.waitBookingView(t)
+	s.page("/book", o.bookingPage(o.PIDs[0], ""))
+	p, confirms := stripeBrowser(t, true)
+	p.open(s.URL + "/book")
+	p.pickStay(day(40), day(42))
+	p.click(".vros-be-book")
+	p.guest("Ada", "Lovelace", "ada@example.com", "GB")
+	p.set(`.vros-be-stripe [name="stripe-card"]`, "4242424242424242")
+	p.click(".vros-be-paybutton")
+	p.expect(".vros-be-form-error", "could not be reached")
+	p.until(`!document.querySelector(".vros-be-paybutton").disabled`, "Pay enabled again", widgetText)
+	p.click(".vros-be-cancel")
+	id := p.bookedAt(s, "/thanks")
+	if n := len(confirms()); n != 1 {
+		t.Fatalf("%d confirms sent, want the one cut", n)
+	}
+	if b := only(t, o.bookings(t)); b.BookingID != id {
+		t.Fatalf("the booking: %+v, want %d", b, id)
 	}
 }

@@ -1293,8 +1293,10 @@
       const c = S.checkout;
       S.busy = true;
       stopTimer();
-      await api("POST", `/checkouts/${encodeURIComponent(c.id)}/cancel`, {});
+      const r = await api("POST", `/checkouts/${encodeURIComponent(c.id)}/cancel`, {});
       S.busy = false;
+      // A checkout already paid (Stripe confirmed it) is booked, not cancelled.
+      if (r.error && r.error.code === "checkout_booked") { await showBooked(); return; }
       S.checkout = null;
       show("dates", true);
       loadCalendar();
@@ -1419,8 +1421,22 @@
       show("pay", true);
     }
 
+    // showBooked reads the checkout back: booked, it shows the booking (and redirects).
+    async function showBooked() {
+      const r = await api("GET", `/checkouts/${encodeURIComponent(S.checkout.id)}`);
+      if (r.data && r.data.status === "booked") {
+        stopTimer();
+        S.checkout = r.data;
+        show("done", true);
+        redirect();
+        return;
+      }
+      show("expired", true);
+    }
+
     // checkoutRefused handles a refusal of a step of the checkout.
     function checkoutRefused(form, e) {
+      if (e.code === "checkout_booked") { showBooked(); return; }
       if (e.code === "checkout_expired" || (e.code === "not_found" && !e.field)) { show("expired", true); return; }
       if (e.code === "dates_taken") { justTaken(true); return; }
       const msg = e.code === "payment_declined" ? `${t("declined")} ${stripField(e)}`.trim() : e.field ? stripField(e) : problem(e);
