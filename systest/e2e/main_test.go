@@ -51,6 +51,14 @@ var (
 	adminToken  = "test-admin-token-0123456789"
 	mongoDB     *mongo.Client
 	apiContract *apitest.Contract
+	// internalKeys and encryptionKey are the stack's secrets: no answer may show them
+	// (engine_test.go scans the booking engine's).
+	internalKeys  = stack.NewKeys()
+	encryptionKey = seal.NewKey()
+	// stripes stands between booking-svc and stripe-mock (engine_test.go); serviceLogs
+	// reads every line the services log (engine_test.go scans them for card numbers).
+	stripes     *stripeRoutes
+	serviceLogs = newLogScan(os.Stderr)
 )
 
 func TestMain(m *testing.M) {
@@ -69,10 +77,16 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	stripes = newStripeRoutes(stripeURL)
+	stopMock := stopStripe
+	stopStripe = func() { stripes.Close(); stopMock() }
 	st, mongoDB, err = apitest.StartStack(ctx, stack.Options{
-		Booking: func(c *booking.Config) { c.StripeAPIURL = stripeURL },
-		Keys:    stack.NewKeys(), EncryptionKey: seal.NewKey(), AdminToken: adminToken,
-		LogLevel: "error", PhotoFetchAllowPrivate: true, OutboxLease: time.Second, PasswordCost: 4, AutopayInterval: 200 * time.Millisecond,
+		Booking: func(c *booking.Config) { c.StripeAPIURL = stripes.URL },
+		Keys:    internalKeys, EncryptionKey: encryptionKey, AdminToken: adminToken,
+		// Every level is logged, into serviceLogs (which passes errors on to standard
+		// error, as before): a card number must not reach any line.
+		LogLevel: "debug", ServiceLog: serviceLogs,
+		PhotoFetchAllowPrivate: true, OutboxLease: time.Second, PasswordCost: 4, AutopayInterval: 200 * time.Millisecond,
 		UsageFlush:   usageFlush,
 		RateLimitRPS: rateLimitRPS, RateLimitBurst: rateLimitBurst,
 	})
