@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,6 +46,9 @@ var (
 	st      *stack.Stack
 	mongoDB *mongo.Client
 	faults  = newCrasher()
+	// clock is booking-svc's clock (booking.Config.Clock): checkout_test.go moves it past a
+	// checkout's window instead of waiting for it.
+	clock testClock
 	// keys sign the requests between the processes; direct signs as edge with Edge.
 	keys = stack.NewKeys()
 )
@@ -58,6 +62,7 @@ func TestMain(m *testing.M) {
 		Booking: func(c *booking.Config) {
 			c.RequestDeadline, c.JanitorLease, c.IdempotencyLease = deadline, janitorLease, idempotencyLease
 			c.Crash = faults.hook
+			c.Clock = clock.now
 		},
 	})
 	if err != nil {
@@ -70,6 +75,17 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "stack close:", err)
 	}
 	os.Exit(code)
+}
+
+// testClock is the real time moved on by what a test advanced it.
+type testClock struct{ ahead atomic.Int64 }
+
+func (c *testClock) now() time.Time { return time.Now().Add(time.Duration(c.ahead.Load())) }
+
+// advance moves the clock on by d until t ends (the other tests run on the real time).
+func (c *testClock) advance(t *testing.T, d time.Duration) {
+	c.ahead.Add(int64(d))
+	t.Cleanup(func() { c.ahead.Add(-int64(d)) })
 }
 
 // crasher is booking-svc's Crash hook: a request of an account that reaches the step armed
