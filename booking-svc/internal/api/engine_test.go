@@ -182,8 +182,8 @@ func TestEngineRoutes(t *testing.T) {
 		pay["client_secret"] != nil {
 		t.Fatalf("checkout: %s", created.body)
 	}
-	if exp, err := time.Parse(time.RFC3339, created.data["expires_at"].(string)); err != nil || exp.Sub(time.Now()) > booking.DefaultCheckoutWindow ||
-		exp.Sub(time.Now()) < booking.DefaultCheckoutWindow-time.Minute {
+	if exp, err := time.Parse(time.RFC3339, created.data["expires_at"].(string)); err != nil || time.Until(exp) > booking.DefaultCheckoutWindow ||
+		time.Until(exp) < booking.DefaultCheckoutWindow-time.Minute {
 		t.Fatalf("expires_at %v: %v", created.data["expires_at"], err)
 	}
 	again := s.engine(t, account, engineCall{path: "checkout/create", body: stay, key: "k1", sandbox: true})
