@@ -7,85 +7,32 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-)
 
-// chromium is Debian's Chromium (make chromium installs it).
-const chromium = "/usr/bin/chromium"
+	"github.com/vros/vros/systest/browser"
+)
 
 // stepWithin bounds one browser step: a wait for a condition, a click.
 const stepWithin = 30 * time.Second
 
-// tab is one Chromium of its own (a separate browser process: two tabs are two browsers),
-// on a closed network where no name resolves but loopback's. Every request leaving
-// loopback (but those allowed) and every uncaught script error fails the test.
+// tab is one Chromium of its own (browser.Start: two tabs are two browsers), on a closed
+// network where no name resolves but loopback's. Every request leaving loopback (but those
+// allowed) and every uncaught script error fails the test.
 type tab struct {
 	t   *testing.T
 	ctx context.Context
 }
 
-// allow names addresses (prefixes) beyond loopback the test serves itself (Stripe.js).
-func browser(t *testing.T, allow ...string) *tab {
+// newTab opens a tab; allow names addresses (prefixes) beyond loopback the test serves
+// itself (Stripe.js).
+func newTab(t *testing.T, allow ...string) *tab {
 	t.Helper()
-	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("VROS_REQUIRE_CHROMIUM") == "1" {
-			t.Fatalf("%s: %v (make chromium installs it)", chromium, err)
-		}
-		t.Skipf("%s: %v (make chromium installs it; VROS_REQUIRE_CHROMIUM=1 makes this a failure)", chromium, err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	t.Cleanup(cancel)
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900))
-	t.Cleanup(cancelAlloc)
-	var mu sync.Mutex
-	var problems []string
-	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithListener(func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev := ev.(type) {
-		case *network.EventRequestWillBeSent:
-			u := ev.Request.URL
-			if !strings.HasPrefix(u, "http://127.0.0.1:") && !strings.HasPrefix(u, "data:") &&
-				!slices.ContainsFunc(allow, func(a string) bool { return strings.HasPrefix(u, a) }) {
-				problems = append(problems, "request beyond loopback: "+ev.Request.URL)
-			}
-		case *runtime.EventExceptionThrown:
-			d := ev.ExceptionDetails
-			msg := d.Text
-			if d.Exception != nil && d.Exception.Description != "" {
-				msg += " " + d.Exception.Description
-			}
-			problems = append(problems, "script exception: "+msg)
-		}
-	}))
-	// Started on this context: a step's shorter-lived child context must not own the tab.
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("start %s: %v", chromium, err)
-	}
-	t.Cleanup(func() {
-		cancelBrowser()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, p := range problems {
-			t.Error(p)
-		}
-	})
-	return &tab{t: t, ctx: bctx}
+	return &tab{t: t, ctx: browser.Start(t, allow...)}
 }
 
 // js is s as a JavaScript string literal.

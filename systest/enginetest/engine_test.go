@@ -60,7 +60,7 @@ func TestBookOnTheWebsite(t *testing.T) {
 	s := newSite(t)
 	o := newOwner(t, []string{s.URL}, 1)
 	s.page("/book", o.bookingPage(o.PIDs[0], ""))
-	p := browser(t)
+	p := newTab(t)
 	p.open(s.URL + "/book")
 	p.expect(".vros-be-title", o.Names[0])
 
@@ -134,7 +134,7 @@ func TestRefusedWebsite(t *testing.T) {
 	allowed, other := newSite(t), newSite(t)
 	o := newOwner(t, []string{allowed.URL}, 1)
 	other.page("/book", o.bookingPage(o.PIDs[0], ""))
-	p := browser(t)
+	p := newTab(t)
 	p.open(other.URL + "/book")
 	p.expect(".vros-be-alert", "Online booking is not available on this website")
 	if n := p.eval(`String(document.querySelectorAll(".vros-be-calendar, .vros-be-book").length)`); n != "0" {
@@ -157,7 +157,7 @@ func TestRaceForTheSameNights(t *testing.T) {
 	o := newOwner(t, []string{s.URL}, 1)
 	s.page("/book", o.bookingPage(o.PIDs[0], ""))
 	arrival, departure := day(6), day(9)
-	guests := []*tab{browser(t), browser(t)}
+	guests := []*tab{newTab(t), newTab(t)}
 	for _, p := range guests {
 		p.open(s.URL + "/book")
 		p.pickStay(arrival, departure)
@@ -221,7 +221,7 @@ func TestDoublePayBooksOnce(t *testing.T) {
 	s := newSite(t)
 	o := newOwner(t, []string{s.URL}, 1)
 	s.page("/book", o.bookingPage(o.PIDs[0], ""))
-	p := browser(t)
+	p := newTab(t)
 	p.open(s.URL + "/book")
 	p.pickStay(day(15), day(18))
 	p.click(".vros-be-book")
@@ -300,7 +300,7 @@ func TestPluginGlobals(t *testing.T) {
 	</script>
 	<script src="%s/widget/general-olb.js"></script>
 </div>`, js(o.OwnerToken), js(s.URL+"/grazie"), o.PIDs[1], arrival, departure, js(s.URL), st.EdgeURL)))
-	p := browser(t)
+	p := newTab(t)
 	p.open(s.URL + "/prenota")
 	p.expect(".vros-be-title", o.Names[1])
 	p.waitQuote()
@@ -343,7 +343,7 @@ func TestNarrowScreen(t *testing.T) {
 	s := newSite(t)
 	o := newOwner(t, []string{s.URL}, 1)
 	s.page("/book", o.bookingPage(o.PIDs[0], ""))
-	p := browser(t)
+	p := newTab(t)
 	p.do(chromedp.EmulateViewport(320, 640))
 	p.open(s.URL + "/book")
 	check := func(step string) {
@@ -437,7 +437,7 @@ func (o owner) waitBookingView(t *testing.T) {
 // browser (vros never sees it).
 func stripeBrowser(t *testing.T, cut bool) (*tab, func() []string) {
 	t.Helper()
-	p := browser(t, stripeJS)
+	p := newTab(t, stripeJS)
 	var mu sync.Mutex
 	var confirmBodies []string
 	ictx, stop := context.WithCancel(p.ctx)

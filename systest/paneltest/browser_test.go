@@ -10,69 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/vros/vros/libs/events/contract"
+	"github.com/vros/vros/systest/browser"
 )
-
-// chromium is Debian's Chromium (make chromium installs it).
-const chromium = "/usr/bin/chromium"
-
-// browser opens a headless Chromium for the test, on a closed network (no name resolves but
-// loopback's), and reports every request that leaves loopback and every script error.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("VROS_REQUIRE_CHROMIUM") == "1" {
-			t.Fatalf("%s: %v (make chromium installs it)", chromium, err)
-		}
-		t.Skipf("%s: %v (make chromium installs it; VROS_REQUIRE_CHROMIUM=1 makes this a failure)", chromium, err)
-	}
-	profile := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	t.Cleanup(cancel)
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
-		chromedp.UserDataDir(profile), chromedp.WindowSize(1200, 900))
-	t.Cleanup(cancelAlloc)
-	var mu sync.Mutex
-	var problems []string
-	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithListener(func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev := ev.(type) {
-		case *network.EventRequestWillBeSent:
-			if !strings.HasPrefix(ev.Request.URL, "http://127.0.0.1:") && !strings.HasPrefix(ev.Request.URL, "data:") {
-				problems = append(problems, "request beyond loopback: "+ev.Request.URL)
-			}
-		case *runtime.EventExceptionThrown:
-			problems = append(problems, "script exception: "+ev.ExceptionDetails.Text)
-		}
-	}))
-	// Started on this context: a step's shorter-lived child context must not own the tab.
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("start %s: %v", chromium, err)
-	}
-	t.Cleanup(func() {
-		cancelBrowser()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, p := range problems {
-			t.Error(p)
-		}
-	})
-	return bctx
-}
 
 // shots is where the screenshots go: $VROS_PANEL_SCREENSHOTS (docs/panel with make
 // panel-screenshots), else a temporary directory.
@@ -171,7 +116,7 @@ func (p *page) shot(name string) {
 // accounts, an account and the audit log. Every page is photographed.
 func TestOwnerWorksInTheBrowser(t *testing.T) {
 	o := newOwner(t)
-	p := &page{t: t, ctx: browser(t), dir: shots(t)}
+	p := &page{t: t, ctx: browser.Start(t), dir: shots(t)}
 
 	// Sign in.
 	p.open("/panel/")
@@ -383,7 +328,7 @@ func TestOwnerWorksInTheBrowser(t *testing.T) {
 // htmx's history cache (sessionStorage).
 func TestSignOutForgetsSecrets(t *testing.T) {
 	o := newOwner(t)
-	p := &page{t: t, ctx: browser(t), dir: shots(t)}
+	p := &page{t: t, ctx: browser.Start(t), dir: shots(t)}
 	p.open("/panel/login")
 	p.fill("email", o.Email, "password", o.Password)
 	p.press("Sign in")
