@@ -59,6 +59,21 @@ func JSON(v any) string {
 	return string(b)
 }
 
+// PostA sends an interface A request for resource as acc (to acc.EdgeURL) and decodes its
+// answer into out (nil: only checked); an answer other than 200 is an error.
+func PostA(c *http.Client, acc demo.Account, resource, body string, out any) error {
+	r, err := Send(c, http.MethodPost, acc.EdgeURL+"/api/"+resource, acc.AHeaders(), body)
+	if err != nil || r.Code != http.StatusOK {
+		return fmt.Errorf("%s: %v %d %s", resource, err, r.Code, r.Body)
+	}
+	if out != nil {
+		if err := json.Unmarshal(r.Body, out); err != nil {
+			return fmt.Errorf("%s: %s: %w", resource, r.Body, err)
+		}
+	}
+	return nil
+}
+
 // NewAccount creates a sandbox account through edge's admin API: the tests pay with the
 // test gateway's card numbers.
 func NewAccount(c *http.Client, edgeURL, adminToken, name string) (demo.Account, error) {

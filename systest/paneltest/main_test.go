@@ -89,14 +89,8 @@ func createUser(t *testing.T, email, password, role, account string) {
 // a sends an interface A request and decodes its answer into out (nil: only checked).
 func (o owner) a(t *testing.T, resource, body string, out any) {
 	t.Helper()
-	r, err := apitest.Send(http.DefaultClient, http.MethodPost, st.EdgeURL+"/api/"+resource, o.AHeaders(), body)
-	if err != nil || r.Code != http.StatusOK {
-		t.Fatalf("%s: %v %d %s", resource, err, r.Code, r.Body)
-	}
-	if out != nil {
-		if err := json.Unmarshal(r.Body, out); err != nil {
-			t.Fatal(err)
-		}
+	if err := apitest.PostA(http.DefaultClient, o.Account, resource, body, out); err != nil {
+		t.Fatal(err)
 	}
 }
 
