@@ -91,6 +91,11 @@ type Options struct {
 	// IntegrationURL when set (a test that runs the binary itself), else answers them 503.
 	NoIntegration  bool
 	IntegrationURL string
+	// NoBooking leaves booking-svc out of the stack; edge and integration-svc then reach it at
+	// BookingURL (a test that runs the binary itself and kills it, systest/checkoutkill).
+	// Booking is not applied, and StopBooking and StartBooking do nothing and refuse.
+	NoBooking  bool
+	BookingURL string
 
 	// PublicURL is edge's VROS_EDGE_PUBLIC_URL (edge_url of new credentials); empty means
 	// http://<edge's listen address>.
@@ -110,10 +115,12 @@ type EngineLimits struct {
 
 // Stack is a running vros.
 type Stack struct {
+	// BookingURL is booking-svc's (Options.BookingURL with Options.NoBooking).
 	EdgeURL, PropertyURL, BookingURL, CatalogURL string
 	// IntegrationURL is integration-svc's ("" with Options.NoIntegration).
 	IntegrationURL string
-	// The services' internal listeners (/healthz, /readyz, /metrics), http://host:port.
+	// The services' internal listeners (/healthz, /readyz, /metrics), http://host:port
+	// (BookingInternalURL is "" with Options.NoBooking).
 	EdgeInternalURL, PropertyInternalURL, BookingInternalURL, CatalogInternalURL string
 	IntegrationInternalURL                                                       string
 	Infra                                                                        *embedded.Infra // nil with real servers
@@ -190,19 +197,23 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		o.PasswordCost = 12
 	}
 	s.runCtx = runCtx
-	s.bookingCfg = booking.Config{Common: keys("booking-svc"), EncryptionKey: config.Secret(o.EncryptionKey),
-		PasswordCost: o.PasswordCost, OutboxLease: o.OutboxLease, RequestDeadline: 25 * time.Second, JanitorLease: 2 * time.Minute,
-		IdempotencyLease: time.Minute, FailedRetention: 7 * 24 * time.Hour, ConsumerGroup: "booking-svc", AutopayInterval: o.AutopayInterval,
-		PropertyURL: s.PropertyURL}
-	if o.Booking != nil {
-		o.Booking(&s.bookingCfg)
+	if o.NoBooking {
+		s.BookingURL = o.BookingURL
+	} else {
+		s.bookingCfg = booking.Config{Common: keys("booking-svc"), EncryptionKey: config.Secret(o.EncryptionKey),
+			PasswordCost: o.PasswordCost, OutboxLease: o.OutboxLease, RequestDeadline: 25 * time.Second, JanitorLease: 2 * time.Minute,
+			IdempotencyLease: time.Minute, FailedRetention: 7 * 24 * time.Hour, ConsumerGroup: "booking-svc", AutopayInterval: o.AutopayInterval,
+			PropertyURL: s.PropertyURL}
+		if o.Booking != nil {
+			o.Booking(&s.bookingCfg)
+		}
+		bookAddr, err := s.startBooking(ctx, net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[2])), s.internal(o.InternalPorts[2]))
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.BookingURL = "http://" + bookAddr
 	}
-	bookAddr, err := s.startBooking(ctx, net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[2])), s.internal(o.InternalPorts[2]))
-	if err != nil {
-		s.Close()
-		return nil, err
-	}
-	s.BookingURL = "http://" + bookAddr
 
 	s.common, s.runCtx = keys("catalog-svc"), runCtx
 	catAddr, err := s.startCatalog(ctx, net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[3])), s.internal(o.InternalPorts[3]), "catalog-svc")
@@ -316,12 +327,20 @@ func (s *Stack) StartIntegration(ctx context.Context) error {
 	return err
 }
 
-// StopBooking stops booking-svc alone (its HTTP server, relay, janitor and consumer).
-func (s *Stack) StopBooking() { s.stopBooking() }
+// StopBooking stops booking-svc alone (its HTTP server, relay, janitor and consumer). It
+// does nothing in a stack without booking-svc.
+func (s *Stack) StopBooking() {
+	if s.stopBooking != nil {
+		s.stopBooking()
+	}
+}
 
 // StartBooking starts booking-svc again on its address, against the same stores: the
 // crash tests restart it after stopping requests mid-way.
 func (s *Stack) StartBooking(ctx context.Context) error {
+	if s.stopBooking == nil {
+		return errors.New("this stack runs without booking-svc (Options.NoBooking)")
+	}
 	_, err := s.startBooking(ctx, strings.TrimPrefix(s.BookingURL, "http://"), strings.TrimPrefix(s.BookingInternalURL, "http://"))
 	return err
 }
