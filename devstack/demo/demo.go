@@ -1,5 +1,6 @@
 // Package demo prepares what a developer needs to try vros at once: stable local secrets,
-// a demo account with one property, and the sample requests printed by `make run`.
+// a demo account with one property, its demo website (Site) and the sample requests printed
+// by `make run`.
 package demo
 
 import (
@@ -92,13 +93,16 @@ type Account struct {
 	PanelPassword    string `json:"panel_password"`
 	OperatorEmail    string `json:"operator_email"`
 	OperatorPassword string `json:"operator_password"`
+	// SiteURL is the demo website's address (Site), an origin SiteBrand lists.
+	SiteURL string `json:"site_url"`
 }
 
 // Ensure returns the demo account saved at path if edge still accepts it, and otherwise
-// creates a new one (with a demo property), saves it and reports created.
-func Ensure(ctx context.Context, edgeURL, adminToken, path string) (acc Account, created bool, err error) {
+// creates a new one (with a demo property), saves it and reports created. Either way the
+// account has a brand (SiteBrand) allowing siteURL, the demo website's origin.
+func Ensure(ctx context.Context, edgeURL, adminToken, siteURL, path string) (acc Account, created bool, err error) {
 	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &acc) == nil {
-		acc.EdgeURL, acc.AdminToken = edgeURL, adminToken
+		acc.EdgeURL, acc.AdminToken, acc.SiteURL = edgeURL, adminToken, siteURL
 		if status, _, err := call(ctx, edgeURL+"/api/account-settings", acc.AHeaders(), `{}`); err == nil && status == 200 {
 			// An account made by an older vros-dev gets the switch and the panel users too
 			// (a repeat changes nothing).
@@ -108,11 +112,18 @@ func Ensure(ctx context.Context, edgeURL, adminToken, path string) (acc Account,
 			if err := panelUsers(ctx, &acc); err != nil {
 				return acc, false, err
 			}
+			if err := ensureSiteBrand(ctx, acc, siteURL); err != nil {
+				return acc, false, err
+			}
 			return acc, false, writeJSON(path, acc)
 		}
 	}
 	acc, err = createAccount(ctx, edgeURL, adminToken)
 	if err != nil {
+		return acc, false, err
+	}
+	acc.SiteURL = siteURL
+	if err := ensureSiteBrand(ctx, acc, siteURL); err != nil {
 		return acc, false, err
 	}
 	return acc, true, writeJSON(path, acc)
@@ -301,10 +312,11 @@ func Announce(w io.Writer, a Account, created bool, accPath, reqPath string) err
 }
 
 // PrintPanel shows the management panel's address and the demo logins (at every start:
-// they work on this machine only).
+// they work on this machine only), and the demo website's address.
 func PrintPanel(w io.Writer, a Account) {
-	fmt.Fprintf(w, "\nManagement panel: %s/panel/\n  demo owner     %s   password %s\n  demo operator  %s   password %s\n\n",
-		a.EdgeURL, a.PanelEmail, a.PanelPassword, a.OperatorEmail, a.OperatorPassword)
+	fmt.Fprintf(w, "\nManagement panel: %s/panel/\n  demo owner     %s   password %s\n  demo operator  %s   password %s\n"+
+		"Demo website: %s/   (books the demo property through the booking engine, test card 4242 4242 4242 4242)\n\n",
+		a.EdgeURL, a.PanelEmail, a.PanelPassword, a.OperatorEmail, a.OperatorPassword, a.SiteURL)
 }
 
 // Print shows the credentials and sample requests.
@@ -333,6 +345,10 @@ Try:
   # the property's availability and prices from tomorrow (interface B, catalog)
   curl -s -H 'Content-Type: application/json' %[1]s/vros/external-booking -d '{"key":"%[8]s","pass":"%[9]s","action":"getcalendar","propertyId":"%[2]s_%[16]s","startDate":"%[18]s","endDate":"%[17]s"}'
 
+  # book on the demo website: open %[20]s/ in a browser (the booking engine embedded with the owner token)
+  # its public API, as the page calls it (the Origin must be one of a brand's origins)
+  curl -s -H 'Origin: %[20]s' %[1]s/widget/api/v1/%[10]s/site
+
   # the website's default configuration (owner-token GET)
   curl -s %[1]s/vros/api/default-config/owner_token/%[10]s
 
@@ -350,5 +366,5 @@ Try:
 
 `, a.EdgeURL, a.AccountID, path, a.BasicUser, a.BasicPassword, a.ServiceKey, a.ServicePass, a.Key, a.Pass, a.OwnerToken, a.AdminToken, A, SamplePhoto(), Rates,
 		time.Now().AddDate(0, 0, 30).Format(time.DateOnly), a.PropertyID, time.Now().AddDate(0, 0, 37).Format(time.DateOnly),
-		time.Now().AddDate(0, 0, 1).Format(time.DateOnly), filepath.Dir(path))
+		time.Now().AddDate(0, 0, 1).Format(time.DateOnly), filepath.Dir(path), a.SiteURL)
 }

@@ -3,8 +3,10 @@
 // edge on 127.0.0.1:8080. On first start it creates a demo account, writes its credentials
 // to .data/demo-account.json and its sample requests to .data/demo-requests.txt, and prints
 // them once; later starts only point at those files, so secrets do not pile up in whatever
-// captures the output. With VROS_DEV_JAEGER (make observe) it runs that Jaeger beside the
-// stack first, and every service sends its spans there.
+// captures the output. At every start it also serves a demo website on 127.0.0.1:8090: a
+// page embedding the booking engine, whose origin a brand of the demo account allows. With
+// VROS_DEV_JAEGER (make observe) it runs that Jaeger beside the stack first, and every
+// service sends its spans there.
 package main
 
 import (
@@ -12,11 +14,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/caarlos0/env/v11"
 
@@ -34,10 +38,13 @@ type options struct {
 	BookingPort  int    `env:"VROS_DEV_BOOKING_PORT" envDefault:"8082"`
 	CatalogPort  int    `env:"VROS_DEV_CATALOG_PORT" envDefault:"8083"`
 	// IntegrationPort is integration-svc's (webhooks, iCal feed import).
-	IntegrationPort int      `env:"VROS_DEV_INTEGRATION_PORT" envDefault:"8084"`
-	MongoURI        string   `env:"VROS_MONGO_URI"`
-	KafkaBrokers    []string `env:"VROS_KAFKA_BROKERS" envSeparator:","`
-	LogLevel        string   `env:"VROS_LOG_LEVEL" envDefault:"warn"`
+	IntegrationPort int `env:"VROS_DEV_INTEGRATION_PORT" envDefault:"8084"`
+	// SitePort is the demo website's (demo.Site): a page of its own origin embedding the
+	// booking engine, which the demo account's brand demo.SiteBrand allows.
+	SitePort     int      `env:"VROS_DEV_DEMO_SITE_PORT" envDefault:"8090"`
+	MongoURI     string   `env:"VROS_MONGO_URI"`
+	KafkaBrokers []string `env:"VROS_KAFKA_BROKERS" envSeparator:","`
+	LogLevel     string   `env:"VROS_LOG_LEVEL" envDefault:"warn"`
 	// Jaeger, when set (make observe), is a jaeger binary (bin/jaeger) that vros-dev starts
 	// beside the stack with JaegerConfig, on loopback ports; every service then exports its
 	// spans to it, and Ctrl-C stops it after them.
@@ -102,12 +109,23 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	accPath, reqPath := filepath.Join(o.Dir, "demo-account.json"), filepath.Join(o.Dir, "demo-requests.txt")
-	acc, created, err := demo.Ensure(ctx, s.EdgeURL, secrets.AdminToken, accPath)
+	// The demo website listens first, so that the brand allowing its origin names its port.
+	siteLn, err := net.Listen("tcp", net.JoinHostPort(o.Host, strconv.Itoa(o.SitePort)))
 	if err != nil {
+		_ = s.Close()
+		return fmt.Errorf("demo website (VROS_DEV_DEMO_SITE_PORT moves it): %w", err)
+	}
+	siteURL := "http://" + siteLn.Addr().String()
+	accPath, reqPath := filepath.Join(o.Dir, "demo-account.json"), filepath.Join(o.Dir, "demo-requests.txt")
+	acc, created, err := demo.Ensure(ctx, s.EdgeURL, secrets.AdminToken, siteURL, accPath)
+	if err != nil {
+		_ = siteLn.Close()
 		_ = s.Close()
 		return fmt.Errorf("demo account: %w", err)
 	}
+	site := &http.Server{Handler: demo.Site(acc, siteURL), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = site.Serve(siteLn) }()
+	defer site.Close()
 	if err := demo.Announce(os.Stdout, acc, created, accPath, reqPath); err != nil {
 		_ = s.Close()
 		return err
