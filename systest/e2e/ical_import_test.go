@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	poll "github.com/vros/vros/testkit/eventually"
 )
 
 // The iCal import through edge (docs/ical.md, "Import"): a feed served by the test blocks
@@ -184,10 +186,14 @@ func TestICalImport(t *testing.T) {
 	if got := held(t, acc, pid, day(20), 2); len(got) != 2 {
 		t.Fatalf("not blocked: %v", got)
 	}
+	// A delete marks the feed deleting, then removes its blocks; when the poll loop has taken
+	// the deleting feed first (it is due from then on), the loop finishes the removal and the
+	// delete answers before it (docs/ical.md, "delete"): the nights are freed soon, not at the
+	// answer (a fresh-clone run under the parallel suite found them held at the answer).
 	acc.a(t, "ical-feed", obj{"action": "delete", "feed": obj{"feed_id": f.FeedID}}).status(t, http.StatusOK)
-	if got := held(t, acc, pid, day(20), 2); len(got) != 0 {
-		t.Fatalf("deleted feed's nights still held: %v", got)
-	}
+	poll.Holds(t, "the deleted feed's nights freed", viewsWithin, func() bool {
+		return len(held(t, acc, pid, day(20), 2)) == 0
+	})
 }
 
 // TestICalImportPolledByLoop: a new feed is polled by the service's own loop (no sync
