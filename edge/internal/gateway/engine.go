@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"math"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/vros/vros/edge/internal/throttle"
+	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/httpapi"
 )
 
@@ -172,39 +172,15 @@ func engineLimited(c *fiber.Ctx, wait time.Duration, what string) error {
 		Message: "too many " + what + "; retry in " + strconv.Itoa(secs) + " s"}
 }
 
-// normalOrigin is an origin (`scheme://host[:port]`, as a browser's Origin header or a
-// brand's settings write it) compared as the contract says: scheme and host lowercased, a
-// default port (80 for http, 443 for https) dropped. ok is false for anything else: "null",
-// another scheme, a path, a query, user info, a port out of range.
+// normalOrigin is an Origin header's origin in the canonical form the brands' origins are
+// stored in: contract.ParseOrigin, the one rule for both sides (scheme and host lowercased,
+// an IPv6 address canonical, a default port dropped). ok is false for anything else: "null",
+// another scheme, a path (even a lone "/", which a browser's Origin never has), a query,
+// user info, a port out of range.
 func normalOrigin(s string) (string, bool) {
-	if s == "" || len(s) > 512 {
+	if s == "" || len(s) > 512 || strings.HasSuffix(s, "/") {
 		return "", false
 	}
-	u, err := url.Parse(strings.ToLower(s))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Opaque != "" ||
-		u.Path != "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.HasSuffix(u.Host, ":") {
-		return "", false
-	}
-	host, port := u.Hostname(), u.Port()
-	if host == "" {
-		return "", false
-	}
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	if port != "" {
-		n, err := strconv.Atoi(port)
-		if err != nil || n < 1 || n > 65535 {
-			return "", false
-		}
-		if (u.Scheme == "http" && n == 80) || (u.Scheme == "https" && n == 443) {
-			port = ""
-		} else {
-			port = strconv.Itoa(n)
-		}
-	}
-	if port == "" {
-		return u.Scheme + "://" + host, true
-	}
-	return u.Scheme + "://" + host + ":" + port, true
+	o, err := contract.ParseOrigin(s)
+	return o, err == nil
 }

@@ -24,6 +24,7 @@ func TestNormalOrigin(t *testing.T) {
 		"http://LOCALHOST:08081":        "http://localhost:8081",
 		"http://127.0.0.1:3000":         "http://127.0.0.1:3000",
 		"http://[::1]:3000":             "http://[::1]:3000",
+		"http://[0:0::1]:3000":          "http://[::1]:3000", // as a brand's origin is stored
 		"https://xn--bcher-kva.example": "https://xn--bcher-kva.example",
 	} {
 		if got, ok := normalOrigin(in); !ok || got != want {
