@@ -67,7 +67,12 @@ var (
 // can no longer change or be confirmed.
 type CheckoutEndedError struct{ ID, Outcome string }
 
-func (e *CheckoutEndedError) Error() string { return "checkout " + e.ID + " has " + e.Outcome }
+func (e *CheckoutEndedError) Error() string {
+	if e.Outcome == CheckoutCancelled {
+		return "checkout " + e.ID + " was cancelled"
+	}
+	return "checkout " + e.ID + " has " + e.Outcome
+}
 
 // CheckoutBookedError: the checkout is booked already; only confirm answers it again.
 type CheckoutBookedError struct {

@@ -817,3 +817,16 @@ func cutStep(step string) (change, at string, ok bool) {
 	}
 	return step, "", false
 }
+
+// TestCheckoutEndedMessage: the booking engine's checkout_expired message says how the
+// checkout ended, in English (`make fuzz-api` answered "has cancelled").
+func TestCheckoutEndedMessage(t *testing.T) {
+	for _, tc := range []struct{ outcome, want string }{
+		{booking.CheckoutExpired, "checkout co_1 has expired"},
+		{booking.CheckoutCancelled, "checkout co_1 was cancelled"},
+	} {
+		if got := (&booking.CheckoutEndedError{ID: "co_1", Outcome: tc.outcome}).Error(); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.outcome, got, tc.want)
+		}
+	}
+}
