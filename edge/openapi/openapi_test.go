@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -16,5 +17,45 @@ func TestDocumentsLoad(t *testing.T) {
 		if !doc.IsOpenAPI31OrLater() {
 			t.Errorf("%s: openapi %s, want 3.1", name, doc.OpenAPI)
 		}
+	}
+}
+
+// TestEngineRefusalsDocumented: every operation of the public booking API lists the
+// refusals edge answers before forwarding (edge/internal/gateway, docs/booking-engine.md "At
+// edge"), preflights included: a wrong owner token (401), an origin no brand lists (403), a
+// limit (429) on every route; and on a checkout's routes, an id edge refuses as a path of no
+// route (404: anything but 1–64 letters, digits, `-`, `_`), which `make fuzz-api` sends.
+func TestEngineRefusalsDocumented(t *testing.T) {
+	doc, err := Load(context.Background(), "booking-engine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		applies func(path string) bool
+		status  string
+	}{
+		{"a wrong owner token", func(p string) bool { return strings.HasPrefix(p, "/widget/api/") }, "401"},
+		{"an origin of no brand", func(p string) bool { return strings.HasPrefix(p, "/widget/api/") }, "403"},
+		{"over a limit", func(p string) bool { return strings.HasPrefix(p, "/widget/api/") }, "429"},
+		{"a checkout id edge refuses", func(p string) bool { return strings.Contains(p, "{checkout_id}") }, "404"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := 0
+			for path, item := range doc.Paths.Map() {
+				if !tc.applies(path) {
+					continue
+				}
+				for method, op := range item.Operations() {
+					n++
+					if op.Responses.Value(tc.status) == nil {
+						t.Errorf("%s %s (%s) does not list %s", method, path, op.OperationID, tc.status)
+					}
+				}
+			}
+			if n == 0 {
+				t.Fatal("no operation to check")
+			}
+		})
 	}
 }
