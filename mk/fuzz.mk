@@ -49,8 +49,9 @@ fuzz-api-venv:
 	fi
 
 # Settings (environment or make variables): FUZZAPI_URL (http://127.0.0.1:8080), FUZZAPI_DOCS
-# (interface-a interface-b admin), FUZZAPI_MAX_EXAMPLES (20 per operation), FUZZAPI_PHASES,
-# FUZZAPI_WORKERS, FUZZAPI_TIMEOUT (900 s per document), FUZZAPI_SEED, FUZZAPI_KEEP=1 (keep the
-# accounts), FUZZAPI_ADMIN_TOKEN: systest/fuzzapi/run.py says what each does.
-fuzz-api: fuzz-api-venv ## schemathesis against make run's edge with the three OpenAPI documents: no 5xx, answers as documented (starts bin/vros-dev when nothing answers)
+# (booking-engine interface-a interface-b admin), FUZZAPI_MAX_EXAMPLES (20 per operation),
+# FUZZAPI_PHASES, FUZZAPI_WORKERS, FUZZAPI_TIMEOUT (900 s per document), FUZZAPI_SEED,
+# FUZZAPI_KEEP=1 (keep the accounts), FUZZAPI_ADMIN_TOKEN, FUZZAPI_ORIGIN (the booking
+# engine's Origin, https://fuzz.example): systest/fuzzapi/run.py says what each does.
+fuzz-api: fuzz-api-venv ## schemathesis against make run's edge with the four OpenAPI documents: no 5xx, answers as documented (starts bin/vros-dev when nothing answers)
 	@GO=$(GO) $(FUZZAPI_VENV)/bin/python systest/fuzzapi/run.py

@@ -7,15 +7,20 @@
    any other URL must already answer.
 2. Creates a fresh sandbox account through the admin API (the admin token from
    FUZZAPI_ADMIN_TOKEN, else .data/dev-secrets.json, else .data/demo-account.json), raises
-   its plan's rate limits (so that 429s do not hide answers), and gives it one property with
-   rates through interface A.
-3. Runs schemathesis on each document of FUZZAPI_DOCS (default: interface-a interface-b
-   admin), as edge serves it (GET /openapi/<name>.yaml), else the file edge/openapi/<name>.yaml,
+   its plan's rate limits (so that 429s do not hide answers), and gives it through interface A
+   one property with rates and a brand that sells it from the origin FUZZAPI_ORIGIN (default
+   https://fuzz.example: the booking engine's requests carry it as `Origin`), and holds one
+   checkout of that property (so that the checkout routes reach a real one).
+3. Runs schemathesis on each document of FUZZAPI_DOCS (default: booking-engine interface-a
+   interface-b admin; booking-engine always first, as interface A's cases change the brands,
+   and admin always last, as it rotates and suspends the account), as edge serves it (GET /openapi/<name>.yaml), else the file edge/openapi/<name>.yaml,
    with hooks.py authenticating every request as the fresh account. Checks: no 5xx
    (not_a_server_error), and answers that conform to the document: status code, content type,
    headers and body schema. Admin's deleteAccount is left out (it would delete the account the
    run uses; the cleanup deletes it), and so are /healthz, /readyz and /metrics (edge's internal
-   listener, another port).
+   listener, another port). The bin/vros-dev this run starts has the booking engine's limits
+   per address and per account off (VROS_EDGE_ENGINE_*=0, docs/limits.md); a running make run
+   keeps its own, so many booking-engine cases are then answered 429 (documented, not a failure).
 4. Deletes the fresh account and every account the admin run created (FUZZAPI_KEEP=1 keeps
    them), prints a summary (operations, cases, failures per document) and exits 1 when any
    check failed or a run did not finish, 2 when it could not run at all.
@@ -117,8 +122,12 @@ class Stack:
         self.log = reports / "vros-dev.log"
         say(f"nothing answers at {url}: starting bin/vros-dev in the background (log {self.log})")
         logf = open(self.log, "wb")
+        # The booking engine's limits per client address would answer most cases 429 (one
+        # address sends them all): off, as in the test stacks.
+        e = dict(os.environ, VROS_EDGE_ENGINE_RATE_RPS="0", VROS_EDGE_ENGINE_ADDRESS_RPS="0",
+                 VROS_EDGE_ENGINE_ADDRESS_CHECKOUTS="0")
         self.proc = subprocess.Popen([str(binary)], cwd=ROOT, stdout=logf, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
+                                     stdin=subprocess.DEVNULL, start_new_session=True, env=e)
         deadline = time.monotonic() + float(env("FUZZAPI_START_TIMEOUT", "240"))
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -155,7 +164,8 @@ def admin_token() -> str:
 
 
 def setup_account(url: str, token: str) -> dict:
-    """The fresh account: its credentials, a property with rates, generous rate limits."""
+    """The fresh account: its credentials, a property with rates, a brand selling it from
+    FUZZAPI_ORIGIN, one checkout held, generous rate limits."""
     auth = {"Authorization": "Bearer " + token}
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     status, ans = http("POST", url + "/admin/v1/accounts", {"name": "fuzz-api " + stamp, "sandbox": True}, auth)
@@ -190,7 +200,36 @@ def setup_account(url: str, token: str) -> dict:
     if status != 200:
         say(f"warning: setting the rates answered {status}: {ans!r}")
     say(f"property {creds['property_id']} ({code}) with rates")
+    origin = env("FUZZAPI_ORIGIN", "https://fuzz.example")
+    status, ans = http("POST", url + "/api/account-brand", {"action": "create", "brand": {
+        "name": "Fuzzing Villas", "origins": [origin], "properties": [code]}}, a)
+    if status != 200 or not isinstance(ans, dict) or "data" not in ans:
+        die(f"creating the brand answered {status}: {ans!r}")
+    creds["brand_id"] = str(ans["data"]["brand_id"])
+    creds["origin"] = origin
+    say(f"brand {creds['brand_id']} selling it from {origin}")
+    creds["checkout_id"] = hold_checkout(url, creds)
     return creds
+
+
+def hold_checkout(url: str, creds: dict) -> str:
+    """A checkout of the property held through the booking engine ("" when none could be)."""
+    base = f"{url}/widget/api/v1/{creds['owner_token']}"
+    h = {"Origin": creds["origin"]}
+    # Give catalog-svc and booking-svc the time to read the new property, rates and brand.
+    arrival = datetime.date.today() + datetime.timedelta(days=45)
+    stay = {"property": int(creds["property_id"]), "arrival": arrival.isoformat(),
+            "departure": (arrival + datetime.timedelta(days=3)).isoformat(), "adults": 2}
+    deadline = time.monotonic() + 30
+    status, ans = 0, b""
+    while time.monotonic() < deadline:
+        status, ans = http("POST", base + "/checkouts", stay, dict(h, **{"Idempotency-Key": "fuzz-api-setup"}))
+        if status == 201:
+            say(f"checkout {ans['data']['id']} held")
+            return str(ans["data"]["id"])
+        time.sleep(1)
+    say(f"warning: holding a checkout answered {status}: {ans!r}")
+    return ""
 
 
 def delete_accounts(url: str, token: str, ids: list[str]) -> None:
@@ -286,7 +325,14 @@ def summarize(reports: Path) -> dict:
 
 def main() -> int:
     url = env("FUZZAPI_URL", DEFAULT_URL).rstrip("/")
-    docs = env("FUZZAPI_DOCS", "interface-a interface-b admin").split()
+    docs = env("FUZZAPI_DOCS", "booking-engine interface-a interface-b admin").split()
+    # booking-engine first: interface A's cases change the account's brands (account-brand,
+    # account-settings' brands list), and without the brand of FUZZAPI_ORIGIN every booking
+    # engine case is 403. admin last: its rotateCredentials, suspendAccount and revokeAccount
+    # change the fresh account's credentials, and every later request would be a failed
+    # authentication (401, then 429 for the whole address, the cleanup's deletes included).
+    docs = ([d for d in docs if d == "booking-engine"] + [d for d in docs if d not in ("booking-engine", "admin")]
+            + [d for d in docs if d == "admin"])
     reports = Path(env("FUZZAPI_REPORTS", str(ROOT / "bin" / "fuzzapi-reports"))).resolve()
     shutil.rmtree(reports, ignore_errors=True)
     reports.mkdir(parents=True)
