@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -55,6 +56,36 @@ func TestEngineRefusalsDocumented(t *testing.T) {
 			}
 			if n == 0 {
 				t.Fatal("no operation to check")
+			}
+		})
+	}
+}
+
+// TestSchemasAcceptAnswers: answers vros gives (as `make fuzz-api` saw them) match the schema
+// their document names for them.
+func TestSchemasAcceptAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		doc, schema, answer string
+	}{
+		// A brand with origins in account-settings' answer (issue 30 added them).
+		{"interface-a", "BrandOut", `{"id":1,"name":"Fuzzing Villas","origins":["https://fuzz.example"],"properties":[3]}`},
+		{"interface-a", "BrandOut", `{"id":2,"name":"Aurora Villas","domain":"aurora.example","domains":["aurora.example"],"default_language":"it","default_currency":"EUR","lead_source":5,"search":{"default_limit":12,"price_filter_enable":true,"rate_type":"weekly"},"properties":[2]}`},
+	} {
+		t.Run(tc.doc+" "+tc.schema, func(t *testing.T) {
+			doc, err := Load(context.Background(), tc.doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := doc.Components.Schemas[tc.schema]
+			if ref == nil || ref.Value == nil {
+				t.Fatalf("no schema %s", tc.schema)
+			}
+			var v any
+			if err := json.Unmarshal([]byte(tc.answer), &v); err != nil {
+				t.Fatal(err)
+			}
+			if err := ref.Value.VisitJSON(v); err != nil {
+				t.Errorf("%s: %v", tc.answer, err)
 			}
 		})
 	}
