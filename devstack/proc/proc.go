@@ -31,6 +31,22 @@ func Build(dir, name, path string) (string, error) {
 	return bin, nil
 }
 
+// BuildService builds the service's main package at path (as Build) into dir and picks the
+// two loopback addresses it is to listen on, its API's and its internal port's (FreeAddr):
+// what a test needs to run a service as its own process, so that a kill is a real kill -9.
+func BuildService(dir, name, path string) (bin, addr, internal string, err error) {
+	if bin, err = Build(dir, name, path); err != nil {
+		return "", "", "", err
+	}
+	if addr, err = FreeAddr(); err != nil {
+		return "", "", "", err
+	}
+	if internal, err = FreeAddr(); err != nil {
+		return "", "", "", err
+	}
+	return bin, addr, internal, nil
+}
+
 // FreeAddr is a loopback address whose port is free now. A service started on it binds it
 // again on every restart, so that the routes to it stay the same.
 func FreeAddr() (string, error) {

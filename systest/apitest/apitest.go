@@ -19,6 +19,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/vros/vros/devstack/demo"
+	"github.com/vros/vros/devstack/proc"
 	"github.com/vros/vros/devstack/stack"
 )
 
@@ -159,4 +160,22 @@ func AllowPrivateTargets(c *http.Client, edgeURL, adminToken, accountID string, 
 		return fmt.Errorf("allow_private_targets: HTTP %d %s", r.Code, r.Body)
 	}
 	return nil
+}
+
+// EnsureRunning starts svc, a service a test runs as its own process (proc.BuildService), if
+// an earlier test left it stopped (reaping a process that exited by itself), and shows the
+// tail of its log when t fails.
+func EnsureRunning(t *testing.T, svc *proc.Service) {
+	t.Helper()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s log (tail):\n%s", svc.Name, svc.LogTail())
+		}
+	})
+	if !svc.Running() {
+		svc.Kill()
+		if err := svc.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

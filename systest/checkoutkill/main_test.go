@@ -63,17 +63,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(tmp)
 	// The current code of booking-svc, built from the workspace (go.work).
-	bin, err := proc.Build(tmp, "booking-svc", "../../booking-svc/cmd/booking-svc")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	addr, err := proc.FreeAddr()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	internal, err := proc.FreeAddr()
+	bin, addr, internal, err := proc.BuildService(tmp, "booking-svc", "../../booking-svc/cmd/booking-svc")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -123,20 +113,7 @@ func run(m *testing.M) int {
 
 // ensureRunning starts booking-svc if an earlier test left it stopped, and shows its log
 // when the test fails.
-func ensureRunning(t *testing.T) {
-	t.Helper()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("booking-svc log (tail):\n%s", svc.LogTail())
-		}
-	})
-	if !svc.Running() {
-		svc.Kill() // reap a process that exited by itself
-		if err := svc.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+func ensureRunning(t *testing.T) { apitest.EnsureRunning(t, svc) }
 
 // account is a sandbox tenant created through edge's admin API: its checkouts pay with the
 // test gateway.

@@ -64,17 +64,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(tmp)
 	// The current code of integration-svc, built from the workspace (go.work).
-	bin, err := proc.Build(tmp, "integration-svc", "../../integration-svc/cmd/integration-svc")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	addr, err := proc.FreeAddr()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	internal, err := proc.FreeAddr()
+	bin, addr, internal, err := proc.BuildService(tmp, "integration-svc", "../../integration-svc/cmd/integration-svc")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -128,20 +118,7 @@ type integration struct {
 
 // ensureRunning starts integration-svc if an earlier test left it stopped, and shows its log
 // when the test fails.
-func ensureRunning(t *testing.T) {
-	t.Helper()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("integration-svc log (tail):\n%s", svc.LogTail())
-		}
-	})
-	if !svc.Running() {
-		svc.Kill() // reap a process that exited by itself
-		if err := svc.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+func ensureRunning(t *testing.T) { apitest.EnsureRunning(t, svc.Service) }
 
 // account is a tenant created through edge's admin API, allowed loopback targets (the
 // receivers listen there).
