@@ -669,9 +669,19 @@ func (s *Service) payCheckout(ctx context.Context, b Booking, c *card.Card) (*Pa
 		if in == nil {
 			return nil, ErrPaymentIncomplete
 		}
-		return s.cardPayment(ctx, b, due, "card payment at checkout", in.ID, s.store.Now())
+		return s.intentPayment(ctx, b, due, *in)
 	}
 	return nil, nil
+}
+
+// intentPayment is the payment of checkout b's succeeded PaymentIntent in: what Stripe says
+// it took, to the cent, in the checkout's currency (the intent was made for due, and a
+// browser cannot change its amount, but the record follows the money).
+func (s *Service) intentPayment(ctx context.Context, b Booking, due decimal.Decimal, in cardpay.Intent) (*Payment, error) {
+	if strings.EqualFold(in.Currency, b.Quote.Currency) && in.Amount.IsPositive() {
+		due = in.Amount
+	}
+	return s.cardPayment(ctx, b, due, "card payment at checkout", in.ID, s.store.Now())
 }
 
 // chargeKey is the gateway's idempotency key of the next charge of checkout b: the same for
@@ -741,7 +751,7 @@ func (s *Service) endHeld(ctx context.Context, b Booking, outcome string, endOp 
 			return b, err // the next pass (or request) asks again
 		case in.Status == cardpay.IntentSucceeded && in.ID == co.IntentID:
 			due, _ := decimal.NewFromString(co.DueNow)
-			pay, err := s.cardPayment(ctx, b, due, "card payment at checkout", in.ID, s.store.Now())
+			pay, err := s.intentPayment(ctx, b, due, *in)
 			if err != nil {
 				endOp()
 				return b, err

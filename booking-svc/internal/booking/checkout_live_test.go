@@ -62,8 +62,14 @@ func (r *intents) CancelIntent(ctx context.Context, account string, pid int64, i
 // its PaymentIntents answered by a stripe-mock with status, reading back as 300.00 USD.
 func liveFixture(t *testing.T, status string) (coFixture, *intents, string) {
 	t.Helper()
+	return liveFixtureReading(t, status, 30000)
+}
+
+// liveFixtureReading is liveFixture with its intents reading back as minor cents of USD.
+func liveFixtureReading(t *testing.T, status string, minor int64) (coFixture, *intents, string) {
+	t.Helper()
 	rec := &intents{next: &route.Router{Methods: stripeMethods{1: {SecretKey: "sk_test_villa1", PublishableKey: "pk_test_villa1"}},
-		StripeURL: stripemock.Start(t, status, stripemock.IntentAmount(30000, "usd"))}}
+		StripeURL: stripemock.Start(t, status, stripemock.IntentAmount(minor, "usd"))}}
 	f := newCheckoutFixtureWith(t, rec)
 	account := unique("co-live")
 	f.brands(t, account)
@@ -129,6 +135,22 @@ func TestLiveCheckouts(t *testing.T) {
 		}
 		if len(f.gw.Charges()) != 0 || len(rec.created) != 1 {
 			t.Fatal("a live checkout reached the test gateway, or made a second intent")
+		}
+	})
+
+	// What is recorded is what Stripe says it took: an intent reading back as another amount
+	// than the checkout asked for (which a browser cannot make Stripe do) is recorded as read.
+	t.Run("paid another amount: the payment is Stripe's", func(t *testing.T) {
+		f, _, account := liveFixtureReading(t, "succeeded", 29999)
+		b := create(t, f, account, 1)
+		got, err := f.svc.ConfirmCheckout(ctx, account, 1, b.Engine.ID, nil)
+		if err != nil || got.Status != booking.StatusReserved || len(got.Payments) != 1 {
+			t.Fatalf("confirm: %v %+v", err, got.Payments)
+		}
+		for _, p := range got.Payments {
+			if p.Amount != "299.99" || p.Currency != "USD" {
+				t.Fatalf("payment %+v", p)
+			}
 		}
 	})
 
