@@ -19,12 +19,9 @@ import (
 	"github.com/vros/vros/booking-svc/internal/card"
 	"github.com/vros/vros/booking-svc/internal/cardpay"
 	"github.com/vros/vros/booking-svc/internal/ledger"
-	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
 	"github.com/vros/vros/booking-svc/internal/propertyview"
-	"github.com/vros/vros/booking-svc/internal/store"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
-	"github.com/vros/vros/libs/outbox"
 	"github.com/vros/vros/libs/pricing"
 	"github.com/vros/vros/libs/seal"
 )
@@ -66,15 +63,7 @@ func newCheckoutFixture(t *testing.T) coFixture { return newCheckoutFixtureWith(
 func newCheckoutFixtureWith(t *testing.T, intents booking.Intents) coFixture {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.New(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Attach(outbox.New(db, discard{}, st.Snapshot, outbox.Options{}))
-	nights, err := nightstore.New(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, nights := openStores(t, db)
 	c := &clock{now: time.Now().UTC()}
 	led := ledger.New(nights)
 	led.Now = c.Now

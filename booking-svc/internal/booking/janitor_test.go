@@ -43,8 +43,9 @@ func newFixture(t *testing.T) fixture {
 	return newFixtureIn(t, db)
 }
 
-// newFixtureIn is newFixture on database db.
-func newFixtureIn(t *testing.T, db *mongo.Database) fixture {
+// openStores opens the bookings' store on db, its outbox publishing nowhere, and the
+// ledger's nights: what every fixture of this package builds its service on.
+func openStores(t *testing.T, db *mongo.Database) (*store.Store, *nightstore.Store) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.New(ctx, db)
@@ -56,6 +57,14 @@ func newFixtureIn(t *testing.T, db *mongo.Database) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return st, nights
+}
+
+// newFixtureIn is newFixture on database db.
+func newFixtureIn(t *testing.T, db *mongo.Database) fixture {
+	t.Helper()
+	ctx := context.Background()
+	st, nights := openStores(t, db)
 	led := ledger.New(nights)
 	vw, err := propertyview.New(ctx, db)
 	if err != nil {
