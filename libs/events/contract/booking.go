@@ -49,6 +49,13 @@ type Booking struct {
 	Payments []BookingPayment `json:"payments,omitempty"`
 	// ArrivalFormCompleted is true once the guest's arrival form is completed.
 	ArrivalFormCompleted bool `json:"arrival_form_completed,omitempty"`
+	// RatePlanID is the plan booked (0, left out: the standard plan); RatePlanName and
+	// Cancellation are its name and cancellation policy as they were when booked; Channel
+	// is the channel the booking's price was quoted for ("": direct).
+	RatePlanID   int64         `json:"rate_plan_id,omitempty"`
+	RatePlanName string        `json:"rate_plan_name,omitempty"`
+	Cancellation *Cancellation `json:"cancellation,omitempty"`
+	Channel      string        `json:"channel,omitempty"`
 }
 
 // BookingPayment is one payment of a booking as booking events carry it.

@@ -49,6 +49,16 @@ type Property struct {
 	// (/ical/<token>.ics, interface A property-ical); empty: no link, or revoked. The token
 	// itself never leaves property-svc.
 	ICalTokenSHA256 string `json:"ical_token_sha256,omitempty"`
+	// StandardPlan holds the standard plan's terms (name, inclusions, cancellation policy);
+	// nil: "Standard", none, flexible. RatePlans are the derived plans, by id
+	// (docs/rate-plans.md).
+	StandardPlan *PlanTerms `json:"standard_plan,omitempty"`
+	RatePlans    []RatePlan `json:"rate_plans,omitempty"`
+	// Restrictions are the property's restrictions per date, for every plan.
+	Restrictions []Restriction `json:"restrictions,omitempty"`
+	// ChannelMarkups are the property's own markups; a channel listed here ignores the
+	// account's markup for it (Settings.ChannelMarkups).
+	ChannelMarkups []Markup `json:"channel_markups,omitempty"`
 }
 
 // Content is the property's A1 content.

@@ -36,6 +36,9 @@ type Settings struct {
 	Tags       []Tag      `json:"tags"`
 	// Promotions are the account's promotion codes (/api/property-promotion).
 	Promotions []Promotion `json:"promotions"`
+	// ChannelMarkups are the account's markups per channel (/api/channel-markup); a
+	// property's own markup for a channel replaces the account's.
+	ChannelMarkups []Markup `json:"channel_markups,omitempty"`
 }
 
 // Category is a group of properties shown by the websites (property-category, the search's
