@@ -16,6 +16,14 @@ const (
 	CheckoutDay        Code = "CheckoutDay"        // check-out on a day the rules do not allow
 	MinimumStay        Code = "MinimumStay"        // fewer nights than the minimum stay
 	BadService         Code = "BadService"         // a service line that cannot be priced
+
+	// Rate plans and restrictions (docs/rate-plans.md).
+	StopSell          Code = "StopSell"          // a night of the stay is not sold
+	ClosedToArrival   Code = "ClosedToArrival"   // a restriction closes the check-in date to arrivals
+	ClosedToDeparture Code = "ClosedToDeparture" // a restriction closes the check-out date to departures
+	MaximumStay       Code = "MaximumStay"       // more nights than the arrival's maximum stay
+	UnknownPlan       Code = "UnknownPlan"       // the rate plan asked for does not exist
+	NotSold           Code = "NotSold"           // the rate plan is not sold where the request asks
 )
 
 // MaxNights is the longest stay that can be quoted.

@@ -38,6 +38,7 @@ type want struct {
 	discounts []string // "name amount"
 	schedule  []string // "label due amount"
 	minStay   int
+	plan      string // Result.PlanName
 }
 
 func withWeekend(p *Property, weekend string) {
@@ -415,6 +416,237 @@ var examples = []example{
 		set:  func(p *Property) { p.NoChildren = true },
 		req:  stay("2027-03-01", "2027-03-03", 2, 1),
 		want: want{err: ChildrenNotAllowed, msg: "the property does not accept children"}},
+
+	// Rate plans and restrictions (docs/pricing.md "Rate plans and restrictions"). The
+	// restrictions are the property's unless a row says "plan".
+	{name: "r1a min stay on arrival binds a stay arriving on the date",
+		set:  restrict(run("2027-03-05", "2027-03-07", Restriction{MinStayArrival: new(3)})),
+		req:  stay("2027-03-05", "2027-03-07", 2, 0),
+		want: want{err: MinimumStay, msg: "the minimum stay for these dates is 3 nights"}},
+	{name: "r1b min stay on arrival does not bind a stay arriving the day before",
+		set:  restrict(run("2027-03-05", "2027-03-07", Restriction{MinStayArrival: new(3)})),
+		req:  stay("2027-03-04", "2027-03-06", 2, 0),
+		want: want{rent: "200.00", minStay: 1}},
+	{name: "r1c min stay on arrival met",
+		set:  restrict(run("2027-03-05", "2027-03-07", Restriction{MinStayArrival: new(3)})),
+		req:  stay("2027-03-07", "2027-03-10", 2, 0),
+		want: want{rent: "300.00", minStay: 3}},
+	{name: "r2a min stay through binds a stay arriving before the date",
+		set:  restrict(run("2027-03-10", "2027-03-12", Restriction{MinStayThrough: new(4)})),
+		req:  stay("2027-03-08", "2027-03-11", 2, 0),
+		want: want{err: MinimumStay, msg: "the minimum stay for these dates is 4 nights"}},
+	{name: "r2b min stay through: a stay ending the day the rule begins is not affected",
+		set:  restrict(run("2027-03-10", "2027-03-12", Restriction{MinStayThrough: new(4)})),
+		req:  stay("2027-03-07", "2027-03-10", 2, 0),
+		want: want{rent: "300.00", minStay: 1}},
+	{name: "r2c min stay through met",
+		set:  restrict(run("2027-03-10", "2027-03-12", Restriction{MinStayThrough: new(4)})),
+		req:  stay("2027-03-08", "2027-03-12", 2, 0),
+		want: want{rent: "400.00", minStay: 4}},
+	{name: "r2d min stay through binds a stay arriving on its last date",
+		set:  restrict(run("2027-03-10", "2027-03-12", Restriction{MinStayThrough: new(4)})),
+		req:  stay("2027-03-12", "2027-03-14", 2, 0),
+		want: want{err: MinimumStay, msg: "the minimum stay for these dates is 4 nights"}},
+	{name: "r3a min stay through across a season boundary: met",
+		set:  both(stayRules, restrict(run("2027-07-01", "2027-08-31", Restriction{MinStayThrough: new(5)}))),
+		req:  stay("2027-06-28", "2027-07-03", 2, 0),
+		want: want{rent: "550.00", minStay: 5}},
+	{name: "r3b min stay through across a season boundary: one night short",
+		set:  both(stayRules, restrict(run("2027-07-01", "2027-08-31", Restriction{MinStayThrough: new(5)}))),
+		req:  stay("2027-06-29", "2027-07-03", 2, 0),
+		want: want{err: MinimumStay, msg: "the minimum stay for these dates is 5 nights"}},
+	{name: "r4a closed to arrival on the arrival date",
+		set:  restrict(run("2027-03-05", "2027-03-05", Restriction{ClosedToArrival: new(true)})),
+		req:  stay("2027-03-05", "2027-03-08", 2, 0),
+		want: want{err: ClosedToArrival, msg: "check-in is closed on 2027-03-05"}},
+	{name: "r4b closed to arrival on a middle night does not matter",
+		set:  restrict(run("2027-03-05", "2027-03-05", Restriction{ClosedToArrival: new(true)})),
+		req:  stay("2027-03-04", "2027-03-08", 2, 0),
+		want: want{rent: "400.00"}},
+	{name: "r4c closed to arrival on the departure date does not matter",
+		set:  restrict(run("2027-03-05", "2027-03-05", Restriction{ClosedToArrival: new(true)})),
+		req:  stay("2027-03-01", "2027-03-05", 2, 0),
+		want: want{rent: "400.00"}},
+	{name: "r5a closed to departure on the departure date",
+		set:  restrict(run("2027-03-08", "2027-03-08", Restriction{ClosedToDeparture: new(true)})),
+		req:  stay("2027-03-05", "2027-03-08", 2, 0),
+		want: want{err: ClosedToDeparture, msg: "check-out is closed on 2027-03-08"}},
+	{name: "r5b closed to departure on the arrival date does not matter",
+		set:  restrict(run("2027-03-08", "2027-03-08", Restriction{ClosedToDeparture: new(true)})),
+		req:  stay("2027-03-08", "2027-03-10", 2, 0),
+		want: want{rent: "200.00"}},
+	{name: "r5c closed to departure on a middle night does not matter",
+		set:  restrict(run("2027-03-08", "2027-03-08", Restriction{ClosedToDeparture: new(true)})),
+		req:  stay("2027-03-07", "2027-03-09", 2, 0),
+		want: want{rent: "200.00"}},
+	{name: "r6a stop-sell on a middle night",
+		set:  restrict(run("2027-03-03", "2027-03-03", Restriction{StopSell: new(true)})),
+		req:  stay("2027-03-01", "2027-03-05", 2, 0),
+		want: want{err: StopSell, msg: "the property is not sold for the night of 2027-03-03"}},
+	{name: "r6b stop-sell on the departure day does not matter",
+		set:  restrict(run("2027-03-03", "2027-03-03", Restriction{StopSell: new(true)})),
+		req:  stay("2027-03-01", "2027-03-03", 2, 0),
+		want: want{rent: "200.00"}},
+	{name: "r6c stop-sell on the arrival night",
+		set:  restrict(run("2027-03-03", "2027-03-03", Restriction{StopSell: new(true)})),
+		req:  stay("2027-03-03", "2027-03-04", 2, 0),
+		want: want{err: StopSell, msg: "the property is not sold for the night of 2027-03-03"}},
+	{name: "r6d stop-sell is checked before the arrival rules",
+		set:  restrict(run("2027-03-03", "2027-03-03", Restriction{StopSell: new(true), ClosedToArrival: new(true)})),
+		req:  stay("2027-03-03", "2027-03-04", 2, 0),
+		want: want{err: StopSell, msg: "the night of 2027-03-03"}},
+	{name: "r7a max stay on the arrival date",
+		set:  restrict(run("2027-03-01", "2027-03-01", Restriction{MaxStay: new(14)})),
+		req:  stay("2027-03-01", "2027-03-16", 2, 0),
+		want: want{err: MaximumStay, msg: "the maximum stay for these dates is 14 nights"}},
+	{name: "r7b max stay met",
+		set:  restrict(run("2027-03-01", "2027-03-01", Restriction{MaxStay: new(14)})),
+		req:  stay("2027-03-01", "2027-03-15", 2, 0),
+		want: want{rent: "1400.00"}},
+	{name: "r7c max stay binds arrivals on its date only",
+		set:  restrict(run("2027-03-01", "2027-03-01", Restriction{MaxStay: new(14)})),
+		req:  stay("2027-02-28", "2027-03-16", 2, 0),
+		want: want{rent: "1600.00"}},
+	{name: "r8a plan over property: the standard plan keeps the property's minimum",
+		set:  planOverProperty,
+		req:  stay("2027-03-02", "2027-03-04", 2, 0),
+		want: want{err: MinimumStay, msg: "the minimum stay for these dates is 3 nights"}},
+	{name: "r8b plan over property: the plan's own minimum",
+		set:  planOverProperty,
+		req:  onPlan(stay("2027-03-02", "2027-03-04", 2, 0), 1),
+		want: want{rent: "200.00", minStay: 2, plan: "Member rate"}},
+	{name: "r8c plan over property: closed_to_arrival false on the plan opens the date",
+		set:  planOverProperty,
+		req:  onPlan(stay("2027-03-05", "2027-03-08", 2, 0), 1),
+		want: want{rent: "300.00"}},
+	{name: "r8d plan over property: the standard plan stays closed",
+		set:  planOverProperty,
+		req:  stay("2027-03-05", "2027-03-08", 2, 0),
+		want: want{err: ClosedToArrival, msg: "check-in is closed on 2027-03-05"}},
+	{name: "r8e plan over property: a property stop-sell stops every plan",
+		set:  planOverProperty,
+		req:  onPlan(stay("2027-03-19", "2027-03-22", 2, 0), 1),
+		want: want{err: StopSell, msg: "the property is not sold for the night of 2027-03-20"}},
+	{name: "r8f plan over property: a plan's stop-sell stops the plan only",
+		set:  planOverProperty,
+		req:  onPlan(stay("2027-03-24", "2027-03-27", 2, 0), 1),
+		want: want{err: StopSell, msg: "the property is not sold for the night of 2027-03-25"}},
+	{name: "r8g plan over property: the standard plan sells the plan's stopped night",
+		set:  planOverProperty,
+		req:  stay("2027-03-24", "2027-03-27", 2, 0),
+		want: want{rent: "300.00", plan: "Standard"}},
+	{name: "r9a a plan's minimum stay is a floor on every stay",
+		set:  withPlan(Plan{ID: 1, PlanTerms: PlanTerms{Name: "Long stay"}, MinimumStay: 4, SoldOn: SoldOn{Direct: true}}),
+		req:  onPlan(stay("2027-03-01", "2027-03-04", 2, 0), 1),
+		want: want{err: MinimumStay, msg: "the minimum stay for these dates is 4 nights"}},
+	{name: "r9b the standard plan has no such floor",
+		set:  withPlan(Plan{ID: 1, PlanTerms: PlanTerms{Name: "Long stay"}, MinimumStay: 4, SoldOn: SoldOn{Direct: true}}),
+		req:  stay("2027-03-01", "2027-03-04", 2, 0),
+		want: want{rent: "300.00", minStay: 1}},
+	{name: "r10a a restriction on the date overrides the season",
+		set:  both(stayRules, restrict(run("2027-07-03", "2027-07-03", Restriction{MinStayArrival: new(1)}))),
+		req:  stay("2027-07-03", "2027-07-04", 2, 0),
+		want: want{rent: "125.00", minStay: 1}},
+	{name: "r10b a cleared restriction reverts to the season",
+		set:  both(stayRules, restrict(run("2027-07-03", "2027-07-03", Restriction{}))),
+		req:  stay("2027-07-03", "2027-07-04", 2, 0),
+		want: want{err: MinimumStay, msg: "the minimum stay for these dates is 5 nights"}},
+	{name: "r11a closed_to_arrival false opens a weekday the season closes",
+		set:  both(stayRules, restrict(run("2027-07-05", "2027-07-05", Restriction{ClosedToArrival: new(false)}))),
+		req:  stay("2027-07-05", "2027-07-11", 2, 0),
+		want: want{rent: "750.00", minStay: 5}},
+	{name: "r11b closed_to_departure false opens a weekday the season closes",
+		set:  both(stayRules, restrict(run("2027-07-02", "2027-07-02", Restriction{ClosedToDeparture: new(false)}))),
+		req:  stay("2027-06-26", "2027-07-02", 2, 0),
+		want: want{rent: "625.00"}},
+	{name: "r12 a restriction's min stay on arrival overrides setprices' minNights",
+		set:  both(stayRules, restrict(run("2027-07-10", "2027-07-10", Restriction{MinStayArrival: new(1)}))),
+		req:  stay("2027-07-10", "2027-07-11", 2, 0),
+		want: want{rent: "125.00", minStay: 1}},
+	{name: "r13 owner booking: restrictions skipped, the minimum still reported",
+		set: restrict(run("2027-03-03", "2027-03-03", Restriction{StopSell: new(true)}),
+			run("2027-03-01", "2027-03-01", Restriction{MinStayArrival: new(6), ClosedToArrival: new(true)})),
+		req:  ignore(stay("2027-03-01", "2027-03-05", 2, 0)),
+		want: want{rent: "400.00", minStay: 6}},
+
+	// Plan prices and channel markups.
+	{name: "p1a percent off",
+		set:  withPlan(offPlan(AdjustPercent, "-10")),
+		req:  onPlan(stay("2027-03-01", "2027-03-04", 2, 0), 1),
+		want: want{nights: "90.00 90.00 90.00", rent: "270.00", plan: "Non-refundable"}},
+	{name: "p1b amount off",
+		set:  withPlan(offPlan(AdjustAmount, "-15.50")),
+		req:  onPlan(stay("2027-03-01", "2027-03-04", 2, 0), 1),
+		want: want{nights: "84.50 84.50 84.50", rent: "253.50"}},
+	{name: "p1c a range replaces the plan's adjustment for its nights",
+		set: withPlan(func() Plan {
+			x := offPlan(AdjustPercent, "-10")
+			x.Ranges = []RangeAdjustment{{Start: MustDate("2027-03-02"), End: MustDate("2027-03-02"),
+				Adjustment: Adjustment{Type: AdjustAmount, Value: d("20")}}}
+			return x
+		}()),
+		req:  onPlan(stay("2027-03-01", "2027-03-04", 2, 0), 1),
+		want: want{nights: "90.00 120.00 90.00", rent: "300.00"}},
+	{name: "p1d a channel markup on the standard plan",
+		set:  markups,
+		req:  onChannel(stay("2027-03-01", "2027-03-04", 2, 0), "airbnb"),
+		want: want{nights: "110.00 110.00 110.00", rent: "330.00"}},
+	{name: "p1e the plan's adjustment, then the channel's markup",
+		set:  both(markups, withPlan(offPlan(AdjustPercent, "-10"))),
+		req:  onChannel(onPlan(stay("2027-03-01", "2027-03-04", 2, 0), 1), "airbnb"),
+		want: want{nights: "99.00 99.00 99.00", rent: "297.00"}},
+	{name: "p1f the account's markup where the property has none for the channel",
+		set:  markups,
+		req:  onChannel(stay("2027-03-01", "2027-03-04", 2, 0), "vrbo"),
+		want: want{nights: "105.00 105.00 105.00", rent: "315.00"}},
+	{name: "p1g no markup for another channel",
+		set:  markups,
+		req:  onChannel(stay("2027-03-01", "2027-03-04", 2, 0), "expedia"),
+		want: want{nights: "100.00 100.00 100.00", rent: "300.00"}},
+	{name: "p1h a price never goes below 0, then the markup applies",
+		set:  both(markups, withPlan(offPlan(AdjustAmount, "-150"))),
+		req:  onChannel(onPlan(stay("2027-03-01", "2027-03-04", 2, 0), 1), "vrbo"),
+		want: want{nights: "5.00 5.00 5.00", rent: "15.00"}},
+	{name: "p1i exact to the cent: a weekly price 10 % off",
+		set:  both(func(p *Property) { p.Rates.Base.Weekly = dp("1000") }, withPlan(offPlan(AdjustPercent, "-10"))),
+		req:  onPlan(stay("2027-03-01", "2027-03-08", 2, 0), 1),
+		want: want{nights: "128.57 128.57 128.57 128.58 128.57 128.57 128.57", rent: "900.00"}},
+	{name: "p1j taxes, discounts and the surcharge on the adjusted rent",
+		set: both(withPlan(offPlan(AdjustPercent, "-10")), func(p *Property) {
+			p.Rates.Setting.FirstDaySurcharge = d("25")
+			p.Rates.LOS = []LOS{{Days: 3, Percent: d("5")}}
+			p.Taxes = []Tax{{Name: "VAT", Type: TaxPercent, Amount: d("10"), Default: true}}
+		}),
+		req: onPlan(stay("2027-03-01", "2027-03-04", 2, 0), 1),
+		want: want{nights: "90.00 90.00 90.00", surcharge: "25.00", rent: "295.00", tax: "29.50",
+			discounts: []string{"length of stay discount (3+ nights) 14.75"}, grand: "309.75"}},
+	{name: "p1k JPY: 3.33 % off 9999",
+		set: both(func(p *Property) { p.Currency = "JPY"; p.Rates.Base.Daily = d("9999") },
+			withPlan(offPlan(AdjustPercent, "-3.33"))),
+		req:  onPlan(stay("2027-03-01", "2027-03-04", 2, 0), 1),
+		want: want{nights: "9666 9666 9666", rent: "28998"}},
+	{name: "p2a an unknown plan",
+		req:  onPlan(stay("2027-03-01", "2027-03-04", 2, 0), 7),
+		want: want{err: UnknownPlan, msg: "rate plan 7 does not exist"}},
+	{name: "p2b an unknown plan, owner booking",
+		req:  ignore(onPlan(stay("2027-03-01", "2027-03-04", 2, 0), 7)),
+		want: want{err: UnknownPlan, msg: "rate plan 7 does not exist"}},
+	{name: "p2c a plan sold direct, asked for a channel",
+		set:  withPlan(Plan{ID: 2, PlanTerms: PlanTerms{Name: "Direct"}, SoldOn: SoldOn{Direct: true}}),
+		req:  onChannel(onPlan(stay("2027-03-01", "2027-03-04", 2, 0), 2), "airbnb"),
+		want: want{err: NotSold, msg: "rate plan 2 is not sold on airbnb"}},
+	{name: "p2d a plan sold on a channel only, asked direct",
+		set:  withPlan(Plan{ID: 2, PlanTerms: PlanTerms{Name: "OTA"}, SoldOn: SoldOn{Channels: []string{"airbnb"}}}),
+		req:  onPlan(stay("2027-03-01", "2027-03-04", 2, 0), 2),
+		want: want{err: NotSold, msg: "rate plan 2 is not sold direct"}},
+	{name: "p2e a plan sold on other brands",
+		set:  withPlan(Plan{ID: 2, PlanTerms: PlanTerms{Name: "Brand 3"}, SoldOn: SoldOn{Brands: []int64{3}}}),
+		req:  func() Request { r := onPlan(stay("2027-03-01", "2027-03-04", 2, 0), 2); r.Brand = 4; return r }(),
+		want: want{err: NotSold, msg: "rate plan 2 is not sold on brand 4"}},
+	{name: "p2f a back-office booking of a plan not sold direct",
+		set:  withPlan(Plan{ID: 2, PlanTerms: PlanTerms{Name: "OTA"}, SoldOn: SoldOn{Channels: []string{"airbnb"}}}),
+		req:  func() Request { r := onPlan(stay("2027-03-01", "2027-03-04", 2, 0), 2); r.SkipSoldOn = true; return r }(),
+		want: want{rent: "300.00", plan: "OTA"}},
 }
 
 func setServices(p *Property) {
@@ -448,6 +680,66 @@ func stayRules(p *Property) {
 	p.Rates.Seasons = []Season{s}
 	p.DatePrices = map[Date]DatePrice{MustDate("2027-07-10"): {MinNights: 7}}
 }
+
+// restrict adds property restrictions; run is a restriction of the dates from … to.
+func restrict(rs ...Restriction) func(p *Property) {
+	return func(p *Property) { p.Restrictions = append(p.Restrictions, rs...) }
+}
+
+func run(from, to string, r Restriction) Restriction {
+	r.Start, r.End = MustDate(from), MustDate(to)
+	return r
+}
+
+func both(fs ...func(p *Property)) func(p *Property) {
+	return func(p *Property) {
+		for _, f := range fs {
+			f(p)
+		}
+	}
+}
+
+func withPlan(x Plan) func(p *Property) { return func(p *Property) { p.Plans = append(p.Plans, x) } }
+
+// offPlan is plan 1, "Non-refundable", sold direct, on airbnb and on vrbo, with an
+// adjustment.
+func offPlan(typ, value string) Plan {
+	return Plan{ID: 1, PlanTerms: PlanTerms{Name: "Non-refundable", Cancellation: Cancellation{Policy: CancelNonRefundable}},
+		Adjustment: Adjustment{Type: typ, Value: d(value)}, SoldOn: SoldOn{Direct: true, Channels: []string{"airbnb", "vrbo"}}}
+}
+
+// markups: the account marks airbnb up 20 % and vrbo 5.00 a night; the property's own
+// airbnb markup, 10 %, replaces the account's.
+func markups(p *Property) {
+	p.AccountMarkups = []Markup{{Channel: "airbnb", Adjustment: Adjustment{Type: AdjustPercent, Value: d("20")}},
+		{Channel: "vrbo", Adjustment: Adjustment{Type: AdjustAmount, Value: d("5")}}}
+	p.Markups = []Markup{{Channel: "airbnb", Adjustment: Adjustment{Type: AdjustPercent, Value: d("10")}}}
+}
+
+// planOverProperty: the property's restrictions are a minimum stay on arrival of 3 in March,
+// closed to arrival on 03-05 and stop-sell on 03-20; plan 1 "Member rate" (sold direct, no
+// adjustment) sets its own minimum of 2 from 03-01 to 03-10, opens 03-05 to arrivals,
+// tries to sell 03-20 and stops 03-25.
+func planOverProperty(p *Property) {
+	p.Restrictions = []Restriction{
+		run("2027-03-01", "2027-03-04", Restriction{MinStayArrival: new(3)}),
+		run("2027-03-05", "2027-03-05", Restriction{MinStayArrival: new(3), ClosedToArrival: new(true)}),
+		run("2027-03-06", "2027-03-19", Restriction{MinStayArrival: new(3)}),
+		run("2027-03-20", "2027-03-20", Restriction{MinStayArrival: new(3), StopSell: new(true)}),
+		run("2027-03-21", "2027-03-31", Restriction{MinStayArrival: new(3)}),
+	}
+	p.Plans = []Plan{{ID: 1, PlanTerms: PlanTerms{Name: "Member rate"}, SoldOn: SoldOn{Direct: true}, Restrictions: []Restriction{
+		run("2027-03-01", "2027-03-04", Restriction{MinStayArrival: new(2)}),
+		run("2027-03-05", "2027-03-05", Restriction{MinStayArrival: new(2), ClosedToArrival: new(false)}),
+		run("2027-03-06", "2027-03-10", Restriction{MinStayArrival: new(2)}),
+		run("2027-03-20", "2027-03-20", Restriction{StopSell: new(false)}),
+		run("2027-03-25", "2027-03-25", Restriction{StopSell: new(true)}),
+	}}}
+}
+
+func onPlan(r Request, plan int64) Request { r.Plan = plan; return r }
+
+func onChannel(r Request, channel string) Request { r.Channel = channel; return r }
 
 func at(r Request, now time.Time) Request { r.Now = now; return r }
 
@@ -520,6 +812,9 @@ func TestWorkedExamples(t *testing.T) {
 			}
 			if w.minStay != 0 && got.MinimumStay != w.minStay {
 				t.Errorf("minimumStay = %d, want %d", got.MinimumStay, w.minStay)
+			}
+			if w.plan != "" && got.PlanName != w.plan {
+				t.Errorf("planName = %q, want %q", got.PlanName, w.plan)
 			}
 			if t.Failed() {
 				t.Log("\n" + dump(got))

@@ -94,6 +94,7 @@ type plan struct {
 	ndates     int
 	currency   string
 	weekendSet Weekdays
+	built      planInputs // the slices of rate plans, restrictions and markups
 
 	scale        int32 // currency minor digits
 	exp          int32 // a tick is 10^-exp
@@ -110,6 +111,13 @@ type plan struct {
 	dayIdx   []int32
 	dayMap   map[Date]int32
 	days     []dayPlan
+
+	// Rate plans (rateplan.go): the standard plan, the derived ones by id, the property's
+	// restrictions and the channel markups (the property's over the account's).
+	std     planComp
+	plans   []planComp
+	props   level
+	markups []markupComp
 
 	// interns caches the calendar's amounts: a decimal allocates twice when made, a
 	// calendar makes six per night, and the amounts repeat from night to night. Decimals
@@ -151,7 +159,7 @@ func compile(p *Property) (*plan, error) {
 		return nil, nil
 	}
 	pl := &plan{rates: r, dates: mapID(p.DatePrices), ndates: len(p.DatePrices), currency: p.Currency,
-		weekendSet: p.weekend(), scale: Scale(p.Currency), applyWeekend: r.Setting.ApplyWeekendPrice,
+		weekendSet: p.weekend(), built: p.planInputs(), scale: Scale(p.Currency), applyWeekend: r.Setting.ApplyWeekendPrice,
 		six: r.Setting.Apply6NightsWeeklyRate, standard: r.Setting.StandardOccupants}
 
 	// The tick must be fine enough for every price and for the currency.
@@ -269,6 +277,9 @@ func compile(p *Property) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := compilePlans(p, pl); err != nil {
+		return nil, err
+	}
 	return pl, nil
 }
 
@@ -382,11 +393,13 @@ var dateBasis = [3]Basis{BasisDate, BasisDateWeekly, BasisDateMonthly}
 
 // rate looks up the prices of night d. Quote and NightPrice both price nights through
 // rate and at, and nowhere else, so a calendar cannot disagree with a quote.
-func (pl *plan) rate(d Date) nightRate {
-	src := pl.sourceOf(d)
+func (pl *plan) rate(d Date) nightRate { return pl.rateAt(d, pl.sourceOf(d), pl.day(d)) }
+
+// rateAt is rate of d whose source and per-date entry are src and o.
+func (pl *plan) rateAt(d Date, src *source, o *dayPlan) nightRate {
 	weekend := pl.applyWeekend && pl.weekendSet.Has(d.Weekday())
 	r := nightRate{src: src, xDaily: src.x.daily, xWeekly: src.x.weekly, xMonthly: src.x.monthly}
-	if o := pl.day(d); o != nil && o.price != unset {
+	if o != nil && o.price != unset {
 		// A per-date price replaces the season's or base's prices of that night, weekend
 		// included; its own weekly and monthly prices, when set, serve longer stays.
 		r.daily, r.weekly, r.monthly, r.basis = o.price, o.weekly, o.monthly, dateBasis

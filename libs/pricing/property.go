@@ -3,7 +3,6 @@ package pricing
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
 	"time"
 	"unsafe"
@@ -40,7 +39,40 @@ type Property struct {
 	Services      []Service // the property's services; those with Default are added to bookings
 	Policy        *Policy   // nil: no payment policy (no schedule, no deposit)
 
+	// Rate plans (docs/rate-plans.md). Standard holds the standard plan's terms (zero:
+	// "Standard", nothing included, flexible); Plans are the derived plans; Restrictions are
+	// the property's restrictions per date, for every plan; Markups are the property's own
+	// channel markups and AccountMarkups the account's (ApplyMarkups), which a channel in
+	// Markups ignores. Replacing one of these slices is noticed like Rates; edits inside
+	// them are not: call Prepare after them.
+	Standard       PlanTerms
+	Plans          []Plan
+	Restrictions   []Restriction
+	Markups        []Markup
+	AccountMarkups []Markup
+
 	plan *plan
+}
+
+// planInputs identifies the rate-plan slices a compiled plan was built from.
+type planInputs struct {
+	plans, restrictions, markups, account unsafe.Pointer
+	n                                     [4]int
+}
+
+// same reports whether p still has the slices b was taken from (field by field: comparing
+// the structs would call memequal on every NightPrice).
+func (b *planInputs) same(p *Property) bool {
+	return b.plans == unsafe.Pointer(unsafe.SliceData(p.Plans)) && b.n[0] == len(p.Plans) &&
+		b.restrictions == unsafe.Pointer(unsafe.SliceData(p.Restrictions)) && b.n[1] == len(p.Restrictions) &&
+		b.markups == unsafe.Pointer(unsafe.SliceData(p.Markups)) && b.n[2] == len(p.Markups) &&
+		b.account == unsafe.Pointer(unsafe.SliceData(p.AccountMarkups)) && b.n[3] == len(p.AccountMarkups)
+}
+
+func (p *Property) planInputs() planInputs {
+	return planInputs{plans: unsafe.Pointer(unsafe.SliceData(p.Plans)), restrictions: unsafe.Pointer(unsafe.SliceData(p.Restrictions)),
+		markups: unsafe.Pointer(unsafe.SliceData(p.Markups)), account: unsafe.Pointer(unsafe.SliceData(p.AccountMarkups)),
+		n: [4]int{len(p.Plans), len(p.Restrictions), len(p.Markups), len(p.AccountMarkups)}}
 }
 
 // Prices are the nightly prices of the base rate or of a season. Optional prices are nil
@@ -282,19 +314,16 @@ func (p *Property) compiled() (*plan, error) {
 		return nil, nil
 	}
 	if pl := p.plan; pl != nil && pl.rates == p.Rates && pl.currency == p.Currency && pl.weekendSet == p.weekend() &&
-		pl.dates == mapID(p.DatePrices) && pl.ndates == len(p.DatePrices) {
+		pl.dates == mapID(p.DatePrices) && pl.ndates == len(p.DatePrices) && pl.built.same(p) {
 		return pl, nil
 	}
 	return compile(p)
 }
 
-// mapID is the identity of a map, to notice that a Property was given another one.
-func mapID(m map[Date]DatePrice) unsafe.Pointer {
-	if m == nil {
-		return nil
-	}
-	return reflect.ValueOf(m).UnsafePointer()
-}
+// mapID is the identity of a map, to notice that a Property was given another one: a map
+// value is a pointer to the runtime's map header (reflect.Value.UnsafePointer says the
+// same, at the cost of a call on every NightPrice).
+func mapID(m map[Date]DatePrice) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&m)) }
 
 // Scale returns the number of minor-unit digits of an ISO 4217 currency: every amount of
 // a Result is rounded to it. ISO 4217's list, not CLDR's, because invoices follow ISO.

@@ -3,6 +3,7 @@ package pricing
 import (
 	"errors"
 	"fmt"
+	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -23,13 +24,21 @@ type Request struct {
 	Now time.Time
 	// IgnoreRules is for owner and back-office bookings: it skips the stay rules (minimum
 	// stay, check-in and check-out days, past dates, advance notice, same-day cut-off,
-	// booking horizon, no children) but never the date range, the adult count or maxguest,
+	// booking horizon, no children, the restrictions, where a plan is sold) but never the date range, the adult count or maxguest,
 	// which are facts of the stay rather than the owner's sales policy.
 	IgnoreRules bool
 	// Promotion, when set, is a promotion code the caller has already found valid for this
 	// stay (its date window, minimum nights, properties and uses are the caller's rules): it
 	// adds one discount line after the length-of-stay discount. Nil: no promotion.
 	Promotion *Promotion
+	// Plan is the rate plan (0: the standard plan). Channel ("": none) and Brand (0: none)
+	// say where the stay is sold: the plan must be sold there (a channel's quote, a brand's
+	// website, else direct) and the channel's markup applies. SkipSoldOn (back-office
+	// bookings) and IgnoreRules skip the "sold there" rule, never an unknown plan.
+	Plan       int64
+	Channel    string
+	Brand      int64
+	SkipSoldOn bool
 }
 
 // Night is one night of a stay and its price before discounts, surcharge excluded.
@@ -104,14 +113,23 @@ type Result struct {
 	NightCount        int // qtyofnights
 	Guests            int // adults and children
 	ExtraGuests       int // guests paying the extra-guest price
-	MinimumStay       int // the minimum stay of the check-in date
-	Nights            []Night
-	Surcharge         decimal.Decimal // first_day_surcharge, when the stay pays it
+	// MinimumStay is the minimum the stay had to meet: the min stay on arrival of the
+	// check-in date, the largest min stay through of its nights, the plan's minimum stay.
+	MinimumStay int
+	Nights      []Night
+	Surcharge   decimal.Decimal // first_day_surcharge, when the stay pays it
 
 	TotalRent, TaxTotal, ServiceTotal, DiscountTotal, GrandTotal decimal.Decimal
 
 	DamageDeposit    decimal.Decimal
 	DamageDepositDue Date // zero without a deposit
+
+	// The rate plan quoted (0: standard), its terms, and the channel asked for ("": none).
+	Plan         int64
+	PlanName     string
+	Inclusions   string
+	Cancellation Cancellation
+	Channel      string
 
 	Taxes     []TaxLine
 	Services  []ServiceCharge
@@ -166,6 +184,15 @@ func Quote(p Property, r Request) (Result, error) {
 	if pl == nil {
 		return Result{}, ruleErr(NotBookable, "propertyId", "the property cannot be booked: it has no rates")
 	}
+	cp := pl.planOf(r.Plan)
+	if cp == nil {
+		return Result{}, ruleErr(UnknownPlan, "ratePlanId", "rate plan "+strconv.FormatInt(r.Plan, 10)+" does not exist")
+	}
+	if !r.IgnoreRules && !r.SkipSoldOn {
+		if where := cp.notSold(r); where != "" {
+			return Result{}, ruleErr(NotSold, "ratePlanId", "rate plan "+strconv.FormatInt(r.Plan, 10)+" is not sold "+where)
+		}
+	}
 	if err := checkStay(&p, r); err != nil {
 		return Result{}, err
 	}
@@ -178,16 +205,32 @@ func Quote(p Property, r Request) (Result, error) {
 	local := r.Now.In(p.location())
 	today := DateOf(local)
 	res := Result{Currency: p.Currency, Scale: pl.scale, Checkin: r.Checkin, Checkout: r.Checkout, NightCount: nights,
-		Guests: guests, ExtraGuests: pl.extraGuests(guests), MinimumStay: pl.minStay(r.Checkin)}
+		Guests: guests, ExtraGuests: pl.extraGuests(guests), Plan: cp.id, PlanName: cp.terms.Name, Inclusions: cp.terms.Inclusions,
+		Cancellation: cp.terms.Cancellation, Channel: r.Channel}
 
+	minStay, dayErr := checkDays(r.Checkin, r.Checkout, cp.minStay, func(d Date) DayRules {
+		return pl.rulesAt(cp, d, pl.sourceOf(d), pl.day(d))
+	}, pl.restricted(cp))
+	res.MinimumStay = minStay
 	if !r.IgnoreRules {
-		if err := checkRules(&p, pl, r, local, res.MinimumStay); err != nil {
+		if err := checkRules(&p, pl, r, local); err != nil {
 			return Result{}, err
+		}
+		if dayErr != nil {
+			return Result{}, dayErr
 		}
 	}
 
 	// Rent: nights summed exactly, each night shown as the step of the rounded running
 	// total, so the nights add up to the rounded exact rent to the cent.
+	// A plan that changes prices, or a channel markup, adjusts each night's exact price: the
+	// exact sum is then a rational, not a whole number of quanta.
+	mk := pl.markupFor(r.Channel)
+	exact := cp.adjusts() || mk != nil
+	var xsum, x *big.Rat
+	if exact {
+		xsum, x = new(big.Rat), new(big.Rat)
+	}
 	m := stayMode(nights, pl.six)
 	res.Nights = make([]Night, nights)
 	var sum, shown int64
@@ -203,6 +246,12 @@ func Quote(p Property, r Request) (Result, error) {
 			return Result{}, ErrTooLarge
 		}
 		upto := pl.minor(sum)
+		if exact {
+			xsum.Add(xsum, pl.adjusted(q, cp.adjFor(d), mk, x))
+			if upto, ok = ratMinor(xsum, pl.scale); !ok {
+				return Result{}, ErrTooLarge
+			}
+		}
 		res.Nights[i] = Night{Date: d, Price: pl.money(upto - shown), Basis: nq.basis, Season: nq.src.name}
 		shown = upto
 	}
@@ -319,9 +368,9 @@ func checkStay(p *Property, r Request) error {
 	return nil
 }
 
-// checkRules checks the owner's sales rules, in the order a guest can act on them: dates
-// first, then days of the week, then the length.
-func checkRules(p *Property, pl *plan, r Request, local time.Time, minStay int) error {
+// checkRules checks the owner's sales rules that come before the dates' own (checkDays): the
+// children, then the booking window.
+func checkRules(p *Property, pl *plan, r Request, local time.Time) error {
 	st := &p.Rates.Setting
 	if r.Children > 0 && p.NoChildren {
 		return ruleErr(ChildrenNotAllowed, "numberofchildren", "the property does not accept children")
@@ -339,18 +388,6 @@ func checkRules(p *Property, pl *plan, r Request, local time.Time, minStay int) 
 	case !w.last.IsZero() && r.Checkin.After(w.last):
 		return ruleErr(TooFarAhead, "checkin", fmt.Sprintf("bookings are taken up to %d %s ahead: check-in must be before %s",
 			st.AcceptBookingUpto, plural(st.AcceptBookingUpto, "month", "months"), w.last.AddDays(1)))
-	}
-	if in := pl.sourceOf(r.Checkin).checkin; !in.Has(r.Checkin.Weekday()) {
-		return ruleErr(CheckinDay, "checkin", "check-in must be on "+dayList(in)+" ("+r.Checkin.String()+" is a "+
-			r.Checkin.Weekday().String()+")")
-	}
-	if out := pl.sourceOf(r.Checkout).checkout; !out.Has(r.Checkout.Weekday()) {
-		return ruleErr(CheckoutDay, "checkout", "check-out must be on "+dayList(out)+" ("+r.Checkout.String()+" is a "+
-			r.Checkout.Weekday().String()+")")
-	}
-	if n := DaysBetween(r.Checkin, r.Checkout); n < minStay {
-		return ruleErr(MinimumStay, "checkout", fmt.Sprintf("the minimum stay for these dates is %d %s", minStay,
-			plural(minStay, "night", "nights")))
 	}
 	return nil
 }
@@ -375,15 +412,6 @@ func dayList(w Weekdays) string {
 		return strings.Join(days, "")
 	}
 	return strings.Join(days[:len(days)-1], ", ") + " or " + days[len(days)-1]
-}
-
-// minStay is the minimum stay of a stay starting on d: the per-date minimum, else the
-// season's, else the base rate's.
-func (pl *plan) minStay(d Date) int {
-	if o := pl.day(d); o != nil && o.minNights > 0 {
-		return o.minNights
-	}
-	return pl.sourceOf(d).minStay
 }
 
 type window struct {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -99,6 +100,79 @@ func (r *reader) charge(path string, c *contract.Charge, withAmount bool, dues .
 	return out
 }
 
+// signed reads a signed decimal (an adjustment's value).
+func (r *reader) signed(path, s string) decimal.Decimal {
+	d, err := decimal.NewFromString(s)
+	if err != nil {
+		r.fail(path, "%q is not a decimal", s)
+		return decimal.Zero
+	}
+	return d
+}
+
+func (r *reader) adjustment(path string, a contract.Adjustment) Adjustment {
+	if a.Type != AdjustPercent && a.Type != AdjustAmount {
+		r.fail(path+".type", "%q is not percent or amount", a.Type)
+	}
+	return Adjustment{Type: a.Type, Value: r.signed(path+".value", a.Value)}
+}
+
+func (r *reader) markups(path string, ms []contract.Markup) []Markup {
+	var out []Markup
+	for i, m := range ms {
+		at := fmt.Sprintf("%s[%d]", path, i)
+		if m.Channel == "" {
+			r.fail(at+".channel", "is required")
+		}
+		out = append(out, Markup{Channel: strings.ToLower(m.Channel), Adjustment: r.adjustment(at, m.Adjustment)})
+	}
+	return out
+}
+
+func (r *reader) cancellation(path string, c *contract.Cancellation) Cancellation {
+	if c == nil {
+		return Cancellation{Policy: CancelFlexible}.Resolved()
+	}
+	out := Cancellation{Policy: c.Policy}
+	for i, t := range c.Tiers {
+		out.Tiers = append(out.Tiers, CancellationTier{DaysBefore: t.DaysBefore, Percent: r.money(fmt.Sprintf("%s.tiers[%d].percent", path, i), t.Percent)})
+	}
+	if err := checkCancellation(path, out); err != nil && r.err == nil {
+		r.err = errors.New("pricing: snapshot " + strings.TrimPrefix(err.Error(), "pricing: "))
+	}
+	return out.Resolved()
+}
+
+func (r *reader) terms(path string, t contract.PlanTerms) PlanTerms {
+	return PlanTerms{Name: t.Name, Inclusions: t.Inclusions, Cancellation: r.cancellation(path+".cancellation", t.Cancellation)}
+}
+
+func (r *reader) restrictions(path string, rs []contract.Restriction) []Restriction {
+	var out []Restriction
+	for i, x := range rs {
+		at := fmt.Sprintf("%s[%d]", path, i)
+		out = append(out, Restriction{Start: r.date(at+".start_date", x.StartDate), End: r.date(at+".end_date", x.EndDate),
+			MinStayArrival: x.MinStayArrival, MinStayThrough: x.MinStayThrough, MaxStay: x.MaxStay,
+			ClosedToArrival: x.ClosedToArrival, ClosedToDeparture: x.ClosedToDeparture, StopSell: x.StopSell})
+	}
+	return out
+}
+
+func (r *reader) plan(path string, x contract.RatePlan) Plan {
+	pl := Plan{ID: x.ID, PlanTerms: r.terms(path, x.PlanTerms), Adjustment: r.adjustment(path+".adjustment", x.Adjustment),
+		MinimumStay: x.MinimumStay, Restrictions: r.restrictions(path+".restrictions", x.Restrictions),
+		SoldOn: SoldOn{Direct: x.SoldOn.Direct, AllBrands: x.SoldOn.AllBrands, Brands: x.SoldOn.Brands}}
+	for _, c := range x.SoldOn.Channels {
+		pl.SoldOn.Channels = append(pl.SoldOn.Channels, strings.ToLower(c))
+	}
+	for i, g := range x.Ranges {
+		at := fmt.Sprintf("%s.ranges[%d]", path, i)
+		pl.Ranges = append(pl.Ranges, RangeAdjustment{Start: r.date(at+".start_date", g.StartDate), End: r.date(at+".end_date", g.EndDate),
+			Adjustment: r.adjustment(at, g.Adjustment)})
+	}
+	return pl
+}
+
 // Priced is the Property of a property event under its account's settings (the latest
 // vros.account.settings.updated, or contract.DefaultSettings before the first): what
 // booking-svc quotes and catalog-svc shows, so that the two agree.
@@ -107,8 +181,14 @@ func Priced(s contract.Property, st contract.Settings) (Property, error) {
 	if err != nil {
 		return p, err
 	}
-	// Before ApplySettings, which compiles the rates: they depend on the weekend nights.
+	// Before ApplySettings, which compiles the rates: they depend on the weekend nights and
+	// the account's markups.
 	p.WeekendNights = WeekendOf(st.WeekendNights)
+	var r reader
+	p.AccountMarkups = r.markups("settings.channel_markups", st.ChannelMarkups)
+	if r.err != nil {
+		return Property{}, r.err
+	}
 	return p, p.ApplySettings(st.Currency, st.Timezone)
 }
 
@@ -224,6 +304,15 @@ func FromEvent(s contract.Property) (Property, error) {
 		}
 		p.Policy = pol
 	}
+	if s.StandardPlan != nil {
+		p.Standard = r.terms("standard_plan", *s.StandardPlan)
+	}
+	for i, x := range s.RatePlans {
+		p.Plans = append(p.Plans, r.plan(fmt.Sprintf("rate_plans[%d]", i), x))
+	}
+	p.Restrictions = r.restrictions("restrictions", s.Restrictions)
+	p.Markups = r.markups("channel_markups", s.ChannelMarkups)
+
 	if r.err != nil {
 		return Property{}, r.err
 	}
