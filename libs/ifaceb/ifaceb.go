@@ -84,12 +84,99 @@ type RateTable struct {
 	FirstNightSurcharge   json.Number `json:"firstNightSurcharge"`
 	OneNightStaySurcharge json.Number `json:"oneNightStaySurcharge"`
 	Seasons               []Season    `json:"seasons"`
+	// RatePlans are the property's plans, the standard one (id 0) first, then the derived
+	// ones by id (docs/rate-plans.md): added after the members above.
+	RatePlans []RatePlan `json:"ratePlans"`
+}
+
+// RatePlan is one plan of a rate table: what it changes of the standard plan's prices and
+// its terms.
+type RatePlan struct {
+	ID         int64  `json:"id"`
+	Name       string `json:"name"`
+	Inclusions string `json:"inclusions"`
+	// Adjustment is the plan's change of the standard nightly prices (outside its date
+	// ranges); the standard plan's is percent 0.
+	Adjustment         Adjustment         `json:"adjustment"`
+	MinimumStay        int                `json:"minimumStay"`
+	CancellationPolicy CancellationPolicy `json:"cancellationPolicy"`
+}
+
+// Adjustment is a plan's price change: Type percent or amount, Value a signed exact number.
+type Adjustment struct {
+	Type  string      `json:"type"`
+	Value json.Number `json:"value"`
+}
+
+// CancellationPolicy is a plan's (or a booking's) cancellation policy as interface B shows
+// it: the policy's name and its tiers written out, so that a client needs no table of the
+// named policies. No tier reached: nothing is refunded.
+type CancellationPolicy struct {
+	Policy string             `json:"policy"`
+	Tiers  []CancellationTier `json:"tiers"`
+}
+
+// CancellationTier: Percent of the booking's grand total is refunded when it is cancelled
+// DaysBefore days or more before arrival.
+type CancellationTier struct {
+	DaysBefore int         `json:"days_before"`
+	Percent    json.Number `json:"percent"`
+}
+
+// namedTiers are the tiers of the named policies (docs/rate-plans.md, "Cancellation policies").
+var namedTiers = map[string][]CancellationTier{
+	contract.CancelFlexible:      {{DaysBefore: 1, Percent: "100"}},
+	contract.CancelModerate:      {{DaysBefore: 5, Percent: "100"}, {DaysBefore: 1, Percent: "50"}},
+	contract.CancelStrict:        {{DaysBefore: 30, Percent: "100"}, {DaysBefore: 14, Percent: "50"}},
+	contract.CancelNonRefundable: {},
+}
+
+// CancellationPolicyOf shows a policy of the contract; nil is the standard plan's default,
+// flexible. A custom policy's tiers are shown as set.
+func CancellationPolicyOf(c *contract.Cancellation) CancellationPolicy {
+	if c == nil {
+		c = &contract.Cancellation{Policy: contract.CancelFlexible}
+	}
+	out := CancellationPolicy{Policy: c.Policy, Tiers: []CancellationTier{}}
+	if named, ok := namedTiers[c.Policy]; ok {
+		out.Tiers = append(out.Tiers, named...)
+		return out
+	}
+	for _, t := range c.Tiers {
+		out.Tiers = append(out.Tiers, CancellationTier{DaysBefore: t.DaysBefore, Percent: Money(t.Percent)})
+	}
+	return out
+}
+
+// StandardPlanName is the standard plan's name when its terms set none.
+const StandardPlanName = "Standard"
+
+// RatePlansOf lists the property's plans as getratetable shows them: the standard plan
+// (its terms, else Standard, nothing included, flexible), then each derived plan.
+func RatePlansOf(p contract.Property) []RatePlan {
+	std := RatePlan{ID: contract.StandardPlanID, Name: StandardPlanName, Adjustment: Adjustment{Type: contract.AdjustPercent, Value: "0"},
+		CancellationPolicy: CancellationPolicyOf(nil)}
+	if t := p.StandardPlan; t != nil {
+		if t.Name != "" {
+			std.Name = t.Name
+		}
+		std.Inclusions, std.CancellationPolicy = t.Inclusions, CancellationPolicyOf(t.Cancellation)
+	}
+	out := []RatePlan{std}
+	for _, rp := range p.RatePlans {
+		out = append(out, RatePlan{ID: rp.ID, Name: rp.Name, Inclusions: rp.Inclusions,
+			Adjustment:  Adjustment{Type: rp.Adjustment.Type, Value: Money(rp.Adjustment.Value)},
+			MinimumStay: rp.MinimumStay, CancellationPolicy: CancellationPolicyOf(rp.Cancellation)})
+	}
+	return out
 }
 
 // RateTableOf shows the property's A4 rates: the base rate is the season with def 1, each
-// season after it takes the base's minimum stay and check-in/out days where it sets none.
+// season after it takes the base's minimum stay and check-in/out days where it sets none;
+// then its rate plans (RatePlansOf).
 func RateTableOf(p contract.Property) RateTable {
-	out := RateTable{TableName: "Standard", FirstNightSurcharge: "0", OneNightStaySurcharge: "0", Seasons: []Season{}}
+	out := RateTable{TableName: "Standard", FirstNightSurcharge: "0", OneNightStaySurcharge: "0", Seasons: []Season{},
+		RatePlans: RatePlansOf(p)}
 	out.ExtraOccupantFee.Nightly, out.ExtraOccupantFee.Weekend = "0", "0"
 	r := p.Rates
 	if r == nil {

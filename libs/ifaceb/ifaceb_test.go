@@ -1,7 +1,9 @@
 package ifaceb_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/vros/vros/libs/events/contract"
@@ -69,5 +71,59 @@ func TestRateTableOf(t *testing.T) {
 	}
 	if empty := ifaceb.RateTableOf(contract.Property{}); len(empty.Seasons) != 0 || empty.FirstNightSurcharge != "0" {
 		t.Errorf("no rates: %+v", empty)
+	}
+}
+
+func TestRatePlansOf(t *testing.T) {
+	tab := ifaceb.RateTableOf(contract.Property{})
+	if len(tab.RatePlans) != 1 {
+		t.Fatalf("no plans: %+v", tab.RatePlans)
+	}
+	std := tab.RatePlans[0]
+	if std.ID != 0 || std.Name != "Standard" || std.Inclusions != "" || std.Adjustment != (ifaceb.Adjustment{Type: "percent", Value: "0"}) ||
+		std.MinimumStay != 0 || std.CancellationPolicy.Policy != "flexible" || len(std.CancellationPolicy.Tiers) != 1 ||
+		std.CancellationPolicy.Tiers[0] != (ifaceb.CancellationTier{DaysBefore: 1, Percent: "100"}) {
+		t.Errorf("default standard plan: %+v", std)
+	}
+	p := contract.Property{
+		StandardPlan: &contract.PlanTerms{Name: "Flexible rate", Inclusions: "Breakfast", Cancellation: &contract.Cancellation{Policy: "moderate"}},
+		RatePlans: []contract.RatePlan{
+			{ID: 1, PlanTerms: contract.PlanTerms{Name: "Non-refundable", Cancellation: &contract.Cancellation{Policy: "non_refundable"}},
+				Adjustment: contract.Adjustment{Type: "percent", Value: "-10"}, MinimumStay: 3,
+				Ranges: []contract.RangeAdjustment{{StartDate: "2027-07-01", EndDate: "2027-07-31", Adjustment: contract.Adjustment{Type: "percent", Value: "-5"}}}},
+			{ID: 4, PlanTerms: contract.PlanTerms{Name: "Custom", Cancellation: &contract.Cancellation{Policy: "custom",
+				Tiers: []contract.CancellationTier{{DaysBefore: 60, Percent: "100"}, {DaysBefore: 7, Percent: "33.33"}}}},
+				Adjustment: contract.Adjustment{Type: "amount", Value: "25.50"}},
+			{ID: 5, PlanTerms: contract.PlanTerms{Name: "Strict"}, Adjustment: contract.Adjustment{Type: "amount", Value: "0"}},
+		},
+	}
+	got, err := json.Marshal(ifaceb.RatePlansOf(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"id":0,"name":"Flexible rate","inclusions":"Breakfast","adjustment":{"type":"percent","value":0},"minimumStay":0,` +
+		`"cancellationPolicy":{"policy":"moderate","tiers":[{"days_before":5,"percent":100},{"days_before":1,"percent":50}]}},` +
+		`{"id":1,"name":"Non-refundable","inclusions":"","adjustment":{"type":"percent","value":-10},"minimumStay":3,` +
+		`"cancellationPolicy":{"policy":"non_refundable","tiers":[]}},` +
+		`{"id":4,"name":"Custom","inclusions":"","adjustment":{"type":"amount","value":25.50},"minimumStay":0,` +
+		`"cancellationPolicy":{"policy":"custom","tiers":[{"days_before":60,"percent":100},{"days_before":7,"percent":33.33}]}},` +
+		`{"id":5,"name":"Strict","inclusions":"","adjustment":{"type":"amount","value":0},"minimumStay":0,` +
+		`"cancellationPolicy":{"policy":"flexible","tiers":[{"days_before":1,"percent":100}]}}]`
+	if string(got) != want {
+		t.Errorf("RatePlansOf:\n got %s\nwant %s", got, want)
+	}
+	// The plans come after every member clients read today (they read by position too).
+	b, _ := json.Marshal(ifaceb.RateTableOf(p))
+	var keys []string
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.Token()
+	for dec.More() {
+		k, _ := dec.Token()
+		keys = append(keys, k.(string))
+		var skip json.RawMessage
+		_ = dec.Decode(&skip)
+	}
+	if strings.Join(keys, ",") != "tableName,limitOccupant,extraOccupantFee,firstNightSurcharge,oneNightStaySurcharge,seasons,ratePlans" {
+		t.Errorf("rate table keys: %v", keys)
 	}
 }

@@ -81,6 +81,16 @@ type Booking struct {
 	// is confirmed.
 	Engine *Checkout
 
+	// RatePlanID is the rate plan booked (0: the standard plan); RatePlanName and
+	// Cancellation are its name and cancellation policy as they were when it was booked
+	// (or when an update moved it to another plan). A booking made before rate plans has
+	// neither: it was booked on the standard plan as it then was, "Standard", flexible
+	// (Plan answers so). Channel is the channel its price was quoted for ("": direct).
+	RatePlanID   int64
+	RatePlanName string
+	Cancellation *Cancellation
+	Channel      string
+
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	CancelledAt *time.Time
@@ -112,6 +122,22 @@ type Checkout struct {
 	// Outcome is CheckoutExpired or CheckoutCancelled once the checkout ended without a
 	// booking (the booking is then failed).
 	Outcome string
+}
+
+// Cancellation is a cancellation policy as a booking keeps it: the policy's name
+// (flexible, moderate, strict, non_refundable or custom) and its tiers, each "Percent of the
+// grand total is refunded when the booking is cancelled DaysBefore days or more before
+// arrival" — a named policy's tiers as they were when booked, so that the booking keeps its
+// terms whatever the policies become.
+type Cancellation struct {
+	Policy string
+	Tiers  []CancellationTier
+}
+
+// CancellationTier is one tier of a policy; Percent is a decimal string (0 to 100).
+type CancellationTier struct {
+	DaysBefore int
+	Percent    string
 }
 
 // Guest is the booking party's contact data.

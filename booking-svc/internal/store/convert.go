@@ -49,6 +49,13 @@ func bookingOf(r BookingRec) booking.Booking {
 		c := booking.Checkout(*r.Engine)
 		b.Engine = &c
 	}
+	b.RatePlanID, b.RatePlanName, b.Channel = r.RatePlanID, r.RatePlanName, r.Channel
+	if c := r.Cancellation; c != nil {
+		b.Cancellation = &booking.Cancellation{Policy: c.Policy, Tiers: make([]booking.CancellationTier, len(c.Tiers))}
+		for i, t := range c.Tiers {
+			b.Cancellation.Tiers[i] = booking.CancellationTier(t)
+		}
+	}
 	return b
 }
 
@@ -81,6 +88,13 @@ func recOf(b booking.Booking) BookingRec {
 	if b.Engine != nil {
 		c := CheckoutRec(*b.Engine)
 		r.Engine = &c
+	}
+	r.RatePlanID, r.RatePlanName, r.Channel = b.RatePlanID, b.RatePlanName, b.Channel
+	if c := b.Cancellation; c != nil {
+		r.Cancellation = &CancellationRec{Policy: c.Policy, Tiers: make([]CancellationTierRec, len(c.Tiers))}
+		for i, t := range c.Tiers {
+			r.Cancellation.Tiers[i] = CancellationTierRec(t)
+		}
 	}
 	return r
 }

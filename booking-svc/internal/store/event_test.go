@@ -25,7 +25,11 @@ func bookingLife() map[string]BookingRec {
 		Checkin: "2027-03-08", Checkout: "2027-03-11", Nights: nights, Adults: 2, Children: 1,
 		Quote: QuoteRec{Currency: "EUR", TotalRent: "300.00", TaxTotal: "30.00", ServiceTotal: "83.50", GrandTotal: "413.50",
 			DamageDeposit: "300.00", Nightly: map[string]string{"2027-03-08": "100.00", "2027-03-09": "100.00", "2027-03-10": "100.00"}},
-		CreatedAt: time.Date(2026, 11, 22, 2, 40, 0, 123e6, time.UTC)}
+		CreatedAt: time.Date(2026, 11, 22, 2, 40, 0, 123e6, time.UTC),
+		// Booked on rate plan 2 for a channel, with a custom policy as it was when booked.
+		RatePlanID: 2, RatePlanName: "Early bird",
+		Cancellation: &CancellationRec{Policy: "custom", Tiers: []CancellationTierRec{{DaysBefore: 60, Percent: "100"}, {DaysBefore: 30, Percent: "50.5"}}},
+		Channel:      "airbnb"}
 	out := map[string]BookingRec{}
 	step := func(change string, at time.Time, edit func(r *BookingRec)) {
 		edit(&rec)
@@ -106,6 +110,40 @@ func TestEventsMatchTheContract(t *testing.T) {
 		if !isBooking && !isBlock && (strings.HasPrefix(typ, contract.BookingTypePrefix) || strings.HasPrefix(typ, contract.BlockTypePrefix)) {
 			t.Errorf("no test publishes %s", typ)
 		}
+	}
+}
+
+// TestEventOfABookingBeforeRatePlans: a booking stored before rate plans (no plan, name,
+// policy or channel recorded) publishes none of them, which the contract reads as the
+// standard plan, direct; a named policy publishes its name alone (its tiers are the
+// contract's), a custom one its tiers.
+func TestEventOfABookingBeforeRatePlans(t *testing.T) {
+	old := bookingLife()[BookingReserved]
+	old.RatePlanID, old.RatePlanName, old.Cancellation, old.Channel = 0, "", nil, ""
+	m, err := bookingMessage(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev map[string]any
+	if _, err := events.Decode(m.Value, &ev); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"rate_plan_id", "rate_plan_name", "cancellation", "channel"} {
+		if _, ok := ev[k]; ok {
+			t.Errorf("%s published for a booking without it: %v", k, ev[k])
+		}
+	}
+	named := bookingLife()[BookingReserved]
+	named.Cancellation = &CancellationRec{Policy: "moderate", Tiers: []CancellationTierRec{{DaysBefore: 5, Percent: "100"}, {DaysBefore: 1, Percent: "50"}}}
+	if m, err = bookingMessage(named); err != nil {
+		t.Fatal(err)
+	}
+	var b contract.Booking
+	if _, err := events.Decode(m.Value, &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Cancellation == nil || b.Cancellation.Policy != "moderate" || b.Cancellation.Tiers != nil || b.RatePlanID != 2 || b.Channel != "airbnb" {
+		t.Errorf("a named policy: %+v", b)
 	}
 }
 

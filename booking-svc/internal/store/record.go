@@ -51,6 +51,14 @@ type BookingRec struct {
 	// Engine is set on a booking made by the booking engine: its checkout (booking.Checkout).
 	Engine *CheckoutRec `bson:"engine,omitempty"`
 
+	// The rate plan booked, its name and cancellation policy as booked, and the channel
+	// (booking.Booking). All absent on a booking made before rate plans: the standard plan,
+	// its name and policy unrecorded, direct. No migration: absent reads as that.
+	RatePlanID   int64            `bson:"rate_plan_id,omitempty"`
+	RatePlanName string           `bson:"rate_plan_name,omitempty"`
+	Cancellation *CancellationRec `bson:"cancellation,omitempty"`
+	Channel      string           `bson:"channel,omitempty"`
+
 	CreatedAt   time.Time  `bson:"created_at"`
 	UpdatedAt   time.Time  `bson:"updated_at"`
 	CancelledAt *time.Time `bson:"cancelled_at,omitempty"`
@@ -68,6 +76,18 @@ type CheckoutRec struct {
 	PublishableKey string    `bson:"publishable_key,omitempty"`
 	Declined       int       `bson:"declined,omitempty"`
 	Outcome        string    `bson:"outcome,omitempty"`
+}
+
+// CancellationRec is a booking's cancellation policy as booked (booking.Cancellation).
+type CancellationRec struct {
+	Policy string                `bson:"policy"`
+	Tiers  []CancellationTierRec `bson:"tiers"`
+}
+
+// CancellationTierRec is one tier of a policy.
+type CancellationTierRec struct {
+	DaysBefore int    `bson:"days_before"`
+	Percent    string `bson:"percent"`
 }
 
 // GuestRec is the booking party's contact data.

@@ -417,7 +417,8 @@ func bookingMessage(b BookingRec) (events.Message, error) {
 		Checkin: b.Checkin, Checkout: b.Checkout, Nights: nights, Adults: b.Adults, Children: b.Children, Currency: b.Quote.Currency,
 		TotalRent: b.Quote.TotalRent, GrandTotal: b.Quote.GrandTotal, UserID: b.UserID, BrandID: b.BrandID,
 		CreatedAt: b.CreatedAt, CancelledAt: b.CancelledAt, Payments: eventPayments(b.Payments),
-		ArrivalFormCompleted: b.Arrival != nil && b.Arrival.IsCompleted}
+		ArrivalFormCompleted: b.Arrival != nil && b.Arrival.IsCompleted,
+		RatePlanID:           b.RatePlanID, RatePlanName: b.RatePlanName, Cancellation: eventCancellation(b.Cancellation), Channel: b.Channel}
 	agg := BookingAggregate(b.AccountID, b.BookingID)
 	typ := b.LastChange
 	if typ == "" {
@@ -428,6 +429,22 @@ func bookingMessage(b BookingRec) (events.Message, error) {
 		return events.Message{}, fmt.Errorf("booking event %s: %w", agg, err)
 	}
 	return events.Message{Topic: events.TopicBooking, Key: agg, Value: v}, nil
+}
+
+// eventCancellation is a booking's policy as its events carry it (contract.Cancellation):
+// the policy's name, and its tiers for a custom policy only (a named policy's tiers are
+// the contract's, docs/rate-plans.md). nil: not recorded (a booking made before rate plans).
+func eventCancellation(c *CancellationRec) *contract.Cancellation {
+	if c == nil {
+		return nil
+	}
+	out := &contract.Cancellation{Policy: c.Policy}
+	if c.Policy == contract.CancelCustom {
+		for _, t := range c.Tiers {
+			out.Tiers = append(out.Tiers, contract.CancellationTier{DaysBefore: t.DaysBefore, Percent: t.Percent})
+		}
+	}
+	return out
 }
 
 // eventPayments are a booking's payments as its events carry them, by payment id: never the

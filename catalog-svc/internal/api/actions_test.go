@@ -175,7 +175,9 @@ func TestActionKeyOrder(t *testing.T) {
 		"createdDate")
 	wantKeys(t, "getnonavailabledate", first("getnonavailabledate", `{"propertyId":20}`).first(t), "startDate", "endDate", "availability")
 	rt := first("getratetable", `{"propertyId":20}`)
-	wantKeys(t, "getratetable", rt, "tableName", "limitOccupant", "extraOccupantFee", "firstNightSurcharge", "oneNightStaySurcharge", "seasons")
+	wantKeys(t, "getratetable", rt, "tableName", "limitOccupant", "extraOccupantFee", "firstNightSurcharge", "oneNightStaySurcharge", "seasons",
+		"ratePlans")
+	wantKeys(t, "getratetable plan", rt.get(t, "ratePlans").items[0], "id", "name", "inclusions", "adjustment", "minimumStay", "cancellationPolicy")
 	wantKeys(t, "getratetable season", rt.get(t, "seasons").items[1], "seasonName", "startDate", "endDate", "minimumStay", "nightly", "weekly",
 		"monthly", "weekend", "allowCheckins", "allowCheckouts", "def")
 	wantKeys(t, "getproperties", first("getproperties", `{}`).first(t), "id", "name")

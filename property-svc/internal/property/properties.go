@@ -3,6 +3,7 @@ package property
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/vros/vros/property-svc/internal/photo"
 )
@@ -18,12 +19,15 @@ type Properties struct {
 	// (docs/photos.md, "Memory"): a large photo takes a second of CPU and up to that
 	// memory while it is processed.
 	photos *photo.Photos
+	// now says what today is: restrictions older than RestrictionHistory days are pruned
+	// (SetClock).
+	now func() time.Time
 }
 
 // NewProperties returns the domain service over repo; fetcher reads photo links, and its
 // Config bounds the memory photos take.
 func NewProperties(repo Repository, fetcher *photo.Fetcher) *Properties {
-	return &Properties{repo: repo, photos: photo.NewPhotos(fetcher)}
+	return &Properties{repo: repo, photos: photo.NewPhotos(fetcher), now: time.Now}
 }
 
 // Create stores a new property (A1 create) and returns its property id. max, when above

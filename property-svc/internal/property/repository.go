@@ -97,6 +97,20 @@ type Repository interface {
 	// recording its event. With onlyIfNone the token is set only if the property never had
 	// one, and the link in force is returned either way, so that concurrent first gets agree.
 	SetICalToken(ctx context.Context, account, code, token string, onlyIfNone bool) (ICalLink, error)
+	// ReadSettings returns the account's settings in force.
+	ReadSettings(ctx context.Context, account string) (Settings, error)
+
+	// Revenue reads the rate plans, restrictions, per-date prices and channel markups of a
+	// live property.
+	Revenue(ctx context.Context, account string, ref PropertyRef) (Revenue, error)
+	// ChangeRevenue changes them: change is given them as stored now, changes cur in place
+	// and returns the event type of the change (contract.RatePlansUpdated …). All of it is
+	// written at once, with the version bumped and the event recorded, unless the property
+	// changed meanwhile: then change is called again on its new state, so that of
+	// concurrent changes none is lost. An error of change is returned as it is, nothing
+	// written. It returns the state written.
+	ChangeRevenue(ctx context.Context, account string, ref PropertyRef, change func(cur *Revenue) (string, error)) (Revenue, error)
+
 	// LocateAll returns the property ids of the live properties of account among codes,
 	// by internal code; codes with no live property are missing from the map.
 	LocateAll(ctx context.Context, account string, codes []string) (map[string]int64, error)
@@ -149,6 +163,8 @@ type Settings struct {
 	Categories           []Group
 	Tags                 []Group
 	Promotions           []Promotion
+	// ChannelMarkups are the account's channel markups, sorted by channel.
+	ChannelMarkups []Markup
 	// LastBrandID is the largest brand id the account has had: a new brand's id is above
 	// it, so that a deleted brand's id (which bookings may carry) is never given again.
 	LastBrandID int

@@ -59,6 +59,8 @@ type AccountSettings struct {
 	Categories *[]Group
 	Tags       *[]Group
 	Promotions *[]Promotion
+	// ChannelMarkups is replaced whole by /api/channel-markup without internal_code.
+	ChannelMarkups *[]Markup
 	// LastBrandID is set by /api/account-brand's create (Settings.LastBrandID).
 	LastBrandID *int
 }

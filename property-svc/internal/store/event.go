@@ -26,6 +26,10 @@ const (
 	AmenitiesUpdated = contract.AmenitiesUpdated
 	PricesUpdated    = contract.PricesUpdated
 	SettingsUpdated  = contract.SettingsUpdated
+	// The revenue controls' (revenue.go): ChangeRevenue records the type its change names.
+	RatePlansUpdated    = contract.RatePlansUpdated
+	RestrictionsUpdated = contract.RestrictionsUpdated
+	MarkupsUpdated      = contract.MarkupsUpdated
 )
 
 // propertyMessages is the event of a property's current state.
@@ -63,6 +67,10 @@ func propertyPayload(r Record) contract.Property {
 		Prices:    mapValues(r.Prices, func(d DayRec) contract.DayPrice { return contract.DayPrice(d) }),
 		// The link's token stays here; catalog-svc finds the property by its hash.
 		ICalTokenSHA256: r.liveICalHash(),
+		StandardPlan:    standardPlanPayload(r.StandardPlan),
+		RatePlans:       each(r.RatePlans, ratePlanPayload),
+		Restrictions:    each(r.Restrictions, restrictionPayload),
+		ChannelMarkups:  each(r.ChannelMarkups, markupPayload),
 	}
 }
 
@@ -134,7 +142,8 @@ func settingsPayload(s SettingsRec) contract.Settings {
 		Promotions: each(s.Promotions, func(p PromotionRec) contract.Promotion {
 			return contract.Promotion{Code: p.Code, Name: p.Name, Type: p.Type, Amount: p.Amount, StartDate: p.StartDate, EndDate: p.EndDate,
 				MinNights: p.MinNights, UsageLimit: p.UsageLimit, Properties: nonNil(p.Properties)}
-		})}
+		}),
+		ChannelMarkups: each(s.ChannelMarkups, markupPayload)}
 }
 
 // exchangeRates is the contract's map of the rates (currency → decimal).

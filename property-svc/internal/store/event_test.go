@@ -1,6 +1,7 @@
 package store
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,12 +85,40 @@ func life() map[string]Record {
 		r.Prices = map[string]DayRec{"2027-07-03": {Price: "200", MinNights: 3}, "2027-03-10": {MinNights: 4},
 			"2027-03-12": {Price: "110", WeeklyPrice: "700", MonthPrice: "2500"}}
 	})
+	step(RatePlansUpdated, func(r *Record) {
+		// the standard plan renamed; plans 1 and 3 (2 was deleted: ids are never given again)
+		r.StandardPlan = &PlanTermsRec{Name: "Flexible rate", Cancellation: &CancellationRec{Policy: "moderate"}}
+		r.RatePlans = []RatePlanRec{
+			{ID: 1, Terms: PlanTermsRec{Name: "Non-refundable", Inclusions: "Breakfast", Cancellation: &CancellationRec{Policy: "non_refundable"}},
+				Adjustment:  AdjustmentRec{Type: "percent", Value: "-10"},
+				Ranges:      []RangeRec{{StartDate: "2027-07-01", EndDate: "2027-08-31", Type: "percent", Value: "-5"}},
+				MinimumStay: 2, SoldOn: SoldOnRec{Direct: true, Brands: []int64{1}, Channels: []string{"airbnb", "bookingcom"}}},
+			{ID: 3, Terms: PlanTermsRec{Name: "Half board",
+				Cancellation: &CancellationRec{Policy: "custom", Tiers: []TierRec{{DaysBefore: 30, Percent: "100"}, {DaysBefore: 7, Percent: "50.5"}}}},
+				Adjustment: AdjustmentRec{Type: "amount", Value: "35"}, SoldOn: SoldOnRec{AllBrands: true}},
+		}
+		r.LastRatePlanID = 3
+	})
+	step(RestrictionsUpdated, func(r *Record) {
+		two, fourteen := 2, 14
+		r.Restrictions = []RestrictionRec{
+			{StartDate: "2027-07-02", EndDate: "2027-07-03", MinStayArrival: ip(3), MaxStay: &fourteen, ClosedToArrival: &yes},
+			{StartDate: "2027-07-04", EndDate: "2027-07-04", ClosedToArrival: &no, ClosedToDeparture: &yes},
+			{StartDate: "2027-12-24", EndDate: "2027-12-26", StopSell: &yes},
+		}
+		r.RatePlans = slices.Clone(r.RatePlans) // the rate plans step keeps its own
+		r.RatePlans[0].Restrictions = []RestrictionRec{{StartDate: "2027-07-01", EndDate: "2027-07-31", MinStayThrough: &two}}
+	})
+	step(MarkupsUpdated, func(r *Record) {
+		r.ChannelMarkups = []MarkupRec{{Channel: "airbnb", Type: "percent", Value: "15"}, {Channel: "vrbo", Type: "amount", Value: "5"}}
+	})
 	step(PropertyDeleted, func(r *Record) { r.Deleted = true })
 	return out
 }
 
 // accountSettings is an account that set everything but its lead sources and default lead
-// source (a tag's languages and a promotion's properties never set: published empty).
+// source (a tag's languages and a promotion's properties never set: published empty), with
+// channel markups.
 func accountSettings() SettingsRec {
 	on := true
 	return SettingsRec{AccountID: "1001", Version: 3, UpdatedAt: time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC),
@@ -102,7 +131,8 @@ func accountSettings() SettingsRec {
 		Categories:    []GroupRec{{ID: 1, Name: "Sea view", ShowSearchEngine: true, Languages: map[string]string{"it": "Vista mare"}, Properties: []int64{17, 18}}},
 		Tags:          []GroupRec{{ID: 1, Name: "Family", Properties: []int64{17}}},
 		Promotions: []PromotionRec{{Code: "SPRING10", Name: "Spring", Type: "percent", Amount: "10", StartDate: "2027-03-01", EndDate: "2027-05-31",
-			MinNights: 3, UsageLimit: 100}}}.withDefaults()
+			MinNights: 3, UsageLimit: 100}},
+		ChannelMarkups: []MarkupRec{{Channel: "airbnb", Type: "percent", Value: "12.5"}, {Channel: "bookingcom", Type: "amount", Value: "-3"}}}.withDefaults()
 }
 
 // TestEventsMatchTheContract: what property-svc publishes for each change is exactly the

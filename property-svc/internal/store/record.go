@@ -41,6 +41,13 @@ type Record struct {
 	// ICal is the property's iCal export link (ical.go); nil until the first get. The token
 	// is a credential: events carry its hash only, the account export leaves it out.
 	ICal *ICalRec `bson:"ical,omitempty" json:"-"`
+	// StandardPlan, RatePlans, Restrictions and ChannelMarkups are the revenue controls
+	// (revenue.go); LastRatePlanID is the largest rate plan id given (not published).
+	StandardPlan   *PlanTermsRec    `bson:"standard_plan,omitempty" json:"standard_plan,omitempty"`
+	RatePlans      []RatePlanRec    `bson:"rate_plans,omitempty" json:"rate_plans,omitempty"`
+	LastRatePlanID int64            `bson:"last_rate_plan_id,omitempty" json:"-"`
+	Restrictions   []RestrictionRec `bson:"restrictions,omitempty" json:"restrictions,omitempty"`
+	ChannelMarkups []MarkupRec      `bson:"channel_markups,omitempty" json:"channel_markups,omitempty"`
 }
 
 // ContentRec is A1.

@@ -543,7 +543,7 @@ func TestSettings(t *testing.T) {
 			Origins: []string{"https://aurora.example", "http://localhost:3000"}, Properties: []int64{}}},
 		Search: property.SearchSettings{DefaultLimit: 20, PriceFilterEnable: true, RateType: property.RateWeekly}, WeekendNights: 3,
 		DefaultLeadSource: 1, ExchangeRates: []property.ExchangeRate{}, Categories: []property.Group{}, Tags: []property.Group{},
-		Promotions: []property.Promotion{}}
+		Promotions: []property.Promotion{}, ChannelMarkups: []property.Markup{}}
 	want.UpdatedAt = got.UpdatedAt
 	same(t, "settings put", got, want)
 
@@ -560,7 +560,7 @@ func TestSettings(t *testing.T) {
 		Currency: "USD", Timezone: "UTC", Languages: []string{"en"}, LeadSources: defaultLeadSources(), Brands: []property.Brand{},
 		Search: property.SearchSettings{DefaultLimit: 10, RateType: property.RateDaily}, WeekendNights: 2,
 		DefaultLeadSource: 1, ExchangeRates: []property.ExchangeRate{}, Categories: []property.Group{}, Tags: []property.Group{},
-		Promotions: []property.Promotion{}})
+		Promotions: []property.Promotion{}, ChannelMarkups: []property.Markup{}})
 	_, err = putSettings(h, b, property.AccountSettings{Currency: sp("GBP"), Brands: &[]property.Brand{{ID: 2, Name: "B"}}})
 	must(t, err)
 

@@ -37,6 +37,8 @@ type SettingsRec struct {
 	Categories        []GroupRec     `bson:"categories,omitempty" json:"categories"`
 	Tags              []GroupRec     `bson:"tags,omitempty" json:"tags"`
 	Promotions        []PromotionRec `bson:"promotions,omitempty" json:"promotions"`
+	// ChannelMarkups are the account's (/api/channel-markup without internal_code).
+	ChannelMarkups []MarkupRec `bson:"channel_markups,omitempty" json:"channel_markups,omitempty"`
 	// LastBrandID is the largest brand id /api/account-brand gave (not published).
 	LastBrandID int `bson:"last_brand_id,omitempty" json:"-"`
 }
@@ -333,6 +335,9 @@ func (r SettingsRec) apply(a property.AccountSettings, now time.Time) SettingsRe
 	if a.LastBrandID != nil {
 		r.LastBrandID = *a.LastBrandID
 	}
+	if a.ChannelMarkups != nil {
+		r.ChannelMarkups = eachOf(*a.ChannelMarkups, markupRec)
+	}
 	return r
 }
 
@@ -425,6 +430,7 @@ func (r SettingsRec) settings() property.Settings {
 		return property.ExchangeRate{Currency: x.Currency, Rate: decimal.RequireFromString(x.Rate)}
 	})
 	out.Categories, out.Tags = eachOf(r.Categories, group), eachOf(r.Tags, group)
+	out.ChannelMarkups = eachOf(r.ChannelMarkups, markup)
 	out.LastBrandID = r.LastBrandID
 	out.Promotions = eachOf(r.Promotions, func(p PromotionRec) property.Promotion {
 		x := property.Promotion{Code: p.Code, Name: p.Name, Type: property.PromotionType(p.Type), Amount: decimal.RequireFromString(p.Amount),

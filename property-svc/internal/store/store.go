@@ -360,6 +360,15 @@ func (s *Store) update(ctx context.Context, id, change string, upd bson.D, upser
 // updateWhere is update applied only if the property also matches where (ErrNotFound
 // otherwise).
 func (s *Store) updateWhere(ctx context.Context, id, change string, where, upd bson.D, upsert bool) (Record, error) {
+	// The lock is held until the relay has the snapshot, so that an erasure, which deletes
+	// the document under it, records its tombstone after the snapshot (erase.go).
+	unlock := s.locks.Lock(id)
+	defer unlock()
+	return s.updateLocked(ctx, id, change, where, upd, upsert)
+}
+
+// updateLocked is updateWhere for a caller that holds the property's lock.
+func (s *Store) updateLocked(ctx context.Context, id, change string, where, upd bson.D, upsert bool) (Record, error) {
 	in, err := s.outbox.Begin(ctx, id)
 	if err != nil {
 		return Record{}, fmt.Errorf("record %s in the outbox: %w", change, err)
@@ -382,10 +391,6 @@ func (s *Store) updateWhere(ctx context.Context, id, change string, where, upd b
 	}
 	filter = append(filter, where...)
 	var rec Record
-	// The lock is held until the relay has the snapshot, so that an erasure, which deletes
-	// the document under it, records its tombstone after the snapshot (erase.go).
-	unlock := s.locks.Lock(id)
-	defer unlock()
 	err = s.props.FindOneAndUpdate(ctx, filter, upd,
 		options.FindOneAndUpdate().SetReturnDocument(options.After).SetUpsert(upsert)).Decode(&rec)
 	if err != nil {

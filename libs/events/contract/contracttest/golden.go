@@ -23,6 +23,7 @@ func Types() map[string]func() any {
 		contract.PropertyCreated: property, contract.PropertyUpdated: property, contract.PropertyDeleted: property, contract.PhotosUpdated: property,
 		contract.PolicyUpdated: property, contract.RatesUpdated: property, contract.MethodsUpdated: property, contract.TaxesUpdated: property,
 		contract.ServicesUpdated: property, contract.AmenitiesUpdated: property, contract.PricesUpdated: property,
+		contract.RatePlansUpdated: property, contract.RestrictionsUpdated: property, contract.MarkupsUpdated: property,
 		contract.SettingsUpdated: func() any { return new(contract.Settings) },
 		contract.BookingReserved: booking, contract.BookingUpdated: booking, contract.BookingCancelled: booking,
 		contract.BlockCreated: block, contract.BlockUpdated: block, contract.BlockDeleted: block,
