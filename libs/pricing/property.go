@@ -39,13 +39,13 @@ type Property struct {
 	Services      []Service // the property's services; those with Default are added to bookings
 	Policy        *Policy   // nil: no payment policy (no schedule, no deposit)
 
-	// Rate plans (docs/rate-plans.md). Standard holds the standard plan's terms (zero:
-	// "Standard", nothing included, flexible); Plans are the derived plans; Restrictions are
+	// Rate plans (docs/rate-plans.md). Standard holds the standard plan's terms (nil, or a
+	// zero member: "Standard", nothing included, flexible); Plans are the derived plans; Restrictions are
 	// the property's restrictions per date, for every plan; Markups are the property's own
 	// channel markups and AccountMarkups the account's (ApplyMarkups), which a channel in
 	// Markups ignores. Replacing one of these slices is noticed like Rates; edits inside
 	// them are not: call Prepare after them.
-	Standard       PlanTerms
+	Standard       *PlanTerms
 	Plans          []Plan
 	Restrictions   []Restriction
 	Markups        []Markup

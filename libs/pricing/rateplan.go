@@ -607,7 +607,11 @@ type markupComp struct {
 	a       adjust
 }
 
-func standardTerms(t PlanTerms) PlanTerms {
+func standardTerms(s *PlanTerms) PlanTerms {
+	var t PlanTerms
+	if s != nil {
+		t = *s
+	}
 	if t.Name == "" {
 		t.Name = "Standard"
 	}
@@ -655,8 +659,10 @@ func compilePlans(p *Property, pl *plan) error {
 	if pl.props, err = compileLevel("restrictions", p.Restrictions); err != nil {
 		return err
 	}
-	if err := checkCancellation("standard_plan.cancellation", p.Standard.Cancellation); err != nil {
-		return err
+	if p.Standard != nil {
+		if err := checkCancellation("standard_plan.cancellation", p.Standard.Cancellation); err != nil {
+			return err
+		}
 	}
 	pl.std = planComp{id: StandardPlan, idx: -1, terms: standardTerms(p.Standard)}
 	pl.plans = make([]planComp, 0, len(p.Plans))

@@ -305,7 +305,8 @@ func FromEvent(s contract.Property) (Property, error) {
 		p.Policy = pol
 	}
 	if s.StandardPlan != nil {
-		p.Standard = r.terms("standard_plan", *s.StandardPlan)
+		t := r.terms("standard_plan", *s.StandardPlan)
+		p.Standard = &t
 	}
 	for i, x := range s.RatePlans {
 		p.Plans = append(p.Plans, r.plan(fmt.Sprintf("rate_plans[%d]", i), x))
