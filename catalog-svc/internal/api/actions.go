@@ -147,10 +147,11 @@ type rangeJSON struct {
 // horizon is how many days a calendar (and the default non-available window) covers.
 const horizon = 730
 
-// getNonAvailable merges the held nights from startDate (default today in the property's
-// zone) to endDate (default startDate + 730 days; both inclusive) into ranges: startDate is
-// the first held night, endDate the last one (as getblockdates writes blocks), so that the
-// check-out day stays free as an arrival in the clients' date pickers.
+// getNonAvailable merges the nights held (by bookings and live blocks) or stopped (a
+// stop-sell of the standard plan) from startDate (default today in the property's zone) to
+// endDate (default startDate + 730 days; both inclusive) into ranges: startDate is the first
+// such night, endDate the last one (as getblockdates writes blocks), so that the check-out
+// day stays free as an arrival in the clients' date pickers.
 func (a *API) getNonAvailable(c *fiber.Ctx) error {
 	p, in, err := a.property(c)
 	if err != nil {
@@ -177,6 +178,11 @@ func (a *API) getNonAvailable(c *fiber.Ctx) error {
 			days = append(days, d)
 		}
 	}
+	stoppedNights(p, from, to, func(d pricing.Date) {
+		if !held[d] {
+			days = append(days, d)
+		}
+	})
 	sort.Slice(days, func(i, j int) bool { return days[i].Before(days[j]) })
 	out := []rangeJSON{}
 	for i := 0; i < len(days); {
@@ -256,10 +262,18 @@ type dayJSON struct {
 	GuestMonthlyPrice json.Number `json:"guest_monthly_price"`
 	MinimumStay       int         `json:"minimumstay"`
 	CheckInOutType    int         `json:"check_in_out_type"`
+	// The day's restrictions (docs/rate-plans.md), added after the members above: the minimum
+	// stay through the night, the maximum stay of a stay starting that day (0 none), and
+	// whether a restriction closes the day to arrival or departure or stops its night.
+	MinimumStayThrough int  `json:"minimumstay_through"`
+	MaximumStay        int  `json:"maximumstay"`
+	ClosedToArrival    bool `json:"closed_to_arrival"`
+	ClosedToDeparture  bool `json:"closed_to_departure"`
+	StopSell           bool `json:"stop_sell"`
 }
 
 // dayJSONSize is about the length of one encoded day, to size a calendar's buffer.
-const dayJSONSize = 220
+const dayJSONSize = 330
 
 // appendDays appends days as encoding/json writes them (TestAppendDaysIsMarshal), without
 // its reflection: a year's calendar is 365 of them, and encoding them was a quarter of
@@ -281,6 +295,11 @@ func appendDays(b []byte, days []dayJSON) []byte {
 		b = appendNumber(append(b, `,"guest_monthly_price":`...), d.GuestMonthlyPrice)
 		b = strconv.AppendInt(append(b, `,"minimumstay":`...), int64(d.MinimumStay), 10)
 		b = strconv.AppendInt(append(b, `,"check_in_out_type":`...), int64(d.CheckInOutType), 10)
+		b = strconv.AppendInt(append(b, `,"minimumstay_through":`...), int64(d.MinimumStayThrough), 10)
+		b = strconv.AppendInt(append(b, `,"maximumstay":`...), int64(d.MaximumStay), 10)
+		b = strconv.AppendBool(append(b, `,"closed_to_arrival":`...), d.ClosedToArrival)
+		b = strconv.AppendBool(append(b, `,"closed_to_departure":`...), d.ClosedToDeparture)
+		b = strconv.AppendBool(append(b, `,"stop_sell":`...), d.StopSell)
 		b = append(b, '}')
 	}
 	return append(b, ']')
@@ -315,8 +334,10 @@ const (
 )
 
 // getCalendar lists one day per date from startDate (default today in the property's zone)
-// for 730 days, or up to endDate (inclusive) when it comes first. Prices are
-// pricing.NightPrice's for one guest: exactly a one-night quote's night price.
+// for 730 days, or up to endDate (inclusive) when it comes first. Prices and rules are
+// the engine's (pricing.NightPriceOn) for one guest on the plan ratePlanId (default the
+// standard plan): exactly a one-night quote's night price, and the day rules every quote
+// applies.
 func (a *API) getCalendar(c *fiber.Ctx) error {
 	p, in, err := a.composite(c)
 	if err != nil {
@@ -336,16 +357,21 @@ func (a *API) getCalendar(c *fiber.Ctx) error {
 	if to.Before(from) {
 		return httpapi.InvalidField("endDate", "must not be before startDate")
 	}
+	plan, err := ratePlan(in, p)
+	if err != nil {
+		return err
+	}
 	// The generation is read before the held nights: an answer built from newer nights than
 	// its key says is replaced at the next change, never an older one kept under a newer key.
-	key := calendarKey{p: p, gen: a.catalog.Gen(account(c), p.Snap.PropertyID), from: from, to: to}
+	// Restrictions and plans travel in the property's snapshot: a change is a new p.
+	key := calendarKey{p: p, gen: a.catalog.Gen(account(c), p.Snap.PropertyID), plan: plan, from: from, to: to}
 	data, ok := a.calendars.get(key)
 	if !ok {
 		held := a.catalog.Held(account(c), p.Snap.PropertyID)
 		out := make([]dayJSON, 0, pricing.DaysBetween(from, to)+1)
 		var prices decimals
 		for d := from; !d.After(to); d = d.AddDays(1) {
-			out = append(out, calendarDay(p, d, held[d], &prices))
+			out = append(out, calendarDay(p, plan, d, held[d], &prices))
 		}
 		data = appendDays(make([]byte, 0, len(out)*dayJSONSize), out)
 		a.calendars.put(key, data)
@@ -370,26 +396,28 @@ func (m *decimals) format(i int, d decimal.Decimal) json.Number {
 	return l.s
 }
 
-// night is what the calendar says of one date of a property: the one rule getcalendar and
-// the booking engine's calendar (engine.go) read. Priced: the property has rates (else
-// nothing can be booked and the rest is zero); Free: priced and not held by a booking or a
-// live block; Day: pricing.NightPrice's prices (one guest), minimum stay and changeover days.
+// night is what the calendar says of one date of a property on a plan: the one rule
+// getcalendar and the booking engine's calendar (engine.go) read. Priced: the property has
+// rates (else nothing can be booked and the rest is zero); Free: priced, not held by a
+// booking or a live block, and not stopped (stop-sell); Day: the engine's prices (one
+// guest) and day rules (pricing.NightPriceOn: the resolved minimum stays and maximum stay,
+// changeover days including a restriction's closed to arrival / departure, stop-sell).
 type night struct {
 	pricing.Day
 	Priced, Free bool
 }
 
-// nightOf is the calendar's night d of p, held telling whether a booking or a live block
-// holds it (catalog.Held).
-func nightOf(p *catalog.Property, d pricing.Date, held bool) night {
+// nightOf is the calendar's night d of p on plan (0: the standard plan; a plan of p), held
+// telling whether a booking or a live block holds it (catalog.Held).
+func nightOf(p *catalog.Property, plan int64, d pricing.Date, held bool) night {
 	if p.PricingErr != nil {
 		return night{}
 	}
-	n, ok := pricing.NightPrice(p.Pricing, d, 1)
+	n, ok := pricing.NightPriceOn(p.Pricing, plan, "", d, 1)
 	if !ok {
 		return night{} // no rates: nothing can be booked
 	}
-	return night{Day: n, Priced: true, Free: !held}
+	return night{Day: n, Priced: true, Free: !held && !n.StopSell}
 }
 
 // calendarCurrency is the currency of p's calendar prices: the account's, which p is priced in.
@@ -400,10 +428,12 @@ func calendarCurrency(p *catalog.Property) string {
 	return p.Pricing.Currency
 }
 
-func calendarDay(p *catalog.Property, d pricing.Date, held bool, prices *decimals) dayJSON {
+// calendarDay is getcalendar's day d of p on plan. A client decides a stay from the days as
+// the engine does (docs/catalog.md, "Calendar"; TestCalendarAgreesWithEngine).
+func calendarDay(p *catalog.Property, plan int64, d pricing.Date, held bool, prices *decimals) dayJSON {
 	out := dayJSON{Date: d.String(), Availability: "false", Currency: calendarCurrency(p), Price: "0", WeeklyPrice: "0", MonthlyPrice: "0",
 		GuestPrice: "0", GuestWeeklyPrice: "0", GuestMonthlyPrice: "0", CheckInOutType: CheckNeither}
-	night := nightOf(p, d, held)
+	night := nightOf(p, plan, d, held)
 	if !night.Priced {
 		return out
 	}
@@ -414,7 +444,8 @@ func calendarDay(p *catalog.Property, d pricing.Date, held bool, prices *decimal
 	out.Price, out.WeeklyPrice, out.MonthlyPrice = prices.format(0, n.Price), prices.format(1, n.WeeklyPrice), prices.format(2, n.MonthlyPrice)
 	out.GuestPrice, out.GuestWeeklyPrice, out.GuestMonthlyPrice = prices.format(3, n.GuestPrice), prices.format(4, n.GuestWeeklyPrice),
 		prices.format(5, n.GuestMonthlyPrice)
-	out.MinimumStay = n.MinimumStay
+	out.MinimumStay, out.MinimumStayThrough, out.MaximumStay = n.MinimumStay, n.MinStayThrough, n.MaxStay
+	out.ClosedToArrival, out.ClosedToDeparture, out.StopSell = n.ClosedToArrival, n.ClosedToDeparture, n.StopSell
 	switch {
 	case n.CheckinAllowed && n.CheckoutAllowed:
 		out.CheckInOutType = CheckInOut

@@ -185,7 +185,7 @@ func TestActionKeyOrder(t *testing.T) {
 		"state", "country", "brief", "bedroom", "bathroom")
 	wantKeys(t, "getcalendar", first("getcalendar", `{"propertyId":"acc1_20","startDate":"2030-02-01","endDate":"2030-02-01"}`).first(t),
 		"date", "availability", "currency", "price", "weekly_price", "monthly_price", "guest_price", "guest_weekly_price", "guest_monthly_price",
-		"minimumstay", "check_in_out_type")
+		"minimumstay", "check_in_out_type", "minimumstay_through", "maximumstay", "closed_to_arrival", "closed_to_departure", "stop_sell")
 	res := first("getreservations", `{"propertyId":"acc1_20"}`)
 	wantKeys(t, "getreservations", res, "reservations")
 	wantKeys(t, "reservation", res.first(t).first(t), "id", "startDate", "endDate", "amount", "currency", "status", "createdAt")

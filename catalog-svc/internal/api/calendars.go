@@ -7,16 +7,18 @@ import (
 	"github.com/vros/vros/libs/pricing"
 )
 
-// calendarCacheSize bounds the getcalendar answers kept: a year's answer is about 80 KB, so
-// about 20 MB at most.
+// calendarCacheSize bounds the getcalendar answers kept: a year's answer is about 120 KB, so
+// about 30 MB at most.
 const calendarCacheSize = 256
 
 // calendarKey names one getcalendar answer: a Property is never changed once published (an
-// update or a repricing replaces the pointer), and the generation changes with every booking
-// and block of the property, so equal keys are equal answers.
+// update, a repricing, new plans or restrictions replace the pointer), and the generation
+// changes with every booking and block of the property, so equal keys (plan and dates
+// included) are equal answers.
 type calendarKey struct {
 	p        *catalog.Property
 	gen      uint64
+	plan     int64
 	from, to pricing.Date
 }
 

@@ -3,10 +3,14 @@ package api
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/vros/vros/libs/events/contract"
+	"github.com/vros/vros/libs/pricing"
 )
 
 // calendarDays reads getcalendar of acc's property pid over from..to as date → day.
@@ -106,7 +110,9 @@ func TestAppendDaysIsMarshal(t *testing.T) {
 	days := []dayJSON{
 		{Date: "2030-03-01", Availability: "true", Currency: "EUR", Price: "80", WeeklyPrice: "500.5", MonthlyPrice: "0",
 			GuestPrice: "80", GuestWeeklyPrice: "500.5", GuestMonthlyPrice: "1999.99", MinimumStay: 2, CheckInOutType: CheckInOut},
-		{Date: "2030-03-02", Availability: "false", Currency: "", MinimumStay: 0, CheckInOutType: CheckNeither},
+		{Date: "2030-03-02", Availability: "false", Currency: "", MinimumStay: 0, CheckInOutType: CheckNeither, MinimumStayThrough: 3,
+			MaximumStay: 14, ClosedToArrival: true, ClosedToDeparture: true, StopSell: true},
+		{Date: "2030-03-04", Availability: "true", Currency: "USD", CheckInOutType: CheckInOnly, ClosedToDeparture: true},
 		{Date: "2030-03-03", Availability: "true", Currency: `<&>"\ é` + "\u2028\x01", Price: "-1.25", MinimumStay: -3, CheckInOutType: CheckOutOnly},
 	}
 	for _, c := range [][]dayJSON{nil, {}, days[:1], days} {
@@ -148,5 +154,37 @@ func TestErasedAccountsAnswersForgotten(t *testing.T) {
 	}
 	if spans("acc1") != 0 || spans("acc2") != 1 {
 		t.Errorf("spans kept after acc1's erasure: acc1 %d, acc2 %d; want 0 and 1", spans("acc1"), spans("acc2"))
+	}
+}
+
+// BenchmarkGetcalendarMiss: getcalendar of a year never asked before (the answer computed
+// and encoded, not kept), through the app, of a property with a season and, in the second
+// case, restrictions on a third of its days.
+func BenchmarkGetcalendarMiss(b *testing.B) {
+	for _, withRestrictions := range []bool{false, true} {
+		b.Run(fmt.Sprint("restrictions=", withRestrictions), func(b *testing.B) {
+			s := newServer(&testing.T{}, "")
+			p := property("acc1", 20, "Bench", "Lucca", 1, 1, 2, "80", false)
+			p.Rates.Seasons = []contract.Season{{Name: "High", StartDate: "2030-06-01", EndDate: "2030-09-30", Prices: contract.Prices{Daily: "120"}}}
+			if withRestrictions {
+				for d := 0; d < 365; d += 3 {
+					day := fmt.Sprintf("2030-%02d-%02d", 1+d/31%12, 1+d%28)
+					p.Restrictions = append(p.Restrictions, contract.Restriction{StartDate: day, EndDate: day, MinStayArrival: &[]int{3}[0]})
+				}
+				slices.SortFunc(p.Restrictions, func(x, y contract.Restriction) int { return strings.Compare(x.StartDate, y.StartDate) })
+				p.Restrictions = slices.CompactFunc(p.Restrictions, func(x, y contract.Restriction) bool { return x.StartDate == y.StartDate })
+			}
+			s.load(contract.PropertyUpdated, p)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				from := pricing.MustDate("2030-01-01").AddDays(i % 700)
+				body := fmt.Sprintf(`{"propertyId":"acc1_20","startDate":%q,"endDate":%q}`, from, from.AddDays(364))
+				if code, out := s.call("acc1", http.MethodPost, "/internal/b/getcalendar", body, nil); code != http.StatusOK {
+					b.Fatalf("%d %s", code, out)
+				}
+				s.api.calendars.c.Purge()
+			}
+		})
 	}
 }

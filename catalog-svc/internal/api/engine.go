@@ -233,10 +233,11 @@ const (
 // engineCalendar is a property's calendar for the booking engine's date picker, from the
 // calendar's one rule (nightOf, as getcalendar): from `from` (default today in the property's
 // time zone; in the past is allowed, not beyond the calendar's horizon) to the end of the month months − 1 after it (months 1-12, default 2). A day is
-// available when its night is priced, free and not before today; arrival when a stay may
-// start that day (available and a check-in day); departure when one may end it (a check-out
-// day whose previous night is available); min_stay the minimum stay of a stay starting that
-// day; price the night's price for one guest with the currency's minor digits, null without
+// available when its night is priced, free (not held, not stopped) and not before today;
+// arrival when a stay may start that day (available and a check-in day: a restriction's
+// closed to arrival included); departure when one may end it (a check-out day, closed to
+// departure included, whose previous night is available); min_stay the resolved minimum stay
+// of a stay starting that day (the standard plan's rules: pricing.NightPriceOn); price the night's price for one guest with the currency's minor digits, null without
 // rates.
 func (a *API) engineCalendar(c *fiber.Ctx) error {
 	in := parse(c)
@@ -268,13 +269,13 @@ func (a *API) engineCalendar(c *fiber.Ctx) error {
 	out := engineCalendarJSON{PropertyID: p.Snap.PropertyID, Currency: cur, Days: make([]engineDayJSON, 0, pricing.DaysBetween(from, to)+1)}
 	available := func(d pricing.Date, n night) bool { return n.Free && !d.Before(today) }
 	prev := from.AddDays(-1)
-	prevAvailable := available(prev, nightOf(p, prev, held[prev]))
+	prevAvailable := available(prev, nightOf(p, 0, prev, held[prev]))
 	var last struct {
 		d decimal.Decimal
 		s *string
 	}
 	for d := from; !d.After(to); d = d.AddDays(1) {
-		n := nightOf(p, d, held[d])
+		n := nightOf(p, 0, d, held[d])
 		day := engineDayJSON{Date: d.String(), Available: available(d, n)}
 		day.Arrival = day.Available && n.CheckinAllowed
 		day.Departure = prevAvailable && n.Priced && n.CheckoutAllowed

@@ -184,8 +184,9 @@ func etagMatches(header, etag string) bool {
 	return false
 }
 
-// renderICal writes the calendar (RFC 5545): one all-day VEVENT per reserved booking and per
-// live block (imported ones too) whose last night is on or after since. Nothing of the guest
+// renderICal writes the calendar (RFC 5545): one all-day VEVENT per reserved booking, per
+// live block (imported ones too) and per run of stopped nights whose last night is on or
+// after since. Nothing of the guest
 // and no memo: UID, dates, SUMMARY, SEQUENCE (the version) and DTSTAMP (when the booking or
 // block was made, so that every replica renders the same bytes for one calendar and the
 // strong ETag holds).
@@ -222,6 +223,15 @@ func renderICal(cal catalog.Calendar, since pricing.Date) ([]byte, error) {
 		made, _ := time.Parse(time.DateTime, b.CreatedAt)
 		addEvent(c, "block-"+strconv.FormatInt(b.BlockID, 10)+"@vros", start, end.AddDays(1), made, b.Version, "Not available")
 	}
+	// Stopped nights (a stop-sell of the standard plan), one event per run: a channel that
+	// imports the feed stops selling them too. The UID is the run's dates, so the same run
+	// is the same event at every render and replica (an import stays idempotent); a run that
+	// grows or shrinks is another event, the old one gone. DTSTAMP is the property's creation
+	// time, the same at every render.
+	for _, run := range stoppedRuns(cal.Property, since) {
+		uid := "stopsell-" + compactDate(run[0]) + "-" + compactDate(run[1]) + "@vros"
+		addEvent(c, uid, run[0], run[1].AddDays(1), cal.Property.Snap.CreatedAt, 0, "Not available")
+	}
 	var buf bytes.Buffer
 	// RFC 5545 3.1: lines end with CRLF (the library's default is LF).
 	if err := c.SerializeTo(&buf, ics.WithNewLineWindows); err != nil {
@@ -240,6 +250,9 @@ func addEvent(c *ics.Calendar, uid string, start, end pricing.Date, made time.Ti
 	e.SetSummary(summary)
 	e.SetTimeTransparency(ics.TransparencyOpaque)
 }
+
+// compactDate is d as YYYYMMDD.
+func compactDate(d pricing.Date) string { return strings.ReplaceAll(d.String(), "-", "") }
 
 func day(d pricing.Date) time.Time {
 	y, m, dd := d.Civil()

@@ -23,9 +23,10 @@ import (
 //
 //   - every filter is cheap and reads a per-property record built once per published
 //     property value (records, below), under the catalog's read lock;
-//   - a stay's nights are checked in place (catalog.Nights) and its sales rules through the
-//     pricing engine's own calendar figures (pricing.NightPrice, Property.BookingWindow),
-//     which are the very rules pricing.Quote applies;
+//   - a stay's nights are checked in place (catalog.Nights) and its sales rules by the
+//     pricing engine's own stay check (pricing.CheckDays, which Quote calls too) over the
+//     engine's day rules of the standard plan (Property.Rules), and its booking window
+//     (Property.BookingWindow);
 //   - only the page returned is quoted, unless the order or a filter needs every
 //     candidate's price; a page property that the quote refuses after all sends the search
 //     back to quoting every candidate, so the count is never wrong.
@@ -72,43 +73,137 @@ type searchRecord struct {
 	idText                  string
 }
 
-// The day rules of a property (may a stay start or end on the day, its minimum stay) are
-// read from the pricing engine's calendar (pricing.NightPrice, which reads the same plan as
-// Quote) 32 days at a time, on first use, for about four years from a month before the
-// first day asked; dates outside are read from the engine each time.
+// The day rules of a property's standard plan (pricing.Property.Rules: minimum stays on
+// arrival and through, maximum stay, may a stay start or end on the day, closed to arrival
+// or departure, stop-sell) are read from the pricing engine 32 days at a time, on first use,
+// for about four years from a month before the first day asked; dates outside are read from
+// the engine each time. A record belongs to one published property value, so new rates,
+// plans or restrictions are a new record.
 const (
 	ruleChunkDays = 32
 	ruleChunks    = 48
 )
 
+// dayRule is one day's pricing.DayRules, packed in 8 bytes (a chunk stays 256 bytes), and
+// whether the engine prices the day (ok).
 type dayRule struct {
-	minStay     int32
-	in, out, ok bool
+	minArrival, minThrough, maxStay int16 // 0-365 (pricing.MaxNights)
+	flags                           uint8
 }
 
-type ruleChunk [ruleChunkDays]dayRule
+const (
+	ruleOK uint8 = 1 << iota
+	ruleCheckin
+	ruleCheckout
+	ruleCTA
+	ruleCTD
+	ruleStop
+)
 
-func (r *searchRecord) dayRule(d pricing.Date) dayRule {
+func packRule(r pricing.DayRules, ok bool) dayRule {
+	clamp := func(n int) int16 { return int16(min(max(n, 0), pricing.MaxNights+1)) }
+	out := dayRule{minArrival: clamp(r.MinStayArrival), minThrough: clamp(r.MinStayThrough), maxStay: clamp(r.MaxStay)}
+	for _, f := range [...]struct {
+		set  bool
+		flag uint8
+	}{{ok, ruleOK}, {r.CheckinAllowed, ruleCheckin}, {r.CheckoutAllowed, ruleCheckout}, {r.ClosedToArrival, ruleCTA},
+		{r.ClosedToDeparture, ruleCTD}, {r.StopSell, ruleStop}} {
+		if f.set {
+			out.flags |= f.flag
+		}
+	}
+	return out
+}
+
+// rules unpacks the day's pricing.DayRules; a day the engine does not price has none (no
+// stay may start or end on it).
+func (d dayRule) rules() pricing.DayRules {
+	if d.flags&ruleOK == 0 {
+		return pricing.DayRules{}
+	}
+	return pricing.DayRules{MinStayArrival: int(d.minArrival), MinStayThrough: int(d.minThrough), MaxStay: int(d.maxStay),
+		CheckinAllowed: d.flags&ruleCheckin != 0, CheckoutAllowed: d.flags&ruleCheckout != 0, ClosedToArrival: d.flags&ruleCTA != 0,
+		ClosedToDeparture: d.flags&ruleCTD != 0, StopSell: d.flags&ruleStop != 0}
+}
+
+// ruleChunk is 32 days of rules, and the engine's verdicts on the stays arriving on each of
+// them (sellable): bit n−1 of verdicts[j] says whether the stay of n nights (1–32) arriving
+// on day j was decided, bit 32+n−1 whether it is sellable. A chunk belongs to one published
+// property value, so its verdicts never go stale; 512 bytes.
+type ruleChunk struct {
+	days     [ruleChunkDays]dayRule
+	verdicts [ruleChunkDays]atomic.Uint64
+}
+
+// chunk returns the chunk of day rules holding d and its first day, read from the engine on
+// first use; nil outside the chunks' span.
+func (r *searchRecord) chunk(d pricing.Date) (*ruleChunk, pricing.Date) {
 	r.rulesOnce.Do(func() { r.rulesFrom = d.AddDays(-31) })
 	i := pricing.DaysBetween(r.rulesFrom, d)
 	if i < 0 || i >= ruleChunkDays*ruleChunks {
-		return r.readRule(d)
+		return nil, pricing.Date{}
 	}
+	start := r.rulesFrom.AddDays(i / ruleChunkDays * ruleChunkDays)
 	ch := r.rules[i/ruleChunkDays].Load()
 	if ch == nil {
 		ch = new(ruleChunk)
-		start := r.rulesFrom.AddDays(i / ruleChunkDays * ruleChunkDays)
-		for j := range ch {
-			ch[j] = r.readRule(start.AddDays(j))
+		for j := range ch.days {
+			ch.days[j] = r.readRule(start.AddDays(j))
 		}
 		r.rules[i/ruleChunkDays].Store(ch)
 	}
-	return ch[i%ruleChunkDays]
+	return ch, start
+}
+
+func (r *searchRecord) dayRule(d pricing.Date) dayRule {
+	ch, start := r.chunk(d)
+	if ch == nil {
+		return r.readRule(d)
+	}
+	return ch.days[pricing.DaysBetween(start, d)]
 }
 
 func (r *searchRecord) readRule(d pricing.Date) dayRule {
-	n, ok := pricing.NightPrice(r.p.Pricing, d, 1)
-	return dayRule{minStay: int32(n.MinimumStay), in: n.CheckinAllowed, out: n.CheckoutAllowed, ok: ok}
+	_, ok := pricing.NightPrice(r.p.Pricing, d, 1)
+	return packRule(r.p.Pricing.Rules(0, d), ok)
+}
+
+// sellable is pricing.CheckDays's verdict on the stay in→out on the standard plan, over the
+// record's day rules (a day the engine does not price allows nothing). A website asks the
+// same stays again and again (pages, orders, filters, every visitor's dates), and CheckDays
+// reads every night of the stay: its verdicts on stays of up to 32 nights are kept in the
+// arrival's chunk.
+func (r *searchRecord) sellable(in, out pricing.Date) bool {
+	arrival, first := r.chunk(in)
+	n := pricing.DaysBetween(in, out)
+	var slot *atomic.Uint64
+	var bit uint64
+	if arrival != nil && n >= 1 && n <= 32 {
+		slot, bit = &arrival.verdicts[pricing.DaysBetween(first, in)], 1<<(n-1)
+		if v := slot.Load(); v&bit != 0 {
+			return v&(bit<<32) != 0
+		}
+	}
+	// CheckDays reads consecutive days: keep the chunk at hand.
+	ch, start := arrival, first
+	day := func(d pricing.Date) pricing.DayRules {
+		i := pricing.DaysBetween(start, d)
+		if ch == nil || i < 0 || i >= ruleChunkDays {
+			if ch, start = r.chunk(d); ch == nil {
+				return r.readRule(d).rules()
+			}
+			i = pricing.DaysBetween(start, d)
+		}
+		return ch.days[i].rules()
+	}
+	ok := pricing.CheckDays(in, out, 0, day) == nil
+	if slot != nil {
+		if ok {
+			bit |= bit << 32
+		}
+		slot.Or(bit)
+	}
+	return ok
 }
 
 // bookingWindow is the property's booking window (Property.BookingWindow) during one minute:
@@ -458,10 +553,10 @@ type stay struct {
 	priced  bool
 }
 
-// stayRules reports whether the stay passes the property's sales rules as pricing.Quote
-// applies them: guests, children, booking window, check-in and check-out days, minimum
-// stay. It reads the engine's own figures (the plan lookups Quote makes, through the
-// record's day rules), without pricing the stay.
+// stayRules reports whether the standard plan sells the stay as pricing.Quote decides it:
+// guests, children, booking window, then the engine's one stay check (pricing.CheckDays:
+// stop-sell, closed to arrival and departure, check-in and check-out days, minimum stays,
+// maximum stay) over the record's day rules, without pricing the stay. It allocates nothing.
 func stayRules(r *searchRecord, in, out pricing.Date, adults, children int, now time.Time) bool {
 	if r.maxGuestRule > 0 && adults+children > r.maxGuestRule || children > 0 && r.noChildren {
 		return false
@@ -470,12 +565,7 @@ func stayRules(r *searchRecord, in, out pricing.Date, adults, children int, now 
 	if in.Before(first) || !last.IsZero() && in.After(last) {
 		return false
 	}
-	d := r.dayRule(in)
-	if !d.ok || !d.in || pricing.DaysBetween(in, out) < int(d.minStay) {
-		return false
-	}
-	e := r.dayRule(out)
-	return e.ok && e.out
+	return r.sellable(in, out)
 }
 
 // quote prices the hit's stay as getinfo does (the property's default taxes and services).

@@ -500,7 +500,16 @@ func BenchmarkSearch1000(b *testing.B) {
 				}
 			}
 		})
-	}
+	} // Another stay at each search: no search record has decided it before.
+	b.Run("dates-each-new", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			in := pricing.MustDate("2030-02-04").AddDays(i % 300)
+			body := fmt.Sprintf(`{"checkin":%q,"checkout":%q,"numberadults":"2"}`, in, in.AddDays(7))
+			if code, out := s.call("b1", http.MethodPost, "/internal/read/search-rental", body, nil); code != 200 {
+				b.Fatalf("%d %s", code, out)
+			}
+		}
+	})
 }
 
 func TestPropertyRelated(t *testing.T) {
@@ -565,6 +574,31 @@ func BenchmarkSearchHits1000(b *testing.B) {
 		buf = s.api.searchHits("h1", q, buf[:0])
 		if len(buf) != 1000 {
 			b.Fatal(len(buf))
+		}
+	}
+}
+
+// BenchmarkStayRules1000: the search's stay check of a 7-night stay on 1 000 properties, the
+// arrival moving at each round (no record has decided the stay before).
+func BenchmarkStayRules1000(b *testing.B) {
+	s := newServer(&testing.T{}, "")
+	var records []*searchRecord
+	for i := int64(1); i <= 1000; i++ {
+		if err := s.view.Load(contract.PropertyUpdated, mustJSON(searchProp("b1", i, fmt.Sprint("Villa ", i), nil))); err != nil {
+			b.Fatal(err)
+		}
+		p, _ := s.view.Property("b1", i)
+		records = append(records, newRecord(p))
+	}
+	now := s.api.now()
+	first := pricing.MustDate("2030-02-04")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		in := first.AddDays(i % 300)
+		for _, r := range records {
+			if !stayRules(r, in, in.AddDays(7), 2, 0, now) {
+				b.Fatal("refused")
+			}
 		}
 	}
 }
