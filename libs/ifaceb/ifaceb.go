@@ -12,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/vros/vros/libs/events/contract"
+	"github.com/vros/vros/libs/pricing"
 )
 
 // CompositeID is a property's id as interface B's property reads name it: <account>_<id>.
@@ -123,23 +124,20 @@ type CancellationTier struct {
 	Percent    json.Number `json:"percent"`
 }
 
-// namedTiers are the tiers of the named policies (docs/rate-plans.md, "Cancellation policies").
-var namedTiers = map[string][]CancellationTier{
-	contract.CancelFlexible:      {{DaysBefore: 1, Percent: "100"}},
-	contract.CancelModerate:      {{DaysBefore: 5, Percent: "100"}, {DaysBefore: 1, Percent: "50"}},
-	contract.CancelStrict:        {{DaysBefore: 30, Percent: "100"}, {DaysBefore: 14, Percent: "50"}},
-	contract.CancelNonRefundable: {},
-}
-
-// CancellationPolicyOf shows a policy of the contract; nil is the standard plan's default,
-// flexible. A custom policy's tiers are shown as set.
+// CancellationPolicyOf shows a policy of the contract; nil (or no policy named) is the
+// standard plan's default, flexible. A named policy's tiers are the rule engine's
+// (pricing.Cancellation.Resolved, the tiers its Refund applies); a custom policy's are shown as
+// set.
 func CancellationPolicyOf(c *contract.Cancellation) CancellationPolicy {
 	if c == nil {
-		c = &contract.Cancellation{Policy: contract.CancelFlexible}
+		c = &contract.Cancellation{}
 	}
-	out := CancellationPolicy{Policy: c.Policy, Tiers: []CancellationTier{}}
-	if named, ok := namedTiers[c.Policy]; ok {
-		out.Tiers = append(out.Tiers, named...)
+	r := pricing.Cancellation{Policy: c.Policy}.Resolved()
+	out := CancellationPolicy{Policy: r.Policy, Tiers: []CancellationTier{}}
+	if r.Policy != contract.CancelCustom {
+		for _, t := range r.Tiers {
+			out.Tiers = append(out.Tiers, CancellationTier{DaysBefore: t.DaysBefore, Percent: json.Number(t.Percent.String())})
+		}
 		return out
 	}
 	for _, t := range c.Tiers {
