@@ -34,6 +34,9 @@ type Config struct {
 	PhotoMemoryMiB int64 `env:"VROS_PROPERTY_PHOTO_MEMORY_MIB" envDefault:"256"`
 	// OutboxLease is how long a write owns its pending event before the sweep takes over.
 	OutboxLease time.Duration `env:"VROS_PROPERTY_OUTBOX_LEASE" envDefault:"10s"`
+	// Clock says what today is, for tests (property.Properties.SetClock: restrictions older
+	// than 31 days are pruned); never set from the environment, time.Now when nil.
+	Clock func() time.Time
 }
 
 // Database is property-svc's MongoDB database.
@@ -88,6 +91,9 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	props := property.NewProperties(st, photo.NewFetcher(photo.Config{
 		AllowPrivate: cfg.PhotoFetchAllowPrivate, Limits: photo.Limits{Memory: cfg.PhotoMemoryMiB << 20},
 	}))
+	if cfg.Clock != nil {
+		props.SetClock(cfg.Clock)
+	}
 	api.New(props, tel.Logger).Register(app, auth)
 
 	tel.Logger.Info("property-svc starting", "addr", cfg.Addr)

@@ -45,6 +45,11 @@ var resources = map[string]resource{
 	"webhook":            {IntegrationSvc, 256 * kib},
 	"webhook-delivery":   {IntegrationSvc, 256 * kib},
 	"ical-feed":          {IntegrationSvc, 256 * kib},
+
+	// Rate plans, restrictions per date and channel markups (docs/rate-plans.md).
+	"property-rateplan":    {PropertySvc, 256 * kib},
+	"property-restriction": {PropertySvc, 256 * kib},
+	"channel-markup":       {PropertySvc, 256 * kib},
 }
 
 // action is an interface B JSON action: POST /vros/external-booking with {"action": name}

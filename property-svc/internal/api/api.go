@@ -55,6 +55,9 @@ func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 	in.Post("/property-promotion", a.promotion)
 	in.Post("/account-brand", a.brand)
 	in.Post("/property-ical", a.ical)
+	in.Post("/property-rateplan", a.ratePlans)
+	in.Post("/property-restriction", a.restrictions)
+	in.Post("/channel-markup", a.markups)
 
 	a.registerB(app, auth)
 	a.registerAccount(app, auth)

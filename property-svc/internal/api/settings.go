@@ -3,6 +3,7 @@ package api
 import (
 	"time"
 
+	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/property-svc/internal/property"
 )
 
@@ -27,6 +28,8 @@ type settingsDTO struct {
 	Categories        []categoryDTO     `json:"categories"`
 	Tags              []tagDTO          `json:"tags"`
 	Promotions        []promotionDTO    `json:"promotions"`
+	// ChannelMarkups are set by /api/channel-markup; absent when none, as in the event.
+	ChannelMarkups []contract.Markup `json:"channel_markups,omitempty"`
 }
 
 type categoryDTO struct {
@@ -117,6 +120,9 @@ func settingsAnswer(s property.Settings) settingsDTO {
 	out.Tags = make([]tagDTO, len(s.Tags))
 	for i, g := range s.Tags {
 		out.Tags[i] = tagDTO{ID: g.ID, Name: g.Name, Languages: g.Languages, Properties: g.Properties}
+	}
+	for _, m := range s.ChannelMarkups {
+		out.ChannelMarkups = append(out.ChannelMarkups, m.Contract())
 	}
 	out.Promotions = make([]promotionDTO, len(s.Promotions))
 	for i, p := range s.Promotions {

@@ -112,3 +112,8 @@ func (s *Properties) Markups(ctx context.Context, account, code string) ([]Marku
 	}
 	return r.Markups, nil
 }
+
+// Contract is the markup as the events carry it.
+func (m Markup) Contract() contract.Markup {
+	return contract.Markup{Channel: m.Channel, Adjustment: m.Adjustment.Contract()}
+}

@@ -273,6 +273,13 @@ func readDateRange(o *fields.Object) (start, end pricing.Date, ok bool) {
 	}
 	start, end = dateOf(s), dateOf(e)
 	switch {
+	case s.Year() < 1 || e.Year() < 1: // year 0000 has no date in the events' readers (pricing.ParseDate)
+		name := "start_date"
+		if s.Year() >= 1 {
+			name = "end_date"
+		}
+		o.Add(name, "must be a valid date (YYYY-MM-DD)")
+		return start, end, false
 	case end.Before(start):
 		o.Add("end_date", "must not be before start_date")
 		return start, end, false
@@ -467,4 +474,33 @@ func (s *Properties) RatePlans(ctx context.Context, account, code string) (PlanT
 		return PlanTerms{}, nil, fmt.Errorf("rate plans of property %q: %w", code, err)
 	}
 	return r.Standard(), r.Plans, nil
+}
+
+// Contract is the plan as the property's event carries it (contract.RatePlan), its
+// restrictions left out: the answer of a list reads them per date.
+func (p RatePlan) Contract() contract.RatePlan {
+	out := contract.RatePlan{ID: p.ID, PlanTerms: p.PlanTerms.Contract(), Adjustment: p.Adjustment.Contract(), MinimumStay: p.MinimumStay,
+		SoldOn: contract.SoldOn{Direct: p.SoldOn.Direct, AllBrands: p.SoldOn.AllBrands, Brands: p.SoldOn.Brands, Channels: p.SoldOn.Channels}}
+	for _, r := range p.Ranges {
+		out.Ranges = append(out.Ranges, contract.RangeAdjustment{StartDate: r.Start.String(), EndDate: r.End.String(), Adjustment: r.Adjustment.Contract()})
+	}
+	return out
+}
+
+// Contract is the terms as the events carry them, a missing policy shown as flexible.
+func (t PlanTerms) Contract() contract.PlanTerms {
+	c := Cancellation{Policy: CancelFlexible}
+	if t.Cancellation != nil {
+		c = *t.Cancellation
+	}
+	out := contract.PlanTerms{Name: t.Name, Inclusions: t.Inclusions, Cancellation: &contract.Cancellation{Policy: string(c.Policy)}}
+	for _, x := range c.Tiers {
+		out.Cancellation.Tiers = append(out.Cancellation.Tiers, contract.CancellationTier{DaysBefore: x.DaysBefore, Percent: x.Percent.String()})
+	}
+	return out
+}
+
+// Contract is the adjustment as the events carry it.
+func (a Adjustment) Contract() contract.Adjustment {
+	return contract.Adjustment{Type: string(a.Type), Value: a.Value.String()}
 }

@@ -203,7 +203,7 @@ func DecodeRestriction(body []byte) (RestrictionRequest, error) {
 				m.put(&req.Set, int(FlagOf(b)))
 			}
 		}
-		req.Price = optional(set.Decimal("price", requiredPrice))
+		req.Price = optional(set.Decimal("price", price))
 		if req.Price != nil && req.Plan != contract.StandardPlanID {
 			set.Add("price", "is the property's per-date price: send it without rate_plan_id")
 		}

@@ -25,6 +25,10 @@ type memRepo struct {
 	nextID  int64
 	codes   map[string]int64
 	deleted []string
+	// revs are the properties' rate plans, restrictions, prices and markups by internal
+	// code, and types the event types of their changes, in order (revenue_test.go).
+	revs  map[string]*property.Revenue
+	types []string
 }
 
 func newMemRepo() *memRepo {
@@ -82,6 +86,9 @@ func (m *memRepo) ChangeSettings(_ context.Context, _ string, change func(proper
 	}
 	if a.LastBrandID != nil {
 		st.LastBrandID = *a.LastBrandID
+	}
+	if a.ChannelMarkups != nil {
+		st.ChannelMarkups = *a.ChannelMarkups
 	}
 	m.st = st
 	return st, nil
