@@ -70,6 +70,11 @@ func TestSchemasAcceptAnswers(t *testing.T) {
 		// A brand with origins in account-settings' answer (issue 30 added them).
 		{"interface-a", "BrandOut", `{"id":1,"name":"Fuzzing Villas","origins":["https://fuzz.example"],"properties":[3]}`},
 		{"interface-a", "BrandOut", `{"id":2,"name":"Aurora Villas","domain":"aurora.example","domains":["aurora.example"],"default_language":"it","default_currency":"EUR","lead_source":5,"search":{"default_limit":12,"price_filter_enable":true,"rate_type":"weekly"},"properties":[2]}`},
+		// Issue 31's resources: a list of rate plans, a plan with its restrictions as a
+		// property's event carries it, and the markups of a level.
+		{"interface-a", "property-rateplan.answer", `{"code":200,"data":{"rate_plans":[{"id":0,"name":"Standard","inclusions":"","cancellation":{"policy":"flexible"}},{"id":1,"name":"Non-refundable","inclusions":"Breakfast","cancellation":{"policy":"custom","tiers":[{"days_before":30,"percent":"100"}]},"adjustment":{"type":"percent","value":"-10"},"ranges":[{"start_date":"2030-07-01","end_date":"2030-08-31","type":"percent","value":"-5"}],"minimum_stay":2,"sold_on":{"direct":true,"all_brands":false,"brands":[1],"channels":["airbnb"]}}]}}`},
+		{"interface-a", "RatePlanData", `{"id":1,"name":"A","inclusions":"","cancellation":{"policy":"flexible"},"adjustment":{"type":"amount","value":"1"},"sold_on":{"direct":true,"all_brands":false},"restrictions":[{"start_date":"2030-07-05","end_date":"2030-07-06","min_stay_through":2,"stop_sell":true}]}`},
+		{"interface-a", "channel-markup.answer", `{"code":200,"data":{"channel_markups":[{"channel":"airbnb","type":"percent","value":"15"},{"channel":"vrbo","type":"amount","value":"-5.5"}]}}`},
 	} {
 		t.Run(tc.doc+" "+tc.schema, func(t *testing.T) {
 			doc, err := Load(context.Background(), tc.doc)
