@@ -6,7 +6,6 @@ package derive
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"slices"
 	"strconv"
 	"time"
@@ -290,7 +289,7 @@ func propertyEvents(c Change) ([]webhook.Event, error) {
 	case old == nil || old.Deleted:
 		return b.out, add(webhook.PropertyCreated)
 	}
-	if !reflect.DeepEqual(old.Rates, cur.Rates) || !reflect.DeepEqual(old.Prices, cur.Prices) {
+	if revenue(*old) != revenue(*cur) {
 		if err := add(webhook.RatesUpdated); err != nil {
 			return nil, err
 		}
@@ -303,10 +302,18 @@ func propertyEvents(c Change) ([]webhook.Event, error) {
 	return b.out, nil
 }
 
-// propertyRest is the property without its version, times, rates, prices and iCal link
+// revenue is what rates.updated reports a change of, as JSON: the rates, the per-date
+// prices, the rate plans, the restrictions and the channel markups (docs/rate-plans.md).
+func revenue(p contract.Property) string {
+	raw, _ := json.Marshal([]any{p.Rates, p.Prices, p.StandardPlan, p.RatePlans, p.Restrictions, p.ChannelMarkups})
+	return string(raw)
+}
+
+// propertyRest is the property without its version, times, revenue (above) and iCal link
 // hash (a link rotation is not a change of the property), as JSON.
 func propertyRest(p contract.Property) string {
 	p.Version, p.UpdatedAt, p.Rates, p.Prices, p.ICalTokenSHA256 = 0, time.Time{}, nil, nil, ""
+	p.StandardPlan, p.RatePlans, p.Restrictions, p.ChannelMarkups = nil, nil, nil, nil
 	raw, _ := json.Marshal(p)
 	return string(raw)
 }

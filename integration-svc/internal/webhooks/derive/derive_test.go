@@ -219,6 +219,19 @@ func TestPropertyEvents(t *testing.T) {
 		{"prices differ → rates.updated", property(1, nil), property(2, func(p *contract.Property) {
 			p.Prices = map[string]contract.DayPrice{"2027-01-01": {}}
 		}), []string{webhook.RatesUpdated}},
+		{"a rate plan differs → rates.updated", property(1, nil), property(2, func(p *contract.Property) {
+			p.RatePlans = []contract.RatePlan{{ID: 1, PlanTerms: contract.PlanTerms{Name: "Non-refundable"}}}
+		}), []string{webhook.RatesUpdated}},
+		{"the standard plan's terms differ → rates.updated", property(1, nil), property(2, func(p *contract.Property) {
+			p.StandardPlan = &contract.PlanTerms{Name: "Flexible"}
+		}), []string{webhook.RatesUpdated}},
+		{"restrictions differ → rates.updated", property(1, nil), property(2, func(p *contract.Property) {
+			stop := true
+			p.Restrictions = []contract.Restriction{{StartDate: "2027-01-01", EndDate: "2027-01-03", StopSell: &stop}}
+		}), []string{webhook.RatesUpdated}},
+		{"channel markups differ → rates.updated", property(1, nil), property(2, func(p *contract.Property) {
+			p.ChannelMarkups = []contract.Markup{{Channel: "airbnb", Adjustment: contract.Adjustment{Type: "percent", Value: "15"}}}
+		}), []string{webhook.RatesUpdated}},
 		{"content differs → property.updated", property(1, nil), property(2, func(p *contract.Property) { p.Content.Name = "Villa Blue" }), []string{webhook.PropertyUpdated}},
 		{"both", property(1, nil), property(2, func(p *contract.Property) { p.Content.Bedrooms = 3; p.Rates = &contract.Rates{} }),
 			[]string{webhook.RatesUpdated, webhook.PropertyUpdated}},
