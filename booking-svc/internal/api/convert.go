@@ -31,7 +31,8 @@ func newBooking(b request.Booking) booking.NewBooking {
 		State: b.State, Postcode: b.Postcode, FiscalCode: b.FiscalCode, Other: b.Other}
 	return booking.NewBooking{
 		Stay: booking.Stay{PropertyID: int64(b.PropertyID), Checkin: pricing.DateOf(b.Checkin), Checkout: pricing.DateOf(b.Checkout),
-			Adults: b.Adults, Children: b.Children, Services: servicesOf(b.Services), Currency: b.Currency},
+			Adults: b.Adults, Children: b.Children, Services: servicesOf(b.Services), Currency: b.Currency,
+			RatePlanID: int64(b.RatePlanID), Channel: b.Channel},
 		Party: booking.Party{Guest: g, UserID: int64(b.UserID), BrandID: int64(b.BrandID), LeadSourceID: int64(b.LeadSourceID),
 			CSADamage: flag(b.DamageProtection), CSATravel: flag(b.TravelInsurance), PromotionCode: b.PromotionCode},
 		PaymentRequest: booking.PaymentRequest{Charge: b.PaymentCharge, Auto: b.PaymentAuto, Card: b.Card},
@@ -77,6 +78,8 @@ func patchOf(u request.Update) booking.Patch {
 	p.DamageProtection = ifSent(sent, request.FieldDamageProtection, b.DamageProtection)
 	p.TravelInsurance = ifSent(sent, request.FieldTravelInsurance, b.TravelInsurance)
 	p.PaymentAuto = ifSent(sent, request.FieldPaymentAuto, b.PaymentAuto)
+	p.RatePlanID = id(request.FieldRatePlanID, b.RatePlanID)
+	p.Channel = text(request.FieldChannel, b.Channel)
 	return p
 }
 

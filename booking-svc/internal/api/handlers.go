@@ -23,14 +23,15 @@ func (a *API) quote(c *fiber.Ctx) error {
 		return err
 	}
 	st := booking.Stay{PropertyID: int64(q.PropertyID), Checkin: pricing.DateOf(q.Checkin), Checkout: pricing.DateOf(q.Checkout),
-		Adults: q.Adults, Children: q.Children, Services: servicesOf(q.Services), Currency: q.Currency}
-	p, pr, err := a.bookings.Quote(c.UserContext(), account(c), st, q.PromotionCode)
+		Adults: q.Adults, Children: q.Children, Services: servicesOf(q.Services), Currency: q.Currency,
+		RatePlanID: int64(q.RatePlanID), Channel: q.Channel}
+	p, pr, err := a.bookings.Quote(c.UserContext(), account(c), st, q.PromotionCode, int64(q.BrandID))
 	if err != nil {
 		return domainError(err)
 	}
 	price := priceOf(pr.Quote(), pr.Result.NightCount, p.Name, p.PropertyID,
 		st.Checkin.String()+" "+booking.CheckinTime, st.Checkout.String()+" "+booking.CheckoutTime, q.Adults, q.Children)
-	return httpapi.B(c, quoteOf(price, q.Include, booking.DiscountTexts(pr.Result)))
+	return httpapi.B(c, withPlans(quoteOf(price, q.Include, booking.DiscountTexts(pr.Result)), pr.Terms, pr.Offers))
 }
 
 // bookingOf is the booking object, its timestamps in the property's time zone.

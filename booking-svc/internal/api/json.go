@@ -12,6 +12,8 @@ import (
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/guest"
 	"github.com/vros/vros/booking-svc/internal/request"
+	"github.com/vros/vros/libs/events/contract"
+	"github.com/vros/vros/libs/ifaceb"
 	"github.com/vros/vros/libs/pricing"
 )
 
@@ -143,6 +145,54 @@ type quoteJSON struct {
 	Discount                   []discountJSON         `json:"discount"`
 	DiscountTexts              *[]string              `json:"discounttexts,omitempty"` // include[]
 	PaymentSchedule            []installmentJSON      `json:"paymentSchedule"`
+	// Issue 31's fields, appended by withPlans (docs/rate-plans.md): the plan quoted and its
+	// terms, and when the property has derived plans every plan sold where asked that accepts
+	// the stay.
+	RatePlanID         *int64                     `json:"ratePlanId,omitempty"`
+	RatePlanName       *string                    `json:"ratePlanName,omitempty"`
+	Inclusions         *string                    `json:"inclusions,omitempty"`
+	CancellationPolicy *ifaceb.CancellationPolicy `json:"cancellationPolicy,omitempty"`
+	RatePlans          *[]ratePlanJSON            `json:"ratePlans,omitempty"`
+}
+
+// policyOf is a policy in interface B's one shape of it (libs/ifaceb): its name and its
+// tiers written out, a named policy's too; nil is a booking's whose policy was never
+// recorded (booked before rate plans, on the standard plan then: flexible).
+func policyOf(c *booking.Cancellation) ifaceb.CancellationPolicy {
+	if c == nil {
+		return ifaceb.CancellationPolicyOf(nil)
+	}
+	out := &contract.Cancellation{Policy: c.Policy}
+	for _, t := range c.Tiers {
+		out.Tiers = append(out.Tiers, contract.CancellationTier{DaysBefore: t.DaysBefore, Percent: t.Percent})
+	}
+	return ifaceb.CancellationPolicyOf(out)
+}
+
+// ratePlanJSON is one bookable plan of a quote, its totals in the quote's currency.
+type ratePlanJSON struct {
+	RatePlanID         int64                     `json:"ratePlanId"`
+	RatePlanName       string                    `json:"ratePlanName"`
+	Inclusions         string                    `json:"inclusions"`
+	CancellationPolicy ifaceb.CancellationPolicy `json:"cancellationPolicy"`
+	TotalRent          json.Number               `json:"totalRent"`
+	GrandTotal         json.Number               `json:"grandTotal"`
+}
+
+// withPlans appends the plan quoted and the bookable plans (nil: the property has no
+// derived plans, and the answer lists none).
+func withPlans(q quoteJSON, t booking.Terms, offers []booking.PlanOffer) quoteJSON {
+	pol := policyOf(&t.Cancellation)
+	q.RatePlanID, q.RatePlanName, q.Inclusions, q.CancellationPolicy = &t.ID, &t.Name, &t.Inclusions, &pol
+	if offers != nil {
+		plans := make([]ratePlanJSON, len(offers))
+		for i, o := range offers {
+			plans[i] = ratePlanJSON{RatePlanID: o.ID, RatePlanName: o.Name, Inclusions: o.Inclusions,
+				CancellationPolicy: policyOf(&o.Cancellation), TotalRent: money(o.TotalRent), GrandTotal: money(o.GrandTotal)}
+		}
+		q.RatePlans = &plans
+	}
+	return q
 }
 
 // quoteOf is the getinfo answer of p, with the optional fields include asks for.
@@ -252,6 +302,13 @@ type bookingJSON struct {
 	PaymentAuto int           `json:"paymentAuto"`
 	CreditCard  *cardJSON     `json:"creditCard"`
 	ArrivalForm *arrivalJSON  `json:"arrivalForm"`
+	// Issue 31's fields, appended: the plan booked, its name and policy as booked, the
+	// channel ("": direct). Always written; pointers so that an answer stored before them
+	// (an idempotent replay rewritten by an erasure) reads and writes back without them.
+	RatePlanID         *int64                     `json:"ratePlanId,omitempty"`
+	RatePlanName       *string                    `json:"ratePlanName,omitempty"`
+	CancellationPolicy *ifaceb.CancellationPolicy `json:"cancellationPolicy,omitempty"`
+	Channel            *string                    `json:"channel,omitempty"`
 }
 
 // bookingOf is the booking object; its timestamps are shown in loc, the property's time zone
@@ -291,6 +348,14 @@ func bookingOf(b booking.Booking, loc *time.Location) bookingJSON {
 		a := arrivalOf(*b.Arrival)
 		out.ArrivalForm = &a
 	}
+	// A booking made before rate plans recorded no plan: the standard plan as it then was,
+	// named Standard, flexible.
+	id, name := b.RatePlanID, b.RatePlanName
+	if name == "" && id == contract.StandardPlanID {
+		name = ifaceb.StandardPlanName
+	}
+	pol, channel := policyOf(b.Cancellation), b.Channel
+	out.RatePlanID, out.RatePlanName, out.CancellationPolicy, out.Channel = &id, &name, &pol, &channel
 	return out
 }
 

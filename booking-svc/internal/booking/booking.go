@@ -131,19 +131,25 @@ func (s *Service) steps(ctx context.Context, change, account string) context.Con
 }
 
 // Stay is what is priced: a property, dates, guests and service lines (nil: the property's
-// default services; empty: none).
+// default services; empty: none), the currency asked for, the rate plan (0: the standard
+// plan) and the channel the price is quoted for ("": none).
 type Stay struct {
 	PropertyID        int64
 	Checkin, Checkout pricing.Date
 	Adults, Children  int
 	Services          *[]pricing.ServiceLine
 	Currency          string
+	RatePlanID        int64
+	Channel           string
 }
 
-// Quote prices a stay of account (getinfo), with the promotion code asked for ("" none),
-// which must have uses left. It refuses what create would refuse, in create's order: the
-// stay's rules, then a night already held (available), then a used-up code.
-func (s *Service) Quote(ctx context.Context, account string, st Stay, promotionCode string) (Property, Priced, error) {
+// Quote prices a stay of account (getinfo) for brand (0: none; with no channel either, a
+// direct sale), with the promotion code asked for ("" none), which must have uses left. It
+// refuses what create would refuse, in create's order: the brand, the plan and where it is
+// sold, the stay's rules, then a night already held (available), then a used-up code. When
+// the property has derived plans, the answer lists every plan sold there that accepts the
+// stay (Priced.Offers).
+func (s *Service) Quote(ctx context.Context, account string, st Stay, promotionCode string, brand int64) (Property, Priced, error) {
 	p, err := s.property(ctx, account, st.PropertyID)
 	if err != nil {
 		return p, Priced{}, err
@@ -152,7 +158,16 @@ func (s *Service) Quote(ctx context.Context, account string, st Stay, promotionC
 	if err != nil {
 		return p, Priced{}, err
 	}
-	pr, err := s.price(set, p, st, promotionCode, nil, false)
+	if brand != 0 {
+		if _, ok := set.Brands[int(brand)]; !ok {
+			return p, Priced{}, &FieldError{Field: "brandId", Message: "is not a brand of this account"}
+		}
+		if err := checkBrand(set, brand, p.PropertyID); err != nil {
+			return p, Priced{}, err
+		}
+	}
+	o := sale{code: promotionCode, brand: brand, offers: true}
+	pr, err := s.price(set, p, st, o)
 	if err != nil {
 		return p, pr, err
 	}
@@ -167,11 +182,15 @@ func (s *Service) property(ctx context.Context, account string, pid int64) (Prop
 }
 
 // Priced is a stay priced for a request: the engine's result in the currency asked for,
-// converted at Rate from the account's currency, and the promotion it applied.
+// converted at Rate from the account's currency, the promotion it applied and the terms of
+// the plan priced; Offers are the bookable plans of a quote (nil: the property has no
+// derived plans, or the caller did not ask).
 type Priced struct {
 	Result    pricing.Result
 	Rate      decimal.Decimal
 	Promotion *Promotion
+	Terms     Terms
+	Offers    []PlanOffer
 }
 
 // Quote is the price as a booking keeps it.
@@ -181,11 +200,25 @@ func (p Priced) Quote() Quote {
 	return q
 }
 
+// sale is how a stay is sold: the promotion code asked for (held: the booking's own, kept
+// with its booked terms when the code is unchanged), the brand selling it, and what the
+// engine skips. ignoreRules skips the stay rules (an update whose stay does not change);
+// skipSoldOn skips where the plan is sold (an update that keeps the plan, the channel and
+// the brand it was booked with). offers asks for the bookable plans (getinfo).
+type sale struct {
+	code        string
+	held        *Promotion
+	brand       int64
+	ignoreRules bool
+	skipSoldOn  bool
+	offers      bool
+}
+
 // price runs the engine with the account's settings set (read once by the caller): the
-// promotion of code (held: the booking's own, kept with its booked terms when the code is
-// unchanged), then the conversion into the currency asked for. ignoreRules skips the stay
-// rules (for repricing a booking whose dates and guests do not change).
-func (s *Service) price(set Settings, p Property, st Stay, code string, held *Promotion, ignoreRules bool) (Priced, error) {
+// promotion, the plan and the channel of the stay, then the conversion into the currency
+// asked for. A rule the stay breaks (the engine's RuleError: a stay rule, a plan unknown or
+// not sold where asked) is a FieldError naming its field.
+func (s *Service) price(set Settings, p Property, st Stay, o sale) (Priced, error) {
 	var err error
 	out := Priced{Rate: decimal.NewFromInt(1)}
 	if st.Currency != "" && st.Currency != p.Pricing.Currency {
@@ -195,11 +228,13 @@ func (s *Service) price(set Settings, p Property, st Stay, code string, held *Pr
 		}
 		out.Rate = rate
 	}
-	if out.Promotion, err = promotionFor(set, code, held, p.PropertyID, st.Checkin, st.Checkout); err != nil {
+	if out.Promotion, err = promotionFor(set, o.code, o.held, p.PropertyID, st.Checkin, st.Checkout); err != nil {
 		return Priced{}, err
 	}
-	r, err := pricing.Quote(p.Pricing, pricing.Request{Checkin: st.Checkin, Checkout: st.Checkout, Adults: st.Adults,
-		Children: st.Children, Services: st.Services, Now: s.now(), IgnoreRules: ignoreRules, Promotion: out.Promotion.engine()})
+	req := pricing.Request{Checkin: st.Checkin, Checkout: st.Checkout, Adults: st.Adults, Children: st.Children,
+		Services: st.Services, Now: s.now(), IgnoreRules: o.ignoreRules, Promotion: out.Promotion.engine(),
+		Plan: st.RatePlanID, Channel: st.Channel, Brand: o.brand, SkipSoldOn: o.skipSoldOn}
+	r, err := pricing.Quote(p.Pricing, req)
 	var re *pricing.RuleError
 	if errors.As(err, &re) {
 		return Priced{}, &FieldError{Field: re.Field, Message: re.Message}
@@ -207,11 +242,19 @@ func (s *Service) price(set Settings, p Property, st Stay, code string, held *Pr
 	if err != nil {
 		return Priced{}, err
 	}
-	if st.Currency != "" && st.Currency != r.Currency {
-		r = pricing.Convert(r, st.Currency, out.Rate)
+	out.Result, out.Terms = s.convert(st, out.Rate, r), termsOf(r)
+	if o.offers && len(p.Pricing.Plans) > 0 {
+		out.Offers = s.offers(p, st, out.Rate, req)
 	}
-	out.Result = r
 	return out, nil
+}
+
+// convert is r in the currency the stay asks for, at rate.
+func (s *Service) convert(st Stay, rate decimal.Decimal, r pricing.Result) pricing.Result {
+	if st.Currency != "" && st.Currency != r.Currency {
+		return pricing.Convert(r, st.Currency, rate)
+	}
+	return r
 }
 
 // Location is the time zone a booking of property pid shows its timestamps in: the

@@ -3,6 +3,7 @@ package booking
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -28,7 +29,16 @@ type plan func(cur Booking) (Draft, error)
 func (s *Service) Update(ctx context.Context, account string, id int64, patch Patch) (Booking, error) {
 	return s.change(ctx, account, id, func(cur Booking) (Draft, error) {
 		d := patch.Apply(cur.Draft())
-		return d, d.Check()
+		if err := d.Check(); err != nil {
+			return d, err
+		}
+		// A derived plan's id names a plan of its property only: moving a booking on one to
+		// another property names the plan it takes there.
+		if d.PropertyID != cur.PropertyID && patch.RatePlanID == nil && cur.RatePlanID != 0 {
+			return d, &FieldError{Field: "ratePlanId", Message: fmt.Sprintf(
+				"is required to move a booking on rate plan %d to another property (rate plan ids are per property)", cur.RatePlanID)}
+		}
+		return d, nil
 	})
 }
 
@@ -122,20 +132,35 @@ func (s *Service) update(ctx context.Context, account string, id int64, plan pla
 			return cur, err
 		}
 	}
-	same := !moved && d.Checkin.String() == cur.Checkin && d.Checkout.String() == cur.Checkout &&
-		d.Adults == cur.Adults && d.Children == cur.Children
+	// A booking keeps its plan, and the plan's terms as booked, unless the update names
+	// another. Where the plan is sold is judged again only when the plan, the channel or the
+	// brand changes (as the brand rule above), the stay rules only when the stay does — or
+	// when a derived plan is sold anew (another channel or brand): the engine's IgnoreRules
+	// skips both. The standard plan is sold everywhere, so a change of its channel or brand
+	// alone is judged as before rate plans.
+	samePlan := !moved && d.RatePlanID == cur.RatePlanID
+	if samePlan && !hasPlan(p, d.RatePlanID) {
+		return cur, &FieldError{Field: "ratePlanId", Message: fmt.Sprintf(
+			"the booking's rate plan %d no longer exists: send ratePlanId to move the booking to another plan", d.RatePlanID)}
+	}
+	saleKept := samePlan && d.Channel == cur.Channel && d.BrandID == cur.BrandID
+	same := samePlan && d.Checkin.String() == cur.Checkin && d.Checkout.String() == cur.Checkout &&
+		d.Adults == cur.Adults && d.Children == cur.Children && (saleKept || d.RatePlanID == 0)
 	// A code stored before promotions were applied (a booking with a code and no promotion)
 	// was never a discount: a change that keeps it keeps it as text, unapplied.
 	code, legacy := d.PromotionCode, cur.Promotion == nil && cur.PromotionCode != "" && strings.EqualFold(d.PromotionCode, cur.PromotionCode)
 	if legacy {
 		code = ""
 	}
-	q, err := s.price(set, p, d.Stay, code, cur.Promotion, same)
+	q, err := s.price(set, p, d.Stay, sale{code: code, held: cur.Promotion, brand: d.BrandID, ignoreRules: same, skipSoldOn: saleKept})
 	if err != nil {
 		return cur, err
 	}
 	next := cur
 	s.apply(&next, p, d.Stay, d.Party, q)
+	if samePlan {
+		next.RatePlanName, next.Cancellation = cur.RatePlanName, cur.Cancellation
+	}
 	if legacy {
 		next.PromotionCode = cur.PromotionCode
 	}
@@ -241,6 +266,7 @@ func setStay(b *Booking, from Booking) {
 	b.Checkin, b.Checkout, b.Nights = from.Checkin, from.Checkout, from.Nights
 	b.Adults, b.Children = from.Adults, from.Children
 	b.Quote, b.ServiceLines = from.Quote, from.ServiceLines
+	b.RatePlanID, b.RatePlanName, b.Cancellation, b.Channel = from.RatePlanID, from.RatePlanName, from.Cancellation, from.Channel
 }
 
 // Cancel cancels a booking and frees its nights.

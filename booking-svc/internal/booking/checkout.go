@@ -245,7 +245,7 @@ func (s *Service) offer(ctx context.Context, account string, es EngineStay) (Pro
 	}
 	st := Stay{PropertyID: p.PropertyID, Checkin: es.Checkin, Checkout: es.Checkout, Adults: es.Adults, Children: es.Children,
 		Currency: engineCurrency(set, es.BrandID, p)}
-	pr, err := s.price(set, p, st, "", nil, false)
+	pr, err := s.price(set, p, st, sale{brand: es.BrandID})
 	return p, set, st, pr, err
 }
 

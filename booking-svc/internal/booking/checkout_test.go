@@ -158,7 +158,7 @@ func TestEngineQuote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, pr, err := f.svc.Quote(ctx, account, booking.Stay{PropertyID: 1, Checkin: es.Checkin, Checkout: es.Checkout, Adults: 2}, "")
+	_, pr, err := f.svc.Quote(ctx, account, booking.Stay{PropertyID: 1, Checkin: es.Checkin, Checkout: es.Checkout, Adults: 2}, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func (b Booking) Draft() Draft {
 	lines := append([]pricing.ServiceLine{}, b.ServiceLines...)
 	return Draft{
 		Stay: Stay{PropertyID: b.PropertyID, Checkin: in, Checkout: out, Adults: b.Adults, Children: b.Children, Services: &lines,
-			Currency: b.Quote.Currency},
+			Currency: b.Quote.Currency, RatePlanID: b.RatePlanID, Channel: b.Channel},
 		Party: Party{Guest: b.Guest, UserID: b.UserID, BrandID: b.BrandID, LeadSourceID: b.LeadSourceID, CSADamage: b.CSADamage,
 			CSATravel: b.CSATravel, PromotionCode: b.PromotionCode},
 		PaymentRequest: PaymentRequest{Auto: b.PaymentAuto},
@@ -70,6 +70,10 @@ type Patch struct {
 	City, State, Postcode, Country                 *string
 	FiscalCode, PromotionCode, Other               *string
 	DamageProtection, TravelInsurance, PaymentAuto *bool
+	// RatePlanID sent moves the booking to that plan (0: the standard plan); Channel sent
+	// ("": direct) prices it for that channel. Not sent: the booking's.
+	RatePlanID *int64
+	Channel    *string
 
 	PaymentCharge bool
 	Card          *card.Card
@@ -81,6 +85,7 @@ type Patch struct {
 //   - service absent and propertyId changed: the new property's default services;
 //   - service absent otherwise: the booking's services are kept;
 //   - csaDamageProtection/csaTravelInsurance absent: unchanged;
+//   - ratePlanId and channel absent: the booking's plan and channel;
 //   - paymentCharge and creditCard come from the patch only.
 //
 // Rules spanning fields that the patch may have left to stored values (checkout after
@@ -93,6 +98,8 @@ func (p Patch) Apply(d Draft) Draft {
 	set(&d.Adults, p.Adults)
 	set(&d.Children, p.Children)
 	set(&d.Currency, p.Currency)
+	set(&d.RatePlanID, p.RatePlanID)
+	set(&d.Channel, p.Channel)
 	set(&d.UserID, p.UserID)
 	set(&d.BrandID, p.BrandID)
 	set(&d.LeadSourceID, p.LeadSourceID)

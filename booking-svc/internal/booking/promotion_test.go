@@ -93,7 +93,7 @@ func TestPromotionRules(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, pr, err := f.svc.Quote(ctx, account, stay(c.nights, c.currency), c.code)
+			_, pr, err := f.svc.Quote(ctx, account, stay(c.nights, c.currency), c.code, 0)
 			if c.err != "" {
 				var fe *booking.FieldError
 				if !errors.As(err, &fe) || fe.Error() != c.err {
@@ -117,7 +117,7 @@ func TestPromotionRules(t *testing.T) {
 		})
 	}
 	_, pr, err := f.svc.Quote(ctx, account, booking.Stay{PropertyID: pid, Checkin: in, Checkout: in.AddDays(1), Adults: 2,
-		Services: &[]pricing.ServiceLine{}}, "FLAT50")
+		Services: &[]pricing.ServiceLine{}}, "FLAT50", 0)
 	if err != nil || pr.Quote().DiscountTotal != "50.00" || pr.Quote().GrandTotal != "50.00" {
 		t.Fatalf("flat 50 off a rent of 100 → %+v %v", pr.Quote(), err)
 	}
@@ -213,7 +213,7 @@ func TestPromotionUsageLimit(t *testing.T) {
 		}
 	}
 	// A quote sees the code used up too.
-	if _, _, err := f.svc.Quote(ctx, account, stay(30), "LIMITED"); err == nil || !strings.Contains(err.Error(), "used up") {
+	if _, _, err := f.svc.Quote(ctx, account, stay(30), "LIMITED", 0); err == nil || !strings.Contains(err.Error(), "used up") {
 		t.Fatalf("quote of a used-up code: %v", err)
 	}
 
@@ -406,7 +406,7 @@ func TestJanitorGivesBackAPromotionUse(t *testing.T) {
 	if o := f.owners(t, account, 0, []string{"promotion:LIMITED:1"})["promotion:LIMITED:1"]; o != bookingOwner(dying) {
 		t.Fatalf("the dead create holds %q", o)
 	}
-	if _, _, err := f.svc.Quote(ctx, account, stay(1), "LIMITED"); err == nil {
+	if _, _, err := f.svc.Quote(ctx, account, stay(1), "LIMITED", 0); err == nil {
 		t.Fatal("the use of the dead create is free before the janitor")
 	}
 	f.repair(t)

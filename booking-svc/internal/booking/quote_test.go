@@ -54,7 +54,7 @@ func TestQuoteRefusesTakenNights(t *testing.T) {
 		{"arriving the day after the block", 21, 23, -1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, pr, err := f.svc.Quote(ctx, account, stay(c.in, c.out), "")
+			_, pr, err := f.svc.Quote(ctx, account, stay(c.in, c.out), "", 0)
 			if c.taken < 0 {
 				if err != nil {
 					t.Fatalf("free nights refused: %v", err)
@@ -79,7 +79,7 @@ func TestQuoteRefusesTakenNights(t *testing.T) {
 	// booked nights names the guests, not the night.
 	crowd := stay(10, 13)
 	crowd.Adults = 7
-	_, _, qerr := f.svc.Quote(ctx, account, crowd, "")
+	_, _, qerr := f.svc.Quote(ctx, account, crowd, "", 0)
 	_, cerr := f.svc.Create(ctx, account, booking.NewBooking{Stay: crowd, Party: ada})
 	var fe *booking.FieldError
 	if !errors.As(qerr, &fe) || cerr == nil || cerr.Error() != qerr.Error() {
@@ -89,7 +89,7 @@ func TestQuoteRefusesTakenNights(t *testing.T) {
 	if _, err := f.svc.Cancel(ctx, account, booked.BookingID); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := f.svc.Quote(ctx, account, stay(10, 13), ""); err != nil {
+	if _, _, err := f.svc.Quote(ctx, account, stay(10, 13), "", 0); err != nil {
 		t.Fatalf("after cancelling: %v", err)
 	}
 }
@@ -114,7 +114,7 @@ func TestQuotesRaceACreate(t *testing.T) {
 			defer wg.Done()
 			<-start
 			for j := 0; j < 4; j++ {
-				_, _, err := f.svc.Quote(ctx, account, st, "")
+				_, _, err := f.svc.Quote(ctx, account, st, "", 0)
 				var ue *booking.UnavailableError
 				if err != nil && (!errors.As(err, &ue) || ue.Date != in.String()) {
 					errs <- err
@@ -133,7 +133,7 @@ func TestQuotesRaceACreate(t *testing.T) {
 	}
 	for i := 0; i < 8; i++ {
 		var ue *booking.UnavailableError
-		if _, _, err := f.svc.Quote(ctx, account, st, ""); !errors.As(err, &ue) || ue.Date != in.String() {
+		if _, _, err := f.svc.Quote(ctx, account, st, "", 0); !errors.As(err, &ue) || ue.Date != in.String() {
 			t.Fatalf("a quote after the create: %v", err)
 		}
 	}

@@ -56,7 +56,7 @@ func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (Bo
 			nb.LeadSourceID = int64(b.LeadSource)
 		}
 	}
-	q, err := s.price(set, p, nb.Stay, nb.PromotionCode, nil, false)
+	q, err := s.price(set, p, nb.Stay, sale{code: nb.PromotionCode, brand: nb.BrandID})
 	if err != nil {
 		return Booking{}, err
 	}
@@ -241,7 +241,7 @@ func (s *Service) cardPayment(ctx context.Context, b Booking, amount decimal.Dec
 		Time: at, Method: MethodCard, ChargeID: chargeID, CreatedAt: s.store.Now()}, nil
 }
 
-// apply fills a booking from its stay, party and price.
+// apply fills a booking from its stay, party and price, with the terms of the plan priced.
 func (s *Service) apply(b *Booking, p Property, st Stay, party Party, q Priced) {
 	b.PropertyID, b.PropertyName = p.PropertyID, p.Name
 	b.UserID, b.BrandID, b.LeadSourceID = party.UserID, party.BrandID, party.LeadSourceID
@@ -258,4 +258,7 @@ func (s *Service) apply(b *Booking, p Property, st Stay, party Party, q Priced) 
 	b.Adults, b.Children = st.Adults, st.Children
 	b.Quote = q.Quote()
 	b.ServiceLines = resolvedLines(p.Pricing, st.Services)
+	// The plan's terms as they are now: the booking keeps them whatever the plan becomes.
+	c := q.Terms.Cancellation
+	b.RatePlanID, b.RatePlanName, b.Cancellation, b.Channel = q.Terms.ID, q.Terms.Name, &c, st.Channel
 }

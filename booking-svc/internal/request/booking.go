@@ -115,6 +115,11 @@ type Booking struct {
 
 	BrandID int // 0: none
 	Other   string
+
+	// RatePlanID is the plan booked (0: the standard plan; on update, not sent keeps the
+	// booking's); Channel the channel its price is quoted for ("": direct).
+	RatePlanID int
+	Channel    string
 }
 
 // Nights is the number of nights from Checkin to Checkout.
@@ -293,6 +298,8 @@ func readBooking(o *fields.Object, now time.Time, create bool) (Booking, Sent) {
 	}
 	integer(FieldBrandID, &b.BrandID, idRule(false))
 	text(FieldOther, &b.Other, MaxOther, false)
+	integer(FieldRatePlanID, &b.RatePlanID, ratePlanRule)
+	b.Channel, sent[FieldChannel] = readChannel(o)
 	for k, ok := range sent {
 		if !ok {
 			delete(sent, k)

@@ -28,6 +28,13 @@ type Quote struct {
 
 	DamageProtection bool
 	TravelInsurance  bool
+
+	// RatePlanID is the plan quoted (0: the standard plan); Channel the channel it is quoted
+	// for ("": none); BrandID the brand whose website asks (0: none). With neither a brand
+	// nor a channel the quote is direct (docs/rate-plans.md).
+	RatePlanID int
+	Channel    string
+	BrandID    int
 }
 
 // DecodeQuote reads a getinfo body.
@@ -45,6 +52,9 @@ func DecodeQuote(body []byte) (Quote, error) {
 		q.Include = readInclude(o)
 		q.DamageProtection, _ = readFlag(o, FieldDamageProtection)
 		q.TravelInsurance, _ = readFlag(o, FieldTravelInsurance)
+		q.RatePlanID, _ = readRatePlan(o)
+		q.Channel, _ = readChannel(o)
+		q.BrandID, _ = o.Int(FieldBrandID, idRule(false))
 		if !violated(*v, FieldCheckin) && !violated(*v, FieldCheckout) {
 			checkStay(v, q.Checkin, q.Checkout)
 		}
