@@ -2,10 +2,12 @@ package panel
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -15,21 +17,28 @@ import (
 	"github.com/vros/vros/libs/httpapi"
 )
 
-// calendarDay is getcalendar's day.
+// calendarDay is getcalendar's day, with the restrictions' fields (docs/rate-plans.md,
+// "Interface B").
 type calendarDay struct {
-	Date         string      `json:"date"`
-	Availability string      `json:"availability"`
-	Currency     string      `json:"currency"`
-	Price        json.Number `json:"price"`
-	MinimumStay  int         `json:"minimumstay"`
+	Date               string      `json:"date"`
+	Availability       string      `json:"availability"`
+	Currency           string      `json:"currency"`
+	Price              json.Number `json:"price"`
+	MinimumStay        int         `json:"minimumstay"`
+	MinimumStayThrough int         `json:"minimumstay_through"`
+	MaximumStay        int         `json:"maximumstay"`
+	ClosedToArrival    bool        `json:"closed_to_arrival"`
+	ClosedToDeparture  bool        `json:"closed_to_departure"`
+	StopSell           bool        `json:"stop_sell"`
 }
 
 // blockItem is getblockdates' block.
 type blockItem struct {
-	ID        json.Number `json:"id"`
-	Memo      string      `json:"memo"`
-	StartDate string      `json:"startDate"`
-	EndDate   string      `json:"endDate"`
+	ID         json.Number `json:"id"`
+	PropertyID int64       `json:"property_id"`
+	Memo       string      `json:"memo"`
+	StartDate  string      `json:"startDate"`
+	EndDate    string      `json:"endDate"`
 }
 
 // bookingItem is what the panel reads of a booking object (B2).
@@ -63,20 +72,44 @@ type bookingItem struct {
 	ArrivalForm      map[string]any         `json:"arrivalForm"`
 }
 
-// Day is one cell of the month grid.
+// Day is one cell of a calendar: a day of the month grid, a cell of the multi-property
+// calendar.
 type Day struct {
 	Date    string
 	Num     int
 	Price   string
 	MinStay int
-	Past    bool
-	Free    bool
+	// MinThrough and MaxStay are the min stay through and max stay (0: none); CTA and CTD
+	// the date closed to arrival or departure by a restriction; Stopped a stop-sell.
+	MinThrough, MaxStay int
+	CTA, CTD, Stopped   bool
+	Past                bool
+	// Free: neither booked nor blocked (a stopped night is free to block).
+	Free bool
 	// Booking is the booking holding the night, BlockID/Memo the block.
 	Booking *bookingItem
 	BlockID string
 	Memo    string
 	// Arrival marks the booking's first night.
 	Arrival bool
+}
+
+// State is what holds the night: booked, blocked, stopped (a stop-sell) or free.
+func (d Day) State() string {
+	switch {
+	case d.Booking != nil:
+		return "booked"
+	case d.BlockID != "":
+		return "blocked"
+	case d.Stopped:
+		return "stopped"
+	}
+	return "free"
+}
+
+// StateText is State as the cell says it.
+func (d Day) StateText() string {
+	return map[string]string{"booked": "Booked", "blocked": "Blocked", "stopped": "Stopped", "free": "Free"}[d.State()]
 }
 
 type calendarData struct {
@@ -121,60 +154,120 @@ func (p *Panel) calendarView(c *fiber.Ctx, msg string, errs map[string]string) e
 		return err
 	}
 	last := first.AddDate(0, 1, -1)
-	acc := callerOf(c).Tenant.AccountID
-	pid := strconv.FormatInt(prop.PropertyID, 10)
-	var days []calendarDay
-	if err := p.must(c, gateway.InterfaceB, "getcalendar", map[string]any{"propertyId": acc + "_" + pid,
-		"startDate": first.Format(time.DateOnly), "endDate": last.Format(time.DateOnly)}, &days); err != nil && prop.Rates != nil {
+	rows, err := p.readCalendars(askerOf(c), []calendarProp{{Code: code, ID: prop.PropertyID}}, first, last, today(time.UTC))
+	if err != nil {
 		return err
 	}
-	var blocks []blockItem
-	if err := p.must(c, gateway.InterfaceB, "getblockdates", map[string]any{"propertyId": pid,
-		"startDate": first.Format(time.DateOnly), "endDate": last.Format(time.DateOnly)}, &blocks); err != nil {
-		return err
-	}
-	var list struct {
-		ListBooking []bookingItem `json:"listBooking"`
-	}
-	if err := p.must(c, gateway.InterfaceB, "listbooking", map[string]any{"propertyId": pid, "limit": 100,
-		"checkin": first.Format(time.DateOnly), "checkout": last.AddDate(0, 0, 1).Format(time.DateOnly)}, &list); err != nil {
-		return err
-	}
-	byDate := map[string]calendarDay{}
-	for _, d := range days {
-		byDate[d.Date] = d
+	// A property without rates has no calendar to read yet: its days are shown without prices.
+	if rows[0].Err != nil && prop.Rates != nil {
+		return rows[0].Err
 	}
 	d := calendarData{Code: code, Tab: "calendar", Prop: prop, Month: first.Format("2006-01"), Title: first.Format("January 2006"),
-		Prev: first.AddDate(0, -1, 0).Format("2006-01"), Next: first.AddDate(0, 1, 0).Format("2006-01")}
+		Prev: first.AddDate(0, -1, 0).Format("2006-01"), Next: first.AddDate(0, 1, 0).Format("2006-01"),
+		Days: rows[0].Days, Currency: rows[0].Currency}
 	d.Lead = make([]int, (int(first.Weekday())+6)%7)
-	today := time.Now().UTC().Format(time.DateOnly)
-	for t := first; !t.After(last); t = t.AddDate(0, 0, 1) {
-		ds := t.Format(time.DateOnly)
-		cd := byDate[ds]
-		day := Day{Date: ds, Num: t.Day(), Price: cd.Price.String(), MinStay: cd.MinimumStay, Past: ds < today, Free: true}
-		if cd.Currency != "" {
-			d.Currency = cd.Currency
-		}
-		for _, b := range blocks {
-			if b.StartDate <= ds && ds <= b.EndDate {
-				day.BlockID, day.Memo, day.Free = b.ID.String(), b.Memo, false
-			}
-		}
-		for i := range list.ListBooking {
-			bk := &list.ListBooking[i]
-			if bk.CancellationDate != nil && *bk.CancellationDate != "" {
-				continue
-			}
-			in, out := dateOf(bk.Checkin), dateOf(bk.Checkout)
-			if in <= ds && ds < out {
-				day.Booking, day.Free, day.Arrival = bk, false, in == ds
-			}
-		}
-		d.Days = append(d.Days, day)
-	}
 	return p.render(c, "calendar", view{Title: "Calendar · " + prop.Content.Name, Session: sessionOf(c), Nav: "properties",
 		Notice: notice(c), Message: msg, Errors: errs, Values: map[string]string{}, Data: d})
 }
+
+// calendarProp is a property a calendar shows.
+type calendarProp struct {
+	Code string
+	ID   int64
+}
+
+// calendarRow is what a calendar shows of one property: its days, the currency of their
+// prices, and Err when getcalendar refused it (the days then carry no price nor rule).
+type calendarRow struct {
+	Days     []Day
+	Currency string
+	Err      error
+}
+
+// bookingPages bounds the bookings a calendar reads (pages of 100): past it, the nights of the
+// bookings not read show free.
+const bookingPages = 20
+
+// readCalendars reads what a calendar shows of props from first to last (both included):
+// getcalendar of each property (at most callsAtOnce at once), and the window's blocks
+// (getblockdates) and bookings (listbooking) — of the property when there is one, else of
+// the account, one read for every row. It is the one code path of the month grid of a
+// property and of the multi-property calendar. today marks the past days.
+func (p *Panel) readCalendars(a asker, props []calendarProp, first, last time.Time, today string) ([]calendarRow, error) {
+	from, to := first.Format(time.DateOnly), last.Format(time.DateOnly)
+	acc := a.caller.Tenant.AccountID
+	rows := make([]calendarRow, len(props))
+	days := make([][]calendarDay, len(props))
+	var failed error
+	var mu sync.Mutex
+	each(len(props), func(i int) {
+		err := p.mustAs(a, gateway.InterfaceB, "getcalendar", map[string]any{"propertyId": acc + "_" + strconv.FormatInt(props[i].ID, 10),
+			"startDate": from, "endDate": to}, &days[i])
+		var he *httpapi.Error
+		switch {
+		case err == nil:
+		case errors.Is(err, errNotYours) || errors.As(err, &he):
+			rows[i].Err = err // the service's refusal: the row says so
+		default:
+			mu.Lock()
+			failed = err
+			mu.Unlock()
+		}
+	})
+	if failed != nil {
+		return nil, failed
+	}
+	blockQuery := map[string]any{"startDate": from, "endDate": to}
+	bookingQuery := map[string]any{}
+	if len(props) == 1 {
+		pid := strconv.FormatInt(props[0].ID, 10)
+		blockQuery["propertyId"], bookingQuery["propertyId"] = pid, pid
+	}
+	var blocks []blockItem
+	if err := p.mustAs(a, gateway.InterfaceB, "getblockdates", blockQuery, &blocks); err != nil {
+		return nil, err
+	}
+	bookings, _, err := p.bookingsOverlapping(a, first, last.AddDate(0, 0, 1), bookingPages, bookingQuery)
+	if err != nil {
+		return nil, err
+	}
+	for i, prop := range props {
+		byDate := make(map[string]calendarDay, len(days[i]))
+		for _, d := range days[i] {
+			byDate[d.Date] = d
+		}
+		row := &rows[i]
+		for t := first; !t.After(last); t = t.AddDate(0, 0, 1) {
+			ds := t.Format(time.DateOnly)
+			cd := byDate[ds]
+			day := Day{Date: ds, Num: t.Day(), Price: cd.Price.String(), MinStay: cd.MinimumStay, MinThrough: cd.MinimumStayThrough,
+				MaxStay: cd.MaximumStay, CTA: cd.ClosedToArrival, CTD: cd.ClosedToDeparture, Stopped: cd.StopSell, Past: ds < today, Free: true}
+			if cd.Currency != "" {
+				row.Currency = cd.Currency
+			}
+			for _, b := range blocks {
+				if (b.PropertyID == prop.ID || len(props) == 1) && b.StartDate <= ds && ds <= b.EndDate {
+					day.BlockID, day.Memo, day.Free = b.ID.String(), b.Memo, false
+				}
+			}
+			for j := range bookings {
+				bk := &bookings[j]
+				if bk.PropertyID != prop.ID && len(props) > 1 {
+					continue
+				}
+				in, out := dateOf(bk.Checkin), dateOf(bk.Checkout)
+				if in <= ds && ds < out {
+					day.Booking, day.Free, day.Arrival = bk, false, in == ds
+				}
+			}
+			row.Days = append(row.Days, day)
+		}
+	}
+	return rows, nil
+}
+
+// today is today's date in loc.
+func today(loc *time.Location) string { return time.Now().In(loc).Format(time.DateOnly) }
 
 // dateOf is the date of a "YYYY-MM-DD HH:MM:SS" time.
 func dateOf(s string) string {

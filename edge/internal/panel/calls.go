@@ -1,13 +1,16 @@
 package panel
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/vros/vros/edge/internal/account"
 	"github.com/vros/vros/edge/internal/gateway"
 	"github.com/vros/vros/edge/internal/phpform"
 	"github.com/vros/vros/libs/httpapi"
@@ -23,6 +26,8 @@ type outcome struct {
 	HTTP       int
 	Message    string
 	Violations map[string]string
+	// Details are the violations as the service wrote them ("set.max_stay: must be …").
+	Details []string
 }
 
 // envelope reads both interfaces' envelopes.
@@ -38,10 +43,29 @@ type envelope struct {
 	} `json:"errors"`
 }
 
+// asker is who a panel call acts for, taken off the request: the request's context, the
+// signed-in owner's account and the request id (copied). Calls made beside each other
+// (bounded, in goroutines: the multi-property calendar, a bulk edit) use it instead of the
+// fiber.Ctx, which is the request's and is not for other goroutines.
+type asker struct {
+	ctx       context.Context
+	caller    account.Caller
+	requestID string
+}
+
+func askerOf(c *fiber.Ctx) asker {
+	return asker{ctx: c.UserContext(), caller: callerOf(c), requestID: strings.Clone(httpapi.RequestID(c))}
+}
+
 // call sends body (a value to encode as JSON, or []byte already JSON) to name of iface as the
 // signed-in owner's account, through the gateway. A service's refusal (a 4xx, interface B's
 // non-zero status) is an outcome to show; an error is a failure to reach it or a 5xx.
 func (p *Panel) call(c *fiber.Ctx, iface gateway.Interface, name string, body any) (outcome, error) {
+	return p.callAs(askerOf(c), iface, name, body)
+}
+
+// callAs is call for a, safe to run beside other calls of the same request.
+func (p *Panel) callAs(a asker, iface gateway.Interface, name string, body any) (outcome, error) {
 	js, ok := body.([]byte)
 	if !ok {
 		var err error
@@ -49,7 +73,7 @@ func (p *Panel) call(c *fiber.Ctx, iface gateway.Interface, name string, body an
 			return outcome{}, err
 		}
 	}
-	ans, err := p.cfg.Gateway.Call(c.UserContext(), callerOf(c), iface, name, js, httpapi.RequestID(c))
+	ans, err := p.cfg.Gateway.Call(a.ctx, a.caller, iface, name, js, a.requestID)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -69,6 +93,7 @@ func (p *Panel) call(c *fiber.Ctx, iface gateway.Interface, name string, body an
 		o.Violations = map[string]string{}
 		for _, v := range env.Errors {
 			o.Violations[bracket(v.Field)] = v.Message
+			o.Details = append(o.Details, v.Field+": "+v.Message)
 		}
 	}
 	return o, nil
@@ -77,7 +102,12 @@ func (p *Panel) call(c *fiber.Ctx, iface gateway.Interface, name string, body an
 // must is call for a read the page needs: anything but success fails the page (404 for
 // something the account does not have).
 func (p *Panel) must(c *fiber.Ctx, iface gateway.Interface, name string, body any, out any) error {
-	o, err := p.call(c, iface, name, body)
+	return p.mustAs(askerOf(c), iface, name, body, out)
+}
+
+// mustAs is must for a, safe to run beside other calls of the same request.
+func (p *Panel) mustAs(a asker, iface gateway.Interface, name string, body any, out any) error {
+	o, err := p.callAs(a, iface, name, body)
 	if err != nil {
 		return err
 	}
@@ -91,6 +121,25 @@ func (p *Panel) must(c *fiber.Ctx, iface gateway.Interface, name string, body an
 		return nil
 	}
 	return unmarshal(o.Data, out)
+}
+
+// callsAtOnce bounds the calls one page makes at the same time (the multi-property calendar's
+// reads, a bulk edit's writes): they count against the account's in-flight and rate limits
+// like its API requests, and a page must not take them all.
+const callsAtOnce = 4
+
+// each runs f(i) for i in [0, n), at most callsAtOnce at a time, and returns when all have.
+func each(n int, f func(i int)) {
+	sem := make(chan struct{}, callsAtOnce)
+	var wg sync.WaitGroup
+	for i := range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			f(i)
+		})
+	}
+	wg.Wait()
 }
 
 // refused shows a service's refusal on the page the form came from (show draws it, with the

@@ -55,7 +55,7 @@ func (p *Panel) dashboard(c *fiber.Ctx) error {
 	}
 	d.Properties = props.Total
 
-	soon, _, err := p.bookingsOverlapping(c, today, today.AddDate(0, 0, 15), 1)
+	soon, _, err := p.bookingsOverlapping(askerOf(c), today, today.AddDate(0, 0, 15), 1, nil)
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (p *Panel) dashboard(c *fiber.Ctx) error {
 	}
 	sort.SliceStable(d.Movements, func(i, j int) bool { return d.Movements[i].Date < d.Movements[j].Date })
 
-	month, partial, err := p.bookingsOverlapping(c, first, next, dashboardPages)
+	month, partial, err := p.bookingsOverlapping(askerOf(c), first, next, dashboardPages, nil)
 	if err != nil {
 		return err
 	}
@@ -100,16 +100,20 @@ func (p *Panel) dashboard(c *fiber.Ctx) error {
 }
 
 // bookingsOverlapping reads the account's live bookings whose stay overlaps [from, to), at
-// most pages pages of 100; partial reports that there were more.
-func (p *Panel) bookingsOverlapping(c *fiber.Ctx, from, to time.Time, pages int) ([]bookingItem, bool, error) {
+// most pages pages of 100, with listbooking's other filters in filter (propertyId); partial
+// reports that there were more.
+func (p *Panel) bookingsOverlapping(a asker, from, to time.Time, pages int, filter map[string]any) ([]bookingItem, bool, error) {
 	var out []bookingItem
 	for page := 1; page <= pages; page++ {
 		var list struct {
 			TotalRecords int           `json:"totalRecords"`
 			ListBooking  []bookingItem `json:"listBooking"`
 		}
-		if err := p.must(c, gateway.InterfaceB, "listbooking", map[string]any{"page": page, "limit": 100,
-			"checkin": from.Format(time.DateOnly), "checkout": to.Format(time.DateOnly)}, &list); err != nil {
+		q := map[string]any{"page": page, "limit": 100, "checkin": from.Format(time.DateOnly), "checkout": to.Format(time.DateOnly)}
+		for k, v := range filter {
+			q[k] = v
+		}
+		if err := p.mustAs(a, gateway.InterfaceB, "listbooking", q, &list); err != nil {
 			return nil, false, err
 		}
 		for _, b := range list.ListBooking {
