@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/vros/vros/libs/events/contract"
 )
 
 // Field is one form control as the "field" template draws it: a label tied to its input,
@@ -54,6 +56,16 @@ var funcs = template.FuncMap{
 	},
 	"add": func(a, b int) int { return a + b },
 	"val": func(v view, name string) string { return v.Values[name] },
+	// ticked: a checkbox's state in the form's values ("1").
+	"ticked":     func(v view, name string) bool { return v.Values[name] == "1" },
+	"adjustment": adjustmentText,
+	// cancellationOf: the cancellation fieldset's data (the page's view, the form's prefix,
+	// the tier rows).
+	"cancellationOf": func(v view, prefix string, rows int) cancellationForm {
+		return cancellationForm{View: v, Prefix: prefix, Rows: rows}
+	},
+	"policy": policyText,
+	"soldOn": soldOnText,
 	// figures writes a JSON object of figures ({"current":1,"created":1}) as "current 1 · created 1".
 	"figures": func(raw json.RawMessage) string {
 		var m map[string]any
@@ -77,4 +89,64 @@ var funcs = template.FuncMap{
 func idOf(name string) string {
 	r := strings.NewReplacer("[", "-", "]", "", ".", "-", " ", "-")
 	return r.Replace(name)
+}
+
+// adjustmentText is a plan's or a markup's adjustment as an owner reads it: "-10 %",
+// "+5 per night".
+func adjustmentText(a contract.Adjustment) string {
+	v := a.Value
+	if v != "" && v[0] != '-' && v[0] != '+' {
+		v = "+" + v
+	}
+	if a.Type == contract.AdjustAmount {
+		return v + " per night"
+	}
+	return v + " %"
+}
+
+// policyText is a cancellation policy as an owner reads it; nil is the standard plan's
+// default, flexible.
+func policyText(c *contract.Cancellation) string {
+	if c == nil {
+		return contract.CancelFlexible
+	}
+	if c.Policy != contract.CancelCustom {
+		return strings.ReplaceAll(c.Policy, "_", "-")
+	}
+	parts := make([]string, len(c.Tiers))
+	for i, t := range c.Tiers {
+		parts[i] = fmt.Sprintf("%s %% until %d days before", t.Percent, t.DaysBefore)
+	}
+	return "custom: " + strings.Join(parts, "; ")
+}
+
+// soldOnText says where a derived plan is sold.
+func soldOnText(s contract.SoldOn) string {
+	var parts []string
+	if s.Direct {
+		parts = append(parts, "direct")
+	}
+	if s.AllBrands {
+		parts = append(parts, "every brand")
+	} else if len(s.Brands) > 0 {
+		ids := make([]string, len(s.Brands))
+		for i, b := range s.Brands {
+			ids[i] = strconv.FormatInt(b, 10)
+		}
+		parts = append(parts, "brands "+strings.Join(ids, ", "))
+	}
+	if len(s.Channels) > 0 {
+		parts = append(parts, "channels "+strings.Join(s.Channels, ", "))
+	}
+	if len(parts) == 0 {
+		return "nowhere"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// cancellationForm is what the "cancellation" template draws.
+type cancellationForm struct {
+	View   view
+	Prefix string
+	Rows   int
 }

@@ -12,4 +12,16 @@
   }
   forget();
   document.addEventListener("htmx:afterSettle", forget);
+  // The multi-property calendar's "select every property shown" box ticks the rows' boxes
+  // too (without JavaScript the server reads it as every row shown).
+  document.addEventListener("change", function (e) {
+    var box = e.target;
+    if (!box || box.id !== "select-all" || !box.form) {
+      return;
+    }
+    var rows = box.form.querySelectorAll('input[type=checkbox][name="property"]');
+    for (var i = 0; i < rows.length; i++) {
+      rows[i].checked = box.checked;
+    }
+  });
 })();
