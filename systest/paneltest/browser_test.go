@@ -291,11 +291,14 @@ func TestOwnerWorksInTheBrowser(t *testing.T) {
 	o.a(t, "property", `{"action":"get","property":{"internal_code":"NEW1"}}`, nil)
 
 	// The other owner pages.
-	for _, name := range []string{"users", "brands", "webhooks", "ical"} {
+	for _, name := range []string{"users", "brands", "webhooks", "ical", "multicalendar"} {
 		p.open("/panel/" + name)
 		p.expect("h1", "")
 		p.shot(name)
 	}
+	p.open("/panel/properties/NEW1/rateplans")
+	p.expect(`#plans tr[data-plan="0"]`, "Standard")
+	p.shot("rateplans")
 	// On a phone.
 	p.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
 	p.open("/panel/properties/NEW1/calendar?month=" + month)
