@@ -392,7 +392,7 @@ func asciiLower(s string) string {
 }
 
 // FuzzDate: Object.Date accepts a string YYYY-MM-DD (surrounding white space ignored) that
-// is a day of the Gregorian calendar (month 01-12, day 01 to the month's length, 29 February
+// is a day of the Gregorian calendar from year 0001 (month 01-12, day 01 to the month's length, 29 February
 // in leap years) and answers its midnight UTC; a blank string or null is not sent; anything
 // else, numbers included, is "must be a valid date (YYYY-MM-DD)".
 func FuzzDate(f *testing.F) {
@@ -448,7 +448,7 @@ func civilDate(s string) (y, m, d int, ok bool) {
 	y, oy = num(s[:4])
 	m, om = num(s[5:7])
 	d, od = num(s[8:])
-	if !oy || !om || !od || m < 1 || m > 12 || d < 1 {
+	if !oy || !om || !od || y < 1 || m < 1 || m > 12 || d < 1 {
 		return 0, 0, 0, false
 	}
 	days := [...]int{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}[m-1]

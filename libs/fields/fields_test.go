@@ -231,6 +231,7 @@ func TestDate(t *testing.T) {
 	}{
 		{"date", `{"p":{"v":"2024-02-29"}}`, time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC), true, ""},
 		{"not a leap year", `{"p":{"v":"2023-02-29"}}`, time.Time{}, false, "p.v: must be a valid date (YYYY-MM-DD)"},
+		{"year zero", `{"p":{"v":"0000-01-01"}}`, time.Time{}, false, "p.v: must be a valid date (YYYY-MM-DD)"},
 		{"day 31 of a 30-day month", `{"p":{"v":"2024-04-31"}}`, time.Time{}, false, "p.v: must be a valid date (YYYY-MM-DD)"},
 		{"month 13", `{"p":{"v":"2024-13-01"}}`, time.Time{}, false, "p.v: must be a valid date (YYYY-MM-DD)"},
 		{"no zero padding", `{"p":{"v":"2024-4-1"}}`, time.Time{}, false, "p.v: must be a valid date (YYYY-MM-DD)"},

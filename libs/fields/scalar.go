@@ -369,7 +369,9 @@ func (o *Object) Date(name string, required bool) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	t, err := time.Parse(time.DateOnly, s)
-	if err != nil || len(s) != len(time.DateOnly) {
+	// Year 0000 parses, but no calendar of ours (libs/pricing's dates) has it: a date
+	// stored from it could never be priced.
+	if err != nil || len(s) != len(time.DateOnly) || t.Year() < 1 {
 		o.v.Add(field, dateMsg)
 		return time.Time{}, false
 	}
