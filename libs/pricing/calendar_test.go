@@ -219,3 +219,68 @@ func TestNightPriceConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// yearPlans gives yearProperty a derived plan (10 % off, 5 % off in a July range, its own
+// restrictions), property restrictions every weekend of the year (min stay through 2 on
+// Friday and Saturday, Sunday closed to departure) and an airbnb markup.
+func yearPlans(p *Property) {
+	start := MustDate("2027-01-01")
+	for i := range 52 {
+		fri := start.AddDays(i * 7) // 2027-01-01 is a Friday
+		p.Restrictions = append(p.Restrictions, Restriction{Start: fri, End: fri.AddDays(1), MinStayThrough: new(2)},
+			Restriction{Start: fri.AddDays(2), End: fri.AddDays(2), ClosedToDeparture: new(true)})
+	}
+	p.Plans = []Plan{{ID: 1, PlanTerms: PlanTerms{Name: "Non-refundable", Cancellation: Cancellation{Policy: CancelNonRefundable}},
+		Adjustment: Adjustment{Type: AdjustPercent, Value: d("-10")},
+		Ranges: []RangeAdjustment{{Start: MustDate("2027-07-01"), End: MustDate("2027-07-31"),
+			Adjustment: Adjustment{Type: AdjustPercent, Value: d("-5")}}},
+		MinimumStay: 3, SoldOn: SoldOn{Direct: true, Channels: []string{"airbnb"}},
+		Restrictions: []Restriction{{Start: MustDate("2027-07-01"), End: MustDate("2027-08-31"), MinStayArrival: new(7)}}}}
+	p.Markups = []Markup{{Channel: "airbnb", Adjustment: Adjustment{Type: AdjustPercent, Value: d("15")}}}
+	if err := p.Prepare(); err != nil {
+		panic(err)
+	}
+}
+
+// BenchmarkQuote7NightsPlan is BenchmarkQuote7Nights on a derived plan for a channel: the
+// exact (big.Rat) path of adjusted nights, and restrictions read for every night.
+func BenchmarkQuote7NightsPlan(b *testing.B) {
+	p := yearProperty()
+	yearPlans(&p)
+	r := Request{Checkin: MustDate("2027-07-03"), Checkout: MustDate("2027-07-10"), Adults: 3, Children: 1,
+		Now: time.Date(2027, 1, 10, 10, 0, 0, 0, rome), Plan: 1, Channel: "airbnb"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Quote(p, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCalendar730Plan is BenchmarkCalendar730 on a derived plan for a channel.
+func BenchmarkCalendar730Plan(b *testing.B) {
+	p := yearProperty()
+	yearPlans(&p)
+	start := MustDate("2027-01-01")
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range 730 {
+			if _, ok := NightPriceOn(p, 1, "airbnb", start.AddDays(i), 3); !ok {
+				b.Fatal("not priced")
+			}
+		}
+	}
+}
+
+// BenchmarkRules730 reads a plan's day rules for 730 days, as search-rental's day cache does.
+func BenchmarkRules730(b *testing.B) {
+	p := yearProperty()
+	yearPlans(&p)
+	start := MustDate("2027-01-01")
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range 730 {
+			_ = p.Rules(1, start.AddDays(i))
+		}
+	}
+}

@@ -54,6 +54,12 @@ type Property struct {
 	plan *plan
 }
 
+// sameString is a == b without a call when both are the same string, as a Property's
+// currency and its plan's are.
+func sameString(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
+}
+
 // planInputs identifies the rate-plan slices a compiled plan was built from.
 type planInputs struct {
 	plans, restrictions, markups, account unsafe.Pointer
@@ -313,7 +319,7 @@ func (p *Property) compiled() (*plan, error) {
 	if p.Rates == nil {
 		return nil, nil
 	}
-	if pl := p.plan; pl != nil && pl.rates == p.Rates && pl.currency == p.Currency && pl.weekendSet == p.weekend() &&
+	if pl := p.plan; pl != nil && pl.rates == p.Rates && sameString(pl.currency, p.Currency) && pl.weekendSet == p.weekend() &&
 		pl.dates == mapID(p.DatePrices) && pl.ndates == len(p.DatePrices) && pl.built.same(p) {
 		return pl, nil
 	}

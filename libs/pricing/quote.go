@@ -3,7 +3,6 @@ package pricing
 import (
 	"errors"
 	"fmt"
-	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -224,12 +223,12 @@ func Quote(p Property, r Request) (Result, error) {
 	// Rent: nights summed exactly, each night shown as the step of the rounded running
 	// total, so the nights add up to the rounded exact rent to the cent.
 	// A plan that changes prices, or a channel markup, adjusts each night's exact price: the
-	// exact sum is then a rational, not a whole number of quanta.
+	// nights are then priced by adjustNights from their exact standard prices.
 	mk := pl.markupFor(r.Channel)
-	exact := cp.adjusts() || mk != nil
-	var xsum, x *big.Rat
-	if exact {
-		xsum, x = new(big.Rat), new(big.Rat)
+	adjusted := cp.adjusts() || mk != nil
+	var qs []int64
+	if adjusted {
+		qs = make([]int64, nights)
 	}
 	m := stayMode(nights, pl.six)
 	res.Nights = make([]Night, nights)
@@ -245,15 +244,20 @@ func Quote(p Property, r Request) (Result, error) {
 		if !ok {
 			return Result{}, ErrTooLarge
 		}
-		upto := pl.minor(sum)
-		if exact {
-			xsum.Add(xsum, pl.adjusted(q, cp.adjFor(d), mk, x))
-			if upto, ok = ratMinor(xsum, pl.scale); !ok {
-				return Result{}, ErrTooLarge
-			}
+		if adjusted {
+			qs[i] = q
+			res.Nights[i] = Night{Date: d, Basis: nq.basis, Season: nq.src.name}
+			continue
 		}
+		upto := pl.minor(sum)
 		res.Nights[i] = Night{Date: d, Price: pl.money(upto - shown), Basis: nq.basis, Season: nq.src.name}
 		shown = upto
+	}
+	if adjusted {
+		var ok bool
+		if shown, ok = pl.adjustNights(res.Nights, qs, cp, mk); !ok {
+			return Result{}, ErrTooLarge
+		}
 	}
 	rent := pl.money(shown)
 	res.Surcharge = decimal.Zero

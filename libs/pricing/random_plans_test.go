@@ -441,3 +441,61 @@ func naiveAdjust(p Property, x *Plan, channel string, d Date, v *big.Rat) *big.R
 	}
 	return v
 }
+
+// TestAdjustedPathsAgree: adjusted prices are computed in int64 fractions when they fit and in
+// big.Rat otherwise; on random prices, adjustments and markups both give the same nights,
+// rents and calendar figures.
+func TestAdjustedPathsAgree(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 2000 {
+		cur := []string{"USD", "JPY", "KWD"}[rng.IntN(3)]
+		p := Property{Currency: cur, Rates: &Rates{Base: Prices{Daily: randMoney(rng, 900, int32(rng.IntN(3)))}}}
+		if err := p.Prepare(); err != nil {
+			t.Fatal(err)
+		}
+		pl := p.plan
+		compiled := func(a Adjustment) adjust {
+			c, err := compileAdjust("x", a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		cp := &planComp{adj: compiled(randomAdjustment(rng))}
+		if rng.IntN(2) == 0 {
+			cp.ranges = []rangeAdj{{start: MustDate("2027-03-03"), end: MustDate("2027-03-04"), a: compiled(randomAdjustment(rng))}}
+		}
+		mk := compiled(randomAdjustment(rng))
+		slow := func(a adjust) *adjust { a.fits = false; return &a }
+		cpSlow := &planComp{adj: *slow(cp.adj)}
+		for _, r := range cp.ranges {
+			cpSlow.ranges = append(cpSlow.ranges, rangeAdj{start: r.start, end: r.end, a: *slow(r.a)})
+		}
+		qs := make([]int64, rng.IntN(10)+1)
+		fast, rat := make([]Night, len(qs)), make([]Night, len(qs))
+		for k := range qs {
+			qs[k] = rng.Int64N(1_000_000_000)
+			fast[k].Date = MustDate("2027-03-01").AddDays(k)
+			rat[k].Date = fast[k].Date
+		}
+		t1, ok1 := pl.adjustNights(fast, qs, cp, &mk)
+		t2, ok2 := pl.adjustNights(rat, qs, cpSlow, slow(mk))
+		if !ok1 || !ok2 || t1 != t2 {
+			t.Fatalf("case %d: rent %d (%v), big.Rat %d (%v)", i, t1, ok1, t2, ok2)
+		}
+		for k := range fast {
+			if !fast[k].Price.Equal(rat[k].Price) {
+				t.Fatalf("case %d: night %d %s, big.Rat %s", i, k, fast[k].Price, rat[k].Price)
+			}
+		}
+		times := []int64{1, 7, 28}[rng.IntN(3)]
+		for _, diff := range []bool{false, true} {
+			v1, ok1 := pl.adjustedMinor(qs[0]+qs[len(qs)-1], qs[0], diff, &cp.adj, &mk, times)
+			v2, ok2 := pl.adjustedMinor(qs[0]+qs[len(qs)-1], qs[0], diff, slow(cp.adj), slow(mk), times)
+			if !ok1 || !ok2 || v1 != v2 {
+				t.Fatalf("case %d: calendar figure (diff %v) %d, big.Rat %d", i, diff, v1, v2)
+			}
+		}
+	}
+}

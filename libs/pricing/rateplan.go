@@ -3,6 +3,7 @@ package pricing
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/big"
 	"slices"
 	"strconv"
@@ -340,15 +341,13 @@ func NightPriceOn(p Property, plan int64, channel string, d Date, guests int) (D
 	a := cp.adjFor(d)
 	extra := pl.extraGuests(guests)
 	daily, weekly, monthly := rate.at(modeDaily), rate.at(modeWeekly), rate.at(modeMonthly)
-	x, y := new(big.Rat), new(big.Rat)
 	// price is times × the adjusted price of a night n for g extra guests, in minor units.
 	price := func(n nightQ, g, times int64) (int64, bool) {
 		q, ok := n.price(int(g))
 		if !ok {
 			return 0, false
 		}
-		pl.adjusted(q, a, mk, x)
-		return ratMinor(x.Mul(x, y.SetInt64(times)), pl.scale)
+		return pl.adjustedMinor(q, 0, false, a, mk, times)
 	}
 	// guest is times × what one guest above the standard occupancy adds to the adjusted price.
 	guest := func(n nightQ, times int64) (int64, bool) {
@@ -356,10 +355,7 @@ func NightPriceOn(p Property, plan int64, channel string, d Date, guests int) (D
 		if !ok {
 			return 0, false
 		}
-		pl.adjusted(q, a, mk, x)
-		pl.adjusted(n.base, a, mk, y)
-		x.Sub(x, y)
-		return ratMinor(x.Mul(x, y.SetInt64(times)), pl.scale)
+		return pl.adjustedMinor(q, n.base, true, a, mk, times)
 	}
 	pd, ok1 := price(daily, int64(extra), 1)
 	pw, ok2 := price(weekly, int64(extra), 7)
@@ -508,10 +504,13 @@ func compileLevel(path string, rs []Restriction) (level, error) {
 	return level{runs: runs}, nil
 }
 
-// adjust is an Adjustment compiled: percent holds the factor 1 + v/100, amount v.
+// adjust is an Adjustment compiled: percent holds the factor 1 + v/100, amount v; n/d is v
+// in int64s when it fits (fits).
 type adjust struct {
 	kind uint8 // adjNone, adjPercent, adjAmount
 	v    *big.Rat
+	n, d int64
+	fits bool
 }
 
 const (
@@ -521,12 +520,18 @@ const (
 )
 
 func compileAdjust(path string, a Adjustment) (adjust, error) {
+	withInts := func(x adjust) adjust {
+		if x.v.Num().IsInt64() && x.v.Denom().IsInt64() {
+			x.n, x.d, x.fits = x.v.Num().Int64(), x.v.Denom().Int64(), true
+		}
+		return x
+	}
 	switch a.Type {
 	case AdjustPercent:
 		f := new(big.Rat).Quo(a.Value.Rat(), big.NewRat(100, 1))
-		return adjust{kind: adjPercent, v: f.Add(f, big.NewRat(1, 1))}, nil
+		return withInts(adjust{kind: adjPercent, v: f.Add(f, big.NewRat(1, 1))}), nil
 	case AdjustAmount:
-		return adjust{kind: adjAmount, v: a.Value.Rat()}, nil
+		return withInts(adjust{kind: adjAmount, v: a.Value.Rat()}), nil
 	case "":
 		if !a.Value.IsZero() {
 			return adjust{}, fmt.Errorf("pricing: %s.type: a value needs a type (percent or amount)", path)
@@ -801,6 +806,65 @@ func (pl *plan) rulesAt(cp *planComp, d Date, src *source, o *dayPlan) DayRules 
 	return r
 }
 
+// Adjusted prices are exact fractions. They are computed in int64s, as n/d currency units
+// with d fixed by the adjustments (so the nights of a stay add up over one denominator),
+// and in big.Rat when a value does not fit.
+
+// fixed returns the exact price of a night of q quanta with the plan's adjustment a and the
+// channel's markup m applied, each never below 0, as n/d; false when it does not fit.
+func (pl *plan) fixed(q int64, a, m *adjust) (n, d int64, ok bool) {
+	n, d = q, quanta*pow10(pl.exp)
+	if n, d, ok = a.applyFixed(n, d); ok {
+		n, d, ok = m.applyFixed(n, d)
+	}
+	return n, d, ok
+}
+
+func (a *adjust) applyFixed(n, d int64) (int64, int64, bool) {
+	if a == nil || a.kind == adjNone {
+		return n, d, true
+	}
+	if !a.fits {
+		return 0, 0, false
+	}
+	ok1, ok2, ok3 := true, true, true
+	switch a.kind {
+	case adjPercent:
+		n, ok1 = mul(n, a.n)
+	case adjAmount:
+		var x, y int64
+		x, ok1 = mul(n, a.d)
+		y, ok2 = mul(a.n, d)
+		n, ok3 = add(x, y)
+	}
+	d, ok := mul(d, a.d)
+	if n < 0 {
+		n = 0
+	}
+	return n, d, ok && ok1 && ok2 && ok3
+}
+
+// roundFixed is times × n/d in minor units of scale decimals, rounded half away from zero.
+func roundFixed(n, d, times int64, scale int32) (int64, bool) {
+	x, ok1 := mul(n, times)
+	x, ok2 := mul(x, pow10(scale))
+	if !ok1 || !ok2 || x == math.MinInt64 {
+		return 0, false
+	}
+	neg := x < 0
+	if neg {
+		x = -x
+	}
+	v, r := x/d, x%d
+	if r >= d-r {
+		v++
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
 // adjusted sets x to the exact price of a night of q quanta with the plan's adjustment a
 // and the channel's markup m applied, each never below 0.
 func (pl *plan) adjusted(q int64, a, m *adjust, x *big.Rat) *big.Rat {
@@ -810,7 +874,73 @@ func (pl *plan) adjusted(q int64, a, m *adjust, x *big.Rat) *big.Rat {
 	return x
 }
 
-// ratMinor rounds x ≥ 0 to minor units of scale decimals, half away from zero.
+// adjustNights prices the nights of a stay on plan cp for markup mk from their exact
+// standard prices qs (quanta): each night adjusted exactly, the exact sum rounded once,
+// each night shown as the step of the rounded running total. It returns the rent in minor
+// units; false: too large.
+func (pl *plan) adjustNights(nights []Night, qs []int64, cp *planComp, mk *adjust) (int64, bool) {
+	var sum, den, shown int64
+	fits := true
+	for i, q := range qs {
+		n, d, ok := pl.fixed(q, cp.adjFor(nights[i].Date), mk)
+		if ok && i > 0 && d != den {
+			ok = false // nights of ranges with other denominators: big.Rat
+		}
+		if ok {
+			den = d
+			sum, ok = add(sum, n)
+		}
+		var upto int64
+		if ok {
+			upto, ok = roundFixed(sum, den, 1, pl.scale)
+		}
+		if !ok {
+			fits = false
+			break
+		}
+		nights[i].Price = pl.money(upto - shown)
+		shown = upto
+	}
+	if fits {
+		return shown, true
+	}
+	xsum, x := new(big.Rat), new(big.Rat)
+	shown = 0
+	for i, q := range qs {
+		xsum.Add(xsum, pl.adjusted(q, cp.adjFor(nights[i].Date), mk, x))
+		upto, ok := ratMinor(xsum, pl.scale)
+		if !ok {
+			return 0, false
+		}
+		nights[i].Price = pl.money(upto - shown)
+		shown = upto
+	}
+	return shown, true
+}
+
+// adjustedMinor is times × the adjusted price of a night of q quanta, minus that of base
+// quanta when diff (what guests add), in minor units.
+func (pl *plan) adjustedMinor(q, base int64, diff bool, a, m *adjust, times int64) (int64, bool) {
+	n, d, ok := pl.fixed(q, a, m)
+	if ok && diff {
+		var nb int64
+		if nb, _, ok = pl.fixed(base, a, m); ok {
+			n, ok = add(n, -nb)
+		}
+	}
+	if ok {
+		if v, ok := roundFixed(n, d, times, pl.scale); ok {
+			return v, true
+		}
+	}
+	x := pl.adjusted(q, a, m, new(big.Rat))
+	if diff {
+		x.Sub(x, pl.adjusted(base, a, m, new(big.Rat)))
+	}
+	return ratMinor(x.Mul(x, new(big.Rat).SetInt64(times)), pl.scale)
+}
+
+// ratMinor rounds x to minor units of scale decimals, half away from zero.
 func ratMinor(x *big.Rat, scale int32) (int64, bool) {
 	n := new(big.Int).Mul(x.Num(), big.NewInt(pow10(scale)))
 	q, r := n.QuoRem(n, x.Denom(), new(big.Int))
