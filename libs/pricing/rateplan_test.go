@@ -277,3 +277,32 @@ func TestRulesDoNotAllocate(t *testing.T) {
 		t.Errorf("standard from 03-05: %v", err)
 	}
 }
+
+// TestRestrictionsFarApart: restrictions whose dates span more than the day table's 4096
+// days are read from their sorted runs, with the same answers.
+func TestRestrictionsFarApart(t *testing.T) {
+	t.Parallel()
+	p := villa()
+	p.Restrictions = []Restriction{
+		run("2040-01-01", "2040-01-03", Restriction{MinStayArrival: new(4), StopSell: new(true)}),
+		run("2027-03-05", "2027-03-05", Restriction{ClosedToArrival: new(true)}),
+	}
+	if err := p.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	if p.plan.props.tab != nil || len(p.plan.props.runs) != 2 {
+		t.Fatalf("not read from runs: %+v", p.plan.props)
+	}
+	for _, c := range []struct {
+		day       string
+		minArr    int
+		stop, cta bool
+	}{{"2027-03-04", 1, false, false}, {"2027-03-05", 1, false, true}, {"2027-03-06", 1, false, false},
+		{"2035-01-01", 1, false, false}, {"2039-12-31", 1, false, false}, {"2040-01-01", 4, true, false},
+		{"2040-01-03", 4, true, false}, {"2040-01-04", 1, false, false}} {
+		r := p.Rules(0, MustDate(c.day))
+		if r.MinStayArrival != c.minArr || r.StopSell != c.stop || r.ClosedToArrival != c.cta || r.CheckinAllowed == c.cta {
+			t.Errorf("%s: %+v", c.day, r)
+		}
+	}
+}
