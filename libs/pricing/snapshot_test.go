@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/events/contract/contracttest"
 )
@@ -241,5 +243,75 @@ func TestBadRates(t *testing.T) {
 	}
 	if _, err := Quote(p, ignore(stay("2027-03-01", "2028-02-29", 50, 0))); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("overflow: %v", err)
+	}
+}
+
+// TestPricedRevenueGoldens: the golden payloads of the rate plan, restriction and markup
+// events, under the golden settings, give the engine the plans, the day rules and the
+// markups they carry (docs/rate-plans.md), so a renamed member on either side fails here.
+func TestPricedRevenueGoldens(t *testing.T) {
+	t.Parallel()
+	var st contract.Settings
+	if err := json.Unmarshal(contracttest.Golden(contract.SettingsUpdated), &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []string{contract.RatePlansUpdated, contract.RestrictionsUpdated, contract.MarkupsUpdated} {
+		var snap contract.Property
+		if err := json.Unmarshal(contracttest.Golden(typ), &snap); err != nil {
+			t.Fatal(typ, err)
+		}
+		p, err := Priced(snap, st)
+		if err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		plans := p.RatePlans()
+		if len(plans) != 3 || plans[0].Name != "Flexible rate" || plans[0].Cancellation.Policy != CancelModerate ||
+			plans[1].ID != 1 || plans[1].Name != "Non-refundable" || plans[2].ID != 3 || !plans[2].SoldOn.AllBrands {
+			t.Errorf("%s: plans %+v", typ, plans)
+		}
+		if typ == contract.RatePlansUpdated {
+			continue
+		}
+		// The property's restrictions: 2027-07-02 min 3 on arrival, max 14, closed to arrival;
+		// 2027-07-04 open to arrival, closed to departure; 2027-12-24…26 stopped. Plan 1
+		// adds a minimum of 2 through July.
+		day := p.Rules(StandardPlan, MustDate("2027-07-02"))
+		if day.MinStayArrival != 3 || day.MaxStay != 14 || !day.ClosedToArrival || day.CheckinAllowed {
+			t.Errorf("%s: 2027-07-02 %+v", typ, day)
+		}
+		if day := p.Rules(StandardPlan, MustDate("2027-07-04")); day.ClosedToArrival || !day.CheckinAllowed || !day.ClosedToDeparture {
+			t.Errorf("%s: 2027-07-04 %+v", typ, day)
+		}
+		if day := p.Rules(1, MustDate("2027-12-25")); !day.StopSell {
+			t.Errorf("%s: plan 1 on 2027-12-25 is not stopped: %+v", typ, day)
+		}
+		if day := p.Rules(1, MustDate("2027-07-15")); day.MinStayThrough != 2 {
+			t.Errorf("%s: plan 1 through July: %+v", typ, day)
+		}
+		if day := p.Rules(StandardPlan, MustDate("2027-07-15")); day.MinStayThrough != 0 || day.StopSell {
+			t.Errorf("%s: the standard plan has plan 1's rules: %+v", typ, day)
+		}
+	}
+	// The property's markups replace the account's for airbnb; bookingcom is the account's.
+	var snap contract.Property
+	if err := json.Unmarshal(contracttest.Golden(contract.MarkupsUpdated), &snap); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Priced(snap, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, okBase := NightPriceOn(p, StandardPlan, "", MustDate("2027-03-03"), 1)
+	airbnb, okA := NightPriceOn(p, StandardPlan, "airbnb", MustDate("2027-03-03"), 1)
+	bcom, okB := NightPriceOn(p, StandardPlan, "bookingcom", MustDate("2027-03-03"), 1)
+	if !okBase || !okA || !okB {
+		t.Fatal("the golden property cannot be priced")
+	}
+	scale := Scale(p.Currency)
+	if want := base.Price.Mul(decimal.RequireFromString("1.15")).Round(scale); !airbnb.Price.Equal(want) {
+		t.Errorf("airbnb: %s, want %s (the property's 15 %%, not the account's 12.5 %%)", airbnb.Price, want)
+	}
+	if want := base.Price.Sub(decimal.NewFromInt(3)); !bcom.Price.Equal(want) {
+		t.Errorf("bookingcom: %s, want %s (the account's -3)", bcom.Price, want)
 	}
 }
