@@ -49,12 +49,11 @@ type ratePlansData struct {
 // planForm is the state of the page's forms: the values and violations of the form sent
 // (nil: every form shows the stored values).
 type planForm struct {
-	values  map[string]string
-	errs    map[string]string
-	msg     string
-	editID  int64
-	rows    map[string]int
-	explain bool
+	values map[string]string
+	errs   map[string]string
+	msg    string
+	editID int64
+	rows   map[string]int
 }
 
 func (p *Panel) ratePlansPage(c *fiber.Ctx) error {
@@ -299,10 +298,9 @@ func parsePlan(f url.Values, prefix string) (map[string]any, map[string]string) 
 		}
 		brands = append(brands, id)
 	}
-	channels := []string{}
-	for _, ch := range strings.FieldsFunc(get("[sold_on][channels]"), func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == '\t' }) {
-		channels = append(channels, ch)
-	}
+	channels := append([]string{}, strings.FieldsFunc(get("[sold_on][channels]"), func(r rune) bool {
+		return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == '\t'
+	})...)
 	plan["sold_on"] = map[string]any{"direct": get("[sold_on][direct]") == "1", "all_brands": get("[sold_on][all_brands]") == "1",
 		"brands": brands, "channels": channels}
 	return plan, nilIfEmpty(errs)
