@@ -273,13 +273,6 @@ func readDateRange(o *fields.Object) (start, end pricing.Date, ok bool) {
 	}
 	start, end = dateOf(s), dateOf(e)
 	switch {
-	case s.Year() < 1 || e.Year() < 1: // year 0000 has no date in the events' readers (pricing.ParseDate)
-		name := "start_date"
-		if s.Year() >= 1 {
-			name = "end_date"
-		}
-		o.Add(name, "must be a valid date (YYYY-MM-DD)")
-		return start, end, false
 	case end.Before(start):
 		o.Add("end_date", "must not be before start_date")
 		return start, end, false

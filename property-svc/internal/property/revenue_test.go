@@ -451,7 +451,7 @@ func TestDecodeRestriction(t *testing.T) {
 		tc("start_date missing", "dates[0].start_date: is required", set("clear", del), set("dates[0].start_date", del)),
 		tc("start_date impossible", "dates[0].start_date: must be a valid date (YYYY-MM-DD)", set("clear", del), set("dates[0].start_date", "2027-06-31")),
 		tc("end_date before start_date", "dates[0].end_date: must not be before start_date", set("clear", del), set("dates[0].end_date", "2027-06-30")),
-		tc("end_date in year 0", "dates[0].start_date: must be a valid date (YYYY-MM-DD)", set("clear", del),
+		tc("end_date in year 0", "dates[0].start_date: must be a valid date (YYYY-MM-DD)\ndates[0].end_date: must be a valid date (YYYY-MM-DD)", set("clear", del),
 			set("dates[0].start_date", "0000-01-01"), set("dates[0].end_date", "0000-01-02")),
 		tc("one date", "", set("clear", del), set("dates[0].end_date", "2027-07-01")),
 		tc("1096 dates", "", set("clear", del), set("dates[0].start_date", "2027-01-01"), set("dates[0].end_date", "2029-12-31")),
