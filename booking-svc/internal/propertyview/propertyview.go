@@ -79,6 +79,13 @@ type Store struct {
 	// snapshot until the property's next event.
 	gen   map[string]uint64
 	epoch uint64
+	// writing counts the writes in flight of each property id and of each account's settings
+	// ("<account>:settings"). While one is, the cache is neither read nor filled for it:
+	// once a write is visible in MongoDB no reader may still be answered from the copy it
+	// replaces (a client that saw the new version must be priced with it).
+	writing map[string]int
+	// written, when set (tests), runs after a write of key is visible, before it ends.
+	written func(key string)
 	// erased, when set, says which accounts are erased (IgnoreErased).
 	erased Erased
 }
@@ -89,7 +96,7 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 		return nil, err
 	}
 	return &Store{props: db.Collection(collProperties), codes: db.Collection(collCodes), settings: db.Collection(collSettings),
-		cache: map[string]Property{}, settingC: map[string]Settings{}, gen: map[string]uint64{}}, nil
+		cache: map[string]Property{}, settingC: map[string]Settings{}, gen: map[string]uint64{}, writing: map[string]int{}}, nil
 }
 
 // Erased tells whether an account is erased: its events are then ignored.
@@ -132,13 +139,17 @@ func (s *Store) Apply(ctx context.Context, m kafka.Message) error {
 		}
 	}
 	id := h.AccountID + ":" + strconv.FormatInt(h.PropertyID, 10)
+	// Every replica forgets its cached copy, also when another replica (same database) has
+	// stored this version first and this one finds nothing newer to write.
+	s.begin(id)
+	defer s.end(id)
 	_, newer, err := mongostore.KeepNewer(ctx, s.props, id, h.Version, string(data))
 	if err != nil {
 		return err
 	}
-	// Every replica forgets its cached copy, also when another replica (same database) has
-	// stored this version first and this one finds nothing newer to write.
-	defer s.forget(id)
+	if s.written != nil {
+		s.written(id)
+	}
 	if !newer {
 		return nil
 	}
@@ -238,6 +249,38 @@ func (s *Store) forget(id string) {
 	s.mu.Unlock()
 }
 
+// begin marks a write of key (a property id, or "<account>:settings") in flight and drops
+// what the cache holds of it; end, once the write is done, drops it again and ends the mark.
+func (s *Store) begin(key string) {
+	s.mu.Lock()
+	s.writing[key]++
+	s.mu.Unlock()
+	s.drop(key)
+}
+
+func (s *Store) end(key string) {
+	s.drop(key)
+	s.mu.Lock()
+	if s.writing[key]--; s.writing[key] <= 0 {
+		delete(s.writing, key)
+	}
+	s.mu.Unlock()
+}
+
+func (s *Store) drop(key string) {
+	if account, rest, _ := strings.Cut(key, ":"); rest == "settings" {
+		s.forgetAccount(account)
+		return
+	}
+	s.forget(key)
+}
+
+// writingFor reports whether a write of property id or of its account's settings is in
+// flight; s.mu is held.
+func (s *Store) writingFor(account, id string) bool {
+	return s.writing[id] > 0 || s.writing[account+":settings"] > 0
+}
+
 func (s *Store) applySettings(ctx context.Context, data json.RawMessage) error {
 	var d contract.Settings
 	if err := json.Unmarshal(data, &d); err != nil {
@@ -249,10 +292,12 @@ func (s *Store) applySettings(ctx context.Context, data json.RawMessage) error {
 	if gone, err := s.erasedAccount(ctx, d.AccountID); err != nil || gone {
 		return err
 	}
+	// As for properties: also when another replica stored it first.
+	s.begin(d.AccountID + ":settings")
+	defer s.end(d.AccountID + ":settings")
 	_, _, err := mongostore.KeepNewer(ctx, s.settings, d.AccountID, d.Version, string(data))
-	if err == nil {
-		// As for properties: also when another replica stored it first.
-		s.forgetAccount(d.AccountID)
+	if err == nil && s.written != nil {
+		s.written(d.AccountID + ":settings")
 	}
 	return err
 }
@@ -275,15 +320,15 @@ func (s *Store) forgetAccount(account string) {
 func (s *Store) Settings(ctx context.Context, account string) (Settings, error) {
 	s.mu.RLock()
 	st, ok := s.settingC[account]
-	epoch := s.epoch
+	epoch, writing := s.epoch, s.writing[account+":settings"] > 0
 	s.mu.RUnlock()
-	if ok {
+	if ok && !writing {
 		return st, nil
 	}
 	st, err := s.loadSettings(ctx, account)
 	if err == nil {
 		s.mu.Lock()
-		if s.epoch == epoch {
+		if s.epoch == epoch && s.writing[account+":settings"] == 0 {
 			s.settingC[account] = st
 		}
 		s.mu.Unlock()
@@ -325,9 +370,9 @@ func (s *Store) Get(ctx context.Context, account string, pid int64) (Property, e
 	id := account + ":" + strconv.FormatInt(pid, 10)
 	s.mu.RLock()
 	p, ok := s.cache[id]
-	gen, epoch := s.gen[id], s.epoch
+	gen, epoch, writing := s.gen[id], s.epoch, s.writingFor(account, id)
 	s.mu.RUnlock()
-	if ok {
+	if ok && !writing {
 		return p, nil
 	}
 	doc, ok, err := mongostore.GetSnapshot(ctx, s.props, id)
@@ -353,7 +398,7 @@ func (s *Store) Get(ctx context.Context, account string, pid int64) (Property, e
 	}
 	p = Property{AccountID: account, PropertyID: pid, InternalCode: h.InternalCode, Name: h.Content.Name, Version: h.Version, Pricing: pp}
 	s.mu.Lock()
-	if s.gen[id] == gen && s.epoch == epoch {
+	if s.gen[id] == gen && s.epoch == epoch && !s.writingFor(account, id) {
 		s.cache[id] = p
 	}
 	s.mu.Unlock()

@@ -96,6 +96,68 @@ func TestReadsDuringApplyNeverPinAnOldSnapshot(t *testing.T) {
 	}
 }
 
+// TestNoCopyOutlivesAVisibleWrite: once a new version of a property, or of its account's
+// settings, is visible in MongoDB, no read answers from the copy it replaces. Before, the
+// cached copy was dropped only after the write, and a client that saw the new version
+// stored (the system tests wait for it so) could still be quoted the old one
+// (TestBookingOnARatePlanThroughEdge: a stop-sell just set, yet the quote accepted).
+func TestNoCopyOutlivesAVisibleWrite(t *testing.T) {
+	ctx := context.Background()
+	s, err := New(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const account, pid = "acct-visible", 9
+	if err := s.Apply(ctx, snapshot(t, account, pid, 1)); err != nil {
+		t.Fatal(err)
+	}
+	cached := func() {
+		t.Helper()
+		if p, err := s.Get(ctx, account, pid); err != nil || p.Version != 1 {
+			t.Fatalf("version 1 not cached: %v %+v", err, p)
+		}
+	}
+	cached()
+	seen := 0
+	hook := func(key string) {
+		seen++
+		p, err := s.Get(ctx, account, pid)
+		switch {
+		case err != nil:
+			t.Errorf("during the write of %s: %v", key, err)
+		case key == account+":settings" && p.Pricing.Currency != "EUR":
+			t.Errorf("settings written, yet the property is priced in %s", p.Pricing.Currency)
+		case key != account+":settings" && p.Version != 2:
+			t.Errorf("version 2 written, yet the view answers version %d", p.Version)
+		}
+	}
+	s.written = hook
+	if err := s.Apply(ctx, snapshot(t, account, pid, 2)); err != nil {
+		t.Fatal(err)
+	}
+	s.written = nil
+	if p, err := s.Get(ctx, account, pid); err != nil || p.Version != 2 || p.Pricing.Currency != "USD" { // cached again
+		t.Fatalf("after the write: %v %+v", err, p)
+	}
+	s.written = hook
+	st := contract.DefaultSettings(account)
+	st.Version, st.Currency = 1, "EUR"
+	data, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := events.Encode("/test", contract.SettingsUpdated, account, time.Now(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(ctx, kafka.Message{Value: raw}); err != nil {
+		t.Fatal(err)
+	}
+	if seen != 2 {
+		t.Fatalf("the hook ran %d times, want 2", seen)
+	}
+}
+
 // TestEveryReplicaForgetsItsCopy: two booking-svc replicas share the view's database, each
 // with its own cache and consumer group. Whichever applies a version second finds it already
 // stored; it must still drop its cached copy. Before, it kept quoting the old rate until the
