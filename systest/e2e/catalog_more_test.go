@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,6 +112,14 @@ func TestCatalogRebuildsFromTopics(t *testing.T) {
 	if err := mongoDB.Database("vros_catalog").Drop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// FerretDB's SQLite backend deletes a dropped database's files, and the first write
+	// that reopens it may fail once with "disk I/O error" (SQLITE_IOERR_DELETE_NOENT):
+	// the catalog must start on a database that can be written again, as a restarted pod
+	// would find it.
+	eventually(t, "the dropped database can be written again", func() bool {
+		err := mongoDB.Database("vros_catalog").CreateCollection(context.Background(), "rebuild_marker")
+		return err == nil || strings.Contains(err.Error(), "NamespaceExists") || strings.Contains(err.Error(), "already exists")
+	})
 	if err := st.StartCatalog(context.Background(), "catalog-rebuild-"+time.Now().Format("150405.000000")); err != nil {
 		t.Fatal(err)
 	}
