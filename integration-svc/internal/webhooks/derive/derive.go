@@ -98,6 +98,28 @@ func bookingEvents(c Change) ([]webhook.Event, error) {
 	}
 	var oldPays []contract.BookingPayment
 	oldForm := false
+	if old != nil {
+		oldPays, oldForm = old.Payments, old.ArrivalFormCompleted
+	}
+	// paymentsAdded raises payment.added for the payments cur has and old had not. A
+	// snapshot that also cancels the booking may hold payments made before the cancel (the
+	// relay publishes the current state, so a payment and a cancel right after it coalesce):
+	// with beforeCancel, only those not made after the cancellation, which are then reported
+	// before booking.cancelled, in the order they happened.
+	emitted := map[int64]bool{}
+	paymentsAdded := func(beforeCancel bool) error {
+		for _, p := range cur.Payments {
+			if emitted[p.PaymentID] || slices.ContainsFunc(oldPays, func(o contract.BookingPayment) bool { return o.PaymentID == p.PaymentID }) ||
+				beforeCancel && cur.CancelledAt != nil && p.CreatedAt.After(*cur.CancelledAt) {
+				continue
+			}
+			emitted[p.PaymentID] = true
+			if err := b.add(webhook.PaymentAdded, cur.PropertyID, cur.BrandID, cur.BookingID, strconv.FormatInt(p.PaymentID, 10), payment(cur, p)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	switch {
 	case old == nil && cur.Status == "cancelled":
 		// Created and cancelled before a snapshot of it was seen (the relay publishes the
@@ -114,6 +136,9 @@ func bookingEvents(c Change) ([]webhook.Event, error) {
 		if err := avail(cur.PropertyID, slices.Clone(stay), "taken"); err != nil {
 			return nil, err
 		}
+		if err := paymentsAdded(true); err != nil {
+			return nil, err
+		}
 		if err := b.add(webhook.BookingCancelled, cur.PropertyID, cur.BrandID, cur.BookingID, "", head()); err != nil {
 			return nil, err
 		}
@@ -128,8 +153,10 @@ func bookingEvents(c Change) ([]webhook.Event, error) {
 			return nil, err
 		}
 	default:
-		oldPays, oldForm = old.Payments, old.ArrivalFormCompleted
 		if old.Status != "cancelled" && cur.Status == "cancelled" {
+			if err := paymentsAdded(true); err != nil {
+				return nil, err
+			}
 			if err := b.add(webhook.BookingCancelled, cur.PropertyID, cur.BrandID, cur.BookingID, "", head()); err != nil {
 				return nil, err
 			}
@@ -155,12 +182,8 @@ func bookingEvents(c Change) ([]webhook.Event, error) {
 			return nil, err
 		}
 	}
-	for _, p := range cur.Payments {
-		if !slices.ContainsFunc(oldPays, func(o contract.BookingPayment) bool { return o.PaymentID == p.PaymentID }) {
-			if err := b.add(webhook.PaymentAdded, cur.PropertyID, cur.BrandID, cur.BookingID, strconv.FormatInt(p.PaymentID, 10), payment(cur, p)); err != nil {
-				return nil, err
-			}
-		}
+	if err := paymentsAdded(false); err != nil {
+		return nil, err
 	}
 	for _, p := range oldPays {
 		if !slices.ContainsFunc(cur.Payments, func(o contract.BookingPayment) bool { return o.PaymentID == p.PaymentID }) {

@@ -34,6 +34,14 @@ func booking(version int64, status string, nights []string, mod func(*contract.B
 var pay1 = contract.BookingPayment{PaymentID: 11, Amount: "50", Currency: "EUR", Method: "cash", PaidAt: time.Date(2027, 1, 2, 0, 0, 0, 0, time.UTC)}
 var pay2 = contract.BookingPayment{PaymentID: 12, Amount: "20", Currency: "EUR", PaidAt: time.Date(2027, 1, 3, 0, 0, 0, 0, time.UTC)}
 
+var cancelAt = time.Date(2027, 1, 5, 12, 0, 0, 0, time.UTC)
+
+// payAt is p recorded at created.
+func payAt(p contract.BookingPayment, created time.Time) contract.BookingPayment {
+	p.CreatedAt = created
+	return p
+}
+
 func derive(t *testing.T, typ, key string, old, cur any) []webhook.Event {
 	t.Helper()
 	evs, err := Events(Change{Key: key, Account: "a1", Type: typ, At: time.Now(), Old: raw(t, old), New: raw(t, cur)})
@@ -80,6 +88,21 @@ func TestBookingEvents(t *testing.T) {
 			[]string{webhook.BookingCreated, webhook.AvailabilityChanged, webhook.BookingCancelled, webhook.AvailabilityChanged}, "2027-01-10", "2027-01-12"},
 		{"cancelled → cancelled + availability over the released nights", booking(1, "reserved", n3, nil),
 			booking(2, "cancelled", []string{}, nil), []string{webhook.BookingCancelled, webhook.AvailabilityChanged}, "2027-01-10", "2027-01-12"},
+		// a payment and the cancel right after it, coalesced: in the order they happened
+		{"coalesced: a payment, then the cancel", booking(1, "reserved", n3, nil), booking(3, "cancelled", []string{}, func(b *contract.Booking) {
+			b.Payments = []contract.BookingPayment{payAt(pay1, cancelAt.Add(-time.Minute))}
+			b.CancelledAt = &cancelAt
+		}), []string{webhook.PaymentAdded, webhook.BookingCancelled, webhook.AvailabilityChanged}, "2027-01-10", "2027-01-12"},
+		{"coalesced: the cancel, then a payment (a refund recorded after it)", booking(1, "reserved", n3, nil),
+			booking(3, "cancelled", []string{}, func(b *contract.Booking) {
+				b.Payments = []contract.BookingPayment{payAt(pay1, cancelAt.Add(time.Minute))}
+				b.CancelledAt = &cancelAt
+			}), []string{webhook.BookingCancelled, webhook.AvailabilityChanged, webhook.PaymentAdded}, "2027-01-10", "2027-01-12"},
+		{"first seen cancelled with a payment made before the cancel", nil, booking(3, "cancelled", []string{}, func(b *contract.Booking) {
+			b.Payments = []contract.BookingPayment{payAt(pay1, cancelAt.Add(-time.Minute))}
+			b.CancelledAt = &cancelAt
+		}), []string{webhook.BookingCreated, webhook.AvailabilityChanged, webhook.PaymentAdded, webhook.BookingCancelled, webhook.AvailabilityChanged},
+			"2027-01-10", "2027-01-12"},
 		{"payment added", booking(1, "reserved", n3, nil), booking(2, "reserved", n3, func(b *contract.Booking) { b.Payments = []contract.BookingPayment{pay1} }),
 			[]string{webhook.PaymentAdded}, "", ""},
 		{"payment removed, another added", booking(2, "reserved", n3, func(b *contract.Booking) { b.Payments = []contract.BookingPayment{pay1} }),
