@@ -79,7 +79,19 @@ func TestCompatSearchRental(t *testing.T) {
 
 	form := url.Values{"checkin": {checkin}, "checkout": {checkout}, "numberadults": {"2"}, "children": {"0"},
 		"page": {"1"}, "limit": {"10"}, "domain": {"https://villas.example"}, "lang": {"en"}}
-	// The catalog is fed by events: wait until it lists SR1 for the stay and no longer SR2.
+	// The catalog is fed by events: wait until it has both properties (both listed on dates
+	// nobody booked), then until it lists SR1 for the stay and no longer SR2. Without the
+	// first wait, "SR1 only" could be SR2 not in the catalog yet rather than SR2 booked.
+	free := url.Values{}
+	for k, v := range form {
+		free[k] = v
+	}
+	free.Set("checkin", day(40))
+	free.Set("checkout", day(42))
+	eventually(t, "search-rental lists SR1 and SR2 on free dates", func() bool {
+		r := srchPost(t, acc, "search-rental", free)
+		return r.Code == http.StatusOK && srchFirst(t, srchDecode(t, r.Body)) == "2"
+	})
 	var ans *phpjson.Value
 	var ansBody []byte
 	eventually(t, "search-rental lists SR1 only", func() bool {
