@@ -723,20 +723,30 @@ func (s *agreeSet) calendarDiffs(days map[string]rpDay, plan int64, first, last 
 	return diffs
 }
 
-// sameQuote compares a getinfo answer with the engine's verdict ("" when they agree).
-func (s *agreeSet) sameQuote(r bReply, k agreeStay, v agreeVerdict) string {
+// reply reads a getinfo or create answer against the engine's verdict: a refusal must name
+// the engine's field and message (msg "" when it does); an acceptance must succeed, and its
+// data is returned with accepted true for the caller to compare.
+func (v agreeVerdict) reply(r bReply) (q rpQuote, msg string, accepted bool) {
 	if v.re != nil {
 		if r.HTTP != http.StatusOK || !r.names(v.re.Field, v.re.Message) {
-			return fmt.Sprintf("HTTP %d %s", r.HTTP, r.Body)
+			return q, fmt.Sprintf("HTTP %d %s", r.HTTP, r.Body), false
 		}
-		return ""
+		return q, "", false
 	}
 	if r.HTTP != http.StatusOK || r.Status != 0 {
-		return fmt.Sprintf("HTTP %d %s", r.HTTP, r.Body)
+		return q, fmt.Sprintf("HTTP %d %s", r.HTTP, r.Body), false
 	}
-	var q rpQuote
 	if err := json.Unmarshal(r.Data, &q); err != nil {
-		return err.Error()
+		return q, err.Error(), false
+	}
+	return q, "", true
+}
+
+// sameQuote compares a getinfo answer with the engine's verdict ("" when they agree).
+func (s *agreeSet) sameQuote(r bReply, k agreeStay, v agreeVerdict) string {
+	q, msg, accepted := v.reply(r)
+	if !accepted {
+		return msg
 	}
 	if msg := v.sameTotals(q); msg != "" {
 		return msg
@@ -794,20 +804,11 @@ func (s *agreeSet) create(acc account, k agreeStay, start pricing.Date) string {
 	if err != nil {
 		return err.Error()
 	}
-	if v.re != nil {
-		if r.HTTP != http.StatusOK || !r.names(v.re.Field, v.re.Message) {
-			return fmt.Sprintf("HTTP %d %s", r.HTTP, r.Body)
-		}
-		return ""
+	q, msg, accepted := v.reply(r)
+	if !accepted {
+		return msg
 	}
-	if r.HTTP != http.StatusOK || r.Status != 0 {
-		return fmt.Sprintf("HTTP %d %s", r.HTTP, r.Body)
-	}
-	var q rpQuote
-	if err := json.Unmarshal(r.Data, &q); err != nil {
-		return err.Error()
-	}
-	msg := v.sameTotals(q)
+	msg = v.sameTotals(q)
 	if msg == "" && (q.Channel == nil || *q.Channel != "") {
 		msg = fmt.Sprintf("channel %v, want \"\"", ptrText(q.Channel))
 	}
