@@ -176,7 +176,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	// booking engine's PaymentIntents in the property's Stripe.
 	gateway := cardGateway(cfg, payments)
 	bookings := booking.New(booking.Deps{PropertyView: propertyview.NewReader(vw), Bookings: st, Blocks: st, Users: st, Accounts: st, Ledger: led,
-		Gateway: gateway, Intents: gateway, Checkouts: st, Box: box, Payments: payments})
+		Gateway: gateway, Intents: gateway, Checkouts: st, Channel: st, Box: box, Payments: payments})
 	bookings.Deadline, bookings.Lease, bookings.Crash = cfg.RequestDeadline, cfg.JanitorLease, cfg.Crash
 	bookings.CheckoutWindow = cfg.CheckoutWindow
 	if cfg.Clock != nil {

@@ -193,7 +193,7 @@ func newServerWith(t *testing.T, w io.Writer, meter metric.Meter) *server {
 	s.vw.IgnoreErased(s.marks.Is)
 	s.gw = cardpay.NewTest(time.Now)
 	svc := booking.New(booking.Deps{PropertyView: propertyview.NewReader(s.vw), Bookings: s.st, Blocks: s.st, Users: s.st, Accounts: s.st,
-		Ledger: s.led, Gateway: s.gw, Checkouts: s.st, Intents: &s.intents, Box: box})
+		Ledger: s.led, Gateway: s.gw, Checkouts: s.st, Intents: &s.intents, Channel: s.st, Box: box})
 	s.svc = svc
 	s.feeds = feedsync.New(feedsync.Deps{PropertyView: propertyview.NewReader(s.vw), Blocks: s.st, Ledger: s.led, Current: svc.Current})
 	s.eraser = &erasure.Eraser{Marks: s.marks, View: erasure.Part{Name: "view", Erase: s.vw.EraseAccount}, Forget: s.vw.ForgetAccount,

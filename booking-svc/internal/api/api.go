@@ -75,7 +75,8 @@ func New(b *booking.Service, f *feedsync.Syncer, u *booking.Users, k *idempotenc
 // IntegrationRoutes are the routes integration-svc may call with its own key (the grant of
 // tenancy.CallerIntegration, docs/internal-auth.md): the hooks and iCal routes it reads and
 // writes; every other route accepts edge's key alone.
-var IntegrationRoutes = []string{"GET /internal/hooks/booking/:id", "GET /internal/ical/property", "POST /internal/ical/sync"}
+var IntegrationRoutes = []string{"GET /internal/hooks/booking/:id", "GET /internal/ical/property", "POST /internal/ical/sync",
+	"POST /internal/channel/reservation"}
 
 // Register mounts the routes behind the signature check.
 func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
@@ -116,6 +117,7 @@ func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 	ical := app.Group("/internal/ical", httpapi.Use(httpapi.EnvelopeA), tenancyfiber.Require(auth), a.live)
 	ical.Get("/property", a.icalProperty)
 	ical.Post("/sync", a.icalSync)
+	a.registerChannel(app, auth)
 
 	// The booking engine's checkouts, for edge's public booking API (docs/booking-engine.md).
 	a.registerEngine(app, auth)

@@ -74,6 +74,8 @@ type Deps struct {
 	// (nil: live accounts' checkouts that have something to pay are refused).
 	Checkouts Checkouts
 	Intents   Intents
+	// Channel maps channel reservations to their bookings (nil: ApplyChannel refuses).
+	Channel ChannelReservations
 	// Box seals the cards kept for later charges.
 	Box *seal.Box
 	// Payments counts the payments recorded by the owner (addbookingpayment) as gateway
@@ -92,6 +94,7 @@ type Service struct {
 	gateway      Gateway
 	checkouts    Checkouts
 	intents      Intents
+	channel      ChannelReservations
 	box          *seal.Box
 	// payments counts the recorded payments (nil: none).
 	payments *cardpay.Payments
@@ -112,7 +115,7 @@ type Service struct {
 // New returns the domain service.
 func New(d Deps) *Service {
 	return &Service{propertyView: d.PropertyView, store: d.Bookings, blocks: d.Blocks, users: d.Users, records: d.Accounts, ledger: d.Ledger, gateway: d.Gateway,
-		checkouts: d.Checkouts, intents: d.Intents, box: d.Box, payments: d.Payments, Deadline: 25 * time.Second, Lease: 2 * time.Minute,
+		checkouts: d.Checkouts, intents: d.Intents, channel: d.Channel, box: d.Box, payments: d.Payments, Deadline: 25 * time.Second, Lease: 2 * time.Minute,
 		CheckoutWindow: DefaultCheckoutWindow, now: time.Now}
 }
 

@@ -90,6 +90,9 @@ type Booking struct {
 	RatePlanName string
 	Cancellation *Cancellation
 	Channel      string
+	// ChannelRes is set on a booking a channel manager sold (channel.go): its reservation
+	// and the revisions applied.
+	ChannelRes *ChannelReservation
 
 	CreatedAt   time.Time
 	UpdatedAt   time.Time

@@ -256,6 +256,7 @@ func (s *Store) EraseAccount(ctx context.Context, account string) error {
 		{s.db.Collection(collUserEmails + "_locks"), idPrefix(account)},
 		{s.db.Collection(collFeedSyncs + "_locks"), idPrefix(account)},
 		{s.db.Collection(collFeedTombstones), idPrefix(account)},
+		{s.db.Collection(collChannelRes), idPrefix(account)},
 		{s.users, byAccount(account)},
 		{s.failed, byAccount(account)},
 		{s.db.Collection(collCheckouts), byAccount(account)},

@@ -50,6 +50,10 @@ func bookingOf(r BookingRec) booking.Booking {
 		b.Engine = &c
 	}
 	b.RatePlanID, b.RatePlanName, b.Channel = r.RatePlanID, r.RatePlanName, r.Channel
+	if c := r.ChannelRes; c != nil {
+		b.ChannelRes = &booking.ChannelReservation{ConnectionID: c.ConnectionID, ReservationID: c.ReservationID,
+			Revisions: slices.Clone(c.Revisions), Order: c.Order}
+	}
 	if c := r.Cancellation; c != nil {
 		b.Cancellation = &booking.Cancellation{Policy: c.Policy, Tiers: make([]booking.CancellationTier, len(c.Tiers))}
 		for i, t := range c.Tiers {
@@ -90,6 +94,10 @@ func recOf(b booking.Booking) BookingRec {
 		r.Engine = &c
 	}
 	r.RatePlanID, r.RatePlanName, r.Channel = b.RatePlanID, b.RatePlanName, b.Channel
+	if c := b.ChannelRes; c != nil {
+		r.ChannelRes = &ChannelResRec{ConnectionID: c.ConnectionID, ReservationID: c.ReservationID, Revisions: slices.Clone(c.Revisions),
+			Order: c.Order}
+	}
 	if c := b.Cancellation; c != nil {
 		r.Cancellation = &CancellationRec{Policy: c.Policy, Tiers: make([]CancellationTierRec, len(c.Tiers))}
 		for i, t := range c.Tiers {

@@ -58,6 +58,8 @@ type BookingRec struct {
 	RatePlanName string           `bson:"rate_plan_name,omitempty"`
 	Cancellation *CancellationRec `bson:"cancellation,omitempty"`
 	Channel      string           `bson:"channel,omitempty"`
+	// ChannelRes is a channel booking's reservation (booking.ChannelReservation; channel.go).
+	ChannelRes *ChannelResRec `bson:"channel_reservation,omitempty"`
 
 	CreatedAt   time.Time  `bson:"created_at"`
 	UpdatedAt   time.Time  `bson:"updated_at"`
