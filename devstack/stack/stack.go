@@ -231,6 +231,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 			return nil, fmt.Errorf("integration-svc defaults: %w", err)
 		}
 		s.integrationCfg.Common = keys("integration-svc")
+		s.integrationCfg.EncryptionKey = config.Secret(o.EncryptionKey)
 		s.integrationCfg.BookingURL = s.BookingURL
 		s.integrationCfg.ConsumerGroup = "integration-svc"
 		s.integrationCfg.AllowHTTP = true

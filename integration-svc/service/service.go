@@ -32,9 +32,12 @@ type Config struct {
 	// AllowHTTP accepts http:// webhook targets and feed links (development); production
 	// accepts https:// only.
 	AllowHTTP bool `env:"VROS_INTEGRATION_ALLOW_HTTP"`
+	// EncryptionKey seals the channel connections' credentials at rest (libs/seal).
+	EncryptionKey config.Secret `env:"VROS_ENCRYPTION_KEY"`
 
 	Webhooks WebhookConfig
 	ICal     ICalConfig
+	Channels ChannelConfig
 }
 
 // Database is integration-svc's MongoDB database.
@@ -58,6 +61,8 @@ type wiring struct {
 	// onErase are called, in order, when the account-erased event arrives (wireWebhooks's
 	// consumer reads it); each deletes what its part holds of the account.
 	onErase []func(ctx context.Context, account string) error
+	// channels is channel distribution's shared parts (wireChannels).
+	channels *channelParts
 	// loops are started once every part is wired, so that none reads the wiring while
 	// another part is still adding to it.
 	loops []func(ctx context.Context) error
@@ -92,6 +97,9 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		return err
 	}
 	if err := wireICal(w); err != nil {
+		return err
+	}
+	if err := wireChannels(w); err != nil {
 		return err
 	}
 	for _, loop := range w.loops {

@@ -69,8 +69,9 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	encryptionKey := seal.NewKey()
 	st, mongoDB, err = apitest.StartStack(ctx, stack.Options{
-		Keys: keys, EncryptionKey: seal.NewKey(), AdminToken: adminToken,
+		Keys: keys, EncryptionKey: encryptionKey, AdminToken: adminToken,
 		LogLevel: "error", OutboxLease: time.Second, PasswordCost: 4,
 		NoIntegration: true, IntegrationURL: "http://" + addr,
 	})
@@ -95,6 +96,7 @@ func run(m *testing.M) int {
 			"VROS_INTEGRATION_BOOKING_URL="+st.BookingURL,
 			"VROS_INTEGRATION_CONSUMER_GROUP=integration-svc",
 			"VROS_INTEGRATION_ALLOW_HTTP=true",
+			"VROS_ENCRYPTION_KEY="+encryptionKey,
 			"VROS_WEBHOOK_TIMEOUT="+webhookTimeout,
 			"VROS_WEBHOOK_POLL=100ms",
 			"VROS_WEBHOOK_RETRY_SCHEDULE="+retrySchedule,

@@ -67,6 +67,7 @@ The four services. One list drives every per-service template, so adding a servi
   secrets:
     internalKeyEdge: VROS_INTERNAL_KEY_EDGE
     internalKeyIntegration: VROS_INTERNAL_KEY_INTEGRATION
+    encryptionKey: VROS_ENCRYPTION_KEY
 {{- end }}
 
 {{/*

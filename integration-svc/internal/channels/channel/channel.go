@@ -27,6 +27,13 @@ const (
 // ErrNotFound: the account has no such connection, mapping, log entry or conflict.
 var ErrNotFound = errors.New("not found")
 
+// ErrPropertyMapped: the property has a mapping on the connection already.
+var ErrPropertyMapped = errors.New("the property is mapped on this connection already")
+
+// ErrRoomMapped: the channel manager's property and room type are mapped to another property
+// of the connection.
+var ErrRoomMapped = errors.New("the channel manager's property and room type are mapped to another property")
+
 // Credentials are a connection's secrets, sealed at rest and never answered. Channex uses
 // APIKey (the user-api-key header); OpenTravel Username and Password (WS-Security).
 type Credentials struct {
@@ -46,7 +53,9 @@ type Connection struct {
 	// adapter's name.
 	Channel string
 	Enabled bool
-	// InboundToken is the capability of the inbound URL /channels/{adapter}/{token}.
+	// InboundToken is the capability of the inbound URL /channels/{adapter}/{token}. The
+	// stores keep only its hash: it is set when a connection is created or its token
+	// rotated, and in what ConnectionByToken answers; empty in every other read.
 	InboundToken string
 	// Days is the ARI horizon: today and the Days-1 dates after it.
 	Days      int

@@ -1,0 +1,93 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/vros/vros/integration-svc/internal/channels/channel"
+	"github.com/vros/vros/integration-svc/internal/channels/store"
+	"github.com/vros/vros/libs/periodic"
+	"github.com/vros/vros/libs/seal"
+)
+
+// ChannelConfig tunes channel distribution (VROS_CHANNEL_…; docs/channels.md, "Configuration").
+type ChannelConfig struct {
+	ConsumerGroup  string        `env:"VROS_CHANNEL_CONSUMER_GROUP" envDefault:"integration-svc-channels"`
+	Workers        int           `env:"VROS_CHANNEL_WORKERS" envDefault:"4"`
+	Lease          time.Duration `env:"VROS_CHANNEL_LEASE" envDefault:"2m"`
+	RequestTimeout time.Duration `env:"VROS_CHANNEL_REQUEST_TIMEOUT" envDefault:"30s"`
+	ErrorRetry     time.Duration `env:"VROS_CHANNEL_ERROR_RETRY" envDefault:"10m"`
+	PullPeriod     time.Duration `env:"VROS_CHANNEL_PULL_PERIOD" envDefault:"60s"`
+	Poll           time.Duration `env:"VROS_CHANNEL_POLL" envDefault:"1s"`
+}
+
+func (c ChannelConfig) validate() error {
+	switch {
+	case c.ConsumerGroup == "":
+		return errors.New("VROS_CHANNEL_CONSUMER_GROUP must not be empty")
+	case c.Workers < 1 || c.Workers > 64:
+		return errors.New("VROS_CHANNEL_WORKERS must be 1..64")
+	case c.RequestTimeout <= 0, c.ErrorRetry <= 0, c.PullPeriod <= 0, c.Poll <= 0:
+		return errors.New("VROS_CHANNEL_REQUEST_TIMEOUT, VROS_CHANNEL_ERROR_RETRY, VROS_CHANNEL_PULL_PERIOD and VROS_CHANNEL_POLL must be positive")
+	case c.Lease <= c.RequestTimeout:
+		return fmt.Errorf("VROS_CHANNEL_LEASE (%s) must be longer than VROS_CHANNEL_REQUEST_TIMEOUT (%s)", c.Lease, c.RequestTimeout)
+	}
+	return nil
+}
+
+// channelParts is what the parts of channel distribution share: wireChannels builds it
+// (stores, adapters), wireChannelARI and wireChannelInbound start their loops on it.
+type channelParts struct {
+	cfg         ChannelConfig
+	box         *seal.Box
+	stores      *store.Stores
+	connections channel.Connections
+	log         channel.Log
+	conflicts   channel.Conflicts
+	// adapters by name; each adapter that takes inbound messages is a channel.Receiver too.
+	adapters map[string]channel.Adapter
+	// markDirty marks a property of a connection for an ARI sync (full: every date); set by
+	// wireChannelARI, called by the channel-mapping resource.
+	markDirty func(ctx context.Context, account string, connection, property int64, full bool) error
+	// pullNow asks for a pull of a connection's revisions; set by wireChannelInbound.
+	pullNow func(account string, connection int64)
+}
+
+// wireChannels builds channel distribution's stores and adapters, its parts (the ARI sender,
+// the inbound reservations) and the A resources (docs/channels.md).
+func wireChannels(w *wiring) error {
+	cfg := w.cfg.Channels
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	box, err := seal.New(w.cfg.EncryptionKey.Reveal())
+	if err != nil {
+		return fmt.Errorf("VROS_ENCRYPTION_KEY: %w", err)
+	}
+	st, err := store.Open(w.ctx, w.base.DB, box)
+	if err != nil {
+		return fmt.Errorf("channel stores: %w", err)
+	}
+	p := &channelParts{cfg: cfg, box: box, stores: st, connections: st.Connections, log: st.Log, conflicts: st.Conflicts,
+		adapters: map[string]channel.Adapter{}}
+
+	// The adapters: each adds its line here.
+	//   p.adapters[channex.Name] = channex.New(…)
+
+	// The parts that run on p: each adds its call here.
+	//   if err := wireChannelARI(w, p); err != nil { return err }
+	//   if err := wireChannelInbound(w, p); err != nil { return err }
+
+	w.channels = p
+	w.onErase = append(w.onErase, st.Erase)
+	log := w.base.Tel.Logger
+	w.loops = append(w.loops, func(ctx context.Context) error {
+		// The log's 30 days where the database has no TTL index (FerretDB).
+		periodic.Run(ctx, time.Hour, func(ctx context.Context) error { return st.Log.Prune(ctx, time.Now()) },
+			func(err error) { log.Warn("channel log cleanup failed", "error", err) })
+		return nil
+	})
+	return nil
+}
