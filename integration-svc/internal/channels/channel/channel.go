@@ -148,6 +148,9 @@ type Exchange struct {
 	Duration   time.Duration
 	From, To   Date // the dates an ARI request covered
 	Err        error
+	// Warning is what an accepted answer reported as left out (Channex's meta.warnings);
+	// the exchange is still ok.
+	Warning string
 }
 
 // Log kinds.
