@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/vros/vros/integration-svc/internal/channels/channel"
+	"github.com/vros/vros/integration-svc/internal/channels/channex"
 	"github.com/vros/vros/integration-svc/internal/channels/store"
+	"github.com/vros/vros/integration-svc/internal/targets"
 	"github.com/vros/vros/libs/periodic"
 	"github.com/vros/vros/libs/seal"
 )
@@ -73,8 +76,28 @@ func wireChannels(w *wiring) error {
 	p := &channelParts{cfg: cfg, box: box, stores: st, connections: st.Connections, log: st.Log, conflicts: st.Conflicts,
 		adapters: map[string]channel.Adapter{}}
 
-	// The adapters: each adds its line here.
-	//   p.adapters[channex.Name] = channex.New(…)
+	// The adapters: each adds its line here. channelClient is every adapter's HTTP client
+	// for an account: egress-guarded, private addresses only where an operator allowed them
+	// (the webhook targets' switch).
+	strict := targets.Client(targets.Rules{AllowHTTP: w.cfg.AllowHTTP}, cfg.RequestTimeout)
+	private := targets.Client(targets.Rules{AllowHTTP: w.cfg.AllowHTTP, AllowPrivate: true}, cfg.RequestTimeout)
+	channelClient := func(ctx context.Context, account string) (*http.Client, error) {
+		if w.policy == nil {
+			return strict, nil
+		}
+		ok, err := w.policy.AllowsPrivate(ctx, account)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return private, nil
+		}
+		return strict, nil
+	}
+	p.adapters[channel.Channex] = channex.New(channex.Options{Timeout: cfg.RequestTimeout,
+		Client: func(ctx context.Context, c channel.Connection) (*http.Client, error) {
+			return channelClient(ctx, c.Account)
+		}})
 
 	// The parts that run on p: each adds its call here.
 	//   if err := wireChannelARI(w, p); err != nil { return err }

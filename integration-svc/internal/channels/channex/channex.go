@@ -45,6 +45,10 @@ type Options struct {
 	// HTTP is the client requests go through (integration-svc passes its egress-guarded
 	// client); default one with Timeout.
 	HTTP *http.Client
+	// Client, when set, picks the client of a connection's requests (integration-svc: the
+	// egress-guarded one, or the one admitting private addresses when an operator allowed
+	// the account them); HTTP otherwise.
+	Client func(ctx context.Context, c channel.Connection) (*http.Client, error)
 	// Timeout bounds one request when HTTP is nil (default 30s).
 	Timeout time.Duration
 	// MaxBody is the largest request body sent (default 9 MB, under Channex's 10 MB).
@@ -62,6 +66,7 @@ type Options struct {
 // Adapter is Channex's channel.Adapter and channel.Receiver.
 type Adapter struct {
 	http      *http.Client
+	client    func(ctx context.Context, c channel.Connection) (*http.Client, error)
 	maxBody   int
 	maxValues int
 	now       func() time.Time
@@ -97,7 +102,7 @@ func New(o Options) *Adapter {
 	if o.Sleep == nil {
 		o.Sleep = sleep
 	}
-	return &Adapter{http: o.HTTP, maxBody: o.MaxBody, maxValues: o.MaxValues, now: o.Now, sleep: o.Sleep,
+	return &Adapter{http: o.HTTP, client: o.Client, maxBody: o.MaxBody, maxValues: o.MaxValues, now: o.Now, sleep: o.Sleep,
 		limits: &limiter{per: o.PerWindow, window: o.Window, slots: map[string][]*time.Time{}, paused: map[string]time.Time{}}}
 }
 
@@ -163,7 +168,13 @@ func (a *Adapter) do(ctx context.Context, c channel.Connection, r request, recor
 	if r.body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := a.http.Do(req)
+	hc := a.http
+	if a.client != nil {
+		if hc, err = a.client(ctx, c); err != nil {
+			return finish(0, nil, &channel.RemoteError{Retryable: true, Message: "no client for the connection: " + err.Error()})
+		}
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return finish(0, nil, ctx.Err())

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -468,6 +469,24 @@ func TestTestAndWebhook(t *testing.T) {
 	withAPI.Endpoint = e.fake.URL() + "/api/v1/"
 	if err := e.ad.Test(context.Background(), withAPI, nil); err != nil {
 		t.Errorf("endpoint with /api/v1: %v", err)
+	}
+
+	// Options.Client picks the client per connection; its failure is a retryable error.
+	var asked []string
+	picky := New(Options{Client: func(_ context.Context, c channel.Connection) (*http.Client, error) {
+		asked = append(asked, c.Account)
+		if c.Account == "down" {
+			return nil, errors.New("policy store down")
+		}
+		return http.DefaultClient, nil
+	}})
+	if err := picky.Test(context.Background(), e.conn, nil); err != nil || len(asked) != 1 || asked[0] != "a" {
+		t.Errorf("client hook: %v %v", err, asked)
+	}
+	down := e.conn
+	down.Account = "down"
+	if err := picky.Test(context.Background(), down, nil); !errors.As(err, &re) || !re.Retryable {
+		t.Errorf("client hook failing: %#v", err)
 	}
 
 	for _, tc := range []struct {
