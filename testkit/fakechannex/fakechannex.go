@@ -83,9 +83,12 @@ type Options struct {
 // Property is a Channex property a key owns, with its room types and their rate plans
 // (ids are UUIDs, as Channex's).
 type Property struct {
-	ID        string
-	Title     string
-	Currency  string
+	ID       string
+	Title    string
+	Currency string
+	// Timezone is the property's IANA zone: its "today" bounds the dates taken (default
+	// UTC-12, the earliest, so that no date a client thinks today is refused).
+	Timezone  string
 	RoomTypes []RoomType
 }
 
@@ -350,6 +353,22 @@ func (s *Server) Calls() []Call {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Call(nil), s.calls...)
+}
+
+// Count answers the number of calls of one kind ("" for all) without copying them.
+func (s *Server) Count(kind string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if kind == "" {
+		return len(s.calls)
+	}
+	n := 0
+	for _, c := range s.calls {
+		if c.Kind == kind {
+			n++
+		}
+	}
+	return n
 }
 
 // CallsOf returns the calls of one kind (KindAvailability, KindRestrictions, "feed", "ack", …).
@@ -740,8 +759,8 @@ func (s *Server) serveARI(key, kind string, r *http.Request, body []byte, call *
 	}
 
 	now := s.opts.Now()
-	today := now.UTC().Format("2006-01-02")
 	values := make([]Value, len(wires))
+	todays := make([]string, len(wires))
 	valid := make([]bool, len(wires))
 	var warns []string
 	warn := func(i int, msg string) {
@@ -749,8 +768,8 @@ func (s *Server) serveARI(key, kind string, r *http.Request, body []byte, call *
 	}
 	s.mu.Lock()
 	for i, w := range wires {
-		v, msg := s.checkValue(key, kind, w, today)
-		values[i] = v
+		v, today, msg := s.checkValue(key, kind, w, now)
+		values[i], todays[i] = v, today
 		if msg != "" {
 			warn(i, msg)
 			continue
@@ -794,7 +813,7 @@ func (s *Server) serveARI(key, kind string, r *http.Request, body []byte, call *
 			continue
 		}
 		call.Applied = append(call.Applied, i)
-		for _, d := range expand(v, today) {
+		for _, d := range expand(v, todays[i]) {
 			c := v
 			c.Date, c.DateFrom, c.DateTo, c.Days = d, "", "", nil
 			if kind == KindAvailability {
@@ -834,9 +853,23 @@ func (s *Server) serveARI(key, kind string, r *http.Request, body []byte, call *
 	answer(http.StatusOK, b, nil)
 }
 
-// checkValue checks one change object's values (ids owned by key, dates, ranges);
-// called with mu held. A non-empty message leaves the object out.
-func (s *Server) checkValue(key, kind string, w wireValue, today string) (Value, string) {
+// today is the date at now in the property's time zone; a property without one takes the
+// earliest zone on Earth (UTC-12), so that no client's "today" is ever in its past.
+func (p *propState) today(now time.Time) string {
+	loc := time.FixedZone("UTC-12", -12*3600)
+	if p.prop.Timezone != "" {
+		if l, err := time.LoadLocation(p.prop.Timezone); err == nil {
+			loc = l
+		}
+	}
+	return now.In(loc).Format("2006-01-02")
+}
+
+// checkValue checks one change object's values (ids owned by key, dates from the
+// property's today, ranges); called with mu held. It answers the value, the property's
+// today and, when the object is left out, why.
+func (s *Server) checkValue(key, kind string, w wireValue, now time.Time) (Value, string, string) {
+	today := ""
 	v := Value{
 		PropertyID: *w.PropertyID, Days: w.Days, Availability: w.Availability,
 		MinStayArrival: w.MinStayArrival, MinStayThrough: w.MinStayThrough, MinStay: w.MinStay, MaxStay: w.MaxStay,
@@ -860,67 +893,68 @@ func (s *Server) checkValue(key, kind string, w wireValue, today string) (Value,
 	if w.Rate != nil {
 		rate, msg := parseRate(w.Rate)
 		if msg != "" {
-			return v, msg
+			return v, today, msg
 		}
 		v.Rate = &rate
 	}
 	p, ok := s.props[v.PropertyID]
 	if !ok || p.key != key {
-		return v, "property_id " + v.PropertyID + " is unknown"
+		return v, today, "property_id " + v.PropertyID + " is unknown"
 	}
+	today = p.today(now)
 	if kind == KindAvailability {
 		if !p.roomTypes[v.RoomTypeID] {
-			return v, "room_type_id " + v.RoomTypeID + " is not a room type of the property"
+			return v, today, "room_type_id " + v.RoomTypeID + " is not a room type of the property"
 		}
 		if *v.Availability < 0 {
-			return v, "availability must be 0 or more"
+			return v, today, "availability must be 0 or more"
 		}
 	} else {
 		if _, ok := p.ratePlans[v.RatePlanID]; !ok {
-			return v, "rate_plan_id " + v.RatePlanID + " is not a rate plan of the property"
+			return v, today, "rate_plan_id " + v.RatePlanID + " is not a rate plan of the property"
 		}
 		if v.Rate == nil && v.MinStayArrival == nil && v.MinStayThrough == nil && v.MinStay == nil && v.MaxStay == nil &&
 			v.ClosedToArrival == nil && v.ClosedToDeparture == nil && v.StopSell == nil {
-			return v, "no rate or restriction to change"
+			return v, today, "no rate or restriction to change"
 		}
 		for name, n := range map[string]*int{"min_stay_arrival": v.MinStayArrival, "min_stay_through": v.MinStayThrough, "min_stay": v.MinStay} {
 			if n != nil && *n < 1 {
-				return v, name + " must be 1 or more"
+				return v, today, name + " must be 1 or more"
 			}
 		}
 		if v.MaxStay != nil && *v.MaxStay < 0 {
-			return v, "max_stay must be 0 (none) or more"
+			return v, today, "max_stay must be 0 (none) or more"
 		}
 	}
 	switch {
 	case w.Date != nil && (w.DateFrom != nil || w.DateTo != nil):
-		return v, "both date and date_from/date_to"
+		return v, today, "both date and date_from/date_to"
 	case w.Date != nil:
 		if !validDate(v.Date) {
-			return v, "date " + v.Date + " is not a YYYY-MM-DD date"
+			return v, today, "date " + v.Date + " is not a YYYY-MM-DD date"
 		}
 		if v.Date < today {
-			return v, "date " + v.Date + " is in the past"
+			return v, today, "date " + v.Date + " is in the past"
 		}
 	case w.DateFrom != nil && w.DateTo != nil:
 		if !validDate(v.DateFrom) || !validDate(v.DateTo) {
-			return v, "date_from/date_to are not YYYY-MM-DD dates"
+			return v, today, "date_from/date_to are not YYYY-MM-DD dates"
 		}
 		if v.DateFrom > v.DateTo {
-			return v, "date_from after date_to"
+			return v, today, "date_from after date_to"
 		}
 		if v.DateTo < today {
-			return v, "date_to " + v.DateTo + " is in the past"
+			return v, today, "date_to " + v.DateTo + " is in the past"
 		}
 	default:
-		return v, "neither date nor date_from and date_to"
+		return v, today, "neither date nor date_from and date_to"
 	}
 	for _, d := range v.Days {
 		if !days[d] {
-			return v, "days: unknown day " + d
+			return v, today, "days: unknown day " + d
 		}
 	}
-	return v, ""
+	return v, today, ""
 }
 
 // parseRate reads a rate: a decimal string ("120.00") or an integer in minor units

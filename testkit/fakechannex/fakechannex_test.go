@@ -51,7 +51,7 @@ func call(t *testing.T, s *Server, method, path, key, body string) (int, map[str
 }
 
 func setup(t *testing.T) (*Server, *clock, Property) {
-	c := &clock{t: time.Date(2027, 1, 5, 10, 0, 0, 0, time.UTC)}
+	c := &clock{t: time.Date(2027, 1, 5, 14, 0, 0, 0, time.UTC)}
 	s := Start(t, Options{Now: c.Now})
 	p := s.CertificationProperty("k1")
 	return s, c, p
@@ -202,7 +202,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestBodyLimitAndFaults(t *testing.T) {
-	c := &clock{t: time.Date(2027, 1, 5, 10, 0, 0, 0, time.UTC)}
+	c := &clock{t: time.Date(2027, 1, 5, 14, 0, 0, 0, time.UTC)}
 	s := Start(t, Options{Now: c.Now, MaxBody: 200})
 	p := s.CertificationProperty("k1")
 	big := `{"values":[{"property_id":"` + p.ID + `","room_type_id":"` + p.RoomTypes[0].ID + `","date":"2027-01-10","availability":1}` +
@@ -304,5 +304,23 @@ func TestWebhook(t *testing.T) {
 	pl := m["payload"].(map[string]any)
 	if m["event"] != "booking_new" || pl["revision_id"] != r.ID || pl["booking_id"] != r.BookingID || pl["property_id"] != p.ID {
 		t.Errorf("webhook %v", m)
+	}
+}
+
+// TestToday: a date is in the past by the property's time zone (default the earliest).
+func TestToday(t *testing.T) {
+	c := &clock{t: time.Date(2027, 1, 5, 5, 0, 0, 0, time.UTC)} // 2027-01-04 19:00 in Honolulu
+	s := Start(t, Options{Now: c.Now})
+	for _, tc := range []struct {
+		zone string
+		warn bool
+	}{{"UTC", true}, {"Pacific/Honolulu", false}, {"", false}} {
+		p := s.AddProperty("k", Property{Timezone: tc.zone, RoomTypes: []RoomType{{RatePlans: []string{""}}}})
+		_, out := call(t, s, "POST", "/api/v1/availability", "k",
+			`{"values":[{"property_id":"`+p.ID+`","room_type_id":"`+p.RoomTypes[0].ID+`","date":"2027-01-04","availability":1}]}`)
+		_, warned := out["meta"].(map[string]any)["warnings"]
+		if warned != tc.warn {
+			t.Errorf("zone %q: 2027-01-04 warned %v, want %v", tc.zone, warned, tc.warn)
+		}
 	}
 }
