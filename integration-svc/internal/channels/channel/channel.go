@@ -257,6 +257,9 @@ type Inbound struct {
 	Pull bool
 	// Kind is the log kind of the message (KindWebhook, KindReservation).
 	Kind string
+	// Message is what the adapter's Reply needs to answer the message (OpenTravel: its
+	// element and EchoToken); opaque to the caller.
+	Message string
 }
 
 // Applied is what became of one revision of an inbound message, for its reply.
