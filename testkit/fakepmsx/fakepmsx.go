@@ -8,6 +8,7 @@
 package fakepmsx
 
 import (
+	"bytes"
 	"context"
 	"encoding/xml"
 	"fmt"
@@ -53,6 +54,20 @@ const (
 	FaultSlow Fault = "slow"       // the answer held until the request is abandoned or Release
 )
 
+// Limits are pmsXchange's throttle on a connection; a request beyond them is answered the
+// SOAP Fault "Throttle limit reached, please try again later..." (HTTP 500). Zero fields: no
+// limit.
+type Limits struct {
+	RequestsPerMinute int // requests arriving in one clock minute (00.000 to 59.999)
+	Concurrent        int // requests at once
+	MaxMessages       int // AvailStatusMessage or RateAmountMessage elements per request
+	MaxBytes          int // bytes per request
+}
+
+// DocumentedLimits are the throttle parameters pmsXchange documents for a certified PMS
+// ("Throttle Handling"): 40 requests a minute, 3 at once, 500 messages per request, 2 MB.
+var DocumentedLimits = Limits{RequestsPerMinute: 40, Concurrent: 3, MaxMessages: 500, MaxBytes: 2 << 20}
+
 // Server is a running fake pmsXchange. Safe for concurrent use.
 type Server struct {
 	URL string // where the PMS sends its ARI messages
@@ -69,16 +84,22 @@ type Server struct {
 	history  map[key]map[field][]Value
 	faults   []Fault
 	held     int
+	limits   Limits
+	inflight int
+	maxIn    int
+	minute   time.Time
+	inMinute int
 	changed  chan struct{}
 	released chan struct{}
 }
 
-// New starts a fake taking the credentials username and password; every message is checked
-// with v (the caller keeps it and closes it).
+// New starts a fake taking the credentials username and password, within DocumentedLimits
+// (SetLimits changes them); every message is checked with v (the caller keeps it and closes
+// it).
 func New(v *otaschema.Validator, username, password string) *Server {
 	s := &Server{
 		validator: v, username: username, password: password,
-		state: map[key]*Day{}, history: map[key]map[field][]Value{},
+		state: map[key]*Day{}, history: map[key]map[field][]Value{}, limits: DocumentedLimits,
 		changed: make(chan struct{}), released: make(chan struct{}),
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
@@ -90,6 +111,20 @@ func New(v *otaschema.Validator, username, password string) *Server {
 func (s *Server) Close() {
 	s.Release()
 	s.srv.Close()
+}
+
+// SetLimits sets the throttle (Limits{}: none).
+func (s *Server) SetLimits(l Limits) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limits = l
+}
+
+// MaxInFlight is the most requests the fake has been handling at once.
+func (s *Server) MaxInFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxIn
 }
 
 // Fail makes the next n requests answer f instead of being processed.
@@ -230,12 +265,38 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
+	s.inflight++
+	s.maxIn = max(s.maxIn, s.inflight)
+	defer func() {
+		s.mu.Lock()
+		s.inflight--
+		s.mu.Unlock()
+	}()
+	var throttled string
+	if m := time.Now().Truncate(time.Minute); !m.Equal(s.minute) {
+		s.minute, s.inMinute = m, 0
+	}
+	s.inMinute++
+	switch lim := s.limits; {
+	case lim.RequestsPerMinute > 0 && s.inMinute > lim.RequestsPerMinute:
+		throttled = fmt.Sprintf("throttle: more than %d requests in the minute", lim.RequestsPerMinute)
+	case lim.Concurrent > 0 && s.inflight > lim.Concurrent:
+		throttled = fmt.Sprintf("throttle: more than %d requests at once", lim.Concurrent)
+	case lim.MaxBytes > 0 && len(body) > lim.MaxBytes:
+		throttled = fmt.Sprintf("throttle: more than %d bytes", lim.MaxBytes)
+	case lim.MaxMessages > 0 && messages(body) > lim.MaxMessages:
+		throttled = fmt.Sprintf("throttle: more than %d messages", lim.MaxMessages)
+	}
 	var fault Fault
-	if len(s.faults) > 0 {
+	if len(s.faults) > 0 && throttled == "" {
 		fault, s.faults = s.faults[0], s.faults[1:]
 	}
 	released := s.released
 	s.mu.Unlock()
+	if throttled != "" {
+		answer(http.StatusInternalServerError, soapFault("Server", "Throttle limit reached, please try again later..."), throttled)
+		return
+	}
 	switch fault {
 	case Fault500:
 		c.Fault = string(fault)
@@ -343,6 +404,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	answer(http.StatusOK, b, "")
+}
+
+// messages counts a request's AvailStatusMessage and RateAmountMessage elements.
+func messages(body []byte) int {
+	return bytes.Count(body, []byte("<AvailStatusMessage>")) + bytes.Count(body, []byte("<AvailStatusMessage ")) +
+		bytes.Count(body, []byte("<RateAmountMessage>")) + bytes.Count(body, []byte("<RateAmountMessage "))
 }
 
 func echoToken(payload []byte) string {

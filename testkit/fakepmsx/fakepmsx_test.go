@@ -216,3 +216,49 @@ func TestPushValidatesBothWays(t *testing.T) {
 		t.Fatalf("an invalid answer was taken: %v", err)
 	}
 }
+
+func TestThrottle(t *testing.T) {
+	s := fakepmsx.New(validator, "user", "secret")
+	defer s.Close()
+	body := fakepmsx.Envelope("user", "secret", []byte(restr)) // two AvailStatusMessages
+	s.SetLimits(fakepmsx.Limits{MaxMessages: 1})
+	if st, b := post(t, s.URL, body); st != 500 || !bytes.Contains(b, []byte("Throttle limit reached")) {
+		t.Fatalf("%d %s", st, b)
+	}
+	s.SetLimits(fakepmsx.Limits{MaxBytes: 100})
+	if st, _ := post(t, s.URL, body); st != 500 {
+		t.Fatalf("%d", st)
+	}
+	// a second request while one is held
+	s.SetLimits(fakepmsx.Limits{Concurrent: 1})
+	s.Fail(1, fakepmsx.FaultSlow)
+	done := make(chan int, 1)
+	go func() {
+		resp, err := http.Post(s.URL, "text/xml", bytes.NewReader(body))
+		if err != nil {
+			done <- 0
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Wait(ctx, func() bool { return s.Held() == 1 }); err != nil {
+		t.Fatal(err)
+	}
+	if st, b := post(t, s.URL, body); st != 500 || !bytes.Contains(b, []byte("Throttle")) {
+		t.Fatalf("%d %s", st, b)
+	}
+	s.Release()
+	if st := <-done; st != 200 {
+		t.Fatalf("the held request answered %d", st)
+	}
+	if s.MaxInFlight() != 2 {
+		t.Fatalf("max in flight %d", s.MaxInFlight())
+	}
+	calls := s.Calls()
+	if len(calls) != 4 || !strings.HasPrefix(calls[0].Refused, "throttle") || !calls[3].Accepted {
+		t.Fatalf("calls %+v", calls)
+	}
+}

@@ -85,11 +85,13 @@ type payloadAttrs struct {
 type availNotifRQ struct {
 	XMLName xml.Name `xml:"http://www.opentravel.org/OTA/2003/05 OTA_HotelAvailNotifRQ"`
 	payloadAttrs
-	POS      *pos `xml:"POS"`
-	Messages *struct {
-		HotelCode string               `xml:"HotelCode,attr"`
-		Message   []availStatusMessage `xml:"AvailStatusMessage"`
-	} `xml:"AvailStatusMessages,omitempty"`
+	POS      *pos                 `xml:"POS"`
+	Messages *availStatusMessages `xml:"AvailStatusMessages,omitempty"`
+}
+
+type availStatusMessages struct {
+	HotelCode string               `xml:"HotelCode,attr"`
+	Message   []availStatusMessage `xml:"AvailStatusMessage"`
 }
 
 type statusApplicationControl struct {

@@ -22,10 +22,6 @@ import (
 	"github.com/vros/vros/integration-svc/internal/channels/channel"
 )
 
-// DefaultMaxMessages bounds the AvailStatusMessage or RateAmountMessage elements of one
-// request (pmsXchange publishes no limit; this keeps a request near 100 KB).
-const DefaultMaxMessages = 300
-
 // maxAnswer bounds the answer read.
 const maxAnswer = 4 << 20
 
@@ -33,15 +29,16 @@ const maxAnswer = 4 << 20
 type Adapter struct {
 	// HTTP makes the requests (integration-svc's egress-guarded client, with its timeout).
 	HTTP *http.Client
-	// MaxMessages bounds the messages of one request (0: DefaultMaxMessages); a batch with
-	// more ranges is split across requests.
-	MaxMessages int
+	// Limits are pmsXchange's throttle, kept per connection (New: DefaultLimits).
+	Limits Limits
 	// Now is the clock of the messages' TimeStamp (nil: time.Now).
 	Now func() time.Time
+
+	limiter limiter
 }
 
-// New is an adapter making its requests with client.
-func New(client *http.Client) *Adapter { return &Adapter{HTTP: client} }
+// New is an adapter making its requests with client, within DefaultLimits.
+func New(client *http.Client) *Adapter { return &Adapter{HTTP: client, Limits: DefaultLimits} }
 
 var (
 	_ channel.Adapter  = (*Adapter)(nil)
@@ -58,13 +55,6 @@ func (a *Adapter) now() time.Time {
 	return time.Now()
 }
 
-func (a *Adapter) max() int {
-	if a.MaxMessages > 0 {
-		return a.MaxMessages
-	}
-	return DefaultMaxMessages
-}
-
 func echoToken() string {
 	var b [12]byte
 	rand.Read(b[:])
@@ -75,75 +65,147 @@ func (a *Adapter) attrs() payloadAttrs {
 	return payloadAttrs{EchoToken: echoToken(), TimeStamp: stamp(a.now()), Version: version}
 }
 
+// request is one message ready to send and the dates it covers.
+type request struct {
+	kind     string
+	body     []byte
+	from, to string
+}
+
 // PushARI sends b: the availability ranges first (OTA_HotelAvailNotifRQ with BookingLimit),
 // then per chunk of rate ranges their restrictions (OTA_HotelAvailNotifRQ: pmsXchange wants
 // availability and restrictions in separate requests) and their rates
-// (OTA_HotelRateAmountNotifRQ), sent reporting a chunk once both are accepted.
+// (OTA_HotelRateAmountNotifRQ), reported sent once both are accepted. A chunk is at most
+// Limits.MaxMessages messages and Limits.MaxBytes bytes.
 func (a *Adapter) PushARI(ctx context.Context, b channel.Batch, wait func(ctx context.Context, kind string) error,
 	sent func(avail []channel.Availability, rates []channel.Rate) error, record func(channel.Exchange)) error {
-	c, m := b.Connection, b.Mapping
-	limit := a.max()
-	for start := 0; start < len(b.Availability); start += limit {
-		chunk := b.Availability[start:min(start+limit, len(b.Availability))]
-		rq := availNotifRQ{payloadAttrs: a.attrs(), POS: newPOS(c.Username)}
-		rq.Messages = &struct {
-			HotelCode string               `xml:"HotelCode,attr"`
-			Message   []availStatusMessage `xml:"AvailStatusMessage"`
-		}{HotelCode: m.RemotePropertyID}
-		from, to := chunk[0].From, chunk[0].To
-		for _, av := range chunk {
-			n := av.Available
-			rq.Messages.Message = append(rq.Messages.Message, availStatusMessage{
-				BookingLimit: &n,
-				SAC:          statusApplicationControl{Start: av.From, End: av.To, InvTypeCode: m.RoomTypeID},
-			})
-			from, to = minDate(from, av.From), maxDate(to, av.To)
-		}
-		if err := a.send(ctx, c, channel.KindAvailability, rq, from, to, wait, record); err != nil {
+	c := b.Connection
+	for rest := b.Availability; len(rest) > 0; {
+		n, req, err := fit(min(len(rest), a.Limits.maxMessages()), a.Limits.maxBytes(), func(n int) (request, error) {
+			return a.availability(b, rest[:n])
+		})
+		if err != nil {
 			return err
 		}
-		if err := sent(chunk, nil); err != nil {
+		if err := a.send(ctx, c, req, wait, record); err != nil {
 			return err
 		}
+		if err := sent(rest[:n], nil); err != nil {
+			return err
+		}
+		rest = rest[n:]
 	}
 	// each rate range is three AvailStatusMessages (master with lengths of stay, arrival,
 	// departure) and one RateAmountMessage
-	per := max(limit/3, 1)
-	for start := 0; start < len(b.Rates); start += per {
-		chunk := b.Rates[start:min(start+per, len(b.Rates))]
-		restr := availNotifRQ{payloadAttrs: a.attrs(), POS: newPOS(c.Username)}
-		restr.Messages = &struct {
-			HotelCode string               `xml:"HotelCode,attr"`
-			Message   []availStatusMessage `xml:"AvailStatusMessage"`
-		}{HotelCode: m.RemotePropertyID}
-		rates := rateAmountNotifRQ{payloadAttrs: a.attrs(), POS: newPOS(c.Username)}
-		rates.Messages.HotelCode = m.RemotePropertyID
-		from, to := chunk[0].From, chunk[0].To
-		for _, r := range chunk {
-			restr.Messages.Message = append(restr.Messages.Message, restrictions(m.RoomTypeID, r)...)
-			if r.Rate != "" {
-				ro := rateOut{CurrencyCode: b.Currency, Start: r.From, End: r.To}
-				ro.Amount.AmountAfterTax, ro.Amount.CurrencyCode = r.Rate, b.Currency
-				rates.Messages.Message = append(rates.Messages.Message, rateAmountMessage{
-					SAC:   statusApplicationControl{InvTypeCode: m.RoomTypeID, RatePlanCode: r.RemoteRatePlanID},
-					Rates: []rateOut{ro},
-				})
+	for rest := b.Rates; len(rest) > 0; {
+		// the restrictions and the rates of the same ranges must both fit
+		n, _, err := fit(min(len(rest), max(a.Limits.maxMessages()/3, 1)), a.Limits.maxBytes(), func(n int) (request, error) {
+			restr, err := a.restrictions(b, rest[:n])
+			if err != nil {
+				return restr, err
 			}
-			from, to = minDate(from, r.From), maxDate(to, r.To)
-		}
-		if err := a.send(ctx, c, channel.KindRestrictions, restr, from, to, wait, record); err != nil {
+			rates, err := a.rates(b, rest[:n])
+			if len(rates.body) > len(restr.body) {
+				return rates, err
+			}
+			return restr, err
+		})
+		if err != nil {
 			return err
 		}
-		if len(rates.Messages.Message) > 0 {
-			if err := a.send(ctx, c, channel.KindRates, rates, from, to, wait, record); err != nil {
+		restr, err := a.restrictions(b, rest[:n])
+		if err != nil {
+			return err
+		}
+		rates, err := a.rates(b, rest[:n])
+		if err != nil {
+			return err
+		}
+		if err := a.send(ctx, c, restr, wait, record); err != nil {
+			return err
+		}
+		if rates.body != nil {
+			if err := a.send(ctx, c, rates, wait, record); err != nil {
 				return err
 			}
 		}
-		if err := sent(nil, chunk); err != nil {
+		if err := sent(nil, rest[:n]); err != nil {
 			return err
 		}
+		rest = rest[n:]
 	}
 	return nil
+}
+
+// fit finds the most ranges, from n down, whose request build(n) is within maxBytes.
+func fit(n, maxBytes int, build func(n int) (request, error)) (int, request, error) {
+	for {
+		req, err := build(n)
+		if err != nil {
+			return 0, req, err
+		}
+		if len(req.body) <= maxBytes || n == 1 {
+			return n, req, nil
+		}
+		n = max(n/2, 1)
+	}
+}
+
+func (a *Adapter) availability(b channel.Batch, ranges []channel.Availability) (request, error) {
+	m := b.Mapping
+	rq := availNotifRQ{payloadAttrs: a.attrs(), POS: newPOS(b.Connection.Username)}
+	rq.Messages = &availStatusMessages{HotelCode: m.RemotePropertyID}
+	req := request{kind: channel.KindAvailability, from: ranges[0].From, to: ranges[0].To}
+	for _, av := range ranges {
+		n := av.Available
+		rq.Messages.Message = append(rq.Messages.Message, availStatusMessage{
+			BookingLimit: &n,
+			SAC:          statusApplicationControl{Start: av.From, End: av.To, InvTypeCode: m.RoomTypeID},
+		})
+		req.from, req.to = minDate(req.from, av.From), maxDate(req.to, av.To)
+	}
+	var err error
+	req.body, err = envelope(b.Connection.Username, b.Connection.Password, rq)
+	return req, err
+}
+
+func (a *Adapter) restrictions(b channel.Batch, ranges []channel.Rate) (request, error) {
+	m := b.Mapping
+	rq := availNotifRQ{payloadAttrs: a.attrs(), POS: newPOS(b.Connection.Username)}
+	rq.Messages = &availStatusMessages{HotelCode: m.RemotePropertyID}
+	req := request{kind: channel.KindRestrictions, from: ranges[0].From, to: ranges[0].To}
+	for _, r := range ranges {
+		rq.Messages.Message = append(rq.Messages.Message, restrictions(m.RoomTypeID, r)...)
+		req.from, req.to = minDate(req.from, r.From), maxDate(req.to, r.To)
+	}
+	var err error
+	req.body, err = envelope(b.Connection.Username, b.Connection.Password, rq)
+	return req, err
+}
+
+// rates is the OTA_HotelRateAmountNotifRQ of the ranges with a price (body nil: none has).
+func (a *Adapter) rates(b channel.Batch, ranges []channel.Rate) (request, error) {
+	m := b.Mapping
+	rq := rateAmountNotifRQ{payloadAttrs: a.attrs(), POS: newPOS(b.Connection.Username)}
+	rq.Messages.HotelCode = m.RemotePropertyID
+	req := request{kind: channel.KindRates, from: ranges[0].From, to: ranges[0].To}
+	for _, r := range ranges {
+		if r.Rate != "" {
+			ro := rateOut{CurrencyCode: b.Currency, Start: r.From, End: r.To}
+			ro.Amount.AmountAfterTax, ro.Amount.CurrencyCode = r.Rate, b.Currency
+			rq.Messages.Message = append(rq.Messages.Message, rateAmountMessage{
+				SAC:   statusApplicationControl{InvTypeCode: m.RoomTypeID, RatePlanCode: r.RemoteRatePlanID},
+				Rates: []rateOut{ro},
+			})
+		}
+		req.from, req.to = minDate(req.from, r.From), maxDate(req.to, r.To)
+	}
+	if len(rq.Messages.Message) == 0 {
+		return req, nil
+	}
+	var err error
+	req.body, err = envelope(b.Connection.Username, b.Connection.Password, rq)
+	return req, err
 }
 
 // restrictions are the AvailStatusMessages of one rate range: the master status (stop-sell)
@@ -191,31 +253,32 @@ func maxDate(a, b string) string {
 	return a
 }
 
-// send makes one request after wait, recording it.
-func (a *Adapter) send(ctx context.Context, c channel.Connection, kind string, payload any, from, to string,
+// send makes one request within the connection's limits, then wait (the caller's: right
+// before the request), recording it.
+func (a *Adapter) send(ctx context.Context, c channel.Connection, req request,
 	wait func(ctx context.Context, kind string) error, record func(channel.Exchange)) error {
+	release, err := a.limiter.acquire(ctx, c.Endpoint+"\x00"+c.Username, a.Limits)
+	if err != nil {
+		return err
+	}
 	if wait != nil {
-		if err := wait(ctx, kind); err != nil {
+		if err := wait(ctx, req.kind); err != nil {
+			release(false)
 			return err
 		}
 	}
-	x, err := a.do(ctx, c, kind, payload)
-	x.From, x.To = from, to
+	x, err := a.do(ctx, c, req.kind, req.body)
+	release(true)
+	x.From, x.To = req.from, req.to
 	record(x)
 	return err
 }
 
-// do posts payload to the connection's endpoint and reads the answer: nil when the RS says
+// do posts body to the connection's endpoint and reads the answer: nil when the RS says
 // Success, else a *channel.RemoteError (Retryable for a SOAP Fault, 429, 5xx, a timeout or
 // a broken connection).
-func (a *Adapter) do(ctx context.Context, c channel.Connection, kind string, payload any) (channel.Exchange, error) {
-	x := channel.Exchange{Kind: kind}
-	body, err := envelope(c.Username, c.Password, payload)
-	if err != nil {
-		x.Err = err
-		return x, err
-	}
-	x.Request = Mask(body)
+func (a *Adapter) do(ctx context.Context, c channel.Connection, kind string, body []byte) (channel.Exchange, error) {
+	x := channel.Exchange{Kind: kind, Request: Mask(body)}
 	fail := func(e *channel.RemoteError) (channel.Exchange, error) {
 		x.Err = e
 		return x, e
@@ -262,6 +325,9 @@ func (a *Adapter) do(ctx context.Context, c channel.Connection, kind string, pay
 	}
 	if resp.StatusCode/100 != 2 || rs.Success == nil {
 		return fail(&channel.RemoteError{Status: resp.StatusCode, Message: "the answer has no Success: " + snippet(answer)})
+	}
+	if len(rs.Warnings) > 0 {
+		x.Warning = errorsText(rs.Warnings)
 	}
 	return x, nil
 }
@@ -323,7 +389,16 @@ func (a *Adapter) Ack(context.Context, channel.Connection, channel.Revision, fun
 // the credentials are taken; anything else is the error.
 func (a *Adapter) Test(ctx context.Context, c channel.Connection, record func(channel.Exchange)) error {
 	rq := availNotifRQ{payloadAttrs: a.attrs(), POS: newPOS(c.Username)}
-	x, err := a.do(ctx, c, channel.KindTest, rq)
+	body, err := envelope(c.Username, c.Password, rq)
+	if err != nil {
+		return err
+	}
+	release, err := a.limiter.acquire(ctx, c.Endpoint+"\x00"+c.Username, a.Limits)
+	if err != nil {
+		return err
+	}
+	x, err := a.do(ctx, c, channel.KindTest, body)
+	release(true)
 	var re *channel.RemoteError
 	if errors.As(err, &re) && !re.Retryable && re.Status/100 == 2 && bytes.Contains(x.Response, []byte("<Errors")) &&
 		!authError(x.Response) {

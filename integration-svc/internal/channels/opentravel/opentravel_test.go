@@ -163,7 +163,7 @@ func TestPushARIClearsRestrictions(t *testing.T) {
 
 func TestPushARISplitsAndOrders(t *testing.T) {
 	r := newRig(t)
-	r.adapter.MaxMessages = 3
+	r.adapter.Limits.MaxMessages = 3
 	var b channel.Batch
 	for i := range 7 {
 		d := fmt.Sprintf("2027-05-%02d", i+1)
@@ -221,6 +221,7 @@ func TestPushARIErrors(t *testing.T) {
 		{name: "refused credentials", setup: func(r *rig) { r.conn.Password = "wrong" }, status: 200, text: "Invalid WS-Security credentials"},
 		{name: "refused content", setup: func(r *rig) { r.mapping.RoomTypeID = "" }, status: 200, text: "InvTypeCode"},
 		{name: "unreachable", setup: func(r *rig) { r.conn.Endpoint = "http://127.0.0.1:1/x" }, retryable: true},
+		{name: "throttled", setup: func(r *rig) { r.fake.SetLimits(fakepmsx.Limits{MaxMessages: 0, MaxBytes: 100}) }, retryable: true, status: 500, text: "Throttle limit reached"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -290,5 +291,64 @@ func TestTest(t *testing.T) {
 	}
 	if err := r.adapter.Ack(context.Background(), r.conn, channel.Revision{}, rec); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestPushARISplitsBySize(t *testing.T) {
+	r := newRig(t)
+	r.adapter.Limits.MaxBytes = 2500 // a few messages
+	r.fake.SetLimits(fakepmsx.Limits{MaxBytes: 2500})
+	var b channel.Batch
+	for i := range 12 {
+		d := fmt.Sprintf("2027-05-%02d", i+1)
+		b.Availability = append(b.Availability, channel.Availability{From: d, To: d, Available: 1})
+		b.Rates = append(b.Rates, channel.Rate{RemoteRatePlanID: "BAR", From: d, To: d, Rate: "100.00", MinStayArrival: 2})
+	}
+	if err := r.push(t, b); err != nil {
+		t.Fatal(err)
+	}
+	calls := r.fake.Calls()
+	if len(calls) < 4 {
+		t.Fatalf("%d requests: not split", len(calls))
+	}
+	for _, c := range calls {
+		if !c.Accepted || len(c.Body) > 2500 {
+			t.Fatalf("a request of %d bytes: %s", len(c.Body), c.Refused)
+		}
+	}
+	var av, rs int
+	for _, s := range r.sent {
+		av, rs = av+s[0], rs+s[1]
+	}
+	if av != 12 || rs != 12 {
+		t.Fatalf("sent %d availability and %d rate ranges", av, rs)
+	}
+	if d := r.fake.Day("HOTEL1", "VILLA", "BAR", "2027-05-12"); d.Rate != "100.00" || d.MinLOS != "2" {
+		t.Fatalf("last date %+v", d)
+	}
+}
+
+func TestPushARIKeepsTheRequestRate(t *testing.T) {
+	r := newRig(t)
+	// two requests per (long) minute: the third waits for the window
+	r.adapter.Limits = opentravel.Limits{RequestsPerMinute: 2, Concurrent: 3, MaxMessages: 1, Window: time.Hour}
+	b := channel.Batch{Availability: []channel.Availability{
+		{From: "2027-01-01", To: "2027-01-01", Available: 1}, {From: "2027-01-02", To: "2027-01-02", Available: 0},
+		{From: "2027-01-03", To: "2027-01-03", Available: 1}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b.Connection, b.Mapping, b.Currency = r.conn, r.mapping, "EUR"
+	var sent int
+	// once two are sent, the push is abandoned: the third is waiting for the window (the
+	// limiter answers the context's error), not sent (a RemoteError)
+	err := r.adapter.PushARI(ctx, b, nil, func(av []channel.Availability, _ []channel.Rate) error {
+		if sent += len(av); sent == 2 {
+			cancel()
+		}
+		return nil
+	}, func(channel.Exchange) {})
+	var re *channel.RemoteError
+	if !errors.Is(err, context.Canceled) || errors.As(err, &re) || sent != 2 || len(r.fake.Calls()) != 2 {
+		t.Fatalf("err %v, sent %d, %d requests", err, sent, len(r.fake.Calls()))
 	}
 }
