@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/vros/vros/integration-svc/internal/channels/api"
 	"github.com/vros/vros/integration-svc/internal/channels/channel"
 	"github.com/vros/vros/integration-svc/internal/channels/channex"
 	"github.com/vros/vros/integration-svc/internal/channels/store"
+	"github.com/vros/vros/integration-svc/internal/ical/poller"
 	"github.com/vros/vros/integration-svc/internal/targets"
 	"github.com/vros/vros/libs/periodic"
 	"github.com/vros/vros/libs/seal"
@@ -59,7 +61,8 @@ type channelParts struct {
 }
 
 // wireChannels builds channel distribution's stores and adapters, its parts (the ARI sender,
-// the inbound reservations) and the A resources (docs/channels.md).
+// the inbound reservations) and the A resources (docs/channels.md). The parts are wired
+// before the resources, which take p.markDirty as the ARI part left it.
 func wireChannels(w *wiring) error {
 	cfg := w.cfg.Channels
 	if err := cfg.validate(); err != nil {
@@ -104,6 +107,14 @@ func wireChannels(w *wiring) error {
 	//   if err := wireChannelInbound(w, p); err != nil { return err }
 
 	w.channels = p
+	if w.policy == nil {
+		return errors.New("channels: the webhook part did not provide the address policy")
+	}
+	chAPI := &api.API{Connections: st.Connections, Log: st.Log, Conflicts: st.Conflicts,
+		Properties: poller.NewBookingClient(w.cfg.BookingURL, w.signer, w.cfg.ICal.BookingTimeout),
+		Policy:     w.policy, AllowHTTP: w.cfg.AllowHTTP, TestTimeout: cfg.RequestTimeout, MarkDirty: p.markDirty,
+		Adapter: func(name string) channel.Adapter { return p.adapters[name] }}
+	chAPI.Register(w.app, w.auth)
 	w.onErase = append(w.onErase, st.Erase)
 	log := w.base.Tel.Logger
 	w.loops = append(w.loops, func(ctx context.Context) error {

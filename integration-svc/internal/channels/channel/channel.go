@@ -175,6 +175,30 @@ const (
 	StatusDuplicate = "duplicate"
 )
 
+// EntryOf is the log entry of ex, an exchange of c about property (0: none) in direction
+// ("out" or "in"). status "" is StatusOK without an error, StatusRetrying for a retryable
+// *RemoteError and StatusError for any other error.
+func EntryOf(c Connection, property int64, direction string, ex Exchange, status string) LogEntry {
+	e := LogEntry{Account: c.Account, ConnectionID: c.ID, PropertyID: property, Direction: direction, Kind: ex.Kind,
+		Status: status, HTTPStatus: ex.HTTPStatus, Request: string(ex.Request), Response: string(ex.Response),
+		From: ex.From, To: ex.To, Duration: ex.Duration}
+	if ex.Err != nil {
+		e.Error = ex.Err.Error()
+	}
+	if e.Status == "" {
+		var re *RemoteError
+		switch {
+		case ex.Err == nil:
+			e.Status = StatusOK
+		case errors.As(ex.Err, &re) && re.Retryable:
+			e.Status = StatusRetrying
+		default:
+			e.Status = StatusError
+		}
+	}
+	return e
+}
+
 // RemoteError is a channel manager's refusal or failure. Retryable: 429, 5xx, a timeout or a
 // broken connection; RetryAfter is the wait the answer asked for (0: none said).
 type RemoteError struct {
