@@ -78,14 +78,14 @@ type rateNotif struct {
 func days(start, end string, sac *statusApplicationControl) ([]string, error) {
 	s, err := time.Parse(time.DateOnly, start)
 	if err != nil {
-		return nil, fmt.Errorf("Start %q is not a date", start)
+		return nil, fmt.Errorf("the Start %q is not a date", start)
 	}
 	e, err := time.Parse(time.DateOnly, end)
 	if err != nil {
-		return nil, fmt.Errorf("End %q is not a date", end)
+		return nil, fmt.Errorf("the End %q is not a date", end)
 	}
 	if e.Before(s) {
-		return nil, fmt.Errorf("End %s is before Start %s", end, start)
+		return nil, fmt.Errorf("the End %s is before the Start %s", end, start)
 	}
 	if e.Sub(s) > 1000*24*time.Hour {
 		return nil, fmt.Errorf("the range %s..%s is too long", start, end)
@@ -194,10 +194,10 @@ func readAvail(b []byte) (kind, echo string, changes []change, err error) {
 	}
 	echo = m.EchoToken
 	if m.EchoToken == "" || m.TimeStamp == "" {
-		return "", echo, nil, fmt.Errorf("EchoToken and TimeStamp are required")
+		return "", echo, nil, fmt.Errorf("the EchoToken and TimeStamp are required")
 	}
 	if m.Version != "1.0" {
-		return "", echo, nil, fmt.Errorf("Version must be 1.0")
+		return "", echo, nil, fmt.Errorf("the Version must be 1.0")
 	}
 	if m.Requestor == nil || m.Requestor.Type != "22" || m.Requestor.ID == "" {
 		return "", echo, nil, fmt.Errorf("POS/Source/RequestorID with Type 22 and the PMS code is required")
@@ -309,7 +309,7 @@ func readRates(b []byte) (echo string, changes []change, err error) {
 	}
 	echo = m.EchoToken
 	if m.EchoToken == "" || m.TimeStamp == "" {
-		return echo, nil, fmt.Errorf("EchoToken and TimeStamp are required")
+		return echo, nil, fmt.Errorf("the EchoToken and TimeStamp are required")
 	}
 	if m.Requestor == nil || m.Requestor.Type != "22" || m.Requestor.ID == "" {
 		return echo, nil, fmt.Errorf("POS/Source/RequestorID with Type 22 and the PMS code is required")

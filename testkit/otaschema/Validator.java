@@ -7,13 +7,16 @@
 // either "OK" or one line per problem: "line:column: message".
 //
 // The schema of a message is the file named like its root element (OTA_HotelAvailNotifRQ →
-// OTA_HotelAvailNotifRQ.xsd), loaded once and kept. A SOAP 1.1 envelope is accepted as
+// OTA_HotelAvailNotifRQ.xsd), loaded once and kept. The roots named after the folder are
+// loaded at once in the background (one loader thread: the SchemaFactory is not
+// thread-safe), so that a first message of theirs does not wait for it. A SOAP 1.1 envelope is accepted as
 // well: its Body's single element is validated (the Header, WS-Security, has no schema here).
 // Line and column numbers are those of the message as sent, envelope included.
 import java.io.*;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.*;
 import java.util.*;
+import java.util.concurrent.*;
 import javax.xml.XMLConstants;
 import javax.xml.parsers.SAXParserFactory;
 import javax.xml.transform.stream.StreamSource;
@@ -29,7 +32,13 @@ public class Validator {
     static final String SOAP = "http://schemas.xmlsoap.org/soap/envelope/";
 
     static Path dir;
-    static final Map<String, Schema> schemas = new HashMap<>();
+    // touched by the main thread only; the schemas are loaded by the loader thread
+    static final Map<String, Future<Schema>> schemas = new HashMap<>();
+    static final ExecutorService loader = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "schema-loader");
+        t.setDaemon(true);
+        return t;
+    });
     static SchemaFactory factory;
     static SAXParserFactory parsers;
 
@@ -46,7 +55,7 @@ public class Validator {
         DataInputStream in = new DataInputStream(new BufferedInputStream(System.in));
         DataOutputStream out = new DataOutputStream(new BufferedOutputStream(System.out));
         for (String preload : Arrays.copyOfRange(args, 1, args.length)) {
-            schema(preload);
+            load(preload);
         }
         while (true) {
             int n;
@@ -70,21 +79,30 @@ public class Validator {
         }
     }
 
+    static Future<Schema> load(String root) {
+        return schemas.computeIfAbsent(root, r -> loader.submit(() -> {
+            if (!r.matches("OTA_[A-Za-z]+")) {
+                throw new IllegalArgumentException("no OpenTravel schema for the element " + r);
+            }
+            Path file = dir.resolve(r + ".xsd");
+            if (!Files.isRegularFile(file)) {
+                throw new IllegalArgumentException("no OpenTravel schema for the element " + r);
+            }
+            return factory.newSchema(new StreamSource(file.toFile()));
+        }));
+    }
+
     static Schema schema(String root) throws Exception {
-        Schema s = schemas.get(root);
-        if (s != null) {
-            return s;
+        Future<Schema> f = load(root);
+        try {
+            return f.get();
+        } catch (ExecutionException e) {
+            if (!root.matches("OTA_[A-Za-z]+") || !Files.isRegularFile(dir.resolve(root + ".xsd"))) {
+                schemas.remove(root); // a name without a schema: do not keep asking the loader
+            }
+            Throwable c = e.getCause();
+            throw c instanceof Exception ? (Exception) c : new RuntimeException(c);
         }
-        if (!root.matches("OTA_[A-Za-z]+")) {
-            throw new IllegalArgumentException("no OpenTravel schema for the element " + root);
-        }
-        Path file = dir.resolve(root + ".xsd");
-        if (!Files.isRegularFile(file)) {
-            throw new IllegalArgumentException("no OpenTravel schema for the element " + root);
-        }
-        s = factory.newSchema(new StreamSource(file.toFile()));
-        schemas.put(root, s);
-        return s;
     }
 
     static String validate(byte[] msg) throws Exception {

@@ -51,9 +51,17 @@ type Validator struct {
 	stderr *limitedWriter
 }
 
-// Start starts a validator. The schemas are loaded on first use of each message type (a
-// second or two each), then kept for the process's life.
-func Start() (*Validator, error) {
+// Messages are the messages vros and pmsXchange exchange: what a test of that exchange
+// preloads (Start(otaschema.Messages...)).
+var Messages = []string{
+	"OTA_HotelAvailNotifRQ", "OTA_HotelAvailNotifRS", "OTA_HotelRateAmountNotifRQ", "OTA_HotelRateAmountNotifRS",
+	"OTA_HotelResNotifRQ", "OTA_HotelResNotifRS", "OTA_HotelResModifyNotifRQ", "OTA_HotelResModifyNotifRS",
+}
+
+// Start starts a validator. A message's schema is loaded on first use of its type (a second
+// or two each), then kept for the process's life; the schemas of preload (root element
+// names) are loaded at once, in the background, in that order.
+func Start(preload ...string) (*Validator, error) {
 	java, err := exec.LookPath("java")
 	if err != nil {
 		return nil, fmt.Errorf("otaschema: a JDK (java 17 or newer) is needed: %w", err)
@@ -78,8 +86,8 @@ func Start() (*Validator, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	cmd := exec.Command(java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx256m",
-		"Validator.java", "xsd")
+	args := append([]string{"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx256m", "Validator.java", "xsd"}, preload...)
+	cmd := exec.Command(java, args...)
 	cmd.Dir = dir
 	stderr := &limitedWriter{n: 16 << 10}
 	cmd.Stderr = stderr

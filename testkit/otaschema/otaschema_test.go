@@ -25,7 +25,7 @@ func envelope(body string) string {
 }
 
 func TestValidate(t *testing.T) {
-	v, err := otaschema.Start()
+	v, err := otaschema.Start(otaschema.Messages...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,4 +105,18 @@ func TestConcurrentUse(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+func TestPreloadOfAnUnknownName(t *testing.T) {
+	v, err := otaschema.Start("OTA_Nothing", "../etc/passwd", "OTA_HotelAvailNotifRQ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if err := v.Validate([]byte(availRQ)); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Validate([]byte(`<OTA_Nothing xmlns="http://www.opentravel.org/OTA/2003/05"/>`)); err == nil || !strings.Contains(err.Error(), "no OpenTravel schema") {
+		t.Fatalf("unknown root: %v", err)
+	}
 }

@@ -19,7 +19,7 @@ import (
 var validator *otaschema.Validator
 
 func TestMain(m *testing.M) {
-	v, err := otaschema.Start()
+	v, err := otaschema.Start(otaschema.Messages...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
