@@ -41,6 +41,17 @@ type Call struct {
 	// Fault is the injected fault answered instead ("" none).
 	Fault string
 	At    time.Time
+	// Updates are what an accepted ARI message set, one per date and field, in the
+	// message's order.
+	Updates []Update
+}
+
+// Update is one field of one date an accepted message set: Plan "" for a room type's
+// availability; Field as in Day ("Availability", "Rate", "Currency", "MinLOS", "MinStay",
+// "MaxLOS", "Master", "Arrival", "Departure"); Value "" for a removed length of stay.
+type Update struct {
+	Hotel, Room, Plan, Date string
+	Field, Value            string
 }
 
 // Fault is an injected failure of the next requests.
@@ -164,6 +175,16 @@ func (s *Server) Calls() []Call {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Call(nil), s.calls...)
+}
+
+// CallsSince lists the requests received after the first n (n: a len(Calls()) read before).
+func (s *Server) CallsSince(n int) []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n > len(s.calls) {
+		return nil
+	}
+	return append([]Call(nil), s.calls[n:]...)
 }
 
 // Accepted lists the accepted requests of a kind ("" any).
@@ -385,6 +406,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	b := Envelope("", "", rs(rsRoot, echo, nil, ""))
 	if err := s.validator.Validate(b); err != nil {
 		panic("fakepmsx: its own answer is not schema-valid: " + err.Error())
+	}
+	for _, ch := range changes {
+		c.Updates = append(c.Updates, Update{Hotel: ch.k.hotel, Room: ch.k.room, Plan: ch.k.plan, Date: ch.k.date,
+			Field: fieldNames[ch.f], Value: ch.v})
 	}
 	s.mu.Lock()
 	s.seq++

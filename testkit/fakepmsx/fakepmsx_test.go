@@ -3,6 +3,7 @@ package fakepmsx_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -89,6 +90,16 @@ func TestARIAcceptedIntoState(t *testing.T) {
 	}
 	if strings.Join(kinds, ",") != "availability,restrictions,rates" {
 		t.Fatalf("kinds %v", kinds)
+	}
+	up := s.CallsSince(2)[0].Updates
+	want4 := []fakepmsx.Update{
+		{Hotel: "H1", Room: "APT", Plan: "BAR", Date: "2026-03-01", Field: "Rate", Value: "120.50"},
+		{Hotel: "H1", Room: "APT", Plan: "BAR", Date: "2026-03-01", Field: "Currency", Value: "EUR"},
+		{Hotel: "H1", Room: "APT", Plan: "BAR", Date: "2026-03-02", Field: "Rate", Value: "120.50"},
+		{Hotel: "H1", Room: "APT", Plan: "BAR", Date: "2026-03-02", Field: "Currency", Value: "EUR"},
+	}
+	if fmt.Sprint(up) != fmt.Sprint(want4) {
+		t.Fatalf("updates %v", up)
 	}
 }
 
