@@ -1,17 +1,16 @@
 package poller
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/vros/vros/integration-svc/internal/bookingsvc"
 	"github.com/vros/vros/integration-svc/internal/ical/feed"
 	"github.com/vros/vros/libs/tenancy"
 )
@@ -51,14 +50,12 @@ type Booking interface {
 
 // BookingClient calls booking-svc's internal iCal routes with a signed tenant context.
 type BookingClient struct {
-	Base   string // booking-svc's internal base URL
-	Signer *tenancy.Signer
-	HTTP   *http.Client
+	*bookingsvc.Client
 }
 
 // NewBookingClient returns a client of booking-svc at base.
 func NewBookingClient(base string, signer *tenancy.Signer, timeout time.Duration) *BookingClient {
-	return &BookingClient{Base: strings.TrimRight(base, "/"), Signer: signer, HTTP: &http.Client{Timeout: timeout}}
+	return &BookingClient{Client: bookingsvc.New(base, signer, timeout)}
 }
 
 // PropertyID implements Booking.
@@ -122,41 +119,24 @@ func (b *BookingClient) sync(ctx context.Context, account string, f *feed.Feed, 
 // ordinary error: taken for "no such property", a delete would drop a feed whose blocks
 // are still there.
 func (b *BookingClient) do(ctx context.Context, account, method, path, query string, body []byte, out any) (int, error) {
-	target := path
-	if query != "" {
-		target += "?" + query
-	}
-	req, err := http.NewRequestWithContext(ctx, method, b.Base+target, bytes.NewReader(body))
+	status, data, err := b.Do(ctx, account, method, path, query, body)
 	if err != nil {
-		return 0, err
+		return status, err
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	b.Signer.SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: account}, method, target, body, time.Now())
-	resp, err := b.HTTP.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("booking-svc: %w", err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
-		return resp.StatusCode, fmt.Errorf("booking-svc: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
+	if status != http.StatusOK {
 		var e struct {
 			Type    string `json:"error_type"`
 			Message string `json:"error_message"`
 		}
 		_ = json.Unmarshal(data, &e)
-		if resp.StatusCode == http.StatusNotFound && e.Type == "not_found" &&
+		if status == http.StatusNotFound && e.Type == "not_found" &&
 			strings.HasPrefix(e.Message, "property ") && strings.HasSuffix(e.Message, " does not exist") {
-			return resp.StatusCode, ErrNoProperty
+			return status, ErrNoProperty
 		}
-		return resp.StatusCode, fmt.Errorf("booking-svc answered %d: %s", resp.StatusCode, e.Message)
+		return status, fmt.Errorf("booking-svc answered %d: %s", status, e.Message)
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return resp.StatusCode, fmt.Errorf("booking-svc: %w", err)
+		return status, fmt.Errorf("booking-svc: %w", err)
 	}
-	return resp.StatusCode, nil
+	return status, nil
 }

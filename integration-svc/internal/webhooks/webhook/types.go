@@ -23,6 +23,7 @@ const (
 	PropertyDeleted        = "property.deleted"
 	RatesUpdated           = "rates.updated"
 	ICalConflict           = "ical.conflict"
+	ChannelConflict        = "channel.conflict"
 	WebhookDisabled        = "webhook.disabled"
 	WebhookTest            = "webhook.test"
 	AllTypes               = "*"
@@ -32,7 +33,7 @@ const (
 // Types lists every event type in the order docs/webhooks.md gives them.
 var Types = []string{BookingCreated, BookingUpdated, BookingCancelled, PaymentAdded, PaymentRemoved,
 	ArrivalFormCompleted, AvailabilityChanged, PropertyCreated, PropertyUpdated, PropertyDeleted,
-	RatesUpdated, ICalConflict, WebhookDisabled, WebhookTest}
+	RatesUpdated, ICalConflict, ChannelConflict, WebhookDisabled, WebhookTest}
 
 // KnownType reports whether t is an event type or "*".
 func KnownType(t string) bool { return t == AllTypes || slices.Contains(Types, t) }
