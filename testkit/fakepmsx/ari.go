@@ -337,6 +337,8 @@ func readRates(b []byte) (echo string, changes []change, err error) {
 			start, end := r.Start, r.End
 			if start == "" && end == "" {
 				start, end = msg.SAC.Start, msg.SAC.End
+			} else if (msg.SAC.Start != "" || msg.SAC.End != "") && (msg.SAC.Start != start || msg.SAC.End != end) {
+				return echo, nil, fmt.Errorf("RateAmountMessage %d: the StatusApplicationControl's dates are not the Rate's", i+1)
 			}
 			ds, err := days(start, end, msg.SAC)
 			if err != nil {

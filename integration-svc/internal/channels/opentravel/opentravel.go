@@ -194,7 +194,9 @@ func (a *Adapter) rates(b channel.Batch, ranges []channel.Rate) (request, error)
 			ro := rateOut{CurrencyCode: b.Currency, Start: r.From, End: r.To}
 			ro.Amount.AmountAfterTax, ro.Amount.CurrencyCode = r.Rate, b.Currency
 			rq.Messages.Message = append(rq.Messages.Message, rateAmountMessage{
-				SAC:   statusApplicationControl{InvTypeCode: m.RoomTypeID, RatePlanCode: r.RemoteRatePlanID},
+				// the dates on the Rate as pmsXchange's example has them, and on the
+				// StatusApplicationControl as OpenTravel's other users read them
+				SAC:   statusApplicationControl{Start: r.From, End: r.To, InvTypeCode: m.RoomTypeID, RatePlanCode: r.RemoteRatePlanID},
 				Rates: []rateOut{ro},
 			})
 		}
