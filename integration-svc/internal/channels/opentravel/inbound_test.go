@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -267,5 +268,32 @@ func TestMask(t *testing.T) {
 	}
 	if !bytes.Contains(m, []byte("Ada")) || !bytes.Contains(m, []byte(user)) {
 		t.Fatal("masked too much")
+	}
+}
+
+func TestReceivePrefixes(t *testing.T) {
+	// the OTA namespace bound to a prefix on the envelope, WS-Security under another prefix
+	payload := string(fakepmsx.XML("e9", time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC), booking))
+	payload = strings.Replace(payload, ` xmlns="http://www.opentravel.org/OTA/2003/05"`, ``, 1)
+	payload = regexp.MustCompile(`<(/?)([A-Za-z])`).ReplaceAllString(payload, `<${1}ota:${2}`)
+	body := `<?xml version="1.0"?><s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/" xmlns:ota="http://www.opentravel.org/OTA/2003/05">` +
+		`<s:Header><sec:Security xmlns:sec="http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-secext-1.0.xsd">` +
+		`<sec:UsernameToken><sec:Username>` + user + `</sec:Username><sec:Password>` + pass + `</sec:Password></sec:UsernameToken></sec:Security></s:Header>` +
+		`<s:Body>` + payload + `</s:Body></s:Envelope>`
+	if err := validator.Validate([]byte(body)); err != nil {
+		t.Fatalf("the test's message is not schema-valid: %v", err)
+	}
+	a := opentravel.New(http.DefaultClient)
+	conn := channel.Connection{ID: 7, Credentials: channel.Credentials{Username: user, Password: pass}}
+	in, err := a.Receive(context.Background(), conn, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Revisions) != 1 || in.Revisions[0].ReservationID != "SM-1001" || in.Revisions[0].Checkout != "2027-01-13" || in.Revisions[0].Guest.LastName != "Lovelace" {
+		t.Fatalf("revisions %+v", in.Revisions)
+	}
+	_, reply, status := a.Reply(in, []channel.Applied{{RevisionID: in.Revisions[0].RevisionID, BookingID: 5}}, nil)
+	if err := validator.Validate(reply); err != nil || status != 200 || !bytes.Contains(reply, []byte(`EchoToken="e9"`)) {
+		t.Fatalf("reply %d %v\n%s", status, err, reply)
 	}
 }
