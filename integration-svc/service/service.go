@@ -102,6 +102,9 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err := wireChannels(w); err != nil {
 		return err
 	}
+	if err := wireChannelInbound(w, w.channels); err != nil {
+		return err
+	}
 	for _, loop := range w.loops {
 		g.Go(func() error { return loop(gctx) })
 	}

@@ -13,7 +13,9 @@ import (
 	"github.com/vros/vros/integration-svc/internal/channels/channel"
 	"github.com/vros/vros/integration-svc/internal/channels/inbound"
 	"github.com/vros/vros/integration-svc/internal/channels/inboundstore"
+	"github.com/vros/vros/integration-svc/internal/channels/store"
 	"github.com/vros/vros/integration-svc/internal/webhooks/webhook"
+	"github.com/vros/vros/libs/seal"
 	"github.com/vros/vros/testkit/testinfra"
 )
 
@@ -30,24 +32,37 @@ type fixture struct {
 	st    *inboundstore.Store
 	led   *ledger
 	feed  *feed
-	log   *logs
-	confl *conflicts
+	log   *store.Log
+	confl *store.Conflicts
 	hooks *emitter
-	cs    *conns
+	cs    *store.Connections
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	st, err := inboundstore.Open(context.Background(), db)
+	ctx := context.Background()
+	st, err := inboundstore.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, _ := seal.New(seal.NewKey())
+	chs, err := store.Open(ctx, db, box)
 	if err != nil {
 		t.Fatal(err)
 	}
 	acct := fmt.Sprintf("inb%d-%d", time.Now().UnixNano()%1e6, accounts.Add(1))
-	conn := channel.Connection{Account: acct, ID: 4, Adapter: channel.Channex, Enabled: true, InboundToken: "tok-" + acct}
-	f := &fixture{acct: acct, conn: conn, st: st, led: newLedger(), feed: &feed{}, log: &logs{}, confl: &conflicts{}, hooks: &emitter{},
-		cs: &conns{list: []channel.Connection{conn}, mappings: []channel.Mapping{{Account: acct, ConnectionID: 4, PropertyID: 12,
-			RemotePropertyID: "HOTEL1", RoomTypeID: "ROOM1", RatePlans: []channel.PlanMapping{{RatePlanID: 0, RemoteRatePlanID: "STD"},
-				{RatePlanID: 3, RemoteRatePlanID: "BAR"}}}}}}
+	conn := channel.Connection{Account: acct, ID: 4, Adapter: channel.Channex, Endpoint: "https://channex.example", Channel: "channex",
+		Credentials: channel.Credentials{APIKey: "key"}, Enabled: true, InboundToken: "tok-" + acct, Days: 500, CreatedAt: time.Now().UTC()}
+	if err := chs.Connections.AddConnection(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	if err := chs.Connections.AddMapping(ctx, channel.Mapping{Account: acct, ConnectionID: 4, PropertyID: 12, InternalCode: "P12",
+		RemotePropertyID: "HOTEL1", RoomTypeID: "ROOM1", RatePlans: []channel.PlanMapping{{RatePlanID: 0, RemoteRatePlanID: "STD"},
+			{RatePlanID: 3, RemoteRatePlanID: "BAR"}}, Enabled: true, CreatedAt: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{acct: acct, conn: conn, st: st, led: newLedger(), feed: &feed{}, log: chs.Log, confl: chs.Conflicts, hooks: &emitter{},
+		cs: chs.Connections}
 	f.p = f.processor(nil)
 	return f
 }
@@ -56,6 +71,26 @@ func newFixture(t *testing.T) *fixture {
 func (f *fixture) processor(crash func(step, rev string)) *inbound.Processor {
 	return &inbound.Processor{Connections: f.cs, Log: f.log, Conflicts: f.confl, Revisions: f.st, Leases: f.st, Booking: f.led, Hooks: f.hooks,
 		Adapters: map[string]channel.Adapter{channel.Channex: f.feed}, Lease: time.Minute, Holder: "test", Wait: 5 * time.Second, Crash: crash}
+}
+
+// logged counts the log entries of kind and status.
+func (f *fixture) logged(t *testing.T, kind, status string) int {
+	t.Helper()
+	es, err := f.log.List(context.Background(), f.acct, channel.LogFilter{Kind: kind, Status: status, Limit: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(es)
+}
+
+// conflicts are the account's conflicts.
+func (f *fixture) conflicts(t *testing.T) []channel.Conflict {
+	t.Helper()
+	ks, err := f.confl.List(context.Background(), f.acct, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ks
 }
 
 func (f *fixture) receive(t *testing.T, revs ...channel.Revision) []channel.Applied {
@@ -77,8 +112,8 @@ func TestOutOfOrder(t *testing.T) {
 	if got[0].RevisionID != "r2" || got[0].BookingID != 0 || got[0].Conflict != nil {
 		t.Fatalf("the early modification: %+v", got)
 	}
-	if f.log.count(channel.KindReservation, channel.StatusHeld) != 1 || f.led.bookings() != 0 {
-		t.Fatalf("held: %d log entries, %d bookings", f.log.count(channel.KindReservation, channel.StatusHeld), f.led.bookings())
+	if f.logged(t, channel.KindReservation, channel.StatusHeld) != 1 || f.led.bookings() != 0 {
+		t.Fatalf("held: %d log entries, %d bookings", f.logged(t, channel.KindReservation, channel.StatusHeld), f.led.bookings())
 	}
 	got = f.receive(t, revision("new", "R1", "r1", 1, "2027-03-01", "2027-03-04"))
 	b, ok := f.led.booking("R1")
@@ -117,7 +152,7 @@ func TestDuplicateRevision(t *testing.T) {
 	if a[0].BookingID == 0 || b[0].BookingID != a[0].BookingID || f.led.callsOf("r1") != 1 || f.led.bookings() != 1 {
 		t.Fatalf("twice: %+v %+v, %d calls", a, b, f.led.callsOf("r1"))
 	}
-	if n := f.log.count(channel.KindReservation, channel.StatusDuplicate); n != 1 {
+	if n := f.logged(t, channel.KindReservation, channel.StatusDuplicate); n != 1 {
 		t.Fatalf("%d duplicate entries", n)
 	}
 	// Twice in one message too.
@@ -139,10 +174,10 @@ func TestConflictRecordedOnceAndAcked(t *testing.T) {
 	if err := f.p.Pull(ctx, f.conn); err != nil {
 		t.Fatal(err)
 	}
-	if f.feed.acked("r1") != 1 || len(f.confl.list) != 1 || f.hooks.count() != 1 || f.log.count(channel.KindReservation, channel.StatusConflict) != 1 {
-		t.Fatalf("acks %d, conflicts %d, events %d", f.feed.acked("r1"), len(f.confl.list), f.hooks.count())
+	if f.feed.acked("r1") != 1 || len(f.conflicts(t)) != 1 || f.hooks.count() != 1 || f.logged(t, channel.KindReservation, channel.StatusConflict) != 1 {
+		t.Fatalf("acks %d, conflicts %d, events %d", f.feed.acked("r1"), len(f.conflicts(t)), f.hooks.count())
 	}
-	k := f.confl.list[0]
+	k := f.conflicts(t)[0]
 	if k.Reason != channel.ReasonNightsTaken || fmt.Sprint(k.Nights) != "[2027-06-02]" || fmt.Sprint(k.BookingIDs) != "[55]" ||
 		k.GuestName != "Ada Byron" || k.PropertyID != 12 || k.Total != "300.00" {
 		t.Fatalf("conflict: %+v", k)
@@ -157,9 +192,9 @@ func TestConflictRecordedOnceAndAcked(t *testing.T) {
 	if err := f.p.Pull(ctx, f.conn); err != nil {
 		t.Fatal(err)
 	}
-	if f.feed.acked("r1") != 2 || len(f.confl.list) != 1 || f.hooks.count() != 1 || f.led.callsOf("r1") != 1 ||
-		f.log.count(channel.KindReservation, channel.StatusDuplicate) != 1 {
-		t.Fatalf("again: acks %d, conflicts %d, events %d, calls %d", f.feed.acked("r1"), len(f.confl.list), f.hooks.count(), f.led.callsOf("r1"))
+	if f.feed.acked("r1") != 2 || len(f.conflicts(t)) != 1 || f.hooks.count() != 1 || f.led.callsOf("r1") != 1 ||
+		f.logged(t, channel.KindReservation, channel.StatusDuplicate) != 1 {
+		t.Fatalf("again: acks %d, conflicts %d, events %d, calls %d", f.feed.acked("r1"), len(f.conflicts(t)), f.hooks.count(), f.led.callsOf("r1"))
 	}
 
 	// An unmapped room type.

@@ -103,7 +103,7 @@ func TestInboundRoute(t *testing.T) {
 	if code != 200 || len(ad.replied) != 2 || ad.replied[1][0].BookingID != b.id || b.id == 0 {
 		t.Fatalf("push: %d %s", code, body)
 	}
-	if f.log.count(channel.KindWebhook, channel.StatusOK) != 1 || f.log.count(channel.KindReservation, channel.StatusOK) < 2 {
-		t.Errorf("log: %+v", f.log.entries)
+	if f.logged(t, channel.KindWebhook, channel.StatusOK) != 1 || f.logged(t, channel.KindReservation, channel.StatusOK) < 2 {
+		t.Errorf("log: %d webhook, %d reservation entries", f.logged(t, channel.KindWebhook, channel.StatusOK), f.logged(t, channel.KindReservation, channel.StatusOK))
 	}
 }
