@@ -77,7 +77,29 @@ func (p *Processor) hold(ctx context.Context, c channel.Connection, wait time.Du
 			return nil, err
 		}
 		if ok {
+			// Renewed every third of the lease while held, so that a long pull keeps it.
+			stop := make(chan struct{})
+			renewed := make(chan struct{})
+			go func() {
+				defer close(renewed)
+				tick := time.NewTicker(p.Lease / 3)
+				defer tick.Stop()
+				for {
+					select {
+					case <-stop:
+						return
+					case <-ctx.Done():
+						return
+					case <-tick.C:
+						if mine, err := p.Leases.Renew(ctx, c.Account, c.ID, holder, time.Now().Add(p.Lease)); err != nil || !mine {
+							p.logger().Warn("channel: renewing a connection's lease", "account", c.Account, "connection", c.ID, "held", mine, "err", err)
+						}
+					}
+				}
+			}()
 			return func() {
+				close(stop)
+				<-renewed
 				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 				defer cancel()
 				if err := p.Leases.Release(rctx, c.Account, c.ID, holder); err != nil {

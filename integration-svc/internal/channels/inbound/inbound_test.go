@@ -222,14 +222,17 @@ func TestCrashBetweenApplyAndAck(t *testing.T) {
 		}
 		var fired atomic.Bool
 		reached := make(chan struct{})
+		// The whole process dies: its context ends too (its hold's renewal stops).
+		dctx, die := context.WithCancel(ctx)
 		dying := f.processor(func(s, rev string) {
 			if s == step && fired.CompareAndSwap(false, true) {
+				die()
 				close(reached)
 				select {} // the process died here: nothing of it runs again, its hold stays
 			}
 		})
 		dying.Lease = 300 * time.Millisecond
-		go func() { _ = dying.Pull(ctx, f.conn) }()
+		go func() { _ = dying.Pull(dctx, f.conn) }()
 		select {
 		case <-reached:
 		case <-time.After(30 * time.Second):
@@ -335,6 +338,24 @@ func TestLeases(t *testing.T) {
 	}
 	if ok, err := f.st.Take(ctx, f.acct, 10, "b", time.Now().Add(time.Minute)); !ok || err != nil {
 		t.Fatalf("an expired hold was not taken over: %v", err)
+	}
+	if mine, err := f.st.Renew(ctx, f.acct, 10, "a", time.Now().Add(time.Minute)); mine || err != nil {
+		t.Fatalf("a former holder renewed the hold: %v", err)
+	}
+	if mine, err := f.st.Renew(ctx, f.acct, 10, "b", time.Now().Add(-time.Second)); !mine || err != nil {
+		t.Fatalf("the holder could not renew: %v", err)
+	}
+	if ok, _ := f.st.Take(ctx, f.acct, 10, "d", time.Now().Add(time.Minute)); !ok {
+		t.Fatal("a hold renewed into the past was not taken over")
+	}
+	if mine, _ := f.st.Renew(ctx, f.acct, 10, "b", time.Now().Add(time.Minute)); mine {
+		t.Fatal("the holder renewed a hold taken over")
+	}
+	if err := f.st.Release(ctx, f.acct, 10, "d"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := f.st.Take(ctx, f.acct, 10, "b", time.Now().Add(time.Minute)); !ok {
+		t.Fatal("take after a release")
 	}
 	if err := f.st.Release(ctx, f.acct, 10, "a"); err != nil {
 		t.Fatal(err)

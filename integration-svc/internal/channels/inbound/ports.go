@@ -113,6 +113,8 @@ type Leases interface {
 	// Take makes holder (unique to one hold) the connection's processor until until unless
 	// another holds it (false then); a hold past its end is taken over.
 	Take(ctx context.Context, account string, connection int64, holder string, until time.Time) (bool, error)
+	// Renew moves holder's hold's end to until: false when the hold is no longer holder's.
+	Renew(ctx context.Context, account string, connection int64, holder string, until time.Time) (bool, error)
 	// Release gives holder's hold up (nothing if it is not holder's).
 	Release(ctx context.Context, account string, connection int64, holder string) error
 	// Erase deletes everything of the account.

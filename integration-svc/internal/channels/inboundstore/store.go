@@ -310,6 +310,29 @@ func (s *Store) Take(ctx context.Context, account string, connection int64, hold
 	return false, nil
 }
 
+// Renew implements inbound.Leases.
+func (s *Store) Renew(ctx context.Context, account string, connection int64, holder string, until time.Time) (bool, error) {
+	id := connKey(account, connection)
+	mine := false
+	err := mongostore.WithLease(ctx, s.pulls, id, func() error {
+		var h holdDoc
+		err := s.pulls.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&h)
+		if errors.Is(err, mongo.ErrNoDocuments) || (err == nil && h.Holder != holder) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		mine, h.Until = true, until
+		_, err = s.pulls.ReplaceOne(ctx, bson.D{{Key: "_id", Value: id}}, h)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("renew the hold of connection %s: %w", id, err)
+	}
+	return mine, nil
+}
+
 // Release implements inbound.Leases.
 func (s *Store) Release(ctx context.Context, account string, connection int64, holder string) error {
 	id := connKey(account, connection)
