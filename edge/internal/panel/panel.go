@@ -162,6 +162,14 @@ func (p *Panel) Register(app *fiber.App) {
 	g.Post("/webhooks", owner(p.webhookAction)...)
 	g.Get("/ical", owner(p.icalFeeds)...)
 	g.Post("/ical", owner(p.icalAction)...)
+	g.Get("/channels", owner(p.channelsPage)...)
+	g.Post("/channels", owner(p.channelAction)...)
+	g.Get("/channels/log", owner(p.channelLog)...)
+	g.Get("/channels/log/:id", owner(p.channelLogEntry)...)
+	g.Get("/channels/conflicts", owner(p.channelConflicts)...)
+	g.Post("/channels/conflicts", owner(p.resolveConflict)...)
+	g.Get("/channels/:id", owner(p.mappingPage)...)
+	g.Post("/channels/:id", owner(p.mappingAction)...)
 	g.Get("/operator/accounts", operator(p.accounts)...)
 	g.Post("/operator/accounts", operator(p.createAccount)...)
 	g.Get("/operator/accounts/:id", operator(p.accountPage)...)
@@ -275,7 +283,9 @@ var notices = map[string]string{
 	"unblocked": "The days are free again.", "prices": "Prices saved.", "cancelled": "The booking is cancelled.",
 	"payment": "Payment recorded.", "arrival": "Arrival form saved.", "removed": "Removed.", "signedout": "Signed out.",
 	"everywhere": "Signed out on every browser.", "suspended": "Account suspended.", "reinstated": "Account reinstated.",
-	"plan": "Plan saved.", "uploaded": "Photo added.",
+	"plan": "Plan saved.", "uploaded": "Photo added.", "enabled": "Enabled.", "disabled": "Disabled.",
+	"resolved": "The conflict is marked resolved.", "sync": "A full sync of the property is under way.",
+	"syncall": "A full sync of every enabled mapping is under way.",
 }
 
 func notice(c *fiber.Ctx) string { return notices[c.Query("ok")] }

@@ -24,4 +24,23 @@
       rows[i].checked = box.checked;
     }
   });
+  // The channel connection form shows the credentials of the adapter chosen only (without
+  // JavaScript both are shown, and the server sends the chosen adapter's).
+  function credentials() {
+    var sel = document.querySelector('#connection-form [name="connection[adapter]"]');
+    if (!sel) {
+      return;
+    }
+    var sets = document.querySelectorAll("#connection-form fieldset[data-adapter]");
+    for (var i = 0; i < sets.length; i++) {
+      sets[i].hidden = sets[i].getAttribute("data-adapter") !== sel.value;
+    }
+  }
+  credentials();
+  document.addEventListener("htmx:afterSettle", credentials);
+  document.addEventListener("change", function (e) {
+    if (e.target && e.target.name === "connection[adapter]") {
+      credentials();
+    }
+  });
 })();
