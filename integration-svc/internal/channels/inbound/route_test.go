@@ -97,13 +97,16 @@ func TestInboundRoute(t *testing.T) {
 	if code, _ := post(channel.Channex, tok, `{"user":"owner","pull":true}`); code != 200 || len(pulls) != 1 || pulls[0] != f.conn.ID {
 		t.Fatalf("webhook: %d, pulls %v", code, pulls)
 	}
+	if code, _ := post(channel.Channex, tok, `{"user":"owner"}`); code != 200 || len(pulls) != 1 {
+		t.Fatalf("a message with nothing to do: %d, pulls %v", code, pulls)
+	}
 	revs, _ := json.Marshal([]channel.Revision{revision("new", "R1", "r1", 1, "2027-11-01", "2027-11-03")})
 	code, body := post(channel.Channex, tok, `{"user":"owner","revisions":`+string(revs)+`}`)
 	b, _ := f.led.booking("R1")
-	if code != 200 || len(ad.replied) != 2 || ad.replied[1][0].BookingID != b.id || b.id == 0 {
+	if code != 200 || len(ad.replied) != 3 || ad.replied[2][0].BookingID != b.id || b.id == 0 {
 		t.Fatalf("push: %d %s", code, body)
 	}
-	if f.logged(t, channel.KindWebhook, channel.StatusOK) != 1 || f.logged(t, channel.KindReservation, channel.StatusOK) < 2 {
+	if f.logged(t, channel.KindWebhook, channel.StatusOK) != 1 || f.logged(t, channel.KindReservation, channel.StatusOK) < 3 || f.logged(t, channel.KindReservation, channel.StatusOK) < 2 {
 		t.Errorf("log: %d webhook, %d reservation entries", f.logged(t, channel.KindWebhook, channel.StatusOK), f.logged(t, channel.KindReservation, channel.StatusOK))
 	}
 }

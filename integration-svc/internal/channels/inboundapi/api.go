@@ -99,6 +99,12 @@ func (a *API) receive(c *fiber.Ctx) error {
 		a.append(ctx, conn, kindOf(in), channel.StatusOK, status, string(body), "", start)
 		return send(c, ct, out, status)
 	}
+	if len(in.Revisions) == 0 {
+		// A message of no interest (another event of a webhook): taken, nothing to do.
+		ct, out, status := recv.Reply(in, nil, nil)
+		a.append(ctx, conn, kindOf(in), channel.StatusOK, status, "", "", start)
+		return send(c, ct, out, status)
+	}
 	applied, perr := a.Processor.Receive(ctx, conn, in.Revisions)
 	ct, out, status := recv.Reply(in, applied, perr)
 	st, msg := channel.StatusOK, ""
