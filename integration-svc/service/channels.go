@@ -103,7 +103,9 @@ func wireChannels(w *wiring) error {
 		}})
 
 	// The parts that run on p: each adds its call here.
-	//   if err := wireChannelARI(w, p); err != nil { return err }
+	if err := wireChannelARI(w, p); err != nil {
+		return err
+	}
 	//   if err := wireChannelInbound(w, p); err != nil { return err }
 
 	w.channels = p

@@ -258,6 +258,11 @@ func (s *Sender) push(ctx context.Context, m *Mark) (Mark, bool, error) {
 		}
 		record := func(ex channel.Exchange) { s.record(ctx, *m, ex) }
 		sentFn := func(a []channel.Availability, r []channel.Rate) error {
+			// Under the lease too: a sender that lost it must not write over the values its
+			// successor recorded.
+			if err := s.Marks.Renew(ctx, m, s.Now().Add(s.cfg.Lease)); err != nil {
+				return err
+			}
 			return s.Sent.RecordSent(ctx, m.Account, m.ConnectionID, m.PropertyID, want.From, a, r)
 		}
 		if err := ad.PushARI(ctx, b, wait, sentFn, record); err != nil {

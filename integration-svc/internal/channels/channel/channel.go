@@ -114,8 +114,9 @@ type Availability struct {
 }
 
 // Rate is one range of dates (both included) of one remote rate plan with the same values.
-// Rate is a decimal string in the property's currency; every field is always sent (the
-// values are the whole state of the dates, never a partial change).
+// Rate is a decimal string in the property's currency ("0" with StopSell on a date without a
+// price); every field is always sent (the values are the whole state of the dates, never a
+// partial change).
 type Rate struct {
 	RemoteRatePlanID  string
 	From, To          Date
