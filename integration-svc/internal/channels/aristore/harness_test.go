@@ -276,7 +276,7 @@ type env struct {
 // start is the tests' now: 23:30 UTC on 2027-03-10, already the 11th in Rome.
 var start = time.Date(2027, 3, 10, 23, 30, 0, 0, time.UTC)
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	ctx := context.Background()
 	d := db.Client().Database(fmt.Sprintf("%s_%d", db.Name(), dbSeq.Add(1)))
@@ -323,7 +323,7 @@ func property(account string, version int64, daily string) contract.Property {
 	}
 }
 
-func (e *env) apply(t *testing.T, account, rest, typ string, data any) {
+func (e *env) apply(t testing.TB, account, rest, typ string, data any) {
 	t.Helper()
 	raw, err := json.Marshal(data)
 	if err != nil {
@@ -334,7 +334,7 @@ func (e *env) apply(t *testing.T, account, rest, typ string, data any) {
 	}
 }
 
-func (e *env) putProperty(t *testing.T, p contract.Property) {
+func (e *env) putProperty(t testing.TB, p contract.Property) {
 	t.Helper()
 	e.apply(t, p.AccountID, strconv.FormatInt(p.PropertyID, 10), contract.RatesUpdated, p)
 }
@@ -366,9 +366,9 @@ func (e *env) desired(t *testing.T, account string) ari.Values {
 }
 
 // drain runs the sender until no mark is due.
-func (e *env) drain(t *testing.T, ctx context.Context) {
+func (e *env) drain(t testing.TB, ctx context.Context) {
 	t.Helper()
-	for range 100 {
+	for range 1000 {
 		did, err := e.snd.Once(ctx)
 		if err != nil {
 			t.Fatal(err)

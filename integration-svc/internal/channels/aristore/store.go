@@ -1,7 +1,7 @@
 // Package aristore keeps ARI out's state in integration-svc's MongoDB database
 // (docs/channels.md, "ARI out"): the projection of the property and booking events
 // (chan_snaps, chan_holds, chan_holders), the dirty marks (chan_dirty), the values last sent
-// (chan_sent) and the erased accounts (chan_erased). It implements ari.Projection, ari.Marks
+// (chan_sent); erased accounts are marked in integration-svc's erased_accounts. It implements ari.Projection, ari.Marks
 // and ari.Sent.
 //
 // Every document is addressed by a string _id that begins with its account, and updated
@@ -33,7 +33,9 @@ const (
 	HoldersCollection = "chan_holders" // per booking and block: its version and property
 	DirtyCollection   = "chan_dirty"   // the dirty marks
 	SentCollection    = "chan_sent"    // per connection, property and month: the values sent
-	ErasedCollection  = "chan_erased"  // accounts erased
+	// ErasedCollection is integration-svc's one marker collection of erased accounts,
+	// {_id, at}, shared with the webhooks' store (docs/erasure.md).
+	ErasedCollection = "erased_accounts"
 )
 
 // Store is ARI out's MongoDB side.
@@ -234,17 +236,12 @@ func (s *Store) Load(ctx context.Context, account string, property int64) (ari.S
 	return st, nil
 }
 
-type erasedDoc struct {
-	ID       string    `bson:"_id"`
-	ErasedAt time.Time `bson:"erased_at"`
-}
-
 // Erase implements ari.Projection: the marker first, so that an event applied meanwhile
 // sees it and drops what it kept.
 func (s *Store) Erase(ctx context.Context, account string) error {
-	if _, err := s.erased.ReplaceOne(ctx, byID(account), erasedDoc{ID: account, ErasedAt: s.Now().UTC()},
-		optionsUpsert()); err != nil {
-		return err
+	_, err := s.erased.InsertOne(ctx, bson.D{{Key: "_id", Value: account}, {Key: "at", Value: s.Now().UTC()}})
+	if err != nil && !mongostore.IsDuplicate(err) {
+		return fmt.Errorf("mark account erased: %w", err)
 	}
 	owned := bson.D{{Key: "_id", Value: mongostore.OwnedBy(account)}}
 	for _, c := range []*mongo.Collection{s.snaps, s.holds, s.holders, s.dirty, s.sent} {
