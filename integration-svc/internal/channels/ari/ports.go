@@ -11,7 +11,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/vros/vros/integration-svc/internal/channels/channel"
 	"github.com/vros/vros/libs/events/contract"
 )
 
@@ -101,13 +100,14 @@ type Marks interface {
 	Pending(ctx context.Context) (int64, error)
 }
 
-// Sent keeps the values a channel manager accepted last (chan_sent).
+// Sent keeps the values a channel manager accepted last (chan_sent). Only the holder of a
+// mark's lease writes its property's.
 type Sent interface {
 	// LoadSent reads the values sent for the days [from, from+days) of a connection's property.
 	LoadSent(ctx context.Context, account string, connection, property int64, from Day, days int) (Values, error)
-	// RecordSent stores accepted ranges; dates before today are dropped from the state.
-	RecordSent(ctx context.Context, account string, connection, property int64, today Day,
-		avail []channel.Availability, rates []channel.Rate) error
+	// RecordSent stores v as the values accepted so far (v's days; what v does not know is
+	// not known, and days before v.From are past).
+	RecordSent(ctx context.Context, account string, connection, property int64, v Values) error
 }
 
 // Dirty is what the projection marks through: the mapping API's MarkDirty too.

@@ -239,15 +239,15 @@ func (s *Sender) push(ctx context.Context, m *Mark) (Mark, bool, error) {
 	if err != nil {
 		return Mark{}, false, err
 	}
-	var sent *Values
+	// sent is what the channel manager holds, as far as vros knows: nothing known for a full
+	// sync (every date is sent); the accepted ranges are applied to it as they come.
+	sent := Unknown(want.From, want.Days)
 	if !m.Full {
-		v, err := s.Sent.LoadSent(ctx, m.Account, m.ConnectionID, m.PropertyID, want.From, want.Days)
-		if err != nil {
+		if sent, err = s.Sent.LoadSent(ctx, m.Account, m.ConnectionID, m.PropertyID, want.From, want.Days); err != nil {
 			return Mark{}, false, err
 		}
-		sent = &v
 	}
-	avail, rates := Diff(want, sent)
+	avail, rates := Diff(want, &sent)
 	if len(avail)+len(rates) > 0 {
 		b := channel.Batch{Connection: conn, Mapping: mp, Currency: want.Currency, Availability: avail, Rates: rates}
 		// The adapter keeps its channel manager's rate limits (channex does) and calls wait
@@ -263,7 +263,8 @@ func (s *Sender) push(ctx context.Context, m *Mark) (Mark, bool, error) {
 			if err := s.Marks.Renew(ctx, m, s.Now().Add(s.cfg.Lease)); err != nil {
 				return err
 			}
-			return s.Sent.RecordSent(ctx, m.Account, m.ConnectionID, m.PropertyID, want.From, a, r)
+			sent.Apply(a, r)
+			return s.Sent.RecordSent(ctx, m.Account, m.ConnectionID, m.PropertyID, sent)
 		}
 		if err := ad.PushARI(ctx, b, wait, sentFn, record); err != nil {
 			return Mark{}, false, err
