@@ -57,7 +57,10 @@ func decodeChannelRevision(body []byte) (booking.ChannelRevision, error) {
 	plan, _ := o.Int("rate_plan_id", fields.Int{Min: 0})
 	in, okI := o.Date("checkin", true)
 	out, okO := o.Date("checkout", true)
-	adults, _ := o.Int("adults", fields.Int{Required: true, Min: 1, Max: 100})
+	// The nights must be held whatever the channel says of the party: a stay for no adult
+	// (a channel that sends none) is booked for one.
+	adults, _ := o.Int("adults", fields.Int{Max: 100})
+	adults = max(adults, 1)
 	children, _ := o.Int("children", fields.Int{Max: 100})
 	cur, _ := o.String("currency", fields.Str{Required: true, Min: 3, Max: 3})
 	total, _ := o.Decimal("total", fields.Dec{Required: true})

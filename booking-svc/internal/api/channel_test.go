@@ -58,15 +58,22 @@ type rev struct {
 	plan             int64
 }
 
+func (r rev) adults() int {
+	if r.res == "R10" {
+		return 0
+	}
+	return 2
+}
+
 func (r rev) body() string {
 	pid := r.pid
 	if pid == 0 {
 		pid = 7
 	}
 	return fmt.Sprintf(`{"connection_id":1,"channel":"BookingCom","reservation_id":%q,"revision_id":%q,"order":%d,"status":%q,
-	 "property_id":%d,"rate_plan_id":%d,"checkin":%q,"checkout":%q,"adults":2,"children":1,"currency":"EUR","total":%q,
+	 "property_id":%d,"rate_plan_id":%d,"checkin":%q,"checkout":%q,"adults":%d,"children":1,"currency":"EUR","total":%q,
 	 "guest":{"first_name":"Chan","last_name":"Nel","email":"chan@example.com","phone":"+39 06 1234","country":"IT"},"notes":"late arrival"}`,
-		r.res, r.rev, r.order, r.status, pid, r.plan, r.in, r.out, r.total)
+		r.res, r.rev, r.order, r.status, pid, r.plan, r.in, r.out, r.adults(), r.total)
 }
 
 func dates(from string, n int) []string {
@@ -256,6 +263,12 @@ func TestChannelReservation(t *testing.T) {
 		if code != http.StatusUnprocessableEntity || e["code"] != tc.code || e["field"] != tc.field {
 			t.Errorf("%s: %d %v, want 422 %s on %s", tc.name, code, out, tc.code, tc.field)
 		}
+	}
+	// No adult said: booked for one.
+	id = 0
+	check("no adults", rev{status: "new", res: "R10", rev: "q1", order: 1, in: "2027-10-01", out: "2027-10-02", total: "1"}, want{http.StatusOK, true, "reserved", 1})
+	if b, err := s.st.Booking(ctx, acct, id); err != nil || b.Adults != 1 {
+		t.Fatalf("no adults: %+v %v", b, err)
 	}
 	if _, err := s.st.ReservationBooking(ctx, acct, 1, "R9"); err == nil {
 		t.Error("a refused revision recorded its reservation")
