@@ -126,4 +126,13 @@ func (g *Gateway) Register(app *fiber.App) {
 		g.service,   // 503 when catalog-svc is not deployed
 		g.forward,   // to /internal/ical/{token}.ics
 	)
+
+	// The channel managers' messages (docs/channels.md, "Inbound routes"): public, the
+	// connection's token in the path is the capability; forwarded unsigned, with the body and
+	// its content type as sent, and the answer relayed with its status.
+	app.Post("/channels/:adapter/:token",
+		g.routeChannel, // 404 (no-store) unless a known adapter and a token; 413 over 1 MiB; never a failed authentication
+		g.service,      // 503 when integration-svc is not deployed
+		g.forward,      // to /internal/channels/inbound/{adapter}/{token}
+	)
 }

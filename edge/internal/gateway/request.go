@@ -27,6 +27,9 @@ type request struct {
 	// body is the body as sent, a leading byte-order mark dropped; once parsed
 	// (step_parse.go), the JSON the service reads; nil for the public GET routes.
 	body []byte
+	// contentType is the body's type as sent, forwarded as it is (the channel inbound
+	// route's: XML or JSON); "" forwards application/json.
+	contentType string
 
 	// The credentials as sent, not yet checked (step_credentials.go): interface A's HTTP
 	// Basic in user and password and its second pair in key and pass, interface B's key and

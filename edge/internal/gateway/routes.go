@@ -8,7 +8,8 @@ const (
 	PropertySvc Upstream = "property-svc"
 	BookingSvc  Upstream = "booking-svc"
 	CatalogSvc  Upstream = "catalog-svc"
-	// IntegrationSvc serves webhooks and the iCal feed import (docs/webhooks.md, docs/ical.md).
+	// IntegrationSvc serves webhooks, the iCal feed import and channel distribution
+	// (docs/webhooks.md, docs/ical.md, docs/channels.md).
 	IntegrationSvc Upstream = "integration-svc"
 )
 
@@ -46,11 +47,24 @@ var resources = map[string]resource{
 	"webhook-delivery":   {IntegrationSvc, 256 * kib},
 	"ical-feed":          {IntegrationSvc, 256 * kib},
 
+	// Channel distribution (docs/channels.md).
+	"channel-connection": {IntegrationSvc, 256 * kib},
+	"channel-mapping":    {IntegrationSvc, 256 * kib},
+	"channel-log":        {IntegrationSvc, 256 * kib},
+	"channel-conflict":   {IntegrationSvc, 256 * kib},
+
 	// Rate plans, restrictions per date and channel markups (docs/rate-plans.md).
 	"property-rateplan":    {PropertySvc, 256 * kib},
 	"property-restriction": {PropertySvc, 256 * kib},
 	"channel-markup":       {PropertySvc, 256 * kib},
 }
+
+// channelAdapters are the adapters whose connections take messages on the public inbound
+// route POST /channels/{adapter}/{token} → integration-svc
+// /internal/channels/inbound/{adapter}/{token}; bodyLimitChannel bounds its body.
+var channelAdapters = map[string]bool{"channex": true, "opentravel": true}
+
+const bodyLimitChannel = 1 * mib
 
 // action is an interface B JSON action: POST /vros/external-booking with {"action": name}
 // → {service}/internal/b/{canonical}.

@@ -9,6 +9,9 @@ import (
 // iCal), and the service's answer is copied back to the client.
 func (g *Gateway) forward(c *fiber.Ctx) error {
 	st := requestOf(c)
+	if st.contentType != "" {
+		return st.upstream.forward(c, st.method, st.path, st.body, st.caller.Tenant, fiber.HeaderContentType, st.contentType)
+	}
 	if st.publicBase != "" {
 		return st.upstream.forward(c, st.method, st.path, st.body, st.caller.Tenant, HeaderPublicBase, st.publicBase)
 	}

@@ -131,6 +131,35 @@ func (g *Gateway) routeICal(c *fiber.Ctx) error {
 	return c.Next()
 }
 
+// routeChannel: POST /channels/{adapter}/{token}, a channel manager's message for one
+// connection (Channex's webhook, an OpenTravel reservation push), public (the channel
+// manager sends no vros credentials: the connection's token is the capability) →
+// integration-svc POST /internal/channels/inbound/{adapter}/{token} with an empty tenant,
+// as the iCal export is reached. The body and its Content-Type go as sent (SOAP is XML), up
+// to 1 MiB (413 over it, before anything is forwarded); the answer comes back with its
+// status and type. Nothing is counted in usage. An unknown token (integration-svc's 404),
+// like an unknown adapter or a malformed token, is not a failed authentication of the
+// address, for the iCal export's reasons (docs/limits.md): tokens are 256 random bits, and
+// a channel manager posts every account's messages from a few shared addresses and keeps
+// posting to a connection that was deleted or whose token was rotated, so counting those
+// 404s would refuse it every other owner's reservations.
+func (g *Gateway) routeChannel(c *fiber.Ctx) error {
+	adapter, token := c.Params("adapter"), c.Params("token")
+	if !channelAdapters[adapter] || !nameWith(token, "", 128) {
+		c.Set(fiber.HeaderCacheControl, "no-store")
+		return httpapi.NotFound(httpapi.StatusNotFound, "no such channel connection")
+	}
+	body := c.Body()
+	if len(body) > bodyLimitChannel {
+		return httpapi.TooLarge(bodyLimitChannel)
+	}
+	st := newRequest(c, 0, fiber.MethodPost)
+	defer st.release(c)
+	st.kind, st.service, st.path = "the channel inbound route", IntegrationSvc, "/internal/channels/inbound/"+adapter+"/"+token
+	st.body, st.contentType = body, c.Get(fiber.HeaderContentType)
+	return c.Next()
+}
+
 // WithoutBOM drops a leading UTF-8 byte-order mark, which some Windows tools write before
 // JSON: the documents say it is ignored, and the services then read plain JSON.
 func WithoutBOM(body []byte) []byte { return bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")) }

@@ -192,6 +192,13 @@ func (u *upstream) span(ctx context.Context, method, path string) (context.Conte
 		template = "/media/{key}/{file}"
 		p = "/media/REDACTED/" + p[strings.LastIndexByte(p, '/')+1:]
 	}
+	if strings.HasPrefix(p, "/internal/channels/inbound/") {
+		// The token is a capability: whoever knows it posts reservations to the connection.
+		rest := strings.TrimPrefix(p, "/internal/channels/inbound/")
+		adapter, _, _ := strings.Cut(rest, "/")
+		template = "/internal/channels/inbound/{adapter}/{token}"
+		p = "/internal/channels/inbound/" + adapter + "/REDACTED"
+	}
 	if strings.HasPrefix(p, "/internal/ical/") {
 		// The token is a capability: whoever knows it reads the property's calendar.
 		template = "/internal/ical/{token}.ics"

@@ -23,8 +23,8 @@ import (
 )
 
 // TestForwardClientSpan: each forwarded request is a client span by OpenTelemetry's HTTP
-// conventions whose context reaches the service; url.full holds neither the query nor a
-// photo's key.
+// conventions whose context reaches the service; url.full holds neither the query, nor a
+// photo's key, nor a channel connection's inbound token.
 func TestForwardClientSpan(t *testing.T) {
 	traceparents := make(chan string, 4)
 	stub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -49,6 +49,9 @@ func TestForwardClientSpan(t *testing.T) {
 	app.Get("/photo", func(c *fiber.Ctx) error {
 		return u.forward(c, fiber.MethodGet, "/media/k3y-s3cret/large.jpg", nil, tenancy.Tenant{})
 	})
+	app.Post("/channel", func(c *fiber.Ctx) error {
+		return u.forward(c, fiber.MethodPost, "/internal/channels/inbound/channex/t0k3n-s3cret", []byte(`{}`), tenancy.Tenant{})
+	})
 	app.Post("/book", func(c *fiber.Ctx) error {
 		return u.forward(c, fiber.MethodPost, "/internal/b/createbooking", []byte(`{}`), tenancy.Tenant{AccountID: "acc1"})
 	})
@@ -58,6 +61,8 @@ func TestForwardClientSpan(t *testing.T) {
 	}{
 		{"GET", "/read", "GET /internal/read/getcalendar", "/internal/read/getcalendar", "/internal/read/getcalendar", 200},
 		{"GET", "/photo", "GET /media/{key}/{file}", "/media/REDACTED/large.jpg", "/media/{key}/{file}", 200},
+		{"POST", "/channel", "POST /internal/channels/inbound/{adapter}/{token}", "/internal/channels/inbound/channex/REDACTED",
+			"/internal/channels/inbound/{adapter}/{token}", 200},
 		{"POST", "/book", "POST /internal/b/createbooking", "/internal/b/createbooking", "/internal/b/createbooking", 503},
 	} {
 		resp, err := app.Test(httptest.NewRequest(tc.method, tc.path, nil))
@@ -116,6 +121,9 @@ func TestForwardAfterServiceRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	app := fiber.New()
+	app.Post("/channel", func(c *fiber.Ctx) error {
+		return u.forward(c, fiber.MethodPost, "/internal/channels/inbound/channex/t0k3n-s3cret", []byte(`{}`), tenancy.Tenant{})
+	})
 	app.Post("/book", func(c *fiber.Ctx) error {
 		return u.forward(c, fiber.MethodPost, "/internal/b/createbooking", []byte(`{}`), tenancy.Tenant{AccountID: "acc1"})
 	})
@@ -164,6 +172,9 @@ func TestForwardWaitsForAConnection(t *testing.T) {
 	}
 	u.client.MaxConns = 2 // the pool, made small
 	app := fiber.New()
+	app.Post("/channel", func(c *fiber.Ctx) error {
+		return u.forward(c, fiber.MethodPost, "/internal/channels/inbound/channex/t0k3n-s3cret", []byte(`{}`), tenancy.Tenant{})
+	})
 	app.Post("/book", func(c *fiber.Ctx) error {
 		return u.forward(c, fiber.MethodPost, "/internal/b/createbooking", []byte(`{}`), tenancy.Tenant{AccountID: "acc1"})
 	})
