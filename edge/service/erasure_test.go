@@ -102,6 +102,11 @@ func newFakeServices(t *testing.T) *fakeServices {
 					f.private[acc] = *in.Allow
 				}
 				_, _ = fmt.Fprintf(w, `{"allow_private_targets":%v}`, f.private[acc])
+			case "integration-svc /internal/account/channels":
+				// An extra member (a credential, were it ever sent) must not reach the operator.
+				_, _ = io.WriteString(w, `{"connections":[{"connection_id":4,"adapter":"channex","endpoint":"https://cm.example/",`+
+					`"channel":"bookingcom","enabled":true,"days":500,"credentials_set":true,"mappings":2,"open_conflicts":1,`+
+					`"created_at":"2027-01-02T03:04:05Z","updated_at":"2027-01-02T03:04:06Z","api_key":"leak"}]}`)
 			default: // a forwarded request: accepted
 				_, _ = io.WriteString(w, `{"code":200,"status":0,"message":"Success","data":{}}`)
 			}

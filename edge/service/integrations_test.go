@@ -88,3 +88,32 @@ func TestAdminIntegrations(t *testing.T) {
 		t.Errorf("a failed change was audited: %d records", n)
 	}
 }
+
+// TestAdminChannels: GET /admin/v1/accounts/{id}/channels reads the account's channel
+// connections from integration-svc (signed with the account's tenant) and answers them with
+// their mapping counts and open conflicts, never a credential; an unknown account is 404, a
+// failing integration-svc 502 naming it.
+func TestAdminChannels(t *testing.T) {
+	f := newFakeServices(t)
+	e := start(t, f.cfg())
+	acc := decodeIssued(t, e.admin(t, http.MethodPost, "/accounts", `{"name":"Channels"}`))
+	path := "/accounts/" + acc.AccountID + "/channels"
+	f.take()
+	a := e.admin(t, http.MethodGet, path, "")
+	want := `{"code":200,"data":{"account_id":"` + acc.AccountID + `","connections":[{"connection_id":4,"adapter":"channex",` +
+		`"endpoint":"https://cm.example/","channel":"bookingcom","enabled":true,"days":500,"credentials_set":true,"mappings":2,` +
+		`"open_conflicts":1,"created_at":"2027-01-02T03:04:05Z","updated_at":"2027-01-02T03:04:06Z"}]}}`
+	if a.code != http.StatusOK || string(a.body) != want {
+		t.Fatalf("HTTP %d: %s\nwant %s", a.code, a.body, want)
+	}
+	if got := f.take(); len(got) != 1 || got[0] != "integration-svc GET /internal/account/channels? account="+acc.AccountID+" body=" {
+		t.Errorf("integration-svc got %v", got)
+	}
+	if a := e.admin(t, http.MethodGet, "/accounts/999999/channels", ""); a.code != http.StatusNotFound {
+		t.Errorf("unknown account: HTTP %d, want 404: %s", a.code, a.body)
+	}
+	f.mu.Lock()
+	f.down["integration-svc"] = true
+	f.mu.Unlock()
+	badGateway(t, e.admin(t, http.MethodGet, path, ""), "integration-svc")
+}

@@ -111,6 +111,7 @@ func (a *API) Register(app *fiber.App) {
 	g.Post("/accounts/:id/guests/erase", a.eraseGuest)
 	g.Get("/accounts/:id/integrations", a.getIntegrations)
 	g.Put("/accounts/:id/integrations", a.putIntegrations)
+	g.Get("/accounts/:id/channels", a.channels)
 	g.Delete("/accounts/:id", a.deleteAccount)
 	g.Get("/audit", a.audit)
 	g.Post("/panel-users", a.panelUser)

@@ -460,6 +460,22 @@ func (a *API) putIntegrations(c *fiber.Ctx) error {
 	return httpapi.A(c, got)
 }
 
+// channels: GET /admin/v1/accounts/{id}/channels → {"account_id", "connections": [{connection_id,
+// adapter, endpoint, channel, enabled, days, credentials_set, mappings, open_conflicts,
+// created_at, updated_at}]}: the account's connections to channel managers as integration-svc
+// holds them (docs/channels.md), never their credentials.
+func (a *API) channels(c *fiber.Ctx) error {
+	acc, err := a.liveAccount(c)
+	if err != nil {
+		return err
+	}
+	list, err := a.services.Channels(c.UserContext(), acc.ID)
+	if err != nil {
+		return serviceFailed(err)
+	}
+	return httpapi.A(c, fiber.Map{"account_id": acc.ID, "connections": list})
+}
+
 // deleteAccount: DELETE /admin/v1/accounts/{id} → the account id and status deleted, once
 // the account is refused everywhere, its data erased in the services and its credentials
 // gone (account.Service.Delete). A deletion that failed half-way is finished by the next

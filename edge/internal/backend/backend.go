@@ -22,7 +22,8 @@ import (
 const (
 	PropertySvc = "property-svc"
 	BookingSvc  = "booking-svc"
-	// IntegrationSvc holds the account's integration settings (the private-targets switch).
+	// IntegrationSvc holds the account's integration settings (the private-targets switch)
+	// and its channel connections.
 	IntegrationSvc = "integration-svc"
 )
 
@@ -217,6 +218,35 @@ func (c *Client) SetIntegrations(ctx context.Context, account string, in Integra
 	var out Integrations
 	err = c.callJSON(ctx, IntegrationSvc, http.MethodPut, "/internal/account/integrations", nil, body, account, &out)
 	return out, err
+}
+
+// ChannelConnection is one of an account's connections to a channel manager as
+// integration-svc reports it for the operator (docs/channels.md): never its credentials.
+type ChannelConnection struct {
+	ConnectionID   int64     `json:"connection_id"`
+	Adapter        string    `json:"adapter"`
+	Endpoint       string    `json:"endpoint"`
+	Channel        string    `json:"channel"`
+	Enabled        bool      `json:"enabled"`
+	Days           int       `json:"days"`
+	CredentialsSet bool      `json:"credentials_set"`
+	Mappings       int       `json:"mappings"`
+	OpenConflicts  int       `json:"open_conflicts"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+}
+
+// Channels reads the account's channel connections, with their mapping counts and open
+// conflicts, from integration-svc.
+func (c *Client) Channels(ctx context.Context, account string) ([]ChannelConnection, error) {
+	var out struct {
+		Connections []ChannelConnection `json:"connections"`
+	}
+	err := c.callJSON(ctx, IntegrationSvc, http.MethodGet, "/internal/account/channels", nil, nil, account, &out)
+	if out.Connections == nil {
+		out.Connections = []ChannelConnection{}
+	}
+	return out.Connections, err
 }
 
 // IsServiceError reports whether err is a service's failure (Error), and which.

@@ -61,6 +61,28 @@ func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 	g.Post("/channel-mapping", a.mapping)
 	g.Post("/channel-log", a.log)
 	g.Post("/channel-conflict", a.conflict)
+	// Edge's admin API: the account's connections with their state (docs/channels.md).
+	app.Group("/internal/account", tenancyfiber.Require(auth)).Get("/channels", a.accountChannels)
+}
+
+// accountChannels: GET /internal/account/channels → {"connections":[connection…]}, plain
+// JSON as the other account routes answer, for edge's GET /admin/v1/accounts/{id}/channels.
+func (a *API) accountChannels(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	account := tenancyfiber.From(c).AccountID
+	list, err := a.Connections.ListConnections(ctx, account)
+	if err != nil {
+		return err
+	}
+	counts, err := a.counts(ctx, account)
+	if err != nil {
+		return err
+	}
+	out := make([]connectionJSON, 0, len(list))
+	for _, cn := range list {
+		out = append(out, counts.of(toConnectionJSON(cn)))
+	}
+	return c.JSON(fiber.Map{"connections": out})
 }
 
 // PublicURLHeader is edge's public base URL, sent with every request it forwards: the

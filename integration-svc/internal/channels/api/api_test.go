@@ -837,3 +837,37 @@ func TestAccountsApartConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// TestAccountChannelsRoute: GET /internal/account/channels (edge's admin API) answers the
+// account's connections with their counts, plain JSON, never a credential or the token.
+func TestAccountChannelsRoute(t *testing.T) {
+	e := newEnv(t)
+	id := e.newConnection(t, e.open)
+	e.call(t, e.open, "channel-mapping", fmt.Sprintf(mappingCreate, id))
+	e.newConnection(t, e.shut)
+	const path = "/internal/account/channels"
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	tenancy.NewSigner(tenancy.CallerEdge, testKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: e.open}, http.MethodGet, path, nil, time.Now())
+	resp, err := e.app.Test(req, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out struct {
+		Connections []map[string]any `json:"connections"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil || resp.StatusCode != 200 || len(out.Connections) != 1 {
+		t.Fatalf("%d %s", resp.StatusCode, raw)
+	}
+	c := out.Connections[0]
+	if c["connection_id"] != float64(id) || c["mappings"] != float64(1) || c["open_conflicts"] != float64(0) || c["credentials_set"] != true ||
+		c["inbound_token"] != nil || strings.Contains(string(raw), "k-123") {
+		t.Fatalf("%s", raw)
+	}
+	// Unsigned: refused.
+	resp2, err := e.app.Test(httptest.NewRequest(http.MethodGet, path, nil), -1)
+	if err != nil || resp2.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("unsigned: %v %d", err, resp2.StatusCode)
+	}
+}
