@@ -60,9 +60,9 @@ type channelParts struct {
 	pullNow func(account string, connection int64)
 }
 
-// wireChannels builds channel distribution's stores and adapters, its parts (the ARI sender,
-// the inbound reservations) and the A resources (docs/channels.md). The parts are wired
-// before the resources, which take p.markDirty as the ARI part left it.
+// wireChannels builds channel distribution's stores and adapters and the A resources
+// (docs/channels.md); the parts that run on them (wireChannelARI, wireChannelInbound) are
+// wired after it, on w.channels. The resources read p.markDirty when they call it.
 func wireChannels(w *wiring) error {
 	cfg := w.cfg.Channels
 	if err := cfg.validate(); err != nil {
@@ -102,11 +102,11 @@ func wireChannels(w *wiring) error {
 			return channelClient(ctx, c.Account)
 		}})
 
-	// The parts that run on p: each adds its call here.
+	// The parts that run on p: ARI out here; the inbound part after this, on w.channels
+	// (Run). The resources read p.markDirty when they call it, wherever it is set.
 	if err := wireChannelARI(w, p); err != nil {
 		return err
 	}
-	//   if err := wireChannelInbound(w, p); err != nil { return err }
 
 	w.channels = p
 	if w.policy == nil {
@@ -114,7 +114,14 @@ func wireChannels(w *wiring) error {
 	}
 	chAPI := &api.API{Connections: st.Connections, Log: st.Log, Conflicts: st.Conflicts,
 		Properties: poller.NewBookingClient(w.cfg.BookingURL, w.signer, w.cfg.ICal.BookingTimeout),
-		Policy:     w.policy, AllowHTTP: w.cfg.AllowHTTP, TestTimeout: cfg.RequestTimeout, MarkDirty: p.markDirty,
+		Policy:     w.policy, AllowHTTP: w.cfg.AllowHTTP, TestTimeout: cfg.RequestTimeout,
+		// Read when called: the ARI part sets p.markDirty, possibly after this.
+		MarkDirty: func(ctx context.Context, account string, connection, property int64, full bool) error {
+			if p.markDirty == nil {
+				return api.ErrNotSending
+			}
+			return p.markDirty(ctx, account, connection, property, full)
+		},
 		Adapter: func(name string) channel.Adapter { return p.adapters[name] }}
 	chAPI.Register(w.app, w.auth)
 	w.onErase = append(w.onErase, st.Erase)

@@ -46,8 +46,9 @@ type API struct {
 	AllowHTTP   bool
 	// Adapter returns the adapter of a name (nil: not available in this build).
 	Adapter func(name string) channel.Adapter
-	// MarkDirty marks a mapped property for an ARI sync (full: every date); nil while ARI
-	// sending is not wired (then nothing is marked and sync answers 503).
+	// MarkDirty marks a mapped property for an ARI sync (full: every date); nil, or
+	// answering ErrNotSending, while ARI sending is not wired (then nothing is marked and
+	// sync answers 503).
 	MarkDirty func(ctx context.Context, account string, connection, property int64, full bool) error
 	// TestTimeout bounds the test action's request (0: 20 s).
 	TestTimeout time.Duration
@@ -83,6 +84,20 @@ func (a *API) accountChannels(c *fiber.Ctx) error {
 		out = append(out, counts.of(toConnectionJSON(cn)))
 	}
 	return c.JSON(fiber.Map{"connections": out})
+}
+
+// ErrNotSending: ARI sending is not wired in this process (MarkDirty's answer).
+var ErrNotSending = errors.New("sending to channel managers is not running")
+
+// mark marks a mapped property for a full sync; nothing when sending is not wired.
+func (a *API) mark(ctx context.Context, account string, connection, property int64) error {
+	if a.MarkDirty == nil {
+		return nil
+	}
+	if err := a.MarkDirty(ctx, account, connection, property, true); err != nil && !errors.Is(err, ErrNotSending) {
+		return syncNotStarted(err)
+	}
+	return nil
 }
 
 // PublicURLHeader is edge's public base URL, sent with every request it forwards: the
@@ -363,8 +378,8 @@ func (a *API) markConnection(ctx context.Context, account string, id int64) erro
 	}
 	for _, m := range maps {
 		if m.Enabled {
-			if err := a.MarkDirty(ctx, account, id, m.PropertyID, true); err != nil {
-				return syncNotStarted(err)
+			if err := a.mark(ctx, account, id, m.PropertyID); err != nil {
+				return err
 			}
 		}
 	}

@@ -871,3 +871,20 @@ func TestAccountChannelsRoute(t *testing.T) {
 		t.Fatalf("unsigned: %v %d", err, resp2.StatusCode)
 	}
 }
+
+// TestNotSending: while ARI sending is not wired (MarkDirty answers ErrNotSending), mappings
+// are created and changed as ever, and sync answers 503.
+func TestNotSending(t *testing.T) {
+	e := newEnv(t)
+	e.markFail = ErrNotSending
+	id := e.newConnection(t, e.open)
+	if code, out := e.call(t, e.open, "channel-mapping", fmt.Sprintf(mappingCreate, id)); code != 200 {
+		t.Fatal(out)
+	}
+	if code, out := e.call(t, e.open, "channel-mapping", fmt.Sprintf(`{"action":"update","mapping":{"connection_id":%d,"property_id":17,"room_type_id":"r2"}}`, id)); code != 200 {
+		t.Fatal(out)
+	}
+	if code, out := e.call(t, e.open, "channel-mapping", fmt.Sprintf(`{"action":"sync","mapping":{"connection_id":%d,"property_id":17}}`, id)); code != 503 {
+		t.Fatal(code, out)
+	}
+}

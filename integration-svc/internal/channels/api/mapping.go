@@ -96,9 +96,11 @@ func (a *API) mapping(c *fiber.Ctx) error {
 	case !m.Enabled:
 		return httpapi.Conflict(httpapi.StatusConflict, "the mapping of property "+strconv.FormatInt(prop, 10)+" is disabled; enable it to sync")
 	case a.MarkDirty == nil:
-		return httpapi.Unavailable("sending to channel managers is not running")
+		return httpapi.Unavailable(ErrNotSending.Error())
 	}
-	if err := a.MarkDirty(ctx, account, conn, prop, true); err != nil {
+	if err := a.MarkDirty(ctx, account, conn, prop, true); errors.Is(err, ErrNotSending) {
+		return httpapi.Unavailable(err.Error())
+	} else if err != nil {
 		return err
 	}
 	return httpapi.A(c, toMappingJSON(m))
@@ -202,9 +204,9 @@ func (a *API) createMapping(c *fiber.Ctx, ctx context.Context, account string, o
 	if err := a.Connections.AddMapping(ctx, m); err != nil {
 		return a.mappingClash(ctx, err, m)
 	}
-	if enabled && a.MarkDirty != nil {
-		if err := a.MarkDirty(ctx, account, conn, prop, true); err != nil {
-			return syncNotStarted(err)
+	if enabled {
+		if err := a.mark(ctx, account, conn, prop); err != nil {
+			return err
 		}
 	}
 	return httpapi.A(c, toMappingJSON(m))
@@ -288,9 +290,9 @@ func (a *API) updateMapping(c *fiber.Ctx, ctx context.Context, account string, f
 		}
 		return a.mappingClash(ctx, err, want)
 	}
-	if full && a.MarkDirty != nil {
-		if err := a.MarkDirty(ctx, account, conn, prop, true); err != nil {
-			return syncNotStarted(err)
+	if full {
+		if err := a.mark(ctx, account, conn, prop); err != nil {
+			return err
 		}
 	}
 	return httpapi.A(c, toMappingJSON(m))
