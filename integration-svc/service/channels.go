@@ -10,6 +10,7 @@ import (
 	"github.com/vros/vros/integration-svc/internal/channels/api"
 	"github.com/vros/vros/integration-svc/internal/channels/channel"
 	"github.com/vros/vros/integration-svc/internal/channels/channex"
+	"github.com/vros/vros/integration-svc/internal/channels/opentravel"
 	"github.com/vros/vros/integration-svc/internal/channels/store"
 	"github.com/vros/vros/integration-svc/internal/ical/poller"
 	"github.com/vros/vros/integration-svc/internal/targets"
@@ -26,6 +27,9 @@ type ChannelConfig struct {
 	ErrorRetry     time.Duration `env:"VROS_CHANNEL_ERROR_RETRY" envDefault:"10m"`
 	PullPeriod     time.Duration `env:"VROS_CHANNEL_PULL_PERIOD" envDefault:"60s"`
 	Poll           time.Duration `env:"VROS_CHANNEL_POLL" envDefault:"1s"`
+	// OpenTravelRequestsPerMinute is pmsXchange's throttle per connection: 40 for a new
+	// PMS, raised by SiteMinder for a certified one (docs/channels.md).
+	OpenTravelRequestsPerMinute int `env:"VROS_CHANNEL_OTA_REQUESTS_PER_MINUTE" envDefault:"40"`
 }
 
 func (c ChannelConfig) validate() error {
@@ -36,6 +40,8 @@ func (c ChannelConfig) validate() error {
 		return errors.New("VROS_CHANNEL_WORKERS must be 1..64")
 	case c.RequestTimeout <= 0, c.ErrorRetry <= 0, c.PullPeriod <= 0, c.Poll <= 0:
 		return errors.New("VROS_CHANNEL_REQUEST_TIMEOUT, VROS_CHANNEL_ERROR_RETRY, VROS_CHANNEL_PULL_PERIOD and VROS_CHANNEL_POLL must be positive")
+	case c.OpenTravelRequestsPerMinute < 1 || c.OpenTravelRequestsPerMinute > 100000:
+		return errors.New("VROS_CHANNEL_OTA_REQUESTS_PER_MINUTE must be 1..100000")
 	case c.Lease <= c.RequestTimeout:
 		return fmt.Errorf("VROS_CHANNEL_LEASE (%s) must be longer than VROS_CHANNEL_REQUEST_TIMEOUT (%s)", c.Lease, c.RequestTimeout)
 	}
@@ -101,6 +107,12 @@ func wireChannels(w *wiring) error {
 		Client: func(ctx context.Context, c channel.Connection) (*http.Client, error) {
 			return channelClient(ctx, c.Account)
 		}})
+	ota := opentravel.New(strict)
+	ota.Client = func(ctx context.Context, c channel.Connection) (*http.Client, error) {
+		return channelClient(ctx, c.Account)
+	}
+	ota.Limits.RequestsPerMinute = cfg.OpenTravelRequestsPerMinute
+	p.adapters[channel.OpenTravel] = ota
 
 	// The parts that run on p: ARI out here; the inbound part after this, on w.channels
 	// (Run). The resources read p.markDirty when they call it, wherever it is set.

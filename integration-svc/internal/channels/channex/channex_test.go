@@ -521,6 +521,11 @@ func TestTestAndWebhook(t *testing.T) {
 	if _, _, status := e.ad.Reply(channel.Inbound{}, nil, errors.New("store down")); status != 503 {
 		t.Errorf("reply on error: %d", status)
 	}
+	// An unreadable webhook is refused for good (400), not retried (503).
+	if _, body, status := e.ad.Reply(channel.Inbound{}, nil, &channel.InboundError{Field: "event", Message: "required"}); status != 400 ||
+		!bytes.Contains(body, []byte("event")) {
+		t.Errorf("reply on an unreadable webhook: %d %s", status, body)
+	}
 }
 
 func TestMask(t *testing.T) {

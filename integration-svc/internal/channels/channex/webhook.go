@@ -3,6 +3,7 @@ package channex
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -41,7 +42,13 @@ func (a *Adapter) Receive(_ context.Context, _ channel.Connection, body []byte) 
 // Reply answers 200 {"data":{"status":"received"}} once the pull is marked, or 503 (Channex
 // retries the webhook) when it could not be.
 func (a *Adapter) Reply(_ channel.Inbound, _ []channel.Applied, err error) (string, []byte, int) {
-	if err != nil {
+	var ie *channel.InboundError
+	switch {
+	case errors.As(err, &ie):
+		// An unreadable webhook is refused for good: retrying it cannot help.
+		body, _ := json.Marshal(map[string]any{"errors": map[string]string{"code": "validation_error", "title": ie.Error()}})
+		return "application/json", body, http.StatusBadRequest
+	case err != nil:
 		return "application/json", []byte(`{"errors":{"code":"service_unavailable","title":"Service Unavailable"}}`), http.StatusServiceUnavailable
 	}
 	return "application/json", []byte(`{"data":{"status":"received"}}`), http.StatusOK

@@ -3,6 +3,7 @@ package inbound_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -43,7 +44,13 @@ func (p *pusher) Receive(_ context.Context, _ channel.Connection, body []byte) (
 }
 
 func (p *pusher) Reply(_ channel.Inbound, applied []channel.Applied, err error) (string, []byte, int) {
-	if err != nil {
+	var ie *channel.InboundError
+	switch {
+	case errors.Is(err, channel.ErrUnauthorized):
+		return "text/plain", []byte("refused: " + err.Error()), http.StatusUnauthorized
+	case errors.As(err, &ie):
+		return "text/plain", []byte("unreadable: " + err.Error()), http.StatusBadRequest
+	case err != nil:
 		return "text/plain", []byte("retry: " + err.Error()), http.StatusServiceUnavailable
 	}
 	p.replied = append(p.replied, applied)
@@ -88,7 +95,7 @@ func TestInboundRoute(t *testing.T) {
 		{"another adapter's token", channel.OpenTravel, tok, `{"user":"owner"}`, 404},
 		{"a token with a dot", channel.Channex, "a.b", `{"user":"owner"}`, 404},
 		{"wrong credentials", channel.Channex, tok, `{"user":"intruder"}`, 401},
-		{"unreadable", channel.Channex, tok, `{`, 503},
+		{"unreadable", channel.Channex, tok, `{`, 400},
 	} {
 		if code, body := post(tc.adapter, tc.token, tc.body); code != tc.code {
 			t.Errorf("%s: %d %s, want %d", tc.name, code, body, tc.code)

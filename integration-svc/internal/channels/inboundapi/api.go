@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -80,10 +79,8 @@ func (a *API) receive(c *fiber.Ctx) error {
 	in, err := recv.Receive(ctx, conn, body)
 	var ie *channel.InboundError
 	switch {
-	case errors.Is(err, channel.ErrUnauthorized):
-		a.append(ctx, conn, channel.KindReservation, channel.StatusError, http.StatusUnauthorized, "", err.Error(), start)
-		return httpapi.Unauthorized(err.Error())
-	case errors.As(err, &ie):
+	case errors.Is(err, channel.ErrUnauthorized), errors.As(err, &ie):
+		// The protocol's own refusal (OpenTravel: an Errors RS of type 4 or 10).
 		ct, out, status := recv.Reply(in, nil, err)
 		a.append(ctx, conn, kindOf(in), channel.StatusError, status, "", err.Error(), start)
 		return send(c, ct, out, status)

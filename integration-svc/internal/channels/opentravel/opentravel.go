@@ -27,8 +27,10 @@ const maxAnswer = 4 << 20
 
 // Adapter speaks pmsXchange. Safe for concurrent use.
 type Adapter struct {
-	// HTTP makes the requests (integration-svc's egress-guarded client, with its timeout).
-	HTTP *http.Client
+	// HTTP makes the requests (integration-svc's egress-guarded client, with its timeout);
+	// Client, when set, picks the client of a connection's account instead.
+	HTTP   *http.Client
+	Client func(ctx context.Context, c channel.Connection) (*http.Client, error)
 	// Limits are pmsXchange's throttle, kept per connection (New: DefaultLimits).
 	Limits Limits
 	// Now is the clock of the messages' TimeStamp (nil: time.Now).
@@ -290,8 +292,14 @@ func (a *Adapter) do(ctx context.Context, c channel.Connection, kind string, bod
 		return fail(&channel.RemoteError{Message: "the endpoint: " + err.Error()})
 	}
 	req.Header.Set("Content-Type", contentType)
+	client := a.HTTP
+	if a.Client != nil {
+		if client, err = a.Client(ctx, c); err != nil {
+			return fail(&channel.RemoteError{Retryable: true, Message: "the account's HTTP client: " + err.Error()})
+		}
+	}
 	start := time.Now()
-	resp, err := a.HTTP.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		x.Duration = time.Since(start)
 		return fail(&channel.RemoteError{Retryable: true, Message: err.Error()})
