@@ -32,7 +32,8 @@ import (
 //
 // What it reads as the documents promise:
 //   - a request body as edge reads it (openapi.RequestJSON: JSON whatever its content type
-//     says, PHP form and multipart bodies in bracket notation), checked as JSON;
+//     says, PHP form and multipart bodies in bracket notation), checked as JSON; a body of
+//     another type (the channel inbound route's XML) only by its content type, as answers;
 //   - interface B: a success answer's `data` against the schema `<action>Data` of the
 //     request's action, since one operation serves every action;
 //   - a request the document refuses, or one to a path no document has, must be refused:
@@ -303,6 +304,9 @@ func (d *contractDoc) requestBody(route *routers.Route, contentType string, body
 	js, err := openapi.RequestJSON(contentType, body)
 	if err != nil {
 		return err
+	}
+	if mt != "application/json" && mt != "application/x-www-form-urlencoded" && mt != "multipart/form-data" {
+		return nil // XML (the channel inbound route's SOAP): the content type is the operation's, as for answers
 	}
 	at := pointer("paths", route.Path, strings.ToLower(route.Method), "requestBody")
 	return d.validate(refOr(rb.Ref, at)+pointer("content", mt, "schema"), js)
