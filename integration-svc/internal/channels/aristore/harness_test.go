@@ -263,14 +263,15 @@ func (r *recorder) holds(account string, property int64, want ari.Values) error 
 
 // env is ARI out over a fresh database, with a connection and mapping per account given.
 type env struct {
-	st    *aristore.Store
-	conns *conns
-	rec   *recorder
-	log   *memLog
-	clock *clock
-	proj  *ari.Projector
-	snd   *ari.Sender
-	cfg   ari.Config
+	dbName string
+	st     *aristore.Store
+	conns  *conns
+	rec    *recorder
+	log    *memLog
+	clock  *clock
+	proj   *ari.Projector
+	snd    *ari.Sender
+	cfg    ari.Config
 }
 
 // start is the tests' now: 23:30 UTC on 2027-03-10, already the 11th in Rome.
@@ -285,7 +286,7 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{st: st, conns: &conns{conns: map[string]channel.Connection{}, mappings: map[string]channel.Mapping{}},
+	e := &env{dbName: d.Name(), st: st, conns: &conns{conns: map[string]channel.Connection{}, mappings: map[string]channel.Mapping{}},
 		rec: newRecorder(), log: &memLog{}, clock: &clock{t: start},
 		cfg: ari.Config{Workers: 2, Lease: 2 * time.Minute, RequestTimeout: 30 * time.Second, ErrorRetry: 10 * time.Minute,
 			Poll: 20 * time.Millisecond}}

@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
+
 	"github.com/vros/vros/integration-svc/internal/channels/ari"
+	"github.com/vros/vros/integration-svc/internal/channels/aristore"
 	"github.com/vros/vros/integration-svc/internal/channels/channel"
 	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/testkit/eventually"
@@ -341,5 +344,22 @@ func TestHolders(t *testing.T) {
 	}
 	if got := held(8); len(got) != 0 {
 		t.Fatalf("after the tombstone %v", got)
+	}
+
+	// Once every night of a booking is more than 3 days past, its entry goes.
+	e.book(t, "a1", 9, 1, "reserved", "2027-03-11", "2027-03-12")
+	e.book(t, "a1", 10, 1, "reserved", "2027-03-20")
+	e.clock.Add(6 * 24 * time.Hour)
+	if got := held(7); len(got) != 3 {
+		t.Fatalf("held %v", got)
+	}
+	var doc struct {
+		H map[string]any `bson:"h"`
+	}
+	if err := db.Client().Database(e.dbName).Collection(aristore.HoldsCollection).FindOne(ctx, bson.D{{Key: "_id", Value: "a1:7"}}).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := doc.H["booking:9"]; ok || len(doc.H) != 1 {
+		t.Fatalf("holds after the nights passed: %v", doc.H)
 	}
 }

@@ -228,12 +228,48 @@ func (s *Store) Load(ctx context.Context, account string, property int64) (ari.S
 	if err != nil && !errors.Is(err, mongo.ErrNoDocuments) {
 		return st, err
 	}
-	for _, e := range h.H {
+	cutoff := s.Now().Add(-pruneBefore).UTC().Format(time.DateOnly)
+	for key, e := range h.H {
+		past := true
 		for _, n := range e.N {
 			st.Held[n] = true
+			past = past && n < cutoff
+		}
+		if past {
+			// A booking or block whose every night is past: its entry goes, so that a
+			// property's holds do not grow with its history.
+			if err := s.prunePast(ctx, account, property, key, cutoff); err != nil {
+				return st, err
+			}
 		}
 	}
 	return st, nil
+}
+
+// prunePast removes a holder's entry from a property's holds if every night of it is before
+// cutoff, under the holder's lease (KeepHolder's), so that a newer version written meanwhile
+// is never removed.
+func (s *Store) prunePast(ctx context.Context, account string, property int64, key, cutoff string) error {
+	return mongostore.WithLease(ctx, s.holders, account+":"+key, func() error {
+		var h holdsDoc
+		err := s.holds.FindOne(ctx, byID(propKey(account, property))).Decode(&h)
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		e, ok := h.H[key]
+		if !ok {
+			return nil
+		}
+		for _, n := range e.N {
+			if n >= cutoff {
+				return nil
+			}
+		}
+		return s.setHold(ctx, account, property, key, nil)
+	})
 }
 
 // Erase implements ari.Projection: the marker first, so that an event applied meanwhile
