@@ -319,9 +319,6 @@ func (s *Sender) count(ctx context.Context, result string) {
 	}
 }
 
-// maxBody is the longest body the log keeps.
-const maxBody = 64 << 10
-
 // record appends an exchange to the channel log.
 func (s *Sender) record(ctx context.Context, m Mark, ex channel.Exchange) {
 	if s.Log == nil {
@@ -330,10 +327,8 @@ func (s *Sender) record(ctx context.Context, m Mark, ex channel.Exchange) {
 	e := channel.LogEntry{Account: m.Account, ConnectionID: m.ConnectionID, PropertyID: m.PropertyID,
 		Direction: "out", Kind: ex.Kind, Status: channel.StatusOK, HTTPStatus: ex.HTTPStatus,
 		From: ex.From, To: ex.To, At: s.Now().UTC(), Duration: ex.Duration}
-	var cut1, cut2 bool
-	e.Request, cut1 = cut(ex.Request)
-	e.Response, cut2 = cut(ex.Response)
-	e.Truncated = cut1 || cut2
+	// The log cuts the bodies (64 KiB, truncated: true).
+	e.Request, e.Response = string(ex.Request), string(ex.Response)
 	if ex.Err != nil {
 		e.Error = ex.Err.Error()
 		e.Status = channel.StatusError
@@ -347,11 +342,4 @@ func (s *Sender) record(ctx context.Context, m Mark, ex channel.Exchange) {
 	if err := s.Log.Append(lctx, e); err != nil {
 		s.Logger.Warn("channel log: append failed", "error", err)
 	}
-}
-
-func cut(b []byte) (string, bool) {
-	if len(b) <= maxBody {
-		return string(b), false
-	}
-	return string(b[:maxBody]), true
 }
