@@ -144,11 +144,22 @@ type Booking struct {
 	BookingID  int64  `json:"bookingId"`
 	Status     string `json:"status"`
 	PropertyID int64  `json:"propertyId"`
-	Checkin    string `json:"checkin"`
-	Checkout   string `json:"checkout"`
+	Checkin    string `json:"checkin"`  // the day, YYYY-MM-DD
+	Checkout   string `json:"checkout"` // the day
 	Channel    string `json:"channel"`
 	FirstName  string `json:"firstName"`
 	LastName   string `json:"lastName"`
+}
+
+// dateOnly cuts the B2 dates ("2027-01-10 15:00:00": the check-in and check-out hours) to
+// the day.
+func (b *Booking) dateOnly() {
+	if len(b.Checkin) > 10 {
+		b.Checkin = b.Checkin[:10]
+	}
+	if len(b.Checkout) > 10 {
+		b.Checkout = b.Checkout[:10]
+	}
 }
 
 // Cancelled tells whether a B2 booking is cancelled.
@@ -177,6 +188,7 @@ func (a Account) Create(pid int64, checkin, checkout string) (Booking, int, erro
 	if err := json.Unmarshal(r.Data, &b); err != nil || b.BookingID == 0 {
 		return b, 0, fmt.Errorf("create: data %s: %v", r.Data, err)
 	}
+	b.dateOnly()
 	return b, 0, nil
 }
 
@@ -190,6 +202,9 @@ func (a Account) Bookings(pid int64) ([]Booking, error) {
 		}
 		if err := a.BOK("listbooking", Obj{"propertyId": pid, "page": page, "limit": 100}, &list); err != nil {
 			return nil, err
+		}
+		for i := range list.List {
+			list.List[i].dateOnly()
 		}
 		out = append(out, list.List...)
 		if len(list.List) == 0 || len(out) >= list.Total {
@@ -209,6 +224,7 @@ func (a Account) Booking(id int64) (Booking, error) {
 	if len(list.List) != 1 {
 		return Booking{}, fmt.Errorf("listbooking %d: %d bookings", id, len(list.List))
 	}
+	list.List[0].dateOnly()
 	return list.List[0], nil
 }
 
@@ -222,7 +238,7 @@ func (a Account) Sellable(pid int64, checkin, checkout string) (int, error) {
 }
 
 // Property creates a bookable property: code, 100 a night, any day in and out, minimum stay
-// 1, standard occupancy 2, bookable 24 months ahead (a 500-day sync stays inside it).
+// 1, standard occupancy 2, every future date open (a 500-day sync has a price each date).
 func (a Account) Property(code string) (int64, error) {
 	var created struct {
 		PropertyID json.Number `json:"property_id"`
@@ -241,7 +257,7 @@ func (a Account) Property(code string) (int64, error) {
 		return 0, fmt.Errorf("property_id %q", created.PropertyID)
 	}
 	if err := a.A("property-rate", Obj{"internal_code": code, "rate": Obj{"daily_price": 100, "minimum_stay": 1},
-		"setting": Obj{"standard_occupants": 2, "accept_booking_upto": 24, "advanced_notice_booking_from": "0"}}, nil); err != nil {
+		"setting": Obj{"standard_occupants": 2, "accept_booking_upto": 0, "advanced_notice_booking_from": "0"}}, nil); err != nil {
 		return 0, err
 	}
 	return pid, nil
