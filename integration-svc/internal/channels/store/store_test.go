@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,6 +41,12 @@ func open(t *testing.T) *Stores {
 
 var ctx = context.Background()
 
+var runs atomic.Int64
+
+// uniq makes a test's account names and tokens its own, so that the tests also pass run
+// again on the same database (-count).
+func uniq(name string) string { return fmt.Sprintf("%s-r%d", name, runs.Add(1)) }
+
 func newConnection(t *testing.T, s *Stores, account, token string) channel.Connection {
 	t.Helper()
 	id, err := s.Connections.NextID(ctx)
@@ -67,7 +74,8 @@ func rawDoc(t *testing.T, coll, id string) bson.M {
 
 func TestConnectionSealedAndTokenHashed(t *testing.T) {
 	s := open(t)
-	c := newConnection(t, s, "acc-seal", "tok-seal-0123456789")
+	acc, tok := uniq("acc-seal"), uniq("tok-seal-0123456789")
+	c := newConnection(t, s, acc, tok)
 	raw := fmt.Sprint(rawDoc(t, ConnectionsColl, connKey(c.Account, c.ID)))
 	if strings.Contains(raw, "secret-key") || strings.Contains(raw, "tok-seal") {
 		t.Fatalf("a secret is stored in clear: %s", raw)
@@ -76,15 +84,15 @@ func TestConnectionSealedAndTokenHashed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.APIKey != "secret-key-acc-seal" || got.InboundToken != "" || got.Endpoint != c.Endpoint || got.Days != 500 || !got.Enabled {
+	if got.APIKey != "secret-key-"+acc || got.InboundToken != "" || got.Endpoint != c.Endpoint || got.Days != 500 || !got.Enabled {
 		t.Fatalf("read back %+v", got)
 	}
-	byTok, err := s.Connections.ConnectionByToken(ctx, channel.Channex, "tok-seal-0123456789")
-	if err != nil || byTok.ID != c.ID || byTok.Account != c.Account || byTok.InboundToken != "tok-seal-0123456789" || byTok.APIKey != got.APIKey {
+	byTok, err := s.Connections.ConnectionByToken(ctx, channel.Channex, tok)
+	if err != nil || byTok.ID != c.ID || byTok.Account != c.Account || byTok.InboundToken != tok || byTok.APIKey != got.APIKey {
 		t.Fatalf("by token: %+v, %v", byTok, err)
 	}
 	for _, tc := range []struct{ adapter, token string }{
-		{channel.OpenTravel, "tok-seal-0123456789"}, {channel.Channex, "tok-seal-012345678"}, {channel.Channex, ""},
+		{channel.OpenTravel, tok}, {channel.Channex, tok + "-unknown"}, {channel.Channex, ""},
 	} {
 		if _, err := s.Connections.ConnectionByToken(ctx, tc.adapter, tc.token); !errors.Is(err, channel.ErrNotFound) {
 			t.Errorf("by token %q of %s: %v, want not found", tc.token, tc.adapter, err)
@@ -93,7 +101,7 @@ func TestConnectionSealedAndTokenHashed(t *testing.T) {
 
 	// The sealed credentials are bound to their connection: copied to another one, they do
 	// not open.
-	other := newConnection(t, s, "acc-seal", "tok-seal-other")
+	other := newConnection(t, s, acc, uniq("tok-seal-other"))
 	doc := rawDoc(t, ConnectionsColl, connKey(c.Account, c.ID))
 	if _, err := db.Collection(ConnectionsColl).UpdateOne(ctx, bson.D{{Key: "_id", Value: connKey(other.Account, other.ID)}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "credentials", Value: doc["credentials"]}}}}); err != nil {
@@ -103,7 +111,7 @@ func TestConnectionSealedAndTokenHashed(t *testing.T) {
 		t.Fatalf("credentials copied to another connection: %v", err)
 	}
 	// Listed with no credentials (its owner sets them again); never sent with.
-	l, err := s.Connections.ListConnections(ctx, "acc-seal")
+	l, err := s.Connections.ListConnections(ctx, acc)
 	if err != nil || len(l) != 2 || l[0].APIKey == "" || l[1].APIKey != "" {
 		t.Fatalf("list with unreadable credentials: %+v, %v", l, err)
 	}
@@ -120,9 +128,10 @@ func TestConnectionSealedAndTokenHashed(t *testing.T) {
 
 func TestModifyConnection(t *testing.T) {
 	s := open(t)
-	c := newConnection(t, s, "acc-mod", "tok-mod-old")
+	c := newConnection(t, s, uniq("acc-mod"), uniq("tok-mod-old"))
+	oldTok, newTok := c.InboundToken, uniq("tok-mod-new")
 	got, err := s.Connections.ModifyConnection(ctx, c.Account, c.ID, func(x *channel.Connection) error {
-		if x.InboundToken != "" || x.APIKey != "secret-key-acc-mod" {
+		if x.InboundToken != "" || x.APIKey != "secret-key-"+c.Account {
 			t.Errorf("change sees %+v", x)
 		}
 		x.Endpoint, x.Days, x.APIKey = "https://cm2.example", 30, "new-key"
@@ -133,7 +142,7 @@ func TestModifyConnection(t *testing.T) {
 		t.Fatalf("modify: %+v, %v", got, err)
 	}
 	// The token is kept when the change sets none.
-	if _, err := s.Connections.ConnectionByToken(ctx, channel.Channex, "tok-mod-old"); err != nil {
+	if _, err := s.Connections.ConnectionByToken(ctx, channel.Channex, oldTok); err != nil {
 		t.Fatalf("token lost by a change: %v", err)
 	}
 	// A refused change writes nothing.
@@ -146,15 +155,15 @@ func TestModifyConnection(t *testing.T) {
 	}
 	// Rotation: the new token finds it, the old one no longer does.
 	if _, err := s.Connections.ModifyConnection(ctx, c.Account, c.ID, func(x *channel.Connection) error {
-		x.InboundToken = "tok-mod-new"
+		x.InboundToken = newTok
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Connections.ConnectionByToken(ctx, channel.Channex, "tok-mod-old"); !errors.Is(err, channel.ErrNotFound) {
+	if _, err := s.Connections.ConnectionByToken(ctx, channel.Channex, oldTok); !errors.Is(err, channel.ErrNotFound) {
 		t.Fatalf("old token after rotation: %v", err)
 	}
-	now, err := s.Connections.ConnectionByToken(ctx, channel.Channex, "tok-mod-new")
+	now, err := s.Connections.ConnectionByToken(ctx, channel.Channex, newTok)
 	if err != nil || now.Endpoint != "https://cm2.example" || now.APIKey != "new-key" || now.Days != 30 {
 		t.Fatalf("after rotation: %+v, %v", now, err)
 	}
@@ -166,7 +175,7 @@ func TestModifyConnection(t *testing.T) {
 // TestConcurrentConnectionChanges: changes of different fields at once all stay.
 func TestConcurrentConnectionChanges(t *testing.T) {
 	s := open(t)
-	c := newConnection(t, s, "acc-conc", "tok-conc")
+	c := newConnection(t, s, uniq("acc-conc"), uniq("tok-conc"))
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
@@ -210,8 +219,9 @@ func mapping(c channel.Connection, property int64, room string) channel.Mapping 
 
 func TestMappings(t *testing.T) {
 	s := open(t)
-	c := newConnection(t, s, "acc-map", "tok-map")
-	c2 := newConnection(t, s, "acc-map", "tok-map2")
+	acc := uniq("acc-map")
+	c := newConnection(t, s, acc, uniq("tok-map"))
+	c2 := newConnection(t, s, acc, uniq("tok-map2"))
 	cs := s.Connections
 	if err := cs.AddMapping(ctx, mapping(c, 10, "room-a")); err != nil {
 		t.Fatal(err)
@@ -294,7 +304,7 @@ func TestMappings(t *testing.T) {
 // TestConcurrentMappings: properties racing for one room type: exactly one gets it.
 func TestConcurrentMappings(t *testing.T) {
 	s := open(t)
-	c := newConnection(t, s, "acc-race", "tok-race")
+	c := newConnection(t, s, uniq("acc-race"), uniq("tok-race"))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	won, lost := 0, 0
@@ -323,7 +333,8 @@ func TestConcurrentMappings(t *testing.T) {
 // erasure of one leaves the other whole.
 func TestAccountsApart(t *testing.T) {
 	s := open(t)
-	accounts := []string{"acc-apart-1", "acc-apart-10"} // one a prefix of the other
+	base := uniq("acc-apart")
+	accounts := []string{base + "-1", base + "-10"} // one a prefix of the other
 	conns := make([]channel.Connection, 2)
 	var wg sync.WaitGroup
 	for i, a := range accounts {
@@ -407,8 +418,8 @@ func TestAccountsApart(t *testing.T) {
 
 func TestEnabledConnections(t *testing.T) {
 	s := open(t)
-	a := newConnection(t, s, "acc-en-1", "tok-en-1")
-	b := newConnection(t, s, "acc-en-2", "tok-en-2")
+	a := newConnection(t, s, uniq("acc-en-1"), uniq("tok-en-1"))
+	b := newConnection(t, s, uniq("acc-en-2"), uniq("tok-en-2"))
 	if _, err := s.Connections.ModifyConnection(ctx, b.Account, b.ID, func(c *channel.Connection) error { c.Enabled = false; return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -430,7 +441,7 @@ func TestEnabledConnections(t *testing.T) {
 
 func TestLog(t *testing.T) {
 	s := open(t)
-	const acc = "acc-log"
+	acc := uniq("acc-log")
 	base := time.Date(2027, 3, 1, 10, 0, 0, 0, time.UTC)
 	for i := range 30 {
 		e := channel.LogEntry{Account: acc, ConnectionID: int64(1 + i%2), PropertyID: int64(10 + i%3), Direction: "out",
@@ -518,7 +529,7 @@ func TestLog(t *testing.T) {
 
 func TestLogCutsBodies(t *testing.T) {
 	s := open(t)
-	const acc = "acc-cut"
+	acc := uniq("acc-cut")
 	long := strings.Repeat("é", MaxBody) // two bytes each
 	if err := s.Log.Append(ctx, channel.LogEntry{Account: acc, Request: long, Response: "short"}); err != nil {
 		t.Fatal(err)
@@ -543,7 +554,7 @@ func TestLogCutsBodies(t *testing.T) {
 
 func TestLogConcurrentAppendsAndPrune(t *testing.T) {
 	s := open(t)
-	const acc = "acc-logc"
+	acc := uniq("acc-logc")
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Go(func() {
@@ -583,7 +594,7 @@ func TestLogConcurrentAppendsAndPrune(t *testing.T) {
 
 func TestConflicts(t *testing.T) {
 	s := open(t)
-	const acc = "acc-conf"
+	acc := uniq("acc-conf")
 	c := channel.Conflict{Account: acc, ConnectionID: 5, ReservationID: "res-1", RevisionID: "rev-1", PropertyID: 12,
 		Checkin: "2027-01-10", Checkout: "2027-01-13", Reason: channel.ReasonNightsTaken, Nights: []string{"2027-01-11"},
 		BookingIDs: []int64{77}, GuestName: "Ada L", Total: "450.00", Currency: "EUR"}
