@@ -326,11 +326,26 @@ type Plan struct {
 }
 
 // Map creates the mapping of a property on a connection (which starts its full sync).
+// integration-svc finds the property through booking-svc, whose view learns of a new
+// property from its event: a 404 for it is asked again until the view has it (a minute).
 func (a Account) Map(conn int64, code, remoteProperty, roomType string, plans ...Plan) error {
-	return a.A("channel-mapping", Obj{"action": "create", "mapping": Obj{
+	body := Obj{"action": "create", "mapping": Obj{
 		"connection_id": conn, "internal_code": code, "remote_property_id": remoteProperty,
-		"room_type_id": roomType, "rate_plans": plans, "enabled": true}}, nil)
+		"room_type_id": roomType, "rate_plans": plans, "enabled": true}}
+	return Eventually(time.Minute, func() error {
+		err := a.A("channel-mapping", body, nil)
+		var ae *AError
+		if errors.As(err, &ae) && (ae.Code != http.StatusNotFound || !strings.Contains(string(ae.Body), "does not exist")) {
+			return &permanent{err}
+		}
+		return err
+	})
 }
+
+// permanent is an error Eventually answers at once.
+type permanent struct{ error }
+
+func (p *permanent) Unwrap() error { return p.error }
 
 // Sync asks for a full sync of a mapped property now.
 func (a Account) Sync(conn int64, code string) error {
@@ -415,6 +430,10 @@ func Eventually(within time.Duration, f func() error) error {
 		err := f()
 		if err == nil {
 			return nil
+		}
+		var p *permanent
+		if errors.As(err, &p) {
+			return p.error
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("not within %v: %w", within, err)
