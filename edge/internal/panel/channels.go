@@ -15,7 +15,6 @@ import (
 
 	"github.com/vros/vros/edge/internal/gateway"
 	"github.com/vros/vros/libs/events/contract"
-	"github.com/vros/vros/libs/httpapi"
 )
 
 // The Channels pages (docs/channels.md, docs/panel.md "Channels"): an account's
@@ -591,7 +590,7 @@ func (p *Panel) mappingAction(c *fiber.Ctx) error {
 	default:
 		return &fiber.Error{Code: fiber.StatusBadRequest, Message: "do must be save, enable, disable, delete, sync or sync_all"}
 	}
-	o, err := p.call(c, gateway.InterfaceA, "channel-mapping", body)
+	o, err := p.callShown(c, "channel-mapping", body)
 	if err != nil {
 		return err
 	}
@@ -641,7 +640,7 @@ func (p *Panel) syncAll(c *fiber.Ctx, id int64) error {
 		if !m.Enabled {
 			return
 		}
-		o, err := p.callAs(a, gateway.InterfaceA, "channel-mapping", map[string]any{"action": "sync",
+		o, err := p.callShownAs(a, "channel-mapping", map[string]any{"action": "sync",
 			"mapping": map[string]any{"connection_id": id, "internal_code": m.InternalCode}})
 		mu.Lock()
 		defer mu.Unlock()
@@ -674,25 +673,14 @@ func sepOf(u string) string {
 // service may answer as a 4xx or a 502 naming it) is the test's answer, not the page's
 // failure.
 func (p *Panel) testConnection(c *fiber.Ctx, id int64, body map[string]any) error {
-	js, err := json.Marshal(body)
+	o, err := p.callShown(c, "channel-connection", body)
 	if err != nil {
 		return err
 	}
-	ans, err := p.cfg.Gateway.Call(c.UserContext(), callerOf(c), gateway.InterfaceA, "channel-connection", js, strings.Clone(httpapi.RequestID(c)))
-	if err != nil {
-		return err
-	}
-	var env envelope
-	if err := json.Unmarshal(ans.Body, &env); err != nil {
-		return fmt.Errorf("channel-connection test answered %d with no envelope: %.300s", ans.Status, ans.Body)
-	}
-	if ans.Status == fiber.StatusNotFound {
+	if o.HTTP == fiber.StatusNotFound {
 		return errNotYours
 	}
-	t := &testAnswer{ID: id, OK: ans.Status == fiber.StatusOK, Message: env.ErrorMessage}
-	if t.Message == "" {
-		t.Message = env.Message
-	}
+	t := &testAnswer{ID: id, OK: o.OK, Message: o.Message}
 	if t.OK {
 		var d struct {
 			OK      *bool  `json:"ok"`
@@ -700,7 +688,7 @@ func (p *Panel) testConnection(c *fiber.Ctx, id int64, body map[string]any) erro
 			Error   string `json:"error"`
 			Status  int    `json:"http_status"`
 		}
-		_ = unmarshal(env.Data, &d)
+		_ = unmarshal(o.Data, &d)
 		if d.OK != nil && !*d.OK {
 			t.OK = false
 		}
@@ -713,6 +701,41 @@ func (p *Panel) testConnection(c *fiber.Ctx, id int64, body map[string]any) erro
 		c.Status(fiber.StatusUnprocessableEntity)
 	}
 	return p.channelsView(c, connForm{tested: t})
+}
+
+// callShown is call for an action whose refusal the page shows whatever its status: a
+// service's 503 (a part not running, a channel manager unreachable) is said on the page the
+// form came from, in the service's words, rather than as a failure of the panel. An answer
+// without the A envelope is still an error.
+func (p *Panel) callShown(c *fiber.Ctx, resource string, body any) (outcome, error) {
+	return p.callShownAs(askerOf(c), resource, body)
+}
+
+func (p *Panel) callShownAs(a asker, resource string, body any) (outcome, error) {
+	js, err := json.Marshal(body)
+	if err != nil {
+		return outcome{}, err
+	}
+	ans, err := p.cfg.Gateway.Call(a.ctx, a.caller, gateway.InterfaceA, resource, js, a.requestID)
+	if err != nil {
+		return outcome{}, err
+	}
+	var env envelope
+	if err := json.Unmarshal(ans.Body, &env); err != nil || ans.Status >= 500 && env.ErrorMessage == "" && env.Message == "" {
+		return outcome{}, fmt.Errorf("%s answered %d: %.300s", resource, ans.Status, ans.Body)
+	}
+	o := outcome{HTTP: ans.Status, Data: env.Data, Message: env.ErrorMessage, OK: ans.Status == fiber.StatusOK}
+	if o.Message == "" {
+		o.Message = env.Message
+	}
+	for _, v := range env.Errors {
+		if o.Violations == nil {
+			o.Violations = map[string]string{}
+		}
+		o.Violations[bracket(v.Field)] = v.Message
+		o.Details = append(o.Details, v.Field+": "+v.Message)
+	}
+	return o, nil
 }
 
 // rowField is field for a form repeated on a page (a property's mapping, a conflict's
