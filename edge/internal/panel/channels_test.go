@@ -201,7 +201,7 @@ func TestChannelPagesDraw(t *testing.T) {
 		Values: map[string]string{"conflict[note]": "called"}, Errors: map[string]string{"conflict[note]": "too long"}},
 		{ID: 3, Reason: "unknown_room_type", Guest: json.RawMessage(`{"first_name":"Bo","last_name":"Li"}`), ResolvedAt: "2027-01-02T00:00:00Z", Note: "mapped it"}}
 	html = execute(t, "channelconflicts", view{Title: "Channel conflicts", Session: sess, Nav: "channels", Data: conflictsData{Tab: "conflicts", Conflicts: cfs, Open: 1}})
-	for _, want := range []string{`data-conflict="4" data-open="yes"`, `nights_taken`, `2027-01-10, 2027-01-11`, `<a href="/panel/bookings/55">55</a>`,
+	for _, want := range []string{`data-conflict="4" data-open="yes"`, `nights_taken`, `2027-01-10<br>2027-01-11`, `<a href="/panel/bookings/55">55</a>`,
 		`Ada &lt;Lovelace&gt;`, `450.00 EUR`, `id="f-c4-conflict-note" name="conflict[note]" type="text" value="called"`, `too long`,
 		`Resolve<span class="vh"> conflict 4</span>`, `data-conflict="3" data-open="no"`, `Bo Li`, `resolved 2027-01-02 00:00:00`, `mapped it`, `1 open.`} {
 		if !strings.Contains(html, want) {
