@@ -87,6 +87,10 @@ func (p *page) expect(css, want string) string {
 			return got
 		}
 		if time.Now().After(deadline) {
+			// What the tab shows, to tell a page that never came from one that came wrong.
+			loc, _ := chromedp.Run(p.ctx, chromedp.Location())
+			html, _ := chromedp.Run(p.ctx, chromedp.OuterHTML("main"))
+			p.t.Logf("the tab at %s shows: %.6000s", loc, html)
 			p.t.Fatalf("%s shows %q (%v), want %q", css, got, err, want)
 		}
 		time.Sleep(100 * time.Millisecond)
