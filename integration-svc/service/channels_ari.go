@@ -8,6 +8,7 @@ import (
 	"github.com/vros/vros/integration-svc/internal/channels/ari/consumer"
 	"github.com/vros/vros/integration-svc/internal/channels/aristore"
 	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/periodic"
 )
 
 // wireChannelARI starts ARI out (docs/channels.md, "ARI out"): the projection's consumer in
@@ -37,6 +38,12 @@ func wireChannelARI(w *wiring, p *channelParts) error {
 				Meter: tel.Meter, Propagator: tel.Propagator, CommitEvery: time.Second,
 			}, h.Handle)
 		},
-		snd.Run)
+		snd.Run,
+		func(ctx context.Context) error {
+			// The horizon moves at each property's midnight without an event.
+			periodic.Run(ctx, time.Hour, snd.Refresh,
+				func(err error) { tel.Logger.Warn("channel ARI: the hourly refresh failed", "error", err) })
+			return nil
+		})
 	return nil
 }

@@ -138,6 +138,34 @@ func (s *Sender) MarkDirty(ctx context.Context, account string, connection, prop
 	return nil
 }
 
+// Refresh marks every enabled mapping of every enabled connection: the horizon moves at
+// each property's midnight without an event, and its new last date is sent by the next
+// mark (run hourly). A mark waiting for a retry keeps its time.
+func (s *Sender) Refresh(ctx context.Context) error {
+	for name := range s.Adapters {
+		conns, err := s.Connections.EnabledConnections(ctx, name)
+		if err != nil {
+			return err
+		}
+		for _, c := range conns {
+			ms, err := s.Connections.Mappings(ctx, c.Account, c.ID, 0)
+			if err != nil {
+				return err
+			}
+			for _, m := range ms {
+				if !m.Enabled || m.ConnectionID != c.ID {
+					continue
+				}
+				if err := s.Marks.Mark(ctx, c.Account, c.ID, m.PropertyID, false, false, s.Now()); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	s.Wake()
+	return nil
+}
+
 // Wake has a worker look for due marks now.
 func (s *Sender) Wake() {
 	select {

@@ -75,8 +75,16 @@ func (c *conns) ConnectionByToken(context.Context, string, string) (channel.Conn
 func (c *conns) ListConnections(context.Context, string) ([]channel.Connection, error) {
 	return nil, errUnused
 }
-func (c *conns) EnabledConnections(context.Context, string) ([]channel.Connection, error) {
-	return nil, errUnused
+func (c *conns) EnabledConnections(_ context.Context, adapter string) ([]channel.Connection, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []channel.Connection
+	for _, x := range c.conns {
+		if x.Adapter == adapter && x.Enabled {
+			out = append(out, x)
+		}
+	}
+	return out, nil
 }
 func (c *conns) ModifyConnection(context.Context, string, int64, func(*channel.Connection) error) (channel.Connection, error) {
 	return channel.Connection{}, errUnused

@@ -100,9 +100,10 @@ func TestFullSyncThenDelta(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The next day, the horizon moves: the new last date is sent, nothing before.
+	// The next day, the horizon moves: the hourly refresh marks the property, and the new
+	// last date is sent, nothing before.
 	e.clock.Add(24 * time.Hour)
-	if err := e.snd.MarkDirty(ctx, "a1", 1, 7, false); err != nil {
+	if err := e.snd.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
 	e.drain(t, ctx)
