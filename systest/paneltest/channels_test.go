@@ -319,6 +319,24 @@ func TestChannelPages(t *testing.T) {
 	if n := len(co.connections(t)); n != 0 {
 		t.Fatalf("%d connections after the delete", n)
 	}
+
+	// An OpenTravel connection: choosing the adapter shows its own credentials only, and
+	// those are what is sent.
+	p.open("/panel/channels")
+	p.do(chromedp.SetValue(chromedp.CSS("#f-connection-adapter"), "opentravel"))
+	if _, err := chromedp.Run(p.ctx, chromedp.Evaluate[bool](
+		`document.querySelector("#f-connection-adapter").dispatchEvent(new Event("change", {bubbles: true}))`)); err != nil {
+		t.Fatal(err)
+	}
+	p.waitCount(`fieldset[data-adapter="channex"][hidden]`, 1)
+	p.waitCount(`fieldset[data-adapter="opentravel"]:not([hidden])`, 1)
+	p.fill("connection[endpoint]", co.fake.URL()+"/pmsxchange", "connection[credentials][username]", "vros-pms",
+		"connection[credentials][password]", "a long pass phrase")
+	p.press("Add connection")
+	p.expect("#inbound-url", "/channels/opentravel/")
+	if c := co.connections(t); len(c) != 1 || c[0].Adapter != "opentravel" || c[0].Channel != "opentravel" || c[0].Days != 500 {
+		t.Fatalf("the OpenTravel connection: %+v", c)
+	}
 }
 
 // TestChannelConflictsPage: a channel reservation of nights booked directly first arrives
