@@ -52,7 +52,10 @@ type Store struct {
 func Open(ctx context.Context, db *mongo.Database) (*Store, error) {
 	cols := append(mongostore.WithLocks(SnapsCollection, HoldersCollection), HoldsCollection, DirtyCollection,
 		SentCollection, ErasedCollection)
-	if err := mongostore.Ensure(ctx, db, cols, nil); err != nil {
+	// The claim's query: the due marks, oldest first (MongoDB; FerretDB scans the small
+	// collection anyway).
+	ix := []mongostore.Index{{Collection: DirtyCollection, Keys: bson.D{{Key: "next_at", Value: 1}}}}
+	if err := mongostore.Ensure(ctx, db, cols, ix); err != nil {
 		return nil, err
 	}
 	return &Store{snaps: db.Collection(SnapsCollection), holds: db.Collection(HoldsCollection),
