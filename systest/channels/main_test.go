@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"testing"
@@ -72,7 +73,29 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "stack close:", err)
 		}
 	}()
-	return m.Run()
+	// Every exchange with edge is checked against the OpenAPI documents (edge/openapi), as
+	// in systest/e2e: the tests' own calls, and the fakes' webhooks and pushes to the inbound
+	// route (sent with the default transport). An answer that drifts fails the suite.
+	contract, err := apitest.NewContract(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if u, err := url.Parse(st.EdgeURL); err == nil {
+		contract.Host = u.Host
+	}
+	base := http.DefaultTransport
+	http.DefaultTransport = contract.Through(base)
+	client.Transport = contract.Through(base)
+	code := m.Run()
+	if v := contract.Violations(); len(v) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: %d of %d exchanges break the OpenAPI documents (edge/openapi):\n", len(v), contract.Checked())
+		for _, line := range v {
+			fmt.Fprintln(os.Stderr, " -", line)
+		}
+		code = 1
+	}
+	return code
 }
 
 // flagSet tells whether the command line set the flag name.
