@@ -77,14 +77,15 @@ func newChannex(t *testing.T, days int) *chxSetup {
 	// The first availability request says which date is today for the property.
 	s.waitFor(t, "the full sync's availability", func() bool {
 		for _, c := range s.calls(s.syncMark, fakechannex.KindAvailability) {
-			for _, v := range c.Values {
-				if v.DateFrom != "" {
-					s.today = v.DateFrom
-				} else {
-					s.today = v.Date
-				}
-				return true
+			if len(c.Values) == 0 {
+				continue
 			}
+			if v := c.Values[0]; v.DateFrom != "" {
+				s.today = v.DateFrom
+			} else {
+				s.today = v.Date
+			}
+			return true
 		}
 		return false
 	})
