@@ -194,7 +194,11 @@ func (a *API) connection(c *fiber.Ctx) error {
 		if err != nil {
 			return connNotFound(err, id)
 		}
-		return httpapi.A(c, a.withToken(c, toConnectionJSON(cn), cn))
+		counts, err := a.counts(ctx, account)
+		if err != nil {
+			return err
+		}
+		return httpapi.A(c, a.withToken(c, counts.of(toConnectionJSON(cn)), cn))
 	}
 	return a.test(c, ctx, account, id)
 }

@@ -393,6 +393,11 @@ func TestConnectionLifecycle(t *testing.T) {
 	if c, _ := e.stores.Connections.Connection(context.Background(), acc, id); c.APIKey != "k-456" {
 		t.Fatal(c.APIKey)
 	}
+	// A rotation answers the counts like every other answer of the connection.
+	_, out = e.call(t, acc, "channel-connection", fmt.Sprintf(`{"action":"rotate_token","connection":{"connection_id":%d}}`, id))
+	if d := data(out); d["mappings"] != float64(2) || d["open_conflicts"] != float64(1) || d["inbound_token"] == nil {
+		t.Fatalf("rotate_token's counts: %v", d)
+	}
 	// Disabling marks nothing; enabling again marks every mapping.
 	e.call(t, acc, "channel-connection", fmt.Sprintf(`{"action":"update","connection":{"connection_id":%d,"enabled":false}}`, id))
 	if m := e.takeMarks(); len(m) != 0 {
