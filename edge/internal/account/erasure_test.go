@@ -20,6 +20,9 @@ type eraser struct {
 	failing atomic.Bool
 	block   atomic.Bool
 	delay   time.Duration
+	// onBlock, when set, is called as a blocked erase begins (edge stopping while the
+	// service erases: at that step, whatever the machine's speed).
+	onBlock func()
 }
 
 func (e *eraser) EraseAccount(ctx context.Context, id string) error {
@@ -27,6 +30,9 @@ func (e *eraser) EraseAccount(ctx context.Context, id string) error {
 	e.calls = append(e.calls, id)
 	e.mu.Unlock()
 	if e.block.Load() {
+		if e.onBlock != nil {
+			e.onBlock()
+		}
 		<-ctx.Done()
 		return ctx.Err()
 	}
@@ -158,7 +164,7 @@ func TestDeletionInterruptedThenFinished(t *testing.T) {
 		{"the service's erase fails", func(e *eraser, _ *failingRepo, _ context.CancelFunc) { e.failing.Store(true) }, false},
 		{"edge stops while the service erases", func(e *eraser, _ *failingRepo, cancel context.CancelFunc) {
 			e.block.Store(true)
-			time.AfterFunc(50*time.Millisecond, cancel)
+			e.onBlock = cancel
 		}, false},
 		{"the store fails after the erase", func(_ *eraser, r *failingRepo, _ context.CancelFunc) { r.failFinish.Store(true) }, false},
 		{"the first audit record fails after the mark", func(_ *eraser, r *failingRepo, _ context.CancelFunc) { r.failAudit.Store(true) }, false},

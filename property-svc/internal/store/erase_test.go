@@ -176,6 +176,9 @@ func TestEraseAccount(t *testing.T) {
 	}
 
 	must(t, h.repo.Erase(ctx, acct)) // again: the same answer
+	// The second erasure publishes its tombstones again (the settings and account
+	// aggregates: the properties are gone); the relay drains them after it answers.
+	eventually.Holds(t, "the outbox drained after the second erasure", 10*time.Second, func() bool { return len(holding(t, acct)) == 0 })
 	if _, err := h.repo.Create(ctx, acct, villa("NEW"), 0); !errors.Is(err, property.ErrAccountErased) {
 		t.Errorf("create after the erasure: %v", err)
 	}
