@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/vros/vros/systest/apitest"
 	"github.com/vros/vros/systest/chantest"
@@ -27,7 +28,7 @@ var raceRounds = envInt("VROS_CHANNELS_RACE_ROUNDS", 100)
 // rounds at a time. In half the rounds
 // both start together; in the other half the direct create starts the moment integration-svc
 // has stored the revision it read from the feed (chan_revisions), so that both reach
-// booking-svc's ledger close together. Every round:
+// booking-svc's ledger close together (0–15 ms after it, round by round). Every round:
 //   - exactly one of the two holds the night (listbooking);
 //   - when the direct create won, the channel's revision is a recorded conflict
 //     (channel-conflict, nights_taken, naming the direct booking) and is acknowledged;
@@ -111,15 +112,20 @@ func TestChannelRace(t *testing.T) {
 						// Start when integration-svc has stored the revision it read from
 						// the feed: its apply through booking-svc is next.
 						ctx, cancel := context.WithTimeout(context.Background(), within)
+						id := fmt.Sprintf("%s:%d:%s", acc.AccountID, p.conn.ID(), rv.ID) // inboundstore's _id
 						for ctx.Err() == nil {
-							n, err := mongoDB.Database("vros_integration").Collection("chan_revisions").
-								CountDocuments(ctx, bson.D{{Key: "revision_id", Value: rv.ID}})
-							if err == nil && n > 0 {
+							err := mongoDB.Database("vros_integration").Collection("chan_revisions").
+								FindOne(ctx, bson.D{{Key: "_id", Value: id}}, options.FindOne().SetProjection(bson.D{{Key: "_id", Value: 1}})).Err()
+							if err == nil {
 								break
 							}
 							time.Sleep(time.Millisecond)
 						}
 						cancel()
+						// Then 0–15 ms later, round by round, so that the create meets the
+						// channel's apply at every point of it (a spread of the start, not a
+						// wait for anything: every outcome is checked the same).
+						time.Sleep(time.Duration((i/2)%16) * time.Millisecond)
 					}
 					b, status, err := acc.Create(p.pid, in, out)
 					o.direct, o.status, o.createErr = b.BookingID, status, err
