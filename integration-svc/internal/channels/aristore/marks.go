@@ -78,14 +78,20 @@ func (s *Store) Mark(ctx context.Context, account string, connection, property i
 // claimBatch is how many due marks one claim looks at.
 const claimBatch = 8
 
-// Claim implements ari.Marks: the due marks, the oldest first, each taken with an update
+// claimOrder takes the marks that never asked for a full sync (fulls 0: a booking, a price, a
+// restriction) before those that did, each kind oldest first: a change made while a large
+// full sync is being sent waits for one push, not for the whole sync (docs/channels.md).
+// A mark is deleted once sent, so fulls counts only the full syncs of its present life.
+var claimOrder = bson.D{{Key: "fulls", Value: 1}, {Key: "next_at", Value: 1}}
+
+// Claim implements ari.Marks: the due marks in claimOrder, each taken with an update
 // conditional on still being due (atomic on MongoDB; serialized in this process by the
 // mark's lock on FerretDB, where several replicas are not supported).
 func (s *Store) Claim(ctx context.Context, at time.Time, lease time.Duration) (ari.Mark, bool, error) {
 	at = at.UTC()
 	due := bson.D{{Key: "next_at", Value: bson.D{{Key: "$lte", Value: at}}},
 		{Key: "lease_until", Value: bson.D{{Key: "$lte", Value: at}}}}
-	cur, err := s.dirty.Find(ctx, due, options.Find().SetSort(bson.D{{Key: "next_at", Value: 1}}).
+	cur, err := s.dirty.Find(ctx, due, options.Find().SetSort(claimOrder).
 		SetLimit(claimBatch).SetProjection(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return ari.Mark{}, false, fmt.Errorf("due marks: %w", err)

@@ -364,3 +364,34 @@ func TestHolders(t *testing.T) {
 		t.Fatalf("holds after the nights passed: %v", doc.H)
 	}
 }
+
+// TestDeltasBeforeFullSyncs: a change marked after full syncs were asked for is claimed
+// before them, so that it does not wait for the whole sync; the full syncs then go oldest
+// first.
+func TestDeltasBeforeFullSyncs(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	for p := int64(1); p <= 3; p++ {
+		if err := e.st.Mark(ctx, "a1", 1, p, true, true, e.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Add(time.Second)
+	}
+	if err := e.st.Mark(ctx, "a1", 1, 4, false, true, e.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for range 4 {
+		m, ok, err := e.st.Claim(ctx, e.clock.Now(), time.Minute)
+		if err != nil || !ok {
+			t.Fatalf("claim: %v %v", ok, err)
+		}
+		if m.Full != (m.PropertyID != 4) {
+			t.Errorf("property %d claimed with full %v", m.PropertyID, m.Full)
+		}
+		got = append(got, m.PropertyID)
+	}
+	if !slices.Equal(got, []int64{4, 1, 2, 3}) {
+		t.Fatalf("claimed in the order %v, want the change first, then the full syncs oldest first", got)
+	}
+}

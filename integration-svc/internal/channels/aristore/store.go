@@ -52,9 +52,9 @@ type Store struct {
 func Open(ctx context.Context, db *mongo.Database) (*Store, error) {
 	cols := append(mongostore.WithLocks(SnapsCollection, HoldersCollection), HoldsCollection, DirtyCollection,
 		SentCollection, ErasedCollection)
-	// The claim's query: the due marks, oldest first (MongoDB; FerretDB scans the small
+	// The claim's query: the due marks in claimOrder (MongoDB; FerretDB scans the small
 	// collection anyway).
-	ix := []mongostore.Index{{Collection: DirtyCollection, Keys: bson.D{{Key: "next_at", Value: 1}}}}
+	ix := []mongostore.Index{{Collection: DirtyCollection, Keys: claimOrder}}
 	if err := mongostore.Ensure(ctx, db, cols, ix); err != nil {
 		return nil, err
 	}
