@@ -199,6 +199,14 @@ func TestKillBeforeAck(t *testing.T) {
 // desired ARI of every property on every date — booked nights 0, the newest price — and that
 // no date received a value older than one it had received before.
 func TestKillDuringFullSync(t *testing.T) {
+	// The ARI projection is read from Kafka in its own consumer group. TestKillBeforeAck
+	// kills integration-svc within moments of its start, so a killed member may have joined
+	// that group without completing the rebalance; on the embedded lane the group then
+	// stayed stuck (kfake does not time such a member out as Kafka does) and no event
+	// reached the projection. This test's process reads from a group of its own, joined
+	// once before its kill, as a deployment's would be.
+	svc.Kill()
+	svc.Env = append(svc.Env, "VROS_CHANNEL_CONSUMER_GROUP=integration-svc-channels-fullsync")
 	ensureRunning(t)
 	const days = 500
 	s := newSetup(t, days, 4)
