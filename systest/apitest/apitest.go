@@ -21,6 +21,7 @@ import (
 	"github.com/vros/vros/devstack/demo"
 	"github.com/vros/vros/devstack/proc"
 	"github.com/vros/vros/devstack/stack"
+	"github.com/vros/vros/libs/config"
 )
 
 // Response is an HTTP answer, read whole.
@@ -178,4 +179,23 @@ func EnsureRunning(t *testing.T, svc *proc.Service) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// IntegrationEnv is the environment of an integration-svc binary started beside stack st
+// (the crash tests' own process): the servers, its addresses, booking-svc, one consumer
+// group shared with its restarts, http:// targets allowed, the encryption key, then extra
+// (later values win) and the internal keys.
+func IntegrationEnv(st *stack.Stack, keys config.InternalKeys, addr, internal, encryptionKey string, extra ...string) []string {
+	env := append(proc.WithoutVROS(os.Environ()),
+		"VROS_MONGO_URI="+st.MongoURI,
+		"VROS_KAFKA_BROKERS="+strings.Join(st.KafkaBrokers, ","),
+		"VROS_LOG_LEVEL=warn",
+		"VROS_INTERNAL_ADDR="+internal,
+		"VROS_INTEGRATION_ADDR="+addr,
+		"VROS_INTEGRATION_BOOKING_URL="+st.BookingURL,
+		"VROS_INTEGRATION_CONSUMER_GROUP=integration-svc",
+		"VROS_INTEGRATION_ALLOW_HTTP=true",
+		"VROS_ENCRYPTION_KEY="+encryptionKey,
+	)
+	return append(append(env, extra...), stack.KeyEnv(keys, "integration-svc")...)
 }

@@ -87,16 +87,8 @@ func run(m *testing.M) int {
 		}
 	}()
 	svc = &proc.Service{Name: "integration-svc", Bin: bin, LogPath: filepath.Join(tmp, "integration-svc.log"),
-		InternalURL: "http://" + internal, Env: append(append(proc.WithoutVROS(os.Environ()),
-			"VROS_MONGO_URI="+st.MongoURI,
-			"VROS_KAFKA_BROKERS="+strings.Join(st.KafkaBrokers, ","),
-			"VROS_LOG_LEVEL=warn",
-			"VROS_INTERNAL_ADDR="+internal,
-			"VROS_INTEGRATION_ADDR="+addr,
-			"VROS_INTEGRATION_BOOKING_URL="+st.BookingURL,
-			"VROS_INTEGRATION_CONSUMER_GROUP=integration-svc",
-			"VROS_INTEGRATION_ALLOW_HTTP=true",
-			"VROS_ENCRYPTION_KEY="+encryptionKey,
+		InternalURL: "http://" + internal,
+		Env: apitest.IntegrationEnv(st, keys, addr, internal, encryptionKey,
 			// docs/channels.md, "Configuration": a killed sender's properties are taken up
 			// again soon, requests time out before the lease ends, the feed is pulled often.
 			"VROS_CHANNEL_LEASE="+lease,
@@ -104,7 +96,7 @@ func run(m *testing.M) int {
 			"VROS_CHANNEL_ERROR_RETRY=1s",
 			"VROS_CHANNEL_PULL_PERIOD=1s",
 			"VROS_CHANNEL_POLL=100ms",
-		), stack.KeyEnv(keys, "integration-svc")...)}
+		)}
 	defer svc.Kill() // no process left behind, whatever happened
 	if err := svc.Start(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)

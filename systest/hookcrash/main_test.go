@@ -86,23 +86,14 @@ func run(m *testing.M) int {
 		}
 	}()
 	svc = &integration{url: "http://" + addr, Service: &proc.Service{Name: "integration-svc", Bin: bin,
-		LogPath: filepath.Join(tmp, "integration-svc.log"), InternalURL: "http://" + internal, Env: append(append(proc.WithoutVROS(os.Environ()),
-			// libs/config's variables (config.Common) and integration-svc's own.
-			"VROS_MONGO_URI="+st.MongoURI,
-			"VROS_KAFKA_BROKERS="+strings.Join(st.KafkaBrokers, ","),
-			"VROS_LOG_LEVEL=warn",
-			"VROS_INTERNAL_ADDR="+internal,
-			"VROS_INTEGRATION_ADDR="+addr,
-			"VROS_INTEGRATION_BOOKING_URL="+st.BookingURL,
-			"VROS_INTEGRATION_CONSUMER_GROUP=integration-svc",
-			"VROS_INTEGRATION_ALLOW_HTTP=true",
-			"VROS_ENCRYPTION_KEY="+encryptionKey,
+		LogPath: filepath.Join(tmp, "integration-svc.log"), InternalURL: "http://" + internal,
+		Env: apitest.IntegrationEnv(st, keys, addr, internal, encryptionKey,
 			"VROS_WEBHOOK_TIMEOUT="+webhookTimeout,
 			"VROS_WEBHOOK_POLL=100ms",
 			"VROS_WEBHOOK_RETRY_SCHEDULE="+retrySchedule,
 			"VROS_WEBHOOK_DISABLE_MIN_FAILURES="+strconv.Itoa(disableMinFailures),
 			"VROS_WEBHOOK_DISABLE_AFTER=0s",
-		), stack.KeyEnv(keys, "integration-svc")...)}}
+		)}}
 	defer svc.Kill() // no process left behind, whatever happened
 	if err := svc.Start(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
