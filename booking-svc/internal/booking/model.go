@@ -93,6 +93,15 @@ type Booking struct {
 	// ChannelRes is set on a booking a channel manager sold (channel.go): its reservation
 	// and the revisions applied.
 	ChannelRes *ChannelReservation
+	// ChannelCommission is the commission the channel keeps of a channel booking, as its
+	// channel manager reported it ("": none reported), in the booking's currency.
+	ChannelCommission string
+
+	// Refund is the refund its cancellation decided (refund.go; nil: never cancelled, or
+	// cancelled before refunds existed); Deposit the damage-deposit hold on the guest's card
+	// (deposit.go; nil: the quote has no deposit). docs/money.md.
+	Refund  *Refund
+	Deposit *DepositHold
 
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
@@ -217,7 +226,16 @@ const (
 	MethodCard   = "card"   // charged through the gateway
 )
 
-// Payment is a recorded booking payment (B3) or a charge made through the gateway.
+// Payment kinds: what a payment entry is (docs/money.md).
+const (
+	KindPayment        = ""                // a payment received (B3, a card charge)
+	KindRefund         = "refund"          // a refund of RefundOf: a negative Amount
+	KindDepositCapture = "deposit_capture" // a damage deposit captured from the hold
+)
+
+// Payment is a recorded booking payment (B3), a charge made through the gateway, a refund
+// (a negative Amount, Kind KindRefund, RefundOf the payment it gives back) or a captured
+// damage deposit.
 type Payment struct {
 	PaymentID   int64
 	Amount      string
@@ -227,6 +245,80 @@ type Payment struct {
 	Method      string
 	ChargeID    string
 	CreatedAt   time.Time
+	Kind        string
+	RefundOf    int64
+}
+
+// Refund statuses (docs/money.md, "Refunds").
+const (
+	RefundNone      = "none"
+	RefundPending   = "pending"
+	RefundSucceeded = "succeeded"
+	RefundFailed    = "failed"
+)
+
+// Refund is what a cancellation decided to give back and how far it got: the policy's
+// figures, the amount decided (the policy's, or the owner's Override with its Reason), and
+// one part per payment it is refunded from, most recent payment first.
+type Refund struct {
+	Status       string
+	Policy       string
+	Percent      string // decimal, 0 to 100
+	PolicyAmount string // the policy's amount of the grand total
+	NetPaid      string // what was paid, less earlier refunds, when it was decided
+	Amount       string // what is refunded: min(PolicyAmount, NetPaid), or the override
+	Override     bool
+	Reason       string
+	DecidedAt    time.Time
+	Parts        []RefundPart
+}
+
+// RefundPart is the refund of one payment. PaymentID is the refund's own payment entry,
+// reserved when decided (so it is recorded once); Key the gateway's idempotency key.
+type RefundPart struct {
+	Of            int64 // the payment refunded
+	PaymentID     int64
+	Amount        string
+	Method        string // the refunded payment's: card (through the gateway) or manual
+	Key           string
+	Status        string // pending, succeeded or failed
+	Attempts      int
+	LastError     string
+	NextAttemptAt time.Time
+	RefundID      string // the gateway's refund id, once it succeeded
+	DoneAt        *time.Time
+}
+
+// Deposit hold statuses (docs/money.md, "Damage-deposit holds").
+const (
+	DepositScheduled = "scheduled"
+	DepositHeld      = "held"
+	DepositReleased  = "released"
+	DepositCaptured  = "captured"
+	DepositFailed    = "failed"
+	DepositNoCard    = "no_card"
+)
+
+// DepositHold is the damage deposit held on the guest's card. Step counts the
+// authorizations made (each keyed by it); Pending names a gateway step begun and not yet
+// recorded done ("hold", "release", "capture"), so that a restarted worker repeats it
+// under the same key.
+type DepositHold struct {
+	Status           string
+	Amount           string
+	Currency         string
+	DueDate          string // YYYY-MM-DD, in the property's zone
+	Step             int
+	Pending          string
+	AuthorizationID  string
+	HeldAt           *time.Time
+	Reauthorizations int
+	ReleaseOn        string // YYYY-MM-DD
+	ReleasedAt       *time.Time
+	CapturedAmount   string
+	CaptureReason    string
+	CapturedAt       *time.Time
+	LastError        string
 }
 
 // SealedCard is a card kept for later charges: Sealed holds the encrypted card (never the

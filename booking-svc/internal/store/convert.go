@@ -60,6 +60,19 @@ func bookingOf(r BookingRec) booking.Booking {
 			b.Cancellation.Tiers[i] = booking.CancellationTier(t)
 		}
 	}
+	b.ChannelCommission = r.ChannelCommission
+	if f := r.Refund; f != nil {
+		out := booking.Refund{Status: f.Status, Policy: f.Policy, Percent: f.Percent, PolicyAmount: f.PolicyAmount, NetPaid: f.NetPaid,
+			Amount: f.Amount, Override: f.Override, Reason: f.Reason, DecidedAt: f.DecidedAt}
+		for _, p := range f.Parts {
+			out.Parts = append(out.Parts, booking.RefundPart(p))
+		}
+		b.Refund = &out
+	}
+	if d := r.Deposit; d != nil {
+		h := booking.DepositHold(*d)
+		b.Deposit = &h
+	}
 	return b
 }
 
@@ -103,6 +116,19 @@ func recOf(b booking.Booking) BookingRec {
 		for i, t := range c.Tiers {
 			r.Cancellation.Tiers[i] = CancellationTierRec(t)
 		}
+	}
+	r.ChannelCommission = b.ChannelCommission
+	if f := b.Refund; f != nil {
+		out := RefundRec{Status: f.Status, Policy: f.Policy, Percent: f.Percent, PolicyAmount: f.PolicyAmount, NetPaid: f.NetPaid,
+			Amount: f.Amount, Override: f.Override, Reason: f.Reason, DecidedAt: f.DecidedAt, Parts: []RefundPartRec{}}
+		for _, p := range f.Parts {
+			out.Parts = append(out.Parts, RefundPartRec(p))
+		}
+		r.Refund = &out
+	}
+	if d := b.Deposit; d != nil {
+		h := DepositRec(*d)
+		r.Deposit = &h
 	}
 	return r
 }

@@ -60,6 +60,11 @@ type BookingRec struct {
 	Channel      string           `bson:"channel,omitempty"`
 	// ChannelRes is a channel booking's reservation (booking.ChannelReservation; channel.go).
 	ChannelRes *ChannelResRec `bson:"channel_reservation,omitempty"`
+	// ChannelCommission is what the channel keeps of a channel booking, as reported.
+	ChannelCommission string `bson:"channel_commission,omitempty"`
+	// Refund and Deposit: docs/money.md.
+	Refund  *RefundRec  `bson:"refund,omitempty"`
+	Deposit *DepositRec `bson:"deposit,omitempty"`
 
 	CreatedAt   time.Time  `bson:"created_at"`
 	UpdatedAt   time.Time  `bson:"updated_at"`
@@ -200,6 +205,58 @@ type PaymentRec struct {
 	Method      string    `bson:"method"` // "manual" or the gateway charge
 	ChargeID    string    `bson:"charge_id,omitempty"`
 	CreatedAt   time.Time `bson:"created_at"`
+	// Kind is "" for a payment received, "refund" or "deposit_capture"; RefundOf is the
+	// payment a refund gives back (docs/money.md).
+	Kind     string `bson:"kind,omitempty"`
+	RefundOf int64  `bson:"refund_of,omitempty"`
+}
+
+// RefundRec is a cancellation's refund (booking.Refund).
+type RefundRec struct {
+	Status       string          `bson:"status"`
+	Policy       string          `bson:"policy"`
+	Percent      string          `bson:"percent"`
+	PolicyAmount string          `bson:"policy_amount"`
+	NetPaid      string          `bson:"net_paid"`
+	Amount       string          `bson:"amount"`
+	Override     bool            `bson:"override,omitempty"`
+	Reason       string          `bson:"reason,omitempty"`
+	DecidedAt    time.Time       `bson:"decided_at"`
+	Parts        []RefundPartRec `bson:"parts"`
+}
+
+// RefundPartRec is the refund of one payment (booking.RefundPart).
+type RefundPartRec struct {
+	Of            int64      `bson:"of"`
+	PaymentID     int64      `bson:"payment_id"`
+	Amount        string     `bson:"amount"`
+	Method        string     `bson:"method"`
+	Key           string     `bson:"key"`
+	Status        string     `bson:"status"`
+	Attempts      int        `bson:"attempts"`
+	LastError     string     `bson:"last_error,omitempty"`
+	NextAttemptAt time.Time  `bson:"next_attempt_at"`
+	RefundID      string     `bson:"refund_id,omitempty"`
+	DoneAt        *time.Time `bson:"done_at,omitempty"`
+}
+
+// DepositRec is a booking's damage-deposit hold (booking.DepositHold).
+type DepositRec struct {
+	Status           string     `bson:"status"`
+	Amount           string     `bson:"amount"`
+	Currency         string     `bson:"currency"`
+	DueDate          string     `bson:"due_date"`
+	Step             int        `bson:"step"`
+	Pending          string     `bson:"pending,omitempty"`
+	AuthorizationID  string     `bson:"authorization_id,omitempty"`
+	HeldAt           *time.Time `bson:"held_at,omitempty"`
+	Reauthorizations int        `bson:"reauthorizations,omitempty"`
+	ReleaseOn        string     `bson:"release_on,omitempty"`
+	ReleasedAt       *time.Time `bson:"released_at,omitempty"`
+	CapturedAmount   string     `bson:"captured_amount,omitempty"`
+	CaptureReason    string     `bson:"capture_reason,omitempty"`
+	CapturedAt       *time.Time `bson:"captured_at,omitempty"`
+	LastError        string     `bson:"last_error,omitempty"`
 }
 
 // CardRec is a stored card: Sealed holds the encrypted card (never the CVC).
