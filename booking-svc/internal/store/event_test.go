@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -41,17 +42,44 @@ func bookingLife() map[string]BookingRec {
 	// gateway charge are never published.
 	step(BookingReserved, rec.CreatedAt, func(r *BookingRec) {
 		r.Payments = map[string]PaymentRec{"8001": {PaymentID: 8001, Amount: "100.00", Currency: "EUR",
-			Description: "deposit from Ada Lovelace", Time: time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC), Method: booking.MethodCard,
+			Description: "first installment from Ada Lovelace", Time: time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC), Method: booking.MethodCard,
 			ChargeID: "ch_NEVER_PUBLISHED", CreatedAt: time.Date(2026, 11, 22, 2, 40, 1, 0, time.UTC)}}
+		// The damage deposit is to be held a week before arrival.
+		r.Deposit = &DepositRec{Status: booking.DepositScheduled, Amount: "300.00", Currency: "EUR", DueDate: "2027-03-01"}
 	})
 	// Updated: a service added and the arrival form completed (its guests never published).
 	step(BookingUpdated, time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC), func(r *BookingRec) {
 		r.Quote.ServiceTotal, r.Quote.GrandTotal = "113.50", "443.50"
 		r.Arrival = &ArrivalRec{ArriveBy: "plane-NEVER-PUBLISHED", IsCompleted: true, Guests: []ArrivalGuest{{Name: "Ada", Surname: "Lovelace"}}}
+		// A payment recorded by the owner, and the deposit held (its authorization never
+		// published).
+		r.Payments = maps.Clone(r.Payments)
+		r.Payments["8002"] = PaymentRec{PaymentID: 8002, Amount: "50.00", Currency: "EUR", Description: "cash NEVER_PUBLISHED",
+			Time: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), Method: booking.MethodManual, CreatedAt: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
+		held := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+		r.Deposit = &DepositRec{Status: booking.DepositHeld, Amount: "300.00", Currency: "EUR", DueDate: "2027-03-01", Step: 2,
+			AuthorizationID: "pi_NEVER_PUBLISHED", HeldAt: &held, Reauthorizations: 1, ReleaseOn: "2027-03-18"}
 	})
 	cancelled := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
 	// The record keeps its nights; the event of a cancelled booking holds none.
-	step(BookingCancelled, cancelled, func(r *BookingRec) { r.Status, r.CancelledAt = booking.StatusCancelled, &cancelled })
+	// Cancelled with an owner's override refunding all that was paid, most recent payment
+	// first: the recorded payment's part is recorded at once (payment 8003), the card's
+	// waits for a retry; the deposit is released. The reason, keys, the gateway's ids and
+	// the parts' errors are never published.
+	step(BookingCancelled, cancelled, func(r *BookingRec) {
+		r.Status, r.CancelledAt = booking.StatusCancelled, &cancelled
+		r.Payments = maps.Clone(r.Payments)
+		r.Payments["8003"] = PaymentRec{PaymentID: 8003, Amount: "-50.00", Currency: "EUR", Description: "refund NEVER_PUBLISHED",
+			Time: cancelled, Method: booking.MethodManual, CreatedAt: cancelled, Kind: booking.KindRefund, RefundOf: 8002}
+		r.Refund = &RefundRec{Status: booking.RefundPending, Policy: "custom", Percent: "50.5", PolicyAmount: "223.97", NetPaid: "150.00",
+			Amount: "150.00", Override: true, Reason: "goodwill, Ada NEVER_PUBLISHED", DecidedAt: cancelled, Parts: []RefundPartRec{
+				{Of: 8002, PaymentID: 8003, Amount: "50.00", Method: booking.MethodManual, Key: "refund-1001-5001-8002-1", Status: booking.RefundSucceeded, DoneAt: &cancelled},
+				{Of: 8001, PaymentID: 8004, Amount: "100.00", Method: booking.MethodCard, Key: "refund-1001-5001-8001-1", Status: booking.RefundPending,
+					Attempts: 1, LastError: "NEVER_PUBLISHED", NextAttemptAt: cancelled.Add(time.Minute)}}}
+		d := *r.Deposit
+		d.Status, d.ReleasedAt = booking.DepositReleased, &cancelled
+		r.Deposit = &d
+	})
 	return out
 }
 
@@ -151,7 +179,7 @@ func TestEventOfABookingBeforeRatePlans(t *testing.T) {
 // the golden payload.
 func sameAsGolden(t *testing.T, typ string, value []byte) {
 	t.Helper()
-	for _, secret := range []string{"ada@example.com", "Lovelace", "SEALED", "4242", "NEVER_PUBLISHED", "NEVER-PUBLISHED", "deposit"} {
+	for _, secret := range []string{"ada@example.com", "Lovelace", "SEALED", "4242", "NEVER_PUBLISHED", "NEVER-PUBLISHED", "installment from"} {
 		if strings.Contains(string(value), secret) {
 			t.Errorf("guest data or card published (%q): %s", secret, value)
 		}
@@ -162,5 +190,36 @@ func sameAsGolden(t *testing.T, typ string, value []byte) {
 	}
 	for _, d := range diffs {
 		t.Errorf("testdata/%s.json: %s", typ, d)
+	}
+}
+
+// TestEventOfACapturedDeposit: a captured deposit publishes what was captured and when,
+// never the owner's reason (free text that may name the guest) nor the authorization; a
+// refund's Refunded counts only the parts that succeeded, with the currency's digits.
+func TestEventOfACapturedDeposit(t *testing.T) {
+	rec := bookingLife()[BookingUpdated]
+	at := time.Date(2027, 3, 12, 10, 0, 0, 0, time.UTC)
+	d := *rec.Deposit
+	d.Status, d.CapturedAmount, d.CaptureReason, d.CapturedAt = booking.DepositCaptured, "120.50", "broken vase, NEVER_PUBLISHED", &at
+	rec.Deposit = &d
+	rec.Quote.Currency = "JPY"
+	rec.Refund = &RefundRec{Status: booking.RefundFailed, Amount: "300", Parts: []RefundPartRec{
+		{Amount: "100", Status: booking.RefundSucceeded}, {Amount: "120", Status: booking.RefundSucceeded}, {Amount: "80", Status: booking.RefundFailed}}}
+	m, err := bookingMessage(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(m.Value), "NEVER") {
+		t.Errorf("reason or authorization published: %s", m.Value)
+	}
+	var b contract.Booking
+	if _, err := events.Decode(m.Value, &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Deposit == nil || b.Deposit.Status != "captured" || b.Deposit.CapturedAmount != "120.50" || b.Deposit.CapturedAt == nil || !b.Deposit.CapturedAt.Equal(at) {
+		t.Errorf("deposit: %+v", b.Deposit)
+	}
+	if b.Refund == nil || b.Refund.Status != "failed" || b.Refund.Refunded != "220" || b.Refund.Currency != "JPY" {
+		t.Errorf("refund: %+v", b.Refund)
 	}
 }

@@ -418,7 +418,8 @@ func bookingMessage(b BookingRec) (events.Message, error) {
 		TotalRent: b.Quote.TotalRent, GrandTotal: b.Quote.GrandTotal, UserID: b.UserID, BrandID: b.BrandID,
 		CreatedAt: b.CreatedAt, CancelledAt: b.CancelledAt, Payments: eventPayments(b.Payments),
 		ArrivalFormCompleted: b.Arrival != nil && b.Arrival.IsCompleted,
-		RatePlanID:           b.RatePlanID, RatePlanName: b.RatePlanName, Cancellation: eventCancellation(b.Cancellation), Channel: b.Channel}
+		RatePlanID:           b.RatePlanID, RatePlanName: b.RatePlanName, Cancellation: eventCancellation(b.Cancellation), Channel: b.Channel,
+		Refund: eventRefund(b.Refund, b.Quote.Currency), Deposit: eventDeposit(b.Deposit)}
 	agg := BookingAggregate(b.AccountID, b.BookingID)
 	typ := b.LastChange
 	if typ == "" {
@@ -456,7 +457,7 @@ func eventPayments(ps map[string]PaymentRec) []contract.BookingPayment {
 	out := make([]contract.BookingPayment, 0, len(ps))
 	for _, p := range ps {
 		out = append(out, contract.BookingPayment{PaymentID: p.PaymentID, Amount: p.Amount, Currency: p.Currency, Method: p.Method,
-			PaidAt: p.Time, CreatedAt: p.CreatedAt})
+			PaidAt: p.Time, CreatedAt: p.CreatedAt, Kind: p.Kind, RefundOf: p.RefundOf})
 	}
 	slices.SortFunc(out, func(a, b contract.BookingPayment) int { return cmp.Compare(a.PaymentID, b.PaymentID) })
 	return out

@@ -56,6 +56,60 @@ type Booking struct {
 	RatePlanName string        `json:"rate_plan_name,omitempty"`
 	Cancellation *Cancellation `json:"cancellation,omitempty"`
 	Channel      string        `json:"channel,omitempty"`
+	// Refund is what the booking's cancellation decided to give back and how far it got
+	// (docs/money.md, "Refunds"); absent: never cancelled, or cancelled before refunds.
+	// Deposit is the damage-deposit hold on the guest's card ("Damage-deposit holds");
+	// absent: the quote has no deposit. Neither carries card data nor the owner's reasons
+	// (free text that may name the guest).
+	Refund  *BookingRefund  `json:"refund,omitempty"`
+	Deposit *BookingDeposit `json:"deposit,omitempty"`
+}
+
+// Refund and deposit statuses as booking events carry them (docs/money.md).
+const (
+	RefundNone      = "none"
+	RefundPending   = "pending"
+	RefundSucceeded = "succeeded"
+	RefundFailed    = "failed"
+
+	DepositScheduled = "scheduled"
+	DepositHeld      = "held"
+	DepositReleased  = "released"
+	DepositCaptured  = "captured"
+	DepositFailed    = "failed"
+	DepositNoCard    = "no_card"
+)
+
+// BookingRefund is a cancellation's refund: Amount is what is refunded (the policy's
+// amount, at most what was paid, or the owner's override), Refunded what of it the
+// gateway (or the manager, for recorded payments) has given back so far, both decimal
+// strings in Currency. Policy and Percent are the policy's name and percentage it was
+// computed with.
+type BookingRefund struct {
+	Status   string `json:"status"` // none, pending, succeeded or failed
+	Amount   string `json:"amount"`
+	Refunded string `json:"refunded"`
+	Currency string `json:"currency"`
+	Policy   string `json:"policy,omitempty"`
+	Percent  string `json:"percent,omitempty"`
+	Override bool   `json:"override,omitempty"` // the owner chose the amount
+}
+
+// BookingDeposit is a damage-deposit hold: Amount held (decimal string in Currency),
+// CapturedAmount what the owner captured of it; Reauthorizations counts the holds renewed
+// before the card network's expiry; LastError the gateway's last refusal.
+type BookingDeposit struct {
+	Status           string     `json:"status"` // scheduled, held, released, captured, failed or no_card
+	Amount           string     `json:"amount"`
+	Currency         string     `json:"currency"`
+	DueDate          string     `json:"due_date,omitempty"` // YYYY-MM-DD, the property's zone
+	CapturedAmount   string     `json:"captured_amount,omitempty"`
+	HeldAt           *time.Time `json:"held_at,omitempty"`
+	ReleaseOn        string     `json:"release_on,omitempty"` // YYYY-MM-DD
+	ReleasedAt       *time.Time `json:"released_at,omitempty"`
+	CapturedAt       *time.Time `json:"captured_at,omitempty"`
+	Reauthorizations int        `json:"reauthorizations,omitempty"`
+	LastError        string     `json:"last_error,omitempty"`
 }
 
 // BookingPayment is one payment of a booking as booking events carry it.
@@ -66,7 +120,18 @@ type BookingPayment struct {
 	Method    string    `json:"method,omitempty"`
 	PaidAt    time.Time `json:"paid_at"` // the payment's date as recorded
 	CreatedAt time.Time `json:"created_at"`
+	// Kind is absent for a payment received, "refund" for a refund (a negative Amount;
+	// RefundOf the payment it gives back) or "deposit_capture" for a captured damage
+	// deposit (docs/money.md).
+	Kind     string `json:"kind,omitempty"`
+	RefundOf int64  `json:"refund_of,omitempty"`
 }
+
+// Payment kinds (BookingPayment.Kind).
+const (
+	PaymentKindRefund         = "refund"
+	PaymentKindDepositCapture = "deposit_capture"
+)
 
 // Block is the data of block events: dates an owner closed (interface A).
 type Block struct {
