@@ -97,3 +97,40 @@ type Store interface {
 	// Entries returns account's entries with a posting matching q, by date then ID.
 	Entries(ctx context.Context, account string, q Query) ([]Entry, error)
 }
+
+// Agreement is the management agreement in force for a property on a date
+// (docs/money.md, "Owners, agreements"): the owner its revenue is owed to and the
+// commission the manager takes, CommissionPercent (0 to 100) of the Basis.
+type Agreement struct {
+	ID                int64
+	OwnerID           int64
+	CommissionPercent decimal.Decimal
+	Basis             string   // BasisRent, BasisTotal or BasisComponents
+	Components        []string // with BasisComponents: among ComponentRent, …
+}
+
+// Commission bases and components of an agreement.
+const (
+	BasisRent       = "rent"       // rent less discounts
+	BasisTotal      = "total"      // the grand total
+	BasisComponents = "components" // the sum of Components
+
+	ComponentRent      = "rent"
+	ComponentDiscounts = "discounts"
+	ComponentServices  = "services"
+	ComponentTaxes     = "taxes"
+)
+
+// Agreements answers the agreement in force for a property on a date (YYYY-MM-DD); nil:
+// none, the property is the account's own (its revenue is rental_income, no commission).
+type Agreements interface {
+	AgreementOn(ctx context.Context, account string, propertyID int64, date string) (*Agreement, error)
+}
+
+// NoAgreements is the Agreements of an account without owners: every property its own.
+type NoAgreements struct{}
+
+// AgreementOn answers nil.
+func (NoAgreements) AgreementOn(context.Context, string, int64, string) (*Agreement, error) {
+	return nil, nil
+}
