@@ -52,11 +52,13 @@ test-embedded-lane: test-go-pass test-fuzz test-charts-pass
 test-real-lane: test-real-run
 
 # The reference page's browser check (edge/openapi) runs in Debian's chromium, installed here;
-# the trace test (systest/tracetest) in bin/jaeger, built here.
-test-go: chromium jaeger vros-infra ## run the Go tests of every module (embedded servers), packages of all modules in parallel
+# the owner statements' PDFs are read with Debian's pdftotext (poppler), installed here; the
+# trace test (systest/tracetest) in bin/jaeger, built here.
+test-go: chromium poppler jaeger vros-infra ## run the Go tests of every module (embedded servers), packages of all modules in parallel
 	@$(MAKE) --no-print-directory test-go-pass
 
 test-go-pass: export VROS_REQUIRE_CHROMIUM := 1
+test-go-pass: export VROS_REQUIRE_PDFTOTEXT := 1
 test-go-pass: export VROS_REQUIRE_JAEGER := 1
 test-go-pass: export VROS_INFRA_BIN := $(INFRA)
 test-go-pass:

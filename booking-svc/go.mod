@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/biter777/countries v1.7.5
+	github.com/go-pdf/fpdf v0.9.0
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/segmentio/kafka-go v0.4.51
 	github.com/shopspring/decimal v1.6.0

@@ -7,6 +7,9 @@
 #                   the pin, and commit the copies (go build needs no npm; docs/openapi.md).
 # chromium          installs Debian's chromium when /usr/bin/chromium is absent: the
 #                   browser edge/openapi's TestReferencePageListsEveryOperation opens.
+# poppler           installs Debian's poppler-utils when pdftotext is absent: the owner
+#                   statement tests (booking-svc/internal/statement, systest) read their
+#                   PDFs' text with it.
 
 REFERENCE_WEB    := edge/openapi/web
 REFERENCE_DIR    := edge/openapi/reference
@@ -21,7 +24,7 @@ GO               ?= go
 CHROMIUM         ?= /usr/bin/chromium
 SUDO             := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: reference-assets chromium
+.PHONY: reference-assets chromium poppler
 
 reference-assets: ## re-vendor the reference page's renderer (swagger-ui-dist, pinned in edge/openapi/web) into edge/openapi/reference
 	cd $(REFERENCE_WEB) && $(NPM) ci --no-audit --no-fund --ignore-scripts
@@ -36,6 +39,15 @@ chromium: ## install Debian's chromium (the reference page's browser check) when
 		if ! apt-cache show chromium >/dev/null 2>&1; then $(SUDO) apt-get update; fi; \
 		$(SUDO) apt-get install -y --no-install-recommends chromium || \
 			{ $(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends chromium; }; \
+	fi
+
+poppler: ## install Debian's poppler-utils (pdftotext reads the owner statements' PDFs in the tests) when pdftotext is absent
+	@if command -v pdftotext >/dev/null 2>&1; then :; else \
+		echo "installing Debian's poppler-utils"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		if ! apt-cache show poppler-utils >/dev/null 2>&1; then $(SUDO) apt-get update; fi; \
+		$(SUDO) apt-get install -y --no-install-recommends poppler-utils || \
+			{ $(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends poppler-utils; }; \
 	fi
 
 # panel-assets  re-vendors htmx (pinned in edge/internal/panel/web/package.json and
