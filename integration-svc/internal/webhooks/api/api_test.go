@@ -230,3 +230,23 @@ func TestEndpointLimitAndConcurrentAccounts(t *testing.T) {
 		t.Fatalf("51st endpoint: %d %+v", code, a)
 	}
 }
+
+// TestWebhookMoneyEventTypes: an endpoint subscribes to the refund and deposit events by
+// name (docs/webhooks.md, docs/money.md).
+func TestWebhookMoneyEventTypes(t *testing.T) {
+	app := newApp(t)
+	acc := fmt.Sprintf("money%d", time.Now().UnixNano())
+	types := `["refund.succeeded","refund.failed","deposit.held","deposit.reauthorized","deposit.released","deposit.captured","deposit.failed"]`
+	code, a := post(t, app, acc, "webhook", `{"action":"create","webhook":{"url":"https://hooks.example.com/m","event_types":`+types+`}}`)
+	var ep struct {
+		EventTypes []string `json:"event_types"`
+	}
+	_ = json.Unmarshal(a.Data, &ep)
+	if code != 200 || len(ep.EventTypes) != 7 {
+		t.Fatalf("create %d %s", code, a.Data)
+	}
+	code, a = post(t, app, acc, "webhook", `{"action":"create","webhook":{"url":"https://hooks.example.com/m","event_types":["refund.exploded"]}}`)
+	if code != 400 || len(a.Errors) == 0 || a.Errors[0].Field != "webhook.event_types[0]" {
+		t.Fatalf("an unknown money type: %d %+v", code, a)
+	}
+}

@@ -198,19 +198,85 @@ func bookingEvents(c Change) ([]webhook.Event, error) {
 			return nil, err
 		}
 	}
+	for _, t := range moneyEvents(old, cur) {
+		data := map[string]any{"booking_id": cur.BookingID, "property_id": cur.PropertyID}
+		if t == webhook.RefundSucceeded || t == webhook.RefundFailed {
+			data["refund"] = cur.Refund
+		} else {
+			data["deposit"] = cur.Deposit
+		}
+		if err := b.add(t, cur.PropertyID, cur.BrandID, cur.BookingID, "", data); err != nil {
+			return nil, err
+		}
+	}
 	return b.out, nil
 }
 
-func payment(bk *contract.Booking, p contract.BookingPayment) map[string]any {
-	return map[string]any{"booking_id": bk.BookingID, "property_id": bk.PropertyID, "payment": map[string]any{
-		"payment_id": p.PaymentID, "amount": p.Amount, "currency": p.Currency, "method": p.Method,
-		"paid_at": p.PaidAt.UTC().Format(time.RFC3339)}}
+// moneyEvents are the refund and deposit events of the change from old (nil: first seen)
+// to cur, in the order they happen (docs/money.md): the refund's status becoming succeeded
+// or failed; the deposit first held (its status becoming held, or a hold time first set,
+// so that a hold and its release coalesced into one snapshot still report both), renewed
+// (reauthorizations increased), then released, captured or failed.
+func moneyEvents(old, cur *contract.Booking) []string {
+	var out []string
+	var oldRefund, oldDeposit string
+	var oldHeld bool
+	oldReauth := 0
+	if old != nil && old.Refund != nil {
+		oldRefund = old.Refund.Status
+	}
+	if old != nil && old.Deposit != nil {
+		oldDeposit, oldHeld, oldReauth = old.Deposit.Status, old.Deposit.HeldAt != nil, old.Deposit.Reauthorizations
+	}
+	if f := cur.Refund; f != nil && f.Status != oldRefund {
+		switch f.Status {
+		case contract.RefundSucceeded:
+			out = append(out, webhook.RefundSucceeded)
+		case contract.RefundFailed:
+			out = append(out, webhook.RefundFailed)
+		}
+	}
+	d := cur.Deposit
+	if d == nil {
+		return out
+	}
+	if d.Status == contract.DepositHeld && oldDeposit != contract.DepositHeld || d.HeldAt != nil && !oldHeld && oldDeposit != contract.DepositHeld {
+		out = append(out, webhook.DepositHeld)
+	}
+	if d.Reauthorizations > oldReauth {
+		out = append(out, webhook.DepositReauthorized)
+	}
+	if d.Status != oldDeposit {
+		switch d.Status {
+		case contract.DepositReleased:
+			out = append(out, webhook.DepositReleased)
+		case contract.DepositCaptured:
+			out = append(out, webhook.DepositCaptured)
+		case contract.DepositFailed:
+			out = append(out, webhook.DepositFailed)
+		}
+	}
+	return out
 }
 
-// rest is the booking without what other events report (version, payments, form), as
-// JSON, so that any other difference is a booking.updated.
+// payment is a payment event's data: a refund (a negative amount) adds its kind and the
+// payment it gives back, a captured deposit its kind.
+func payment(bk *contract.Booking, p contract.BookingPayment) map[string]any {
+	pm := map[string]any{"payment_id": p.PaymentID, "amount": p.Amount, "currency": p.Currency, "method": p.Method,
+		"paid_at": p.PaidAt.UTC().Format(time.RFC3339)}
+	if p.Kind != "" {
+		pm["kind"] = p.Kind
+	}
+	if p.RefundOf != 0 {
+		pm["refund_of"] = p.RefundOf
+	}
+	return map[string]any{"booking_id": bk.BookingID, "property_id": bk.PropertyID, "payment": pm}
+}
+
+// rest is the booking without what other events report (version, payments, form, refund,
+// deposit), as JSON, so that any other difference is a booking.updated.
 func rest(b contract.Booking) string {
-	b.Version, b.Payments, b.ArrivalFormCompleted = 0, nil, false
+	b.Version, b.Payments, b.ArrivalFormCompleted, b.Refund, b.Deposit = 0, nil, false, nil, nil
 	raw, _ := json.Marshal(b)
 	return string(raw)
 }

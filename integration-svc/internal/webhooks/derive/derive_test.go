@@ -332,3 +332,137 @@ func TestBookingMovedToAnotherProperty(t *testing.T) {
 		t.Fatal("the two availability events share a message id")
 	}
 }
+
+// TestMoneyEvents: each step of a refund or a deposit hold (docs/money.md) derives exactly
+// its event, with the refund or deposit as the booking now has it, and no booking.updated;
+// deriving the same change again gives the same message ids.
+func TestMoneyEvents(t *testing.T) {
+	n3 := []string{"2027-01-10", "2027-01-11", "2027-01-12"}
+	at := time.Date(2027, 1, 3, 9, 0, 0, 0, time.UTC)
+	refund := func(status string) func(*contract.Booking) {
+		return func(b *contract.Booking) {
+			b.Status, b.Nights, b.CancelledAt = "cancelled", []string{}, &cancelAt
+			b.Refund = &contract.BookingRefund{Status: status, Amount: "70.00", Refunded: "0.00", Currency: "EUR", Policy: "moderate", Percent: "50"}
+			if status == contract.RefundSucceeded {
+				b.Refund.Refunded = "70.00"
+			}
+		}
+	}
+	deposit := func(status string, held bool, reauth int) func(*contract.Booking) {
+		return func(b *contract.Booking) {
+			b.Deposit = &contract.BookingDeposit{Status: status, Amount: "300.00", Currency: "EUR", DueDate: "2027-01-03", Reauthorizations: reauth}
+			if held {
+				b.Deposit.HeldAt = &at
+			}
+			switch status {
+			case contract.DepositReleased:
+				b.Deposit.ReleasedAt = &at
+			case contract.DepositCaptured:
+				b.Deposit.CapturedAmount, b.Deposit.CapturedAt = "120.00", &at
+			case contract.DepositFailed:
+				b.Deposit.LastError = "card_declined"
+			}
+		}
+	}
+	both := func(fs ...func(*contract.Booking)) func(*contract.Booking) {
+		return func(b *contract.Booking) {
+			for _, f := range fs {
+				f(b)
+			}
+		}
+	}
+	tests := []struct {
+		name     string
+		old, cur *contract.Booking
+		want     []string
+	}{
+		{"refund pending → succeeded", booking(2, "cancelled", nil, refund(contract.RefundPending)),
+			booking(3, "cancelled", nil, refund(contract.RefundSucceeded)), []string{webhook.RefundSucceeded}},
+		{"refund pending → failed", booking(2, "cancelled", nil, refund(contract.RefundPending)),
+			booking(3, "cancelled", nil, refund(contract.RefundFailed)), []string{webhook.RefundFailed}},
+		{"refund failed → pending (retryrefund) → nothing", booking(3, "cancelled", nil, refund(contract.RefundFailed)),
+			booking(4, "cancelled", nil, refund(contract.RefundPending)), nil},
+		{"refund failed again after a retry", booking(4, "cancelled", nil, refund(contract.RefundPending)),
+			booking(5, "cancelled", nil, refund(contract.RefundFailed)), []string{webhook.RefundFailed}},
+		{"cancelled and refunded at once", booking(1, "reserved", n3, nil),
+			booking(2, "cancelled", nil, refund(contract.RefundSucceeded)), []string{webhook.BookingCancelled, webhook.AvailabilityChanged, webhook.RefundSucceeded}},
+		{"cancelled, nothing to refund", booking(1, "reserved", n3, nil),
+			booking(2, "cancelled", nil, refund(contract.RefundNone)), []string{webhook.BookingCancelled, webhook.AvailabilityChanged}},
+		{"deposit scheduled → held", booking(1, "reserved", n3, deposit(contract.DepositScheduled, false, 0)),
+			booking(2, "reserved", n3, deposit(contract.DepositHeld, true, 0)), []string{webhook.DepositHeld}},
+		{"deposit re-authorized", booking(2, "reserved", n3, deposit(contract.DepositHeld, true, 0)),
+			booking(3, "reserved", n3, deposit(contract.DepositHeld, true, 1)), []string{webhook.DepositReauthorized}},
+		{"deposit held → released", booking(3, "reserved", n3, deposit(contract.DepositHeld, true, 1)),
+			booking(4, "reserved", n3, deposit(contract.DepositReleased, true, 1)), []string{webhook.DepositReleased}},
+		{"deposit held → captured", booking(3, "reserved", n3, deposit(contract.DepositHeld, true, 1)),
+			booking(4, "reserved", n3, deposit(contract.DepositCaptured, true, 1)), []string{webhook.DepositCaptured}},
+		{"deposit scheduled → failed", booking(1, "reserved", n3, deposit(contract.DepositScheduled, false, 0)),
+			booking(2, "reserved", n3, deposit(contract.DepositFailed, false, 0)), []string{webhook.DepositFailed}},
+		{"deposit scheduled → no card → nothing", booking(1, "reserved", n3, deposit(contract.DepositScheduled, false, 0)),
+			booking(2, "reserved", n3, deposit(contract.DepositNoCard, false, 0)), nil},
+		{"coalesced: held, then released", booking(1, "reserved", n3, deposit(contract.DepositScheduled, false, 0)),
+			booking(3, "reserved", n3, deposit(contract.DepositReleased, true, 0)), []string{webhook.DepositHeld, webhook.DepositReleased}},
+		{"coalesced: cancelled, refunded and the deposit released", booking(2, "reserved", n3, deposit(contract.DepositHeld, true, 0)),
+			booking(3, "cancelled", nil, both(refund(contract.RefundSucceeded), deposit(contract.DepositReleased, true, 0))),
+			[]string{webhook.BookingCancelled, webhook.AvailabilityChanged, webhook.RefundSucceeded, webhook.DepositReleased}},
+		{"first seen with the deposit held", nil, booking(2, "reserved", n3, deposit(contract.DepositHeld, true, 0)),
+			[]string{webhook.BookingCreated, webhook.AvailabilityChanged, webhook.DepositHeld}},
+		{"deposit unchanged but the version → nothing", booking(2, "reserved", n3, deposit(contract.DepositHeld, true, 1)),
+			booking(3, "reserved", n3, deposit(contract.DepositHeld, true, 1)), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var old any
+			if tc.old != nil {
+				old = tc.old
+			}
+			evs := derive(t, contract.BookingUpdated, "a1:booking:7", old, tc.cur)
+			if g := types(evs); !slices.Equal(g, tc.want) {
+				t.Fatalf("types = %v, want %v", g, tc.want)
+			}
+			again := derive(t, contract.BookingUpdated, "a1:booking:7", old, tc.cur)
+			for i, e := range evs {
+				if again[i].ID != e.ID {
+					t.Fatalf("%s: id %s, then %s on replay", e.Type, e.ID, again[i].ID)
+				}
+				if !webhook.KnownType(e.Type) || webhook.CarriesBooking(e.Type) != (e.BookingID == 7) || e.PropertyID != 3 {
+					t.Fatalf("%s: known %v, carries the booking %v, booking %d property %d", e.Type, webhook.KnownType(e.Type),
+						webhook.CarriesBooking(e.Type), e.BookingID, e.PropertyID)
+				}
+				m := data(t, e)
+				if m["booking"] != nil {
+					t.Fatalf("%s stores the booking: %v", e.Type, m)
+				}
+				refund, _ := m["refund"].(map[string]any)
+				deposit, _ := m["deposit"].(map[string]any)
+				ids := m["booking_id"] == float64(7) && m["property_id"] == float64(3) && e.BookingID == 7
+				switch e.Type {
+				case webhook.RefundSucceeded, webhook.RefundFailed:
+					if !ids || refund["status"] != tc.cur.Refund.Status || refund["amount"] != "70.00" || deposit != nil {
+						t.Fatalf("%s data %v", e.Type, m)
+					}
+				case webhook.DepositHeld, webhook.DepositReauthorized, webhook.DepositReleased, webhook.DepositCaptured, webhook.DepositFailed:
+					if !ids || deposit["status"] != tc.cur.Deposit.Status || deposit["amount"] != "300.00" || refund != nil {
+						t.Fatalf("%s data %v", e.Type, m)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestRefundPaymentEvent: a refund recorded as a payment is a payment.added whose payment
+// says it is a refund and of which payment.
+func TestRefundPaymentEvent(t *testing.T) {
+	refunded := contract.BookingPayment{PaymentID: 13, Amount: "-50", Currency: "EUR", Method: "card", PaidAt: cancelAt,
+		Kind: contract.PaymentKindRefund, RefundOf: 11}
+	evs := derive(t, contract.BookingUpdated, "a1:booking:7", booking(3, "cancelled", nil, func(b *contract.Booking) { b.Payments = []contract.BookingPayment{pay1} }),
+		booking(4, "cancelled", nil, func(b *contract.Booking) { b.Payments = []contract.BookingPayment{pay1, refunded} }))
+	if g := types(evs); !slices.Equal(g, []string{webhook.PaymentAdded}) {
+		t.Fatalf("types = %v", g)
+	}
+	p := data(t, evs[0])["payment"].(map[string]any)
+	if p["kind"] != "refund" || p["refund_of"] != float64(11) || p["amount"] != "-50" {
+		t.Fatalf("payment = %v", p)
+	}
+}

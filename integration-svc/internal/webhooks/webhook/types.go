@@ -17,6 +17,13 @@ const (
 	PaymentAdded           = "payment.added"
 	PaymentRemoved         = "payment.removed"
 	ArrivalFormCompleted   = "arrival_form.completed"
+	RefundSucceeded        = "refund.succeeded"
+	RefundFailed           = "refund.failed"
+	DepositHeld            = "deposit.held"
+	DepositReauthorized    = "deposit.reauthorized"
+	DepositReleased        = "deposit.released"
+	DepositCaptured        = "deposit.captured"
+	DepositFailed          = "deposit.failed"
 	AvailabilityChanged    = "availability.changed"
 	PropertyCreated        = "property.created"
 	PropertyUpdated        = "property.updated"
@@ -32,7 +39,8 @@ const (
 
 // Types lists every event type in the order docs/webhooks.md gives them.
 var Types = []string{BookingCreated, BookingUpdated, BookingCancelled, PaymentAdded, PaymentRemoved,
-	ArrivalFormCompleted, AvailabilityChanged, PropertyCreated, PropertyUpdated, PropertyDeleted,
+	ArrivalFormCompleted, RefundSucceeded, RefundFailed, DepositHeld, DepositReauthorized, DepositReleased, DepositCaptured,
+	DepositFailed, AvailabilityChanged, PropertyCreated, PropertyUpdated, PropertyDeleted,
 	RatesUpdated, ICalConflict, ChannelConflict, WebhookDisabled, WebhookTest}
 
 // KnownType reports whether t is an event type or "*".
@@ -42,7 +50,8 @@ func KnownType(t string) bool { return t == AllTypes || slices.Contains(Types, t
 // so that nothing with guest data is stored here).
 func CarriesBooking(t string) bool {
 	switch t {
-	case BookingCreated, BookingUpdated, BookingCancelled, PaymentAdded, PaymentRemoved, ArrivalFormCompleted:
+	case BookingCreated, BookingUpdated, BookingCancelled, PaymentAdded, PaymentRemoved, ArrivalFormCompleted,
+		RefundSucceeded, RefundFailed, DepositHeld, DepositReauthorized, DepositReleased, DepositCaptured, DepositFailed:
 		return true
 	}
 	return false
