@@ -59,7 +59,8 @@ func entry(t *testing.T, source string, seq int64, date string, posted time.Time
 //	2027-03-01 monthly fee 25.00
 //	2027-03-08 booking 11 (direct) earned: rent 800.00, discount 50.00, cleaning 60.00,
 //	           tax 40.00 (not the owner's), commission 20 % × 750.00 = 150.00
-//	2027-03-10 booking 13 cancelled: 300.00 paid, 200.00 refunded, 100.00 kept
+//	2027-03-05 booking 13 paid 300.00 (cash and guest funds: not the owner's)
+//	2027-03-10 booking 13 cancelled: 200.00 refunded, 100.00 kept
 //	2027-03-12 expense (maintenance) 120.00 borne by the owner
 //	2027-03-15 booking 12 (channel) earned: rent 1000.00, channel commission 150.00,
 //	           commission 20 % × 1000.00 = 200.00
@@ -78,7 +79,10 @@ func handEntries(t *testing.T, posted time.Time) []journal.Entry {
 			post{o, "-800.00", journal.LineRent, "Rent", 11}, post{o, "50.00", journal.LineDiscount, "Early bird", 11},
 			post{o, "-60.00", journal.LineService, "Cleaning", 11}, post{journal.TaxPayable, "-40.00", journal.LineTax, "City tax", 11},
 			post{o, "150.00", journal.LineCommission, "Commission 20%", 11}, post{journal.ManagementIncome, "-150.00", journal.LineCommission, "", 11}),
+		entry(t, "booking:13", 1, "2027-03-05", posted,
+			post{c, "300.00", journal.LinePayment, "Card payment", 13}, post{g, "-300.00", journal.LinePayment, "Card payment", 13}),
 		entry(t, "booking:13", 2, "2027-03-10", posted,
+			post{g, "200.00", journal.LineRefund, "Refund", 13}, post{c, "-200.00", journal.LineRefund, "Refund", 13},
 			post{g, "100.00", journal.LineCancellationFee, "", 13}, post{o, "-100.00", journal.LineCancellationFee, "Kept on cancellation", 13}),
 		entry(t, "expense:3", 1, "2027-03-12", posted,
 			post{o, "120.00", journal.LineExpense, "Maintenance: boiler", 0}, post{c, "-120.00", journal.LineExpense, "", 0}),
@@ -142,7 +146,7 @@ func checkHand(t *testing.T, st statement.Statement) {
 	}{
 		{11, "rent 800.00, discount -50.00, service 60.00, commission -150.00", "660.00"},
 		{13, "cancellation_fee 100.00", "100.00"},
-		{12, "rent 1000.00, channel_commission -150.00, commission -200.00", "650.00"},
+		{12, "rent 1000.00, commission -200.00, channel_commission -150.00", "650.00"},
 	}
 	if len(st.Bookings) != len(want) {
 		t.Fatalf("%d bookings, want %d: %+v", len(st.Bookings), len(want), st.Bookings)

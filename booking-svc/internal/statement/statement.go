@@ -119,7 +119,8 @@ type posting struct {
 }
 
 // ownerPostings returns the postings of in's owner and currency dated up to to, by date,
-// entry id and place in the entry.
+// entry id, then line (in the totals' order), label and place in the entry: the ledger keeps
+// an entry's postings in an order of its own.
 func ownerPostings(entries []journal.Entry, owner int64, cur, to string) []posting {
 	var out []posting
 	for i := range entries {
@@ -135,9 +136,18 @@ func ownerPostings(entries []journal.Entry, owner int64, cur, to string) []posti
 		}
 	}
 	slices.SortStableFunc(out, func(a, b posting) int {
-		return cmp.Or(cmp.Compare(a.p.Date, b.p.Date), cmp.Compare(a.entry.ID, b.entry.ID), cmp.Compare(a.index, b.index))
+		return cmp.Or(cmp.Compare(a.p.Date, b.p.Date), cmp.Compare(a.entry.ID, b.entry.ID), cmp.Compare(lineRank(a.p.Line), lineRank(b.p.Line)),
+			cmp.Compare(a.p.Line, b.p.Line), cmp.Compare(a.p.Label, b.p.Label), cmp.Compare(a.index, b.index))
 	})
 	return out
+}
+
+// lineRank orders the lines of one entry as the totals list them, other lines after.
+func lineRank(line string) int {
+	if i := slices.Index(totalLines, line); i >= 0 {
+		return i
+	}
+	return len(totalLines)
 }
 
 // PeriodEntryIDs returns the ids of the entries with a posting of the owner's in currency
