@@ -81,6 +81,10 @@ type Deps struct {
 	// Payments counts the payments recorded by the owner (addbookingpayment) as gateway
 	// manual; card charges are counted by the Gateway (nil: none).
 	Payments *cardpay.Payments
+	// Refunder refunds card charges (nil: the Gateway, when it refunds); RefundsDue indexes
+	// the refunds with parts to attempt (nil: Bookings, when it does). refund.go.
+	Refunder   Refunder
+	RefundsDue RefundsDue
 }
 
 // Service is the booking domain.
@@ -98,6 +102,11 @@ type Service struct {
 	box          *seal.Box
 	// payments counts the recorded payments (nil: none).
 	payments *cardpay.Payments
+	refunder Refunder
+	refunds  RefundsDue
+	// RefundRetry is the wait before each retry of a refund part whose attempt failed
+	// (nil: DefaultRefundRetry).
+	RefundRetry []time.Duration
 	// Deadline bounds every change, so that one can never outlive the janitor's lease.
 	Deadline time.Duration
 	// Lease is how old an unfinished change must be before the janitor repairs it.
@@ -115,7 +124,7 @@ type Service struct {
 // New returns the domain service.
 func New(d Deps) *Service {
 	return &Service{propertyView: d.PropertyView, store: d.Bookings, blocks: d.Blocks, users: d.Users, records: d.Accounts, ledger: d.Ledger, gateway: d.Gateway,
-		checkouts: d.Checkouts, intents: d.Intents, channel: d.Channel, box: d.Box, payments: d.Payments, Deadline: 25 * time.Second, Lease: 2 * time.Minute,
+		checkouts: d.Checkouts, intents: d.Intents, channel: d.Channel, box: d.Box, payments: d.Payments, refunder: d.Refunder, refunds: d.RefundsDue, Deadline: 25 * time.Second, Lease: 2 * time.Minute,
 		CheckoutWindow: DefaultCheckoutWindow, now: time.Now}
 }
 

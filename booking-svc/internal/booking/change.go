@@ -269,13 +269,19 @@ func setStay(b *Booking, from Booking) {
 	b.RatePlanID, b.RatePlanName, b.Cancellation, b.Channel = from.RatePlanID, from.RatePlanName, from.Cancellation, from.Channel
 }
 
-// Cancel cancels a booking and frees its nights.
+// Cancel cancels a booking and frees its nights; its refund follows the policy.
 func (s *Service) Cancel(ctx context.Context, account string, id int64) (Booking, error) {
+	return s.CancelWith(ctx, account, id, CancelOptions{})
+}
+
+// CancelWith cancels a booking, frees its nights and decides its refund in the same write
+// (refund.go): the policy's, or o's override.
+func (s *Service) CancelWith(ctx context.Context, account string, id int64, o CancelOptions) (Booking, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.Deadline)
 	defer cancel()
 	ctx = s.steps(ctx, "cancel", account)
 	for try := 0; ; try++ {
-		res, err := s.cancel(ctx, account, id)
+		res, err := s.cancel(ctx, account, id, o)
 		if !errors.Is(err, errChanged) {
 			return res, err
 		}
@@ -285,36 +291,12 @@ func (s *Service) Cancel(ctx context.Context, account string, id int64) (Booking
 	}
 }
 
-func (s *Service) cancel(ctx context.Context, account string, id int64) (Booking, error) {
+func (s *Service) cancel(ctx context.Context, account string, id int64, o CancelOptions) (Booking, error) {
 	cur, err := s.reserved(ctx, account, id)
 	if err != nil {
 		return cur, err
 	}
-	owner := bookingOwner(id)
-	release := ledger.Stay{Account: account, PropertyID: cur.PropertyID, Dates: cur.Nights}
-	use := useStay(account, cur.Promotion) // a cancelled booking gives its promotion's use back
-	if err := s.begin(ctx, cur, ledger.Op{Owner: owner, Account: account, Release: []ledger.Stay{release, use}}); err != nil {
-		return cur, err
-	}
-	if ctx.Err() != nil {
-		return cur, ctx.Err()
-	}
-	now := s.store.Now()
-	res, err := s.store.Update(ctx, account, id, Cancelled, func(b *Booking) error {
-		b.Status, b.CancelledAt = StatusCancelled, &now
-		return nil
-	})
-	if err != nil {
-		return cur, err
-	}
-	faults.At(ctx, "cancelled")
-	if err := s.ledger.Release(ctx, release, owner); err == nil {
-		if err := s.ledger.Release(ctx, use, owner); err == nil {
-			faults.At(ctx, "released")
-			_ = s.ledger.End(ctx, account, owner)
-		}
-	}
-	return res, nil
+	return s.cancelBooking(ctx, cur, o, nil)
 }
 
 // Current is the janitor's view of what an owner should hold: a reserved booking or a held

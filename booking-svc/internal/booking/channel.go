@@ -448,20 +448,10 @@ func (s *Service) channelModify(ctx context.Context, account string, cur Booking
 	return ChannelResult{Booking: res, Applied: true}, nil
 }
 
-// channelCancel cancels reserved booking cur for revision r: cancel's steps.
+// channelCancel cancels reserved booking cur for revision r: cancel's steps, its refund by
+// the booking's policy included.
 func (s *Service) channelCancel(ctx context.Context, account string, cur Booking, r ChannelRevision) (ChannelResult, error) {
-	owner := bookingOwner(cur.BookingID)
-	release := ledger.Stay{Account: account, PropertyID: cur.PropertyID, Dates: cur.Nights}
-	use := useStay(account, cur.Promotion)
-	if err := s.begin(ctx, cur, ledger.Op{Owner: owner, Account: account, Release: []ledger.Stay{release, use}}); err != nil {
-		return ChannelResult{}, err
-	}
-	if ctx.Err() != nil {
-		return ChannelResult{}, ctx.Err()
-	}
-	now := s.store.Now()
-	res, err := s.store.Update(ctx, account, cur.BookingID, Cancelled, func(b *Booking) error {
-		b.Status, b.CancelledAt = StatusCancelled, &now
+	res, err := s.cancelBooking(ctx, cur, CancelOptions{}, func(b *Booking) {
 		if b.ChannelRes == nil {
 			b.ChannelRes = &ChannelReservation{ConnectionID: r.ConnectionID, ReservationID: r.ReservationID}
 		} else {
@@ -469,17 +459,9 @@ func (s *Service) channelCancel(ctx context.Context, account string, cur Booking
 			b.ChannelRes = &c
 		}
 		b.ChannelRes.record(r)
-		return nil
 	})
 	if err != nil {
 		return ChannelResult{}, err
-	}
-	faults.At(ctx, "cancelled")
-	if err := s.ledger.Release(ctx, release, owner); err == nil {
-		if err := s.ledger.Release(ctx, use, owner); err == nil {
-			faults.At(ctx, "released")
-			_ = s.ledger.End(ctx, account, owner)
-		}
 	}
 	return ChannelResult{Booking: res, Applied: true}, nil
 }

@@ -75,7 +75,7 @@ type Store struct {
 func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 	// One booking list per account: metrics name them all booking_list.*, never the account.
 	mongostore.PerKeyCollections(listPrefix)
-	err := mongostore.Ensure(ctx, db, append(mongostore.WithLocks(collUserEmails, collFeedSyncs), collBookings, collBlocks, collPayments, collUsers, collCounters, collFailed, collFeedTombstones, collCheckouts, collHolds, collChannelRes, outbox.Collection),
+	err := mongostore.Ensure(ctx, db, append(mongostore.WithLocks(collUserEmails, collFeedSyncs, collRefundsDue), collBookings, collBlocks, collPayments, collUsers, collCounters, collFailed, collFeedTombstones, collCheckouts, collHolds, collChannelRes, outbox.Collection),
 		[]mongostore.Index{
 			{Collection: collBlocks, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "property_id", Value: 1}}},
 			{Collection: collBlocks, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "feed_id", Value: 1}}},
