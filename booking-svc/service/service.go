@@ -20,6 +20,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/erasure/erasurestore"
 	"github.com/vros/vros/booking-svc/internal/feedsync"
 	"github.com/vros/vros/booking-svc/internal/idempotency"
+	"github.com/vros/vros/booking-svc/internal/journal"
 	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
 	"github.com/vros/vros/booking-svc/internal/propertyview"
@@ -184,10 +185,20 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	}
 	feeds := feedsync.New(feedsync.Deps{PropertyView: propertyview.NewReader(vw), Blocks: st, Ledger: led, Current: bookings.Current})
 	feeds.Deadline, feeds.Crash = cfg.RequestDeadline, cfg.Crash
+	// The ledger (docs/money.md, "The ledger"): each booking event touches its booking's
+	// entries; the repair pass finishes a touch a crash stopped.
+	jst, err := store.NewJournal(ctx, db)
+	if err != nil {
+		return err
+	}
+	books := journal.New(jst)
+	books.Log = log
+	books.Register("booking", journal.BookingResolver(st, journal.NoAgreements{}))
 	eraser := &erasure.Eraser{Marks: marks, View: erasure.Part{Name: "property view", Erase: vw.EraseAccount}, Forget: vw.ForgetAccount,
 		Parts: []erasure.Part{
 			{Name: "bookings", Erase: st.EraseAccount},
 			{Name: "ledger", Erase: nights.EraseAccount},
+			{Name: "journal", Erase: jst.EraseAccount},
 			{Name: "idempotency keys", Erase: keys.EraseAccount},
 			erasurestore.ParkedEvents(db.Collection(events.ParkedCollection)),
 		},
@@ -218,6 +229,14 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 			Propagator: tel.Propagator,
 		}, propertyEvents.Apply)
 	})
+	g.Go(func() error {
+		return events.Consume(gctx, events.ConsumerOptions{
+			Brokers: cfg.KafkaBrokers, GroupID: journal.ConsumerGroup, Topics: []string{events.TopicBooking},
+			Park: events.ParkIn(db.Collection(events.ParkedCollection)), Log: log, Tracer: tel.Tracer, Meter: tel.Meter,
+			Propagator: tel.Propagator,
+		}, books.ApplyBookingEvent)
+	})
+	g.Go(func() error { return books.Run(gctx, time.Minute) })
 	g.Go(func() error { return janitor.Run(gctx) })
 	g.Go(func() error { return autopay.Run(gctx) })
 	g.Go(func() error {

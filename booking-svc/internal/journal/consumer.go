@@ -1,0 +1,45 @@
+package journal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/events/contract"
+)
+
+// ConsumerGroup is the group of booking-svc's replicas that post the bookings' entries:
+// shared, so that each booking event is applied by one of them.
+const ConsumerGroup = "booking-svc-journal"
+
+// ApplyBookingEvent touches the booking of a booking event on vros.booking.v1 (its
+// entries then follow the booking as it is now, whatever the event says); block events and
+// tombstones are ignored. A booking whose postings cannot be computed is parked.
+func (s *Service) ApplyBookingEvent(ctx context.Context, m kafka.Message) error {
+	if events.IsTombstone(m) {
+		return nil
+	}
+	var b contract.Booking
+	ev, err := events.Decode(m.Value, nil)
+	if err != nil {
+		return events.Permanent(err)
+	}
+	if !strings.HasPrefix(ev.Type(), contract.BookingTypePrefix) {
+		return nil
+	}
+	if err := ev.DataAs(&b); err != nil {
+		return events.Permanent(fmt.Errorf("event data: %w", err))
+	}
+	if b.AccountID == "" || b.BookingID == 0 {
+		return events.Permanent(fmt.Errorf("booking event %s names no booking", ev.ID()))
+	}
+	err = s.Touch(ctx, b.AccountID, BookingSource(b.BookingID))
+	if errors.Is(err, ErrInvalid) || errors.Is(err, ErrUnbalanced) {
+		return events.Permanent(err)
+	}
+	return err
+}
