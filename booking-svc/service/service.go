@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -70,6 +71,12 @@ type Config struct {
 	StripeAPIURL string `env:"VROS_BOOKING_STRIPE_API_URL" envDefault:"https://api.stripe.com"`
 	// AutopayInterval is how often the installments of paymentAuto bookings are charged.
 	AutopayInterval time.Duration `env:"VROS_BOOKING_AUTOPAY_INTERVAL" envDefault:"10m"`
+	// MoneyInterval is how often the money worker attempts the refunds due and runs the
+	// deposit steps due (docs/money.md); 0: 30 s.
+	MoneyInterval time.Duration `env:"VROS_BOOKING_MONEY_INTERVAL" envDefault:"30s"`
+	// RefundRetrySchedule is the wait before each retry of a refund part whose attempt failed
+	// ("": booking.DefaultRefundRetry); checked at start.
+	RefundRetrySchedule string `env:"VROS_BOOKING_REFUND_RETRY_SCHEDULE" envDefault:"1m,5m,30m,2h,12h"`
 	// Crash is a fault-injection hook for tests (booking.Service.Crash, feedsync.Syncer.Crash);
 	// never set from the environment, nil in production.
 	Crash func(step, account string)
@@ -91,8 +98,13 @@ func (cfg Config) check() error {
 		return fmt.Errorf("VROS_BOOKING_IDEMPOTENCY_LEASE (%v) must be at least twice VROS_BOOKING_REQUEST_DEADLINE (%v): it must outlast any request", cfg.IdempotencyLease, d)
 	case cfg.FailedRetention <= 0:
 		return errors.New("VROS_BOOKING_FAILED_RETENTION must be positive")
+	case cfg.MoneyInterval < 0:
+		return errors.New("VROS_BOOKING_MONEY_INTERVAL must not be negative")
 	case cfg.CheckoutWindow < cfg.JanitorLease:
 		return fmt.Errorf("VROS_BOOKING_CHECKOUT_WINDOW (%v) must be at least VROS_BOOKING_JANITOR_LEASE (%v): a checkout whose request stopped is repaired after the lease, and must not hold its nights past its window", cfg.CheckoutWindow, cfg.JanitorLease)
+	}
+	if _, err := refundRetry(cfg.RefundRetrySchedule); err != nil {
+		return err
 	}
 	return nil
 }
@@ -180,6 +192,9 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		Gateway: gateway, Intents: gateway, Checkouts: st, Channel: st, Box: box, Payments: payments})
 	bookings.Deadline, bookings.Lease, bookings.Crash = cfg.RequestDeadline, cfg.JanitorLease, cfg.Crash
 	bookings.CheckoutWindow = cfg.CheckoutWindow
+	if bookings.RefundRetry, err = refundRetry(cfg.RefundRetrySchedule); err != nil {
+		return err
+	}
 	if cfg.Clock != nil {
 		bookings.SetClock(cfg.Clock)
 	}
@@ -209,6 +224,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		Sweeps: map[string]func(context.Context) error{"idempotency expiry": keys.Expire, "account erasure": eraser.Sweep}, Log: log,
 		Meter: tel.Meter}
 	autopay := booking.Autopay{Bookings: bookings, Interval: cfg.AutopayInterval, Log: log}
+	money := booking.Money{Bookings: bookings, Interval: cfg.MoneyInterval, Log: log}
 	app := httpapi.New(httpapi.Options{
 		Telemetry: tel,
 		BodyLimit: 2 << 20,
@@ -239,10 +255,23 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	g.Go(func() error { return books.Run(gctx, time.Minute) })
 	g.Go(func() error { return janitor.Run(gctx) })
 	g.Go(func() error { return autopay.Run(gctx) })
+	g.Go(func() error { return money.Run(gctx) })
 	g.Go(func() error {
 		return ob.Serve(func() error { return httpapi.Serve(gctx, app, cfg.Addr, ready, cfg.ShutdownDrain, 10*time.Second) }, 5*time.Second)
 	})
 	return g.Wait()
+}
+
+// refundRetry is VROS_BOOKING_REFUND_RETRY_SCHEDULE read ("": the default).
+func refundRetry(schedule string) ([]time.Duration, error) {
+	if strings.TrimSpace(schedule) == "" {
+		return nil, nil
+	}
+	d, err := booking.ParseRetrySchedule(schedule)
+	if err != nil {
+		return nil, fmt.Errorf("VROS_BOOKING_REFUND_RETRY_SCHEDULE: %w", err)
+	}
+	return d, nil
 }
 
 // cardGateway routes each charge: sandbox accounts to the test gateway, live ones to their

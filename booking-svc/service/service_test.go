@@ -21,6 +21,9 @@ func TestConfigCheck(t *testing.T) {
 		{"a window shorter than the lease", func(c *Config) { c.CheckoutWindow = c.JanitorLease - time.Second }, "VROS_BOOKING_CHECKOUT_WINDOW"},
 		{"a lease shorter than twice the deadline", func(c *Config) { c.JanitorLease = 49 * time.Second }, "VROS_BOOKING_JANITOR_LEASE"},
 		{"an idempotency lease shorter than twice the deadline", func(c *Config) { c.IdempotencyLease = 49 * time.Second }, "VROS_BOOKING_IDEMPOTENCY_LEASE"},
+		{"a refund retry schedule", func(c *Config) { c.RefundRetrySchedule = "1m,5m,30m,2h,12h" }, ""},
+		{"a refund retry schedule that is not one", func(c *Config) { c.RefundRetrySchedule = "1m,soon" }, "VROS_BOOKING_REFUND_RETRY_SCHEDULE"},
+		{"a negative money interval", func(c *Config) { c.MoneyInterval = -time.Second }, "VROS_BOOKING_MONEY_INTERVAL"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := ok
