@@ -10,6 +10,7 @@ import (
 
 	"github.com/vros/vros/edge/internal/account"
 	"github.com/vros/vros/libs/httpapi"
+	"github.com/vros/vros/libs/tenancy"
 )
 
 // Interface is one of the public interfaces a call goes through.
@@ -40,6 +41,8 @@ func (i Interface) String() string {
 type Answer struct {
 	Status int
 	Body   []byte
+	// ContentType is the answer's Content-Type (set by Public).
+	ContentType string
 }
 
 // Call sends body to the resource, action or read name of iface on behalf of caller, as a
@@ -102,4 +105,29 @@ func (g *Gateway) Call(ctx context.Context, caller account.Caller, iface Interfa
 	}
 	// Copied: resp returns to fasthttp's pool when Call returns.
 	return Answer{Status: resp.StatusCode(), Body: append([]byte(nil), resp.Body()...)}, nil
+}
+
+// Public sends GET path to svc unsigned (no tenant, as the public reads /media and /ical
+// are forwarded: a token in the path is the capability) and returns its answer. It is how
+// edge's public owner statement page reads booking-svc's /internal/statements/{token}
+// (docs/money.md, "The owner's link"); no account's limits apply, as none is known.
+func (g *Gateway) Public(ctx context.Context, svc Upstream, path, requestID string) (Answer, error) {
+	u, err := g.upstream(svc, path)
+	if err != nil {
+		return Answer{}, err
+	}
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	var extra []string
+	if requestID != "" {
+		extra = append(extra, httpapi.HeaderRequestID, requestID)
+	}
+	if err := u.send(ctx, req, resp, fiber.MethodGet, path, nil, tenancy.Tenant{}, extra...); err != nil {
+		return Answer{}, err
+	}
+	// Copied: resp returns to fasthttp's pool when Public returns.
+	return Answer{Status: resp.StatusCode(), Body: append([]byte(nil), resp.Body()...),
+		ContentType: string(resp.Header.ContentType())}, nil
 }

@@ -204,6 +204,11 @@ func (u *upstream) span(ctx context.Context, method, path string) (context.Conte
 		template = "/internal/ical/{token}.ics"
 		p = "/internal/ical/REDACTED.ics"
 	}
+	if strings.HasPrefix(p, "/internal/statements/") {
+		// The token is a capability: whoever knows it reads an owner's statement.
+		template = "/internal/statements/{token}"
+		p = "/internal/statements/REDACTED"
+	}
 	return u.tracer.Start(ctx, method+" "+template, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(semconv.HTTPRequestMethodKey.String(method), semconv.ServerAddress(u.host), semconv.ServerPort(u.port),
 			semconv.URLFull(u.base+p), semconv.URLTemplate(template), attribute.String("vros.upstream", string(u.name))))
