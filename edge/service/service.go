@@ -244,6 +244,9 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 	pnl, err := panel.New(panel.Config{Users: users, Accounts: accounts, Gateway: gw, Failures: failures, PublicURL: cfg.PublicURL, Log: log,
 		UsageReport: func(ctx context.Context, id string, from, to time.Time) (any, error) {
 			return adm.Usage(ctx, id, from, to)
+		},
+		Statements: func(ctx context.Context, path, requestID string) (gateway.Answer, error) {
+			return gw.Public(ctx, gateway.BookingSvc, path, requestID)
 		}})
 	if err != nil {
 		return fmt.Errorf("edge: %w", err)

@@ -106,12 +106,17 @@ func (p *Panel) bookingView(c *fiber.Ctx, msg string, values, errs map[string]st
 			}
 		}
 	}
+	d, err := bookingPageOf(b)
+	if err != nil {
+		return err
+	}
 	return p.render(c, "booking", view{Title: "Booking " + strconv.FormatInt(id, 10), Session: sessionOf(c), Nav: "bookings",
-		Notice: notice(c), Message: msg, Values: values, Errors: errs, Data: b})
+		Notice: notice(c), Message: msg, Values: values, Errors: errs, Data: d})
 }
 
 // bookingChange sends one of the booking page's forms as the interface B action, with the
-// booking id, and shows the booking again.
+// booking id, and shows the booking again. A field "form=name" is the form's field form
+// sent as the action's name (and the action's violation of name shown at form).
 func (p *Panel) bookingChange(c *fiber.Ctx, action, ok string, fields ...string) error {
 	id, err := bookingID(c)
 	if err != nil {
@@ -119,11 +124,17 @@ func (p *Panel) bookingChange(c *fiber.Ctx, action, ok string, fields ...string)
 	}
 	body := map[string]any{"bookingId": id}
 	values := map[string]string{}
+	renamed := map[string]string{}
 	for _, f := range fields {
-		v := c.FormValue(f)
-		values[f] = v
+		field, name, cut := strings.Cut(f, "=")
+		if !cut {
+			name = field
+		}
+		renamed[name] = field
+		v := c.FormValue(field)
+		values[field] = v
 		if v != "" {
-			body[f] = v
+			body[name] = v
 		}
 	}
 	o, err := p.call(c, gateway.InterfaceB, action, body)
@@ -131,14 +142,28 @@ func (p *Panel) bookingChange(c *fiber.Ctx, action, ok string, fields ...string)
 		return err
 	}
 	if !o.OK {
+		errs := o.Violations
+		if len(errs) > 0 {
+			errs = map[string]string{}
+			for k, v := range o.Violations {
+				if f, ok := renamed[k]; ok {
+					k = f
+				}
+				errs[k] = v
+			}
+		}
 		return refused(c, o, func() error {
-			return p.bookingView(c, o.Message, values, o.Violations)
+			return p.bookingView(c, o.Message, values, errs)
 		})
 	}
 	return redirect(c, "/panel/bookings/"+strconv.FormatInt(id, 10), ok)
 }
 
-func (p *Panel) cancelBooking(c *fiber.Ctx) error { return p.bookingChange(c, "cancel", "cancelled") }
+// cancelBooking cancels the booking: its refund is the policy's unless an amount is given
+// with a reason (docs/money.md, "Override").
+func (p *Panel) cancelBooking(c *fiber.Ctx) error {
+	return p.bookingChange(c, "cancel", "cancelled", "refundAmount", "refundReason")
+}
 func (p *Panel) addPayment(c *fiber.Ctx) error {
 	return p.bookingChange(c, "addbookingpayment", "payment", "amount", "description", "currency")
 }

@@ -70,6 +70,10 @@ type bookingItem struct {
 	Discount         []map[string]any       `json:"discount"`
 	Payments         []map[string]any       `json:"payments"`
 	ArrivalForm      map[string]any         `json:"arrivalForm"`
+	// RefundRaw and DepositRaw are the refund its cancellation decided and the damage
+	// deposit's hold (docs/money.md), read by the booking page (bookingPageOf).
+	RefundRaw  json.RawMessage `json:"refund"`
+	DepositRaw json.RawMessage `json:"depositHold"`
 }
 
 // Day is one cell of a calendar: a day of the month grid, a cell of the multi-property

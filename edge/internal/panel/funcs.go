@@ -65,7 +65,9 @@ var funcs = template.FuncMap{
 		return cancellationForm{View: v, Prefix: prefix, Rows: rows}
 	},
 	"policy": policyText,
-	"soldOn": soldOnText,
+	// lineLabel: how a statement's line reads (its label, else its name).
+	"lineLabel": lineLabel,
+	"soldOn":    soldOnText,
 	// figures writes a JSON object of figures ({"current":1,"created":1}) as "current 1 · created 1".
 	"figures": func(raw json.RawMessage) string {
 		var m map[string]any

@@ -57,6 +57,9 @@ type Config struct {
 	// PublicURL is edge's public base URL; when it is https the cookies are Secure.
 	PublicURL string
 	Log       *slog.Logger
+	// Statements reads booking-svc's public statement link (GET path, unsigned: the token is
+	// the capability; nil: every link is not found). docs/money.md, "The owner's link".
+	Statements func(ctx context.Context, path, requestID string) (gateway.Answer, error)
 }
 
 // Panel serves /panel.
@@ -151,6 +154,23 @@ func (p *Panel) Register(app *fiber.App) {
 	g.Post("/bookings/:id/payments", owner(p.addPayment)...)
 	g.Post("/bookings/:id/payments/remove", owner(p.removePayment)...)
 	g.Post("/bookings/:id/arrival", owner(p.arrivalForm)...)
+	g.Post("/bookings/:id/refund/retry", owner(p.retryRefund)...)
+	g.Post("/bookings/:id/deposit/capture", owner(p.captureDeposit)...)
+	g.Post("/bookings/:id/deposit/release", owner(p.releaseDeposit)...)
+	g.Get("/owners", owner(p.ownersPage)...)
+	g.Post("/owners", owner(p.ownerAction)...)
+	g.Get("/owners/:id", owner(p.ownerPage)...)
+	g.Post("/owners/:id", owner(p.payoutAction)...)
+	g.Get("/properties/:code/owner", owner(p.agreementsPage)...)
+	g.Post("/properties/:code/owner", owner(p.agreementAction)...)
+	g.Get("/properties/:code/expenses", owner(p.expensesPage)...)
+	g.Post("/properties/:code/expenses", owner(p.expenseAction)...)
+	g.Get("/properties/:code/expenses/:id/receipt", owner(p.expenseReceipt)...)
+	g.Get("/statements", owner(p.statementsPage)...)
+	g.Post("/statements", owner(p.generateStatement)...)
+	g.Get("/statements/:id", owner(p.statementPage)...)
+	g.Get("/statements/:id/statement.:format", owner(p.statementFile)...)
+	g.Post("/statements/:id/link", owner(p.statementLink)...)
 	g.Get("/credentials", owner(p.credentials)...)
 	g.Post("/credentials", owner(p.changeCredential)...)
 	g.Get("/users", owner(p.users)...)
@@ -178,6 +198,12 @@ func (p *Panel) Register(app *fiber.App) {
 	g.Get("/operator/users", operator(p.users)...)
 	g.Post("/operator/users/invite", smallForm(operator(p.invite))...)
 	g.Post("/operator/users/remove", smallForm(operator(p.removeUser))...)
+
+	// The owner's statement link (docs/money.md, "The owner's link"): public, the token in
+	// the path is the capability; the panel's headers, no sign-in.
+	pub := app.Group("/statements", p.headers)
+	pub.Get("/:token", p.publicStatement)
+	pub.Get("/:token/statement.:format", p.publicStatementFile)
 }
 
 // MaxFormBody bounds the body of the sign-in, invitation, users and sign-out forms: a few
@@ -286,6 +312,8 @@ var notices = map[string]string{
 	"plan": "Plan saved.", "uploaded": "Photo added.", "enabled": "Enabled.", "disabled": "Disabled.",
 	"resolved": "The conflict is marked resolved.", "sync": "A full sync of the property is under way.",
 	"syncall": "A full sync of every enabled mapping is under way.",
+	"retried": "The refund is being tried again.", "released": "The deposit hold is released.",
+	"captured": "The deposit is captured.", "payout": "Payout recorded.",
 }
 
 func notice(c *fiber.Ctx) string { return notices[c.Query("ok")] }
