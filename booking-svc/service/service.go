@@ -25,6 +25,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
 	"github.com/vros/vros/booking-svc/internal/propertyview"
+	"github.com/vros/vros/booking-svc/internal/statement"
 	"github.com/vros/vros/booking-svc/internal/store"
 	"github.com/vros/vros/libs/config"
 	"github.com/vros/vros/libs/daemon"
@@ -167,6 +168,10 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err != nil {
 		return err
 	}
+	stmts, err := store.NewStatements(ctx, db)
+	if err != nil {
+		return err
+	}
 	marks, err := erasurestore.NewMarks(ctx, db)
 	if err != nil {
 		return err
@@ -215,6 +220,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 			{Name: "ledger", Erase: nights.EraseAccount},
 			{Name: "journal", Erase: jst.EraseAccount},
 			{Name: "idempotency keys", Erase: keys.EraseAccount},
+			{Name: "owner statements", Erase: stmts.EraseAccount},
 			erasurestore.ParkedEvents(db.Collection(events.ParkedCollection)),
 		},
 		Settle: cfg.JanitorLease, Log: log}
@@ -234,6 +240,8 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	routes.Instrument(tel.Meter)
 	routes.RefuseErased(marks.Known)
 	routes.SetLogger(log)
+	// Owner statements (docs/money.md, "Statements"), read from the ledger's entries.
+	routes.SetStatements(&statement.Service{Ledger: books, Store: stmts})
 	routes.Register(app, auth)
 
 	log.Info("booking-svc starting", "addr", cfg.Addr)

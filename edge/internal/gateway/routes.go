@@ -57,6 +57,9 @@ var resources = map[string]resource{
 	"property-rateplan":    {PropertySvc, 256 * kib},
 	"property-restriction": {PropertySvc, 256 * kib},
 	"channel-markup":       {PropertySvc, 256 * kib},
+
+	// Owner statements (docs/money.md, "Statements").
+	"owner-statement": {BookingSvc, 256 * kib},
 }
 
 // channelAdapters are the adapters whose connections take messages on the public inbound
