@@ -116,10 +116,14 @@ func (a *API) ownerStatement(c *fiber.Ctx) error {
 		}
 		return httpapi.A(c, json.RawMessage(r.JSON))
 	case "get":
-		id, _ := s.String("statement_id", fields.Str{Required: true, Max: 100})
+		ref := statementRefOf(s)
 		rev, _ := s.Int("revision", fields.Int{Min: 1, Max: 1 << 30})
 		format, _ := s.String("format", fields.Str{OneOf: statement.Formats, IgnoreCase: true})
 		if err := v.Err(); err != nil {
+			return err
+		}
+		id, err := a.statementID(c, ref)
+		if err != nil {
 			return err
 		}
 		r, err := a.statements.Get(ctx, acct, id, rev)
@@ -157,8 +161,12 @@ func (a *API) ownerStatement(c *fiber.Ctx) error {
 		}
 		return httpapi.A(c, fiber.Map{"statements": out})
 	case "link":
-		id, _ := s.String("statement_id", fields.Str{Required: true, Max: 100})
+		ref := statementRefOf(s)
 		if err := v.Err(); err != nil {
+			return err
+		}
+		id, err := a.statementID(c, ref)
+		if err != nil {
 			return err
 		}
 		token, l, err := a.statements.Link(ctx, acct, id)
@@ -175,6 +183,61 @@ func (a *API) ownerStatement(c *fiber.Ctx) error {
 			CSVURL: base + path + ".csv", ExpiresAt: l.ExpiresAt})
 	}
 	return v.Err()
+}
+
+// statementRef names a statement: by statement_id, or by owner_id, from, to and currency
+// (the currency may be left out when the owner has statements of that period in one).
+type statementRef struct {
+	id       string
+	owner    int64
+	from, to string
+	currency string
+}
+
+// statementRefOf reads the statement a get or link names.
+func statementRefOf(s *fields.Object) statementRef {
+	var r statementRef
+	if s == nil || s.Has("statement_id") || !s.Has("owner_id") {
+		r.id, _ = s.String("statement_id", fields.Str{Required: true, Max: 100})
+		return r
+	}
+	owner, _ := s.Int("owner_id", fields.Int{Required: true, Min: 1, Max: 1 << 53})
+	from, okF := s.Date("from", true)
+	to, okT := s.Date("to", true)
+	cur, _ := s.String("currency", fields.Str{Max: 3})
+	r.owner, r.currency = int64(owner), strings.ToUpper(cur)
+	if okF && okT {
+		r.from, r.to = from.Format(time.DateOnly), to.Format(time.DateOnly)
+	}
+	return r
+}
+
+// statementID is the id ref names: a period's statement in its currency, or in the only
+// currency the owner has statements of that period in.
+func (a *API) statementID(c *fiber.Ctx, ref statementRef) (string, error) {
+	if ref.id != "" {
+		return ref.id, nil
+	}
+	if ref.currency != "" {
+		return statement.ID(ref.owner, ref.currency, ref.from, ref.to), nil
+	}
+	hs, err := a.statements.List(c.UserContext(), account(c), ref.owner)
+	if err != nil {
+		return "", err
+	}
+	var ids, curs []string
+	for _, h := range hs {
+		if h.From == ref.from && h.To == ref.to {
+			ids, curs = append(ids, h.StatementID), append(curs, h.Currency)
+		}
+	}
+	switch len(ids) {
+	case 0:
+		return "", httpapi.NotFound(httpapi.StatusNotFound, fmt.Sprintf("owner %d has no statement from %s to %s", ref.owner, ref.from, ref.to))
+	case 1:
+		return ids[0], nil
+	}
+	return "", httpapi.InvalidField("statement.currency", (&statement.CurrencyError{Currencies: curs}).Error())
 }
 
 func statementNotFound(id string, rev int) error {

@@ -191,6 +191,21 @@ func TestOwnerStatementResource(t *testing.T) {
 	if !bytes.HasPrefix(files["pdf"], []byte("%PDF-")) || !bytes.Contains(files["csv"], []byte("closing_balance,2027-03-31,,,,Closing balance (net due),630.00,")) {
 		t.Errorf("files: %q…", files["csv"])
 	}
+	// By owner and period, with or without the currency.
+	for _, ref := range []string{`"owner_id":7,"from":"2027-03-01","to":"2027-03-31"`, `"owner_id":7,"from":"2027-03-01","to":"2027-03-31","currency":"eur"`} {
+		if _, _, got := s.a(t, acct, `{"action":"get","statement":{`+ref+`}}`); !bytes.Equal(got, raw) {
+			t.Errorf("get by %s:\n%s", ref, got)
+		}
+	}
+	for _, ref := range []string{`"owner_id":7,"from":"2027-03-01","to":"2027-03-30"`, `"owner_id":7,"from":"2027-03-01","to":"2027-03-31","currency":"USD"`} {
+		if code, _, got := s.a(t, acct, `{"action":"get","statement":{`+ref+`}}`); code != 404 {
+			t.Errorf("get by %s: %d %s", ref, code, got)
+		}
+	}
+	if code, _, got := s.a(t, acct, `{"action":"link","statement":{"owner_id":7}}`); code != 400 ||
+		!strings.Contains(string(got), `"statement.from","message":"is required"`) {
+		t.Errorf("link by owner alone: %d %s", code, got)
+	}
 	if code, m, raw := s.a(t, acct, `{"action":"list"}`); code != 200 || len(m["data"].(map[string]any)["statements"].([]any)) != 1 {
 		t.Errorf("list: %d %s", code, raw)
 	}
