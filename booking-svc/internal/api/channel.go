@@ -63,7 +63,8 @@ func decodeChannelRevision(body []byte) (booking.ChannelRevision, error) {
 	adults = max(adults, 1)
 	children, _ := o.Int("children", fields.Int{Max: 100})
 	cur, _ := o.String("currency", fields.Str{Required: true, Min: 3, Max: 3})
-	total, _ := o.Decimal("total", fields.Dec{Required: true})
+	total, okT := o.Decimal("total", fields.Dec{Required: true})
+	commission, okC := o.Decimal("commission", fields.Dec{})
 	g := o.Object("guest", false)
 	first, _ := g.String("first_name", fields.Str{Max: 100})
 	last, _ := g.String("last_name", fields.Str{Max: 100})
@@ -81,7 +82,10 @@ func decodeChannelRevision(body []byte) (booking.ChannelRevision, error) {
 	}
 	r.PropertyID, r.RatePlanID = int64(pid), int64(plan)
 	r.Checkin, r.Checkout, r.Adults, r.Children = pricing.DateOf(in), pricing.DateOf(out), adults, children
-	r.Currency, r.Total, r.Notes = cur, total, notes
+	if okC && okT && commission.GreaterThan(total) {
+		v.Add("commission", "must be at least 0 and at most total")
+	}
+	r.Currency, r.Total, r.Commission, r.Notes = cur, total, commission, notes
 	r.Guest = booking.Guest{FirstName: first, LastName: last, Email: email, Phone1: phone, Country: country}
 	return r, v.Err()
 }

@@ -44,8 +44,11 @@ type ChannelRevision struct {
 	Adults, Children  int
 	Currency          string
 	Total             decimal.Decimal
-	Guest             Guest
-	Notes             string
+	// Commission is what the channel keeps of Total (zero: none reported); the booking
+	// keeps it as ChannelCommission, which the ledger charges to the owner.
+	Commission decimal.Decimal
+	Guest      Guest
+	Notes      string
 }
 
 // ChannelReservation is what a channel booking records of its reservation: the connection,
@@ -223,6 +226,10 @@ func (s *Service) channelContent(b *Booking, r ChannelRevision, p Property, set 
 	g.Other = r.Notes
 	b.Guest = g
 	b.Quote = channelQuote(r, b.Nights, p, set)
+	b.ChannelCommission = ""
+	if c := r.Commission.Round(pricing.Scale(r.Currency)); !c.IsZero() {
+		b.ChannelCommission = c.StringFixed(pricing.Scale(r.Currency))
+	}
 	b.ServiceLines = []pricing.ServiceLine{}
 	b.Channel = strings.ToLower(r.Channel)
 	if !samePlan {
@@ -433,7 +440,7 @@ func (s *Service) channelModify(ctx context.Context, account string, cur Booking
 	}
 	res, err := s.store.Update(ctx, account, cur.BookingID, Updated, func(b *Booking) error {
 		setStay(b, next)
-		b.ChannelRes = next.ChannelRes
+		b.ChannelRes, b.ChannelCommission = next.ChannelRes, next.ChannelCommission
 		b.ChannelRes.record(r)
 		return nil
 	})

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
-	"golang.org/x/text/currency"
 
 	"github.com/vros/vros/booking-svc/internal/booking"
+	"github.com/vros/vros/libs/pricing"
 )
 
 // ErrInvalid marks a source whose postings cannot be computed (an amount that is no
@@ -52,16 +52,9 @@ func BookingResolver(bookings Bookings, agreements Agreements) Resolver {
 	}
 }
 
-// Scale is the currency's minor digits (golang.org/x/text/currency's standard rounding);
-// 2 for a code it does not know.
-func Scale(code string) int32 {
-	u, err := currency.ParseISO(code)
-	if err != nil {
-		return 2
-	}
-	scale, _ := currency.Standard.Rounding(u)
-	return int32(scale)
-}
+// Scale is the currency's minor digits, as the booking's amounts were priced with
+// (pricing.Scale).
+func Scale(code string) int32 { return pricing.Scale(code) }
 
 // Day is the UTC day of t.
 func Day(t time.Time) string { return t.UTC().Format("2006-01-02") }
