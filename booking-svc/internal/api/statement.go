@@ -19,8 +19,9 @@ import (
 // Owner statements (docs/money.md, "Statements"): the interface A resource
 // /api/owner-statement (POST /internal/a/owner-statement) and the owner's link,
 // GET /internal/statements/{token}[?format=csv|pdf], mounted without the tenant check (edge
-// forwards the public /statements/{token}.{json,csv,pdf} with an empty tenant): the token is
-// the capability.
+// reads it unsigned for the public page /statements/{token} and its files
+// /statements/{token}/statement.{pdf,csv}, which the panel's code serves): the token is the
+// capability.
 
 // publicURLHeader is edge's public base URL (no trailing slash), sent with every request it
 // forwards, so that an answer can give a whole link.
@@ -179,8 +180,8 @@ func (a *API) ownerStatement(c *fiber.Ctx) error {
 		// c.Get's string is the request's buffer: copied before it outlives the handler.
 		base := strings.Clone(strings.TrimRight(c.Get(publicURLHeader), "/"))
 		path := "/statements/" + token
-		return httpapi.A(c, statementLink{StatementID: id, URL: base + path, Path: path, PDFURL: base + path + ".pdf",
-			CSVURL: base + path + ".csv", ExpiresAt: l.ExpiresAt})
+		return httpapi.A(c, statementLink{StatementID: id, URL: base + path, Path: path, PDFURL: base + path + "/statement.pdf",
+			CSVURL: base + path + "/statement.csv", ExpiresAt: l.ExpiresAt})
 	}
 	return v.Err()
 }

@@ -221,7 +221,7 @@ func TestOwnerStatementResource(t *testing.T) {
 	l := m["data"].(map[string]any)
 	path := l["path"].(string)
 	token := strings.TrimPrefix(path, "/statements/")
-	if !statement.ValidToken(token) || l["url"] != "https://edge.example.com"+path || l["pdf_url"] != "https://edge.example.com"+path+".pdf" {
+	if !statement.ValidToken(token) || l["url"] != "https://edge.example.com"+path || l["pdf_url"] != "https://edge.example.com"+path+"/statement.pdf" {
 		t.Fatalf("link: %s", raw)
 	}
 	resp, body := s.public(t, "/internal/statements/"+token)
