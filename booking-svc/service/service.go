@@ -78,6 +78,11 @@ type Config struct {
 	// RefundRetrySchedule is the wait before each retry of a refund part whose attempt failed
 	// ("": booking.DefaultRefundRetry); checked at start.
 	RefundRetrySchedule string `env:"VROS_BOOKING_REFUND_RETRY_SCHEDULE" envDefault:"1m,5m,30m,2h,12h"`
+	// DepositReleaseDays is how many days after check-out a held deposit is released;
+	// DepositReauthorizeAfter the age at which a hold is renewed (card networks let a hold
+	// lapse after 7 days).
+	DepositReleaseDays      int           `env:"VROS_BOOKING_DEPOSIT_RELEASE_DAYS" envDefault:"7"`
+	DepositReauthorizeAfter time.Duration `env:"VROS_BOOKING_DEPOSIT_REAUTHORIZE_AFTER" envDefault:"144h"`
 	// Crash is a fault-injection hook for tests (booking.Service.Crash, feedsync.Syncer.Crash);
 	// never set from the environment, nil in production.
 	Crash func(step, account string)
@@ -101,6 +106,10 @@ func (cfg Config) check() error {
 		return errors.New("VROS_BOOKING_FAILED_RETENTION must be positive")
 	case cfg.MoneyInterval < 0:
 		return errors.New("VROS_BOOKING_MONEY_INTERVAL must not be negative")
+	case cfg.DepositReleaseDays < 0 || cfg.DepositReleaseDays > 365:
+		return fmt.Errorf("VROS_BOOKING_DEPOSIT_RELEASE_DAYS (%d) must be 0 to 365", cfg.DepositReleaseDays)
+	case cfg.DepositReauthorizeAfter < time.Hour || cfg.DepositReauthorizeAfter > 7*24*time.Hour:
+		return fmt.Errorf("VROS_BOOKING_DEPOSIT_REAUTHORIZE_AFTER (%v) must be 1h to 168h: card networks let a hold lapse after 7 days", cfg.DepositReauthorizeAfter)
 	case cfg.CheckoutWindow < cfg.JanitorLease:
 		return fmt.Errorf("VROS_BOOKING_CHECKOUT_WINDOW (%v) must be at least VROS_BOOKING_JANITOR_LEASE (%v): a checkout whose request stopped is repaired after the lease, and must not hold its nights past its window", cfg.CheckoutWindow, cfg.JanitorLease)
 	}
@@ -120,6 +129,9 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	}
 	if cfg.CheckoutWindow == 0 { // a Config built in code (devstack) without the window
 		cfg.CheckoutWindow = booking.DefaultCheckoutWindow
+	}
+	if cfg.DepositReauthorizeAfter == 0 && cfg.DepositReleaseDays == 0 { // a Config built in code without them
+		cfg.DepositReleaseDays, cfg.DepositReauthorizeAfter = booking.DefaultDepositReleaseDays, booking.DefaultDepositReauthorizeAfter
 	}
 	if err := cfg.check(); err != nil {
 		return err
@@ -200,6 +212,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if bookings.RefundRetry, err = refundRetry(cfg.RefundRetrySchedule); err != nil {
 		return err
 	}
+	bookings.SetDepositTimes(cfg.DepositReleaseDays, cfg.DepositReauthorizeAfter)
 	if cfg.Clock != nil {
 		bookings.SetClock(cfg.Clock)
 	}

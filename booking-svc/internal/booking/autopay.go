@@ -79,7 +79,7 @@ func outstanding(b Booking, today string) decimal.Decimal {
 		}
 	}
 	for _, p := range b.Payments {
-		if p.Method == MethodCard {
+		if p.Method == MethodCard && p.Kind != KindDepositCapture { // a captured deposit pays no installment
 			amt, _ := decimal.NewFromString(p.Amount)
 			due = due.Sub(amt)
 		}

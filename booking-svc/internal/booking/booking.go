@@ -119,13 +119,15 @@ type Service struct {
 	// for good, as if the process died (systest/crash). Nil in production.
 	Crash func(step, account string)
 	now   func() time.Time
+	// deposit is what damage-deposit holds work with (deposit.go).
+	deposit depositDeps
 }
 
 // New returns the domain service.
 func New(d Deps) *Service {
 	return &Service{propertyView: d.PropertyView, store: d.Bookings, blocks: d.Blocks, users: d.Users, records: d.Accounts, ledger: d.Ledger, gateway: d.Gateway,
 		checkouts: d.Checkouts, intents: d.Intents, channel: d.Channel, box: d.Box, payments: d.Payments, refunder: d.Refunder, refunds: d.RefundsDue, Deadline: 25 * time.Second, Lease: 2 * time.Minute,
-		CheckoutWindow: DefaultCheckoutWindow, now: time.Now}
+		CheckoutWindow: DefaultCheckoutWindow, now: time.Now, deposit: depositDepsOf(d)}
 }
 
 // SetClock makes now the service's clock (time.Now by default): today for its quotes and

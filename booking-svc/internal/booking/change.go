@@ -234,12 +234,22 @@ func (s *Service) update(ctx context.Context, account string, id int64, plan pla
 	if ctx.Err() != nil {
 		return cur, ctx.Err()
 	}
+	// The damage-deposit hold follows the new price and stay: noted in the index first.
+	deposit := next
+	if sealed != nil {
+		deposit.Card = sealed
+	}
+	s.scheduleDeposit(&deposit)
+	if err := s.noteDeposit(ctx, deposit, s.depositAt(deposit, s.now(), s.Location(ctx, account, next.PropertyID))); err != nil {
+		return undo(err)
+	}
 	res, err := s.store.Update(ctx, account, cur.BookingID, Updated, func(b *Booking) error {
 		setStay(b, next) // with the promotion's use taken above
 		b.PaymentAuto, b.AutopayError = d.Auto, ""
 		if sealed != nil {
 			b.Card = sealed
 		}
+		s.scheduleDeposit(b)
 		addPayment(b, pay)
 		return nil
 	})

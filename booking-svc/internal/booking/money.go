@@ -44,7 +44,12 @@ func (m Money) Pass(ctx context.Context) error {
 	} else if n > 0 {
 		m.Log.Info("refunds attempted", "bookings", n)
 	}
-	// Damage-deposit holds (deposit.go) pass here.
+	// Damage-deposit holds (deposit.go): the steps due.
+	if n, err := m.Bookings.DepositPass(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("deposits: %w", err))
+	} else if n > 0 {
+		m.Log.Info("deposit steps done", "steps", n)
+	}
 	return errors.Join(errs...)
 }
 

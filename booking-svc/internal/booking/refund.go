@@ -336,11 +336,16 @@ func (s *Service) cancelBooking(ctx context.Context, cur Booking, o CancelOption
 		return cur, ctx.Err()
 	}
 	now := s.store.Now()
+	// A held deposit is released at once: noted in the index before the cancel's write.
+	if err := s.noteDeposit(ctx, cur, s.now()); err != nil {
+		return cur, err
+	}
 	res, err := s.store.Update(ctx, account, id, Cancelled, func(b *Booking) error {
 		if b.Status != StatusReserved {
 			return errChanged
 		}
 		b.Status, b.CancelledAt = StatusCancelled, &now
+		cancelDeposit(b, s.now())
 		if more != nil {
 			more(b)
 		}
@@ -365,7 +370,7 @@ func (s *Service) cancelBooking(ctx context.Context, cur Booking, o CancelOption
 			res = b
 		} // else the worker attempts them: the cancellation stands
 	}
-	return res, nil
+	return s.releaseOnCancel(ctx, res), nil
 }
 
 // refundsDue is the index of refunds due: Deps.RefundsDue, else the repository when it is

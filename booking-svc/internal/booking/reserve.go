@@ -135,9 +135,16 @@ func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (Bo
 		return Booking{}, ctx.Err() // past the deadline: the janitor will undo it
 	}
 	promo := b.Promotion
+	// The damage-deposit hold it schedules is noted in the index before the booking says so.
+	deposit := b
+	s.scheduleDeposit(&deposit)
+	if err := s.noteDeposit(ctx, deposit, s.depositAt(deposit, s.now(), s.Location(ctx, account, p.PropertyID))); err != nil {
+		return Booking{}, err
+	}
 	out, err := s.store.Update(ctx, account, id, Reserved, func(b *Booking) error {
 		b.Status = StatusReserved
 		b.Promotion = promo // with the use it holds
+		b.Deposit = deposit.Deposit
 		addPayment(b, pay)
 		return nil
 	})
