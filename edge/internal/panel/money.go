@@ -112,8 +112,9 @@ type refundView struct {
 
 // refundPartView is the refund of one payment.
 type refundPartView struct {
-	Of, PaymentID, Amount, Method, Status, Attempts text
-	LastError, NextAttemptAt, RefundID, DoneAt      text
+	// Of is the payment refunded (booking-svc answers it as refundOf).
+	Of, RefundOf, PaymentID, Amount, Method, Status, Attempts text
+	LastError, NextAttemptAt, RefundID, DoneAt                text
 }
 
 // depositView is a booking's damage-deposit hold as interface B answers it (`depositHold`).
@@ -148,6 +149,11 @@ func bookingPageOf(b bookingItem) (bookingPage, error) {
 		d.Refund = &refundView{}
 		if err := loose(b.RefundRaw, d.Refund); err != nil {
 			return d, err
+		}
+		for i, pt := range d.Refund.Parts {
+			if pt.Of == "" {
+				d.Refund.Parts[i].Of = pt.RefundOf
+			}
 		}
 	}
 	if len(b.DepositRaw) > 0 && string(b.DepositRaw) != "null" {
@@ -187,6 +193,7 @@ func (p *Panel) captureDeposit(c *fiber.Ctx) error {
 type statementView struct {
 	StatementID, Revision, CreatedAt, Currency, From, To text
 	Owner                                                struct{ OwnerID, Name text }
+	OwnerID                                              text // a list's statements name the owner so
 	ManagerName                                          text
 	OpeningBalance, Net, ClosingBalance                  text
 	Bookings                                             []stmtBooking

@@ -148,7 +148,7 @@ const cancelledBooking = `{"status":0,"data":{"totalRecords":1,"listBooking":[{"
 "refund":{"status":"failed","policy":"moderate","percent":"50","policy_amount":"500.00","net_paid":"450.00","amount":"450.00",
  "refunded":"225.00","currency":"EUR","override":false,
  "parts":[{"of":3,"payment_id":9,"amount":"225.00","method":"card","status":"succeeded","attempts":1,"refund_id":"re_1"},
-  {"of":2,"payment_id":10,"amount":"225.00","method":"card","status":"failed","attempts":5,"last_error":"card_declined: <the bank said no>"}]},
+  {"refundOf":"2","paymentId":"10","amount":"225.00","method":"card","status":"failed","attempts":5,"lastError":"card_declined: <the bank said no>","nextAttemptAt":null}]},
 "depositHold":{"status":"held","amount":"300.00","currency":"EUR","due_date":"2027-06-30","held_at":"2027-06-30T10:00:00Z",
  "authorization_id":"pi_hold_1","reauthorizations":1,"release_on":"2027-07-15"}}]}}`
 
@@ -165,7 +165,7 @@ func TestBookingMoneyPage(t *testing.T) {
 		t.Fatalf("booking page: HTTP %d %.300s", resp.StatusCode, page)
 	}
 	wants(t, "the booking page", page, `<td class="refund-status"><strong>failed</strong>`, `moderate · 50 % refunded · 500.00 of the grand total`,
-		`<td class="refund-amount"><strong>450.00</strong> EUR`, `<td class="refunded">225.00</td>`, `<td class="part-status">failed</td><td>5</td>`,
+		`<td class="refund-amount"><strong>450.00</strong> EUR`, `<td class="refunded">225.00</td>`, `<tr data-part="2"><td>2</td><td>225.00</td><td>card</td><td class="part-status">failed</td><td>5</td>`,
 		`card_declined: &lt;the bank said no&gt;`, `id="retry-refund"`, `<tr data-payment="9" class="refund"><td>9</td><td>-225.00 EUR</td>`,
 		`Refund of payment 3 (card)`, `<td class="deposit-status"><strong>held</strong>`, `authorization pi_hold_1`, `Re-authorizations`,
 		`id="capture-deposit"`, `id="release-deposit"`)
@@ -265,7 +265,10 @@ func TestOwnerPages(t *testing.T) {
 	svc.set("owner-payout list", 200, `{"code":200,"data":{"payouts":[{"payout_id":8,"owner_id":4,"date":"2027-08-05","amount":"1200.00","currency":"EUR","method":"bank_transfer","reference":"AUG"}]}}`)
 	_, page = b.do(t, http.MethodGet, "/panel/owners/4", "", nil)
 	wants(t, "the owner's page", page, `<tr data-payout="8"><td>8</td><td>2027-08-05</td><td>1200.00 EUR</td>`, `payout details: not set`)
-	if got := svc.last(t, "owner-payout", "list"); got != `{"action":"list","payout":{"owner_id":4}}` {
+	if got := svc.last(t, "owner", "list"); got != `{"action":"list","limit":100}` {
+		t.Errorf("owners listed with %s", got)
+	}
+	if got := svc.last(t, "owner-payout", "list"); got != `{"action":"list","limit":100,"owner_id":4}` {
 		t.Errorf("payouts listed with %s", got)
 	}
 	svc.set("owner-payout create", 200, `{"code":200,"data":{"payout_id":9}}`)
@@ -285,6 +288,9 @@ func TestOwnerPages(t *testing.T) {
 	_, page = b.do(t, http.MethodGet, "/panel/properties/V1/owner", "", nil)
 	wants(t, "the agreements page", page, `<td>Maria &lt;Rossi&gt;</td><td>2027-01-01</td><td>open</td>`, `20 % of rent, services`, `Pool 50.00`,
 		`aria-current="page">Owner`, `<option value="4" >Maria &lt;Rossi&gt;</option>`)
+	if got := svc.last(t, "owner-agreement", "list"); got != `{"action":"list","internal_code":"V1","limit":100}` {
+		t.Errorf("agreements listed with %s", got)
+	}
 	_, page = b.do(t, http.MethodGet, "/panel/properties/V1/owner?edit=2", "", nil)
 	wants(t, "the agreement's edit form", page, `name="agreement[agreement_id]" value="2"`, `value="services" checked`, `value="Pool"`)
 	svc.set("owner-agreement update", 200, `{"code":200,"data":{}}`)
@@ -314,7 +320,7 @@ func TestOwnerPages(t *testing.T) {
 	_, page = b.do(t, http.MethodGet, "/panel/properties/V1/expenses?month=2027-08", "", nil)
 	wants(t, "the expenses page", page, `<tr data-expense="11"><td>11</td><td>2027-08-03</td><td>cleaning</td>`,
 		`href="/panel/properties/V1/expenses/11/receipt"`, `name="month" type="month" value="2027-08"`, `enctype="multipart/form-data"`)
-	if got := svc.last(t, "owner-expense", "list"); got != `{"action":"list","expense":{"from":"2027-08-01","internal_code":"V1","to":"2027-08-31"}}` {
+	if got := svc.last(t, "owner-expense", "list"); got != `{"action":"list","from":"2027-08-01","internal_code":"V1","limit":100,"to":"2027-08-31"}` {
 		t.Errorf("expenses listed with %s", got)
 	}
 	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89")
@@ -364,9 +370,10 @@ func TestStatementPages(t *testing.T) {
 	svc := &services{answers: map[string]reply{}}
 	b, _ := moneyPanel(t, svc, nil)
 	svc.set("owner list", 200, `{"code":200,"data":{"owners":[{"owner_id":4,"name":"Maria"}]}}`)
-	svc.set("owner-statement list", 200, `{"code":200,"data":{"statements":[`+aStatement+`]}}`)
+	svc.set("owner-statement list", 200, `{"code":200,"data":{"statements":[{"statement_id":"st_41","owner_id":4,"currency":"EUR","from":"2027-08-01","to":"2027-08-31",
+		"revision":2,"created_at":"2027-09-01T08:00:00Z"}]}}`)
 	_, page := b.do(t, http.MethodGet, "/panel/statements", "", nil)
-	wants(t, "the statements page", page, `<option value="4" >Maria</option>`, `<tr data-statement="st_41"><td>Maria &lt;Rossi&gt;</td><td>2027-08-01 to 2027-08-31</td>`,
+	wants(t, "the statements page", page, `<option value="4" >Maria</option>`, `<tr data-statement="st_41"><td>Maria</td><td>2027-08-01 to 2027-08-31</td><td>EUR</td><td>2</td><td>2027-09-01T08:00:00Z</td>`,
 		`aria-current="page">Statements`)
 	tok := b.token(t, "/panel/statements")
 	resp, page := b.post(t, "/panel/statements", url.Values{"_csrf": {tok}, "month": {"2027-13"}})

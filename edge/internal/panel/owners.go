@@ -38,6 +38,10 @@ var (
 	decimalPattern = regexp.MustCompile(`^-?\d+(\.\d+)?$`)
 )
 
+// listLimit is the most a list answers (its first page): a page shows at most that many
+// owners, payouts, agreements or expenses.
+const listLimit = 100
+
 // maxReceipt is the largest receipt the service takes (5 MiB decoded).
 const maxReceipt = 5 << 20
 
@@ -70,7 +74,7 @@ type expenseItem struct {
 
 // readOwners reads the account's owners.
 func (p *Panel) readOwners(a asker) ([]ownerItem, error) {
-	o, err := p.callAs(a, gateway.InterfaceA, "owner", map[string]any{"action": "list"})
+	o, err := p.callAs(a, gateway.InterfaceA, "owner", map[string]any{"action": "list", "limit": listLimit})
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +273,7 @@ func (p *Panel) ownerView(c *fiber.Ctx, msg string, values, errs map[string]stri
 	if err := loose(o.Data, &d.Owner); err != nil {
 		return err
 	}
-	o, err = p.callAs(a, gateway.InterfaceA, "owner-payout", map[string]any{"action": "list", "payout": map[string]any{"owner_id": id}})
+	o, err = p.callAs(a, gateway.InterfaceA, "owner-payout", map[string]any{"action": "list", "owner_id": id, "limit": listLimit})
 	if err != nil {
 		return err
 	}
@@ -351,7 +355,7 @@ func (p *Panel) agreementsPage(c *fiber.Ctx) error {
 
 func (p *Panel) agreementsView(c *fiber.Ctx, code, editID, msg string, values, errs map[string]string) error {
 	a := askerOf(c)
-	o, err := p.callAs(a, gateway.InterfaceA, "owner-agreement", map[string]any{"action": "list", "agreement": map[string]any{"internal_code": code}})
+	o, err := p.callAs(a, gateway.InterfaceA, "owner-agreement", map[string]any{"action": "list", "internal_code": code, "limit": listLimit})
 	if err != nil {
 		return err
 	}
@@ -531,13 +535,14 @@ func (p *Panel) expensesPage(c *fiber.Ctx) error {
 }
 
 func (p *Panel) expensesView(c *fiber.Ctx, code, month, msg string, values, errs map[string]string) error {
-	filter := map[string]any{"internal_code": code}
+	// A list's filters are members of the body, beside its action (as property list's).
+	body := map[string]any{"action": "list", "internal_code": code, "limit": listLimit}
 	if from, to := monthRange(month); from != "" {
-		filter["from"], filter["to"] = from, to
+		body["from"], body["to"] = from, to
 	} else {
 		month = ""
 	}
-	o, err := p.call(c, gateway.InterfaceA, "owner-expense", map[string]any{"action": "list", "expense": filter})
+	o, err := p.call(c, gateway.InterfaceA, "owner-expense", body)
 	if err != nil {
 		return err
 	}

@@ -56,6 +56,12 @@ func (p *Panel) statementsView(c *fiber.Ctx, msg string, values, errs map[string
 	// The statements made so far, when the resource lists them (a refusal leaves the list out).
 	if o, err := p.callAs(a, gateway.InterfaceA, "owner-statement", map[string]any{"action": "list"}); err == nil && o.OK {
 		_ = listOf(o.Data, &d.Statements)
+		// A list names the owner by id only.
+		for i, st := range d.Statements {
+			if st.Owner.OwnerID == "" {
+				d.Statements[i].Owner.OwnerID = st.OwnerID
+			}
+		}
 	}
 	return p.render(c, "statements", view{Title: "Owner statements", Session: sessionOf(c), Nav: "statements", Notice: notice(c),
 		Message: msg, Values: values, Errors: errs, Data: d})
@@ -133,9 +139,6 @@ func statementID(c *fiber.Ctx) (string, error) {
 // statementRef is the statement object of an action on one statement.
 func statementRef(id string, more map[string]any) map[string]any {
 	m := map[string]any{"statement_id": id}
-	if n, err := strconv.ParseInt(id, 10, 64); err == nil {
-		m["statement_id"] = n
-	}
 	for k, v := range more {
 		m[k] = v
 	}
