@@ -60,7 +60,8 @@ func entry(t *testing.T, source string, seq int64, date string, posted time.Time
 //	2027-03-08 booking 11 (direct) earned: rent 800.00, discount 50.00, cleaning 60.00,
 //	           tax 40.00 (not the owner's), commission 20 % × 750.00 = 150.00
 //	2027-03-05 booking 13 paid 300.00 (cash and guest funds: not the owner's)
-//	2027-03-10 booking 13 cancelled: 200.00 refunded, 100.00 kept
+//	2027-03-10 booking 13 cancelled: 200.00 refunded, 100.00 kept, commission 20 % × 100.00
+//	           = 20.00 (the kept amount bears the agreement's commission, as the ledger posts)
 //	2027-03-12 expense (maintenance) 120.00 borne by the owner
 //	2027-03-15 booking 12 (channel) earned: rent 1000.00, channel commission 150.00,
 //	           commission 20 % × 1000.00 = 200.00
@@ -83,7 +84,8 @@ func handEntries(t *testing.T, posted time.Time) []journal.Entry {
 			post{c, "300.00", journal.LinePayment, "Card payment", 13}, post{g, "-300.00", journal.LinePayment, "Card payment", 13}),
 		entry(t, "booking:13", 2, "2027-03-10", posted,
 			post{g, "200.00", journal.LineRefund, "Refund", 13}, post{c, "-200.00", journal.LineRefund, "Refund", 13},
-			post{g, "100.00", journal.LineCancellationFee, "", 13}, post{o, "-100.00", journal.LineCancellationFee, "Kept on cancellation", 13}),
+			post{g, "100.00", journal.LineCancellationFee, "", 13}, post{o, "-100.00", journal.LineCancellationFee, "Kept on cancellation", 13},
+			post{o, "20.00", journal.LineCommission, "Commission 20%", 13}, post{journal.ManagementIncome, "-20.00", journal.LineCommission, "", 13}),
 		entry(t, "expense:3", 1, "2027-03-12", posted,
 			post{o, "120.00", journal.LineExpense, "Maintenance: boiler", 0}, post{c, "-120.00", journal.LineExpense, "", 0}),
 		entry(t, "booking:12", 2, "2027-03-15", posted,
@@ -102,7 +104,7 @@ var handTotals = []statement.Total{
 	{Line: "rent", Amount: "1800.00"},               // 800 + 1000
 	{Line: "discount", Amount: "-50.00"},            // booking 11
 	{Line: "service", Amount: "60.00"},              // cleaning, booking 11
-	{Line: "commission", Amount: "-350.00"},         // 150 + 200
+	{Line: "commission", Amount: "-370.00"},         // 150 + 20 + 200
 	{Line: "channel_commission", Amount: "-150.00"}, // booking 12
 	{Line: "cancellation_fee", Amount: "100.00"},    // 300 paid − 200 refunded
 	{Line: "deposit_capture", Amount: "0.00"},
@@ -113,8 +115,8 @@ var handTotals = []statement.Total{
 
 const (
 	handOpening = "400.00"  // 500 − 100 in February
-	handNet     = "765.00"  // the sum of handTotals
-	handClosing = "1165.00" // 400 + 765
+	handNet     = "745.00"  // the sum of handTotals
+	handClosing = "1145.00" // 400 + 745
 )
 
 func TestBuildMatchesTheHandComputedTable(t *testing.T) {
@@ -145,7 +147,7 @@ func checkHand(t *testing.T, st statement.Statement) {
 		net   string
 	}{
 		{11, "rent 800.00, discount -50.00, service 60.00, commission -150.00", "660.00"},
-		{13, "cancellation_fee 100.00", "100.00"},
+		{13, "commission -20.00, cancellation_fee 100.00", "80.00"},
 		{12, "rent 1000.00, commission -200.00, channel_commission -150.00", "650.00"},
 	}
 	if len(st.Bookings) != len(want) {
@@ -229,7 +231,7 @@ func TestRenderersAreReproducibleAndReadable(t *testing.T) {
 		return
 	}
 	for _, want := range []string{"Owner statement", "Maria Rossi-Müller", "2027-03-01 to 2027-03-31",
-		"Closing balance (net due)", handClosing, "Total commission", "-350.00", "Total rent", "1800.00", "-120.00"} {
+		"Closing balance (net due)", handClosing, "Total commission", "-370.00", "Total rent", "1800.00", "-120.00"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("pdftotext does not show %q:\n%s", want, text)
 		}

@@ -169,7 +169,7 @@ func TestStatementOfAMonth(t *testing.T) {
 	if len(st2.Changes) != 1 || st2.Changes[0] != want {
 		t.Errorf("changes %+v, want [%+v]", st2.Changes, want)
 	}
-	if st2.ClosingBalance != "1085.00" || st2.Totals[7] != (statement.Total{Line: "expense", Amount: "-200.00"}) {
+	if st2.ClosingBalance != "1065.00" || st2.Totals[7] != (statement.Total{Line: "expense", Amount: "-200.00"}) {
 		t.Errorf("revision 2: closing %s expense total %+v", st2.ClosingBalance, st2.Totals[7])
 	}
 	if text := PDFText(t, files(t, r2)["pdf"]); text != "" && !strings.Contains(text, "Late invoice: plumber") {
