@@ -25,9 +25,12 @@ type Revision struct {
 	DepartureDate      string
 	Currency           string // default the property's
 	Amount             string // decimal string, default "100.00"
-	Notes              string
-	Customer           Customer
-	Rooms              []Room // default one room: the property's first room type and rate plan
+	// OTACommission is the OTA's commission (ota_commission) as sent: a decimal string, or
+	// "" for null (the OTA did not say).
+	OTACommission string
+	Notes         string
+	Customer      Customer
+	Rooms         []Room // default one room: the property's first room type and rate plan
 	// Guarantee is the card sent with the booking; default a test Visa card with its CVV, so
 	// that tests see it never stored or logged. NoGuarantee leaves it out.
 	Guarantee   *Guarantee
@@ -166,13 +169,16 @@ func (r Revision) wire() map[string]any {
 		"unique_id": "BDC-" + r.OTAReservationCode, "system_id": r.ID,
 		"ota_reservation_code": r.OTAReservationCode, "ota_name": r.OTAName, "status": r.Status,
 		"arrival_date": r.ArrivalDate, "departure_date": r.DepartureDate, "arrival_hour": nil,
-		"amount": r.Amount, "currency": r.Currency, "notes": r.Notes,
+		"amount": r.Amount, "currency": r.Currency, "notes": r.Notes, "ota_commission": nil,
 		"payment_collect": "property", "payment_type": "credit_card",
 		"occupancy": map[string]int{"adults": adults, "children": children, "infants": infants},
 		"customer": map[string]any{"name": r.Customer.Name, "surname": r.Customer.Surname, "mail": r.Customer.Mail,
 			"phone": r.Customer.Phone, "country": r.Customer.Country, "address": nil, "city": nil, "zip": nil, "language": nil},
 		"rooms": rooms, "services": []any{},
 		"inserted_at": r.InsertedAt.UTC().Format("2006-01-02T15:04:05.000000"),
+	}
+	if r.OTACommission != "" {
+		attrs["ota_commission"] = r.OTACommission
 	}
 	if r.Guarantee != nil {
 		attrs["guarantee"] = map[string]any{"card_number": r.Guarantee.CardNumber, "card_type": r.Guarantee.CardType,

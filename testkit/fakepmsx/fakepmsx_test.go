@@ -203,7 +203,8 @@ func TestPushValidatesBothWays(t *testing.T) {
 	defer pms.Close()
 	r := fakepmsx.Reservation{ID: "R1", Status: "new", Channel: "BookingCom", HotelCode: "H1", RoomType: "APT", RatePlan: "BAR",
 		Checkin: "2026-03-01", Checkout: "2026-03-04", Adults: 2, Children: 1, Currency: "EUR", Total: "450.00",
-		FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com", Phone: "+39 06 1234", Country: "IT", Notes: "late <arrival>", Card: true}
+		FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com", Phone: "+39 06 1234", Country: "IT", Notes: "late <arrival>", Card: true,
+		Commission: "67.50"}
 	for _, r := range []fakepmsx.Reservation{r, {ID: "R1", Status: "modified", HotelCode: "H1", RoomType: "APT", Checkin: "2026-03-02", Checkout: "2026-03-04", Adults: 2},
 		{ID: "R1", Status: "modified", Modify: true, HotelCode: "H1", RoomType: "APT", Checkin: "2026-03-02", Checkout: "2026-03-04", Adults: 2},
 		{ID: "R1", Status: "cancelled", HotelCode: "H1", RoomType: "APT", Checkin: "2026-03-02", Checkout: "2026-03-04"}} {
@@ -215,7 +216,8 @@ func TestPushValidatesBothWays(t *testing.T) {
 			t.Fatalf("reply %+v", rep)
 		}
 	}
-	if len(got) != 4 || !bytes.Contains(got[0], []byte(fakepmsx.CardNumber)) || !bytes.Contains(got[2], []byte("HotelResModify ")) {
+	if len(got) != 4 || !bytes.Contains(got[0], []byte(fakepmsx.CardNumber)) || !bytes.Contains(got[2], []byte("HotelResModify ")) ||
+		!bytes.Contains(got[0], []byte(`<TotalCommissions><CommissionPayableAmount Amount="67.50" CurrencyCode="EUR"/></TotalCommissions>`)) {
 		t.Fatalf("pushed %d messages", len(got))
 	}
 	// an answer that is not schema-valid is an error

@@ -25,11 +25,13 @@ type Reservation struct {
 	Checkin, Checkout  string
 	Adults, Children   int
 	Currency, Total    string
-	FirstName          string
-	LastName           string
-	Email, Phone       string
-	Country            string
-	Notes              string
+	// Commission is the channel's commission (ResGlobalInfo/TotalCommissions), "": none.
+	Commission   string
+	FirstName    string
+	LastName     string
+	Email, Phone string
+	Country      string
+	Notes        string
 	// Card adds a payment card guarantee (number 4111111111111111, CVC 737) that the PMS
 	// must never keep in clear.
 	Card bool
@@ -127,6 +129,10 @@ func XML(echo string, at time.Time, rs ...Reservation) []byte {
 		}
 		if r.Total != "" {
 			b.WriteString(`<Total` + attr("AmountAfterTax", r.Total) + attr("CurrencyCode", r.Currency) + `/>`)
+		}
+		if r.Commission != "" {
+			b.WriteString(`<TotalCommissions><CommissionPayableAmount` + attr("Amount", r.Commission) + attr("CurrencyCode", r.Currency) +
+				`/></TotalCommissions>`)
 		}
 		b.WriteString(`<BasicPropertyInfo` + attr("HotelCode", r.HotelCode) + `/>`)
 		b.WriteString(`</ResGlobalInfo>`)

@@ -246,8 +246,12 @@ type Revision struct {
 	Adults, Children int
 	Currency         string
 	Total            string // decimal string
-	Guest            Guest
-	Notes            string
+	// Commission is what the selling channel keeps of Total, as the channel manager reports
+	// it (Channex: ota_commission; OpenTravel: TotalCommissions), a decimal string in
+	// Currency; "": not reported.
+	Commission string
+	Guest      Guest
+	Notes      string
 	// Raw is the revision as received, card data masked (for the log).
 	Raw []byte
 }

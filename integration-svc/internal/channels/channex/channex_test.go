@@ -3,6 +3,7 @@ package channex
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -540,5 +541,38 @@ func TestMask(t *testing.T) {
 		if got := string(Mask([]byte(tc.in))); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestRevisionCommission: a revision's ota_commission (what the OTA keeps) is read as a
+// decimal ≥ 0, written as a number or a string; null, absent, negative or not a decimal is
+// "not reported", never a reason to refuse the revision. Through the fake, the wire's string.
+func TestRevisionCommission(t *testing.T) {
+	for _, tc := range []struct{ attr, want string }{
+		{`"ota_commission":"67.50"`, "67.50"},
+		{`"ota_commission":67.5`, "67.5"},
+		{`"ota_commission":0`, "0"},
+		{`"ota_commission":null`, ""},
+		{`"other":1`, ""},
+		{`"ota_commission":"-3.00"`, ""},
+		{`"ota_commission":"1e3"`, ""},
+		{`"ota_commission":"lots"`, ""},
+		{`"ota_commission":{"amount":"1"}`, ""},
+		{`"ota_commission":"450.00"`, "450.00"},
+		{`"ota_commission":"450.01"`, ""},
+	} {
+		r, err := revision(channel.Connection{ID: 7}, feedItem{ID: "rev1", Type: "booking_revision",
+			Attributes: json.RawMessage(`{"booking_id":"b1","status":"new","amount":"450.00",` + tc.attr + `}`)})
+		if err != nil || r.Commission != tc.want || r.Total != "450.00" {
+			t.Errorf("%s: commission %q (%v), want %q", tc.attr, r.Commission, err, tc.want)
+		}
+	}
+	e := newEnv(t, Options{})
+	e.fake.EnqueueRevision(fakechannex.Revision{PropertyID: e.prop.ID, ArrivalDate: "2027-02-01", DepartureDate: "2027-02-04",
+		Amount: "450.00", OTACommission: "67.50"})
+	e.fake.EnqueueRevision(fakechannex.Revision{PropertyID: e.prop.ID, ArrivalDate: "2027-03-01", DepartureDate: "2027-03-04", Amount: "300.00"})
+	revs, err := e.ad.PullRevisions(context.Background(), e.conn, e.record)
+	if err != nil || len(revs) != 2 || revs[0].Commission != "67.50" || revs[1].Commission != "" {
+		t.Fatalf("%d revisions (%v): %+v", len(revs), err, revs)
 	}
 }

@@ -1,11 +1,14 @@
 package channex
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -32,10 +35,13 @@ type revisionAttrs struct {
 	DepartureDate      string      `json:"departure_date"`
 	Currency           string      `json:"currency"`
 	Amount             json.Number `json:"amount"`
-	Notes              *string     `json:"notes"`
-	InsertedAt         string      `json:"inserted_at"`
-	Occupancy          *occupancy  `json:"occupancy"`
-	Customer           *struct {
+	// OTACommission is what the OTA keeps of Amount (a decimal, as a number or a string;
+	// null when the OTA does not say).
+	OTACommission json.RawMessage `json:"ota_commission"`
+	Notes         *string         `json:"notes"`
+	InsertedAt    string          `json:"inserted_at"`
+	Occupancy     *occupancy      `json:"occupancy"`
+	Customer      *struct {
 		Name    *string `json:"name"`
 		Surname *string `json:"surname"`
 		Mail    *string `json:"mail"`
@@ -122,6 +128,7 @@ func revision(c channel.Connection, it feedItem) (channel.Revision, error) {
 		Checkout:         at.DepartureDate,
 		Currency:         at.Currency,
 		Total:            at.Amount.String(),
+		Commission:       commission(at.OTACommission, at.Amount.String()),
 		Notes:            str(at.Notes),
 		Raw:              raw(it),
 	}
@@ -147,6 +154,38 @@ func revision(c channel.Connection, it feedItem) (channel.Revision, error) {
 	}
 	return r, nil
 }
+
+// commission reads a revision's ota_commission: a decimal from 0 to the revision's amount, as
+// a JSON number or string, kept as written; anything else (null, absent, negative, more than
+// the amount, not a decimal) is "not reported", never a reason to refuse the booking.
+func commission(raw json.RawMessage, amount string) string {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if len(raw) == 0 || d.Decode(&v) != nil {
+		return ""
+	}
+	var s string
+	switch x := v.(type) {
+	case json.Number:
+		s = x.String()
+	case string:
+		s = strings.TrimSpace(x)
+	default:
+		return ""
+	}
+	c, ok := new(big.Rat).SetString(s)
+	if !decimalText.MatchString(s) || !ok {
+		return ""
+	}
+	if a, ok := new(big.Rat).SetString(amount); ok && c.Cmp(a) > 0 {
+		return ""
+	}
+	return s
+}
+
+// decimalText is a decimal ≥ 0 as channel managers write amounts.
+var decimalText = regexp.MustCompile(`^[0-9]{1,12}(\.[0-9]{1,6})?$`)
 
 func str(p *string) string {
 	if p == nil {

@@ -244,7 +244,7 @@ func (p *Processor) apply(ctx context.Context, c channel.Connection, s Stored) e
 	r := s.Revision
 	req := Request{ConnectionID: c.ID, Channel: r.Channel, ReservationID: r.ReservationID, RevisionID: r.RevisionID, Order: r.Order,
 		Status: r.Status, Checkin: r.Checkin, Checkout: r.Checkout, Adults: r.Adults, Children: r.Children, Currency: r.Currency,
-		Total: r.Total, Guest: r.Guest, Notes: r.Notes}
+		Total: r.Total, Commission: r.Commission, Guest: r.Guest, Notes: r.Notes}
 	if r.Status != channel.RevisionCancelled {
 		m, err := p.Connections.MappingByRoom(ctx, c.Account, c.ID, r.RemotePropertyID, r.RoomTypeID)
 		if errors.Is(err, channel.ErrNotFound) {

@@ -373,3 +373,21 @@ func TestLeases(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCommissionSentToBookingSvc: the channel's commission a revision reports reaches
+// booking-svc with it, also when the revision waited in the store (a modification held until
+// its new revision arrived); a revision without one sends none.
+func TestCommissionSentToBookingSvc(t *testing.T) {
+	f := newFixture(t)
+	mod := revision("modified", "R1", "r2", 2, "2027-03-05", "2027-03-09")
+	mod.Commission = "45.00"
+	f.receive(t, mod)
+	f.receive(t, revision("new", "R1", "r1", 1, "2027-03-01", "2027-03-04"))
+	got := map[string]string{}
+	for _, rq := range f.led.requests {
+		got[rq.RevisionID] = rq.Commission
+	}
+	if c, ok := got["r2"]; !ok || c != "45.00" || got["r1"] != "" {
+		t.Fatalf("commissions sent: %v", got)
+	}
+}

@@ -33,6 +33,7 @@ type Request struct {
 	Children      int
 	Currency      string
 	Total         string
+	Commission    string // the channel's commission ("": not reported)
 	Guest         channel.Guest
 	Notes         string
 }

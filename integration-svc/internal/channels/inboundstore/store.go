@@ -89,6 +89,7 @@ type revDoc struct {
 	Children         int       `bson:"children"`
 	Currency         string    `bson:"currency"`
 	Total            string    `bson:"total"`
+	Commission       string    `bson:"commission,omitempty"`
 	Guest            *guestDoc `bson:"guest,omitempty"`
 	Notes            string    `bson:"notes,omitempty"`
 	Raw              string    `bson:"raw,omitempty"`
@@ -104,7 +105,7 @@ func docOf(account string, r channel.Revision, at time.Time) revDoc {
 	return revDoc{ID: revKey(account, r.ConnectionID, r.RevisionID), AccountID: account, ConnectionID: r.ConnectionID, RevisionID: r.RevisionID,
 		ReservationID: r.ReservationID, Channel: r.Channel, Status: r.Status, Order: r.Order, RemotePropertyID: r.RemotePropertyID,
 		RoomTypeID: r.RoomTypeID, RemoteRatePlanID: r.RemoteRatePlanID, Checkin: r.Checkin, Checkout: r.Checkout, Adults: r.Adults,
-		Children: r.Children, Currency: r.Currency, Total: r.Total,
+		Children: r.Children, Currency: r.Currency, Total: r.Total, Commission: r.Commission,
 		Guest: &guestDoc{FirstName: g.FirstName, LastName: g.LastName, Email: g.Email, Phone: g.Phone, Country: g.Country},
 		Notes: r.Notes, Raw: string(r.Raw), State: inbound.StateReceived, ReceivedAt: at, UpdatedAt: at}
 }
@@ -113,7 +114,7 @@ func (d revDoc) stored() inbound.Stored {
 	r := channel.Revision{ConnectionID: d.ConnectionID, RevisionID: d.RevisionID, ReservationID: d.ReservationID, Channel: d.Channel,
 		Status: d.Status, Order: d.Order, RemotePropertyID: d.RemotePropertyID, RoomTypeID: d.RoomTypeID, RemoteRatePlanID: d.RemoteRatePlanID,
 		Checkin: d.Checkin, Checkout: d.Checkout, Adults: d.Adults, Children: d.Children, Currency: d.Currency, Total: d.Total,
-		Notes: d.Notes}
+		Commission: d.Commission, Notes: d.Notes}
 	if d.Raw != "" {
 		r.Raw = []byte(d.Raw)
 	}

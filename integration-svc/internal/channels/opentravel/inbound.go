@@ -8,6 +8,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"math/big"
 	"net/http"
 	"strconv"
 	"strings"
@@ -107,6 +108,12 @@ type reservationIn struct {
 		SpecialRequests []string      `xml:"SpecialRequests>SpecialRequest>Text"`
 		Total           *amount       `xml:"Total"`
 		Property        *propertyInfo `xml:"BasicPropertyInfo"`
+		// Commission is the reservation's TotalCommissions (CommissionType): the commission
+		// payable to the selling channel for all its rate segments.
+		Commission *struct {
+			Amount       string `xml:"Amount,attr"`
+			CurrencyCode string `xml:"CurrencyCode,attr"`
+		} `xml:"TotalCommissions>CommissionPayableAmount"`
 	} `xml:"ResGlobalInfo"`
 	Inner []byte `xml:",innerxml"`
 }
@@ -343,6 +350,21 @@ func revision(c channel.Connection, r reservationIn, at string, modify bool, msg
 			if err := setTotal(&rev, g.Total, at+"/ResGlobalInfo/Total"); err != nil {
 				return rev, err
 			}
+		}
+		if c := g.Commission; c != nil && c.Amount != "" {
+			field := at + "/ResGlobalInfo/TotalCommissions/CommissionPayableAmount"
+			if f, err := strconv.ParseFloat(c.Amount, 64); err != nil || f < 0 || strings.ContainsAny(c.Amount, "eE+") {
+				return rev, inboundErr(field+"@Amount", "%q is not an amount", c.Amount)
+			}
+			if cr, ok := new(big.Rat).SetString(c.Amount); ok && rev.Total != "" {
+				if t, ok := new(big.Rat).SetString(rev.Total); ok && cr.Cmp(t) > 0 {
+					return rev, inboundErr(field+"@Amount", "%s is more than the reservation's total %s", c.Amount, rev.Total)
+				}
+			}
+			if c.CurrencyCode != "" && rev.Currency != "" && !strings.EqualFold(c.CurrencyCode, rev.Currency) {
+				return rev, inboundErr(field+"@CurrencyCode", "is %s, the reservation's total is in %s", c.CurrencyCode, rev.Currency)
+			}
+			rev.Commission = c.Amount
 		}
 		var notes []string
 		for _, t := range append(append([]string{}, g.Comments...), g.SpecialRequests...) {

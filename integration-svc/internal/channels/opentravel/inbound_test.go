@@ -77,7 +77,8 @@ func (in *inbound) last() (channel.Revision, error) {
 
 var booking = fakepmsx.Reservation{ID: "SM-1001", Status: "new", Channel: "BookingCom", HotelCode: "HOTEL1", RoomType: "VILLA", RatePlan: "BAR",
 	Checkin: "2027-01-10", Checkout: "2027-01-13", Adults: 2, Children: 1, Currency: "EUR", Total: "450.00",
-	FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com", Phone: "+39 06 1234", Country: "it", Notes: "late arrival", Card: true}
+	FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com", Phone: "+39 06 1234", Country: "it", Notes: "late arrival", Card: true,
+	Commission: "67.50"}
 
 func TestReceiveNewModifiedCancelled(t *testing.T) {
 	fake := fakepmsx.New(validator, user, pass)
@@ -101,7 +102,7 @@ func TestReceiveNewModifiedCancelled(t *testing.T) {
 	}
 	want := channel.Revision{ConnectionID: 7, RevisionID: rev.RevisionID, ReservationID: "SM-1001", Channel: "BookingCom", Status: channel.RevisionNew,
 		Order: t0.UnixNano(), RemotePropertyID: "HOTEL1", RoomTypeID: "VILLA", RemoteRatePlanID: "BAR", Checkin: "2027-01-10", Checkout: "2027-01-13",
-		Adults: 2, Children: 1, Currency: "EUR", Total: "450.00",
+		Adults: 2, Children: 1, Currency: "EUR", Total: "450.00", Commission: "67.50",
 		Guest: channel.Guest{FirstName: "Ada", LastName: "Lovelace", Email: "ada@example.com", Phone: "+39 06 1234", Country: "IT"}, Notes: "late arrival", Raw: rev.Raw}
 	if !equalRev(rev, want) {
 		t.Fatalf("revision\n%+v\nwant\n%+v", rev, want)
@@ -238,6 +239,10 @@ func TestReceiveMalformed(t *testing.T) {
 		{"no dates", env(strings.Replace(good, `<TimeSpan Start="2027-01-10" End="2027-01-13"/>`, ``, 1)), "HotelReservation[1]/RoomStay/TimeSpan"},
 		{"no room type", env(strings.Replace(good, `<RoomTypes><RoomType RoomTypeCode="VILLA"/></RoomTypes>`, ``, 1)), "HotelReservation[1]/RoomStay/RoomTypes/RoomType@RoomTypeCode"},
 		{"bad total", env(strings.Replace(good, `AmountAfterTax="450.00"`, `AmountAfterTax="lots"`, 1)), "HotelReservation[1]/RoomStay/Total@AmountAfterTax"},
+		{"bad commission", env(strings.Replace(good, `Amount="67.50"`, `Amount="-1"`, 1)), "HotelReservation[1]/ResGlobalInfo/TotalCommissions/CommissionPayableAmount@Amount"},
+		{"commission above the total", env(strings.Replace(good, `Amount="67.50"`, `Amount="450.01"`, 1)), "HotelReservation[1]/ResGlobalInfo/TotalCommissions/CommissionPayableAmount@Amount"},
+		{"commission in another currency", env(strings.Replace(good, `<CommissionPayableAmount Amount="67.50" CurrencyCode="EUR"/>`,
+			`<CommissionPayableAmount Amount="67.50" CurrencyCode="USD"/>`, 1)), "HotelReservation[1]/ResGlobalInfo/TotalCommissions/CommissionPayableAmount@CurrencyCode"},
 		{"bad guest count", env(strings.Replace(good, `Count="2"`, `Count="two"`, 1)), "HotelReservation[1]/RoomStay/GuestCounts/GuestCount@Count"},
 	}
 	for _, c := range cases {

@@ -45,6 +45,7 @@ type requestJSON struct {
 	Children      int       `json:"children"`
 	Currency      string    `json:"currency,omitempty"`
 	Total         string    `json:"total,omitempty"`
+	Commission    string    `json:"commission,omitempty"`
 	Guest         guestJSON `json:"guest"`
 	Notes         string    `json:"notes,omitempty"`
 }
@@ -55,7 +56,7 @@ func Body(r inbound.Request) ([]byte, error) {
 	return json.Marshal(requestJSON{ConnectionID: r.ConnectionID, Channel: r.Channel, ReservationID: r.ReservationID,
 		RevisionID: r.RevisionID, Order: r.Order, Status: r.Status, PropertyID: r.PropertyID, RatePlanID: r.RatePlanID,
 		Checkin: r.Checkin, Checkout: r.Checkout, Adults: r.Adults, Children: r.Children, Currency: r.Currency, Total: r.Total,
-		Guest: guestJSON{FirstName: g.FirstName, LastName: g.LastName, Email: g.Email, Phone: g.Phone, Country: g.Country}, Notes: r.Notes})
+		Commission: r.Commission, Guest: guestJSON{FirstName: g.FirstName, LastName: g.LastName, Email: g.Email, Phone: g.Phone, Country: g.Country}, Notes: r.Notes})
 }
 
 // Apply implements inbound.Booking.

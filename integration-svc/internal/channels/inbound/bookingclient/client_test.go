@@ -48,7 +48,7 @@ func TestClient(t *testing.T) {
 	defer func() { _ = app.Shutdown() }()
 	cl := Client{C: bookingsvc.New("http://"+ln.Addr().String()+"/", tenancy.NewSigner(tenancy.CallerIntegration, key), 5*time.Second)}
 	req := inbound.Request{ConnectionID: 4, Channel: "BookingCom", ReservationID: "R1", RevisionID: "r1", Order: 7, Status: "new", PropertyID: 12,
-		RatePlanID: 3, Checkin: "2027-01-10", Checkout: "2027-01-13", Adults: 2, Currency: "EUR", Total: "450.00",
+		RatePlanID: 3, Checkin: "2027-01-10", Checkout: "2027-01-13", Adults: 2, Currency: "EUR", Total: "450.00", Commission: "67.50",
 		Guest: channel.Guest{FirstName: "A", LastName: "B", Email: "a@example.com", Phone: "+39", Country: "IT"}, Notes: "n"}
 	for _, tc := range []struct {
 		name   string
@@ -85,7 +85,7 @@ func TestClient(t *testing.T) {
 		if !tc.check(res, err) {
 			t.Errorf("%s: %+v %v", tc.name, res, err)
 		}
-		if got["reservation_id"] != "R1" || got["order"] != float64(7) || got["rate_plan_id"] != float64(3) || got["total"] != "450.00" ||
+		if got["reservation_id"] != "R1" || got["order"] != float64(7) || got["rate_plan_id"] != float64(3) || got["total"] != "450.00" || got["commission"] != "67.50" ||
 			got["guest"].(map[string]any)["phone"] != "+39" || got["checkin"] != "2027-01-10" {
 			t.Errorf("%s: body %v", tc.name, got)
 		}
