@@ -272,3 +272,47 @@ func TestGenerateNeedsACurrencyAndAnOwner(t *testing.T) {
 		t.Errorf("unknown owner: %v", err)
 	}
 }
+
+// TestConcurrentGeneratesMakeOneRevision: generates of one statement at once store one
+// revision, and every one of them answers its bytes.
+func TestConcurrentGeneratesMakeOneRevision(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	w.post(t, handEntries(t, w.clock.Now()))
+	req := statement.Request{OwnerID: owner, From: "2027-03-01", To: "2027-03-31", Currency: "EUR"}
+	// Each generate reads another second, so that a loser's own revision would differ from
+	// the one stored.
+	var tick atomic.Int64
+	w.svc.Now = func() time.Time { return w.clock.Now().Add(time.Duration(tick.Add(1)) * time.Second) }
+	const n = 6
+	revs := make([]statement.Revision, n)
+	made := make([]bool, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			revs[i], made[i], errs[i] = w.svc.Generate(ctx, w.account, req)
+		}()
+	}
+	wg.Wait()
+	created := 0
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("generate %d: %v", i, errs[i])
+		}
+		if made[i] {
+			created++
+		}
+		if revs[i].Revision != 1 || !bytes.Equal(revs[i].JSON, revs[0].JSON) {
+			t.Errorf("generate %d answered revision %d:\n%s\nothers:\n%s", i, revs[i].Revision, revs[i].JSON, revs[0].JSON)
+		}
+	}
+	if created != 1 {
+		t.Errorf("%d generates stored a revision, want 1", created)
+	}
+	if r, err := w.svc.Get(ctx, w.account, revs[0].StatementID, 2); !errors.Is(err, statement.ErrNotFound) {
+		t.Errorf("revision 2 exists: %d %v", r.Revision, err)
+	}
+}
