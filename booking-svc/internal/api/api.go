@@ -93,6 +93,7 @@ func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 	b.Post("/create", once("create"), a.create)
 	b.Post("/update", once("update"), a.update)
 	b.Post("/cancel", once("cancel"), a.cancel)
+	b.Post("/retryrefund", a.retryRefund)
 	b.Post("/insertservice", a.insertService)
 	b.Post("/listbooking", a.list)
 	b.Post("/addbookingpayment", once("addbookingpayment"), a.addPayment)

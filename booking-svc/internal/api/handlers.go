@@ -84,10 +84,37 @@ func (a *API) cancel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := a.bookings.Cancel(c.UserContext(), account(c), int64(r.BookingID)); err != nil {
+	res, err := a.bookings.CancelWith(c.UserContext(), account(c), int64(r.BookingID),
+		booking.CancelOptions{RefundAmount: r.RefundAmount, RefundReason: r.RefundReason})
+	if err != nil {
 		return domainError(err)
 	}
-	return httpapi.B(c, fiber.Map{"bookingId": r.BookingID})
+	return httpapi.B(c, a.cancelledOf(c, res))
+}
+
+// cancelJSON is cancel's answer: the booking id, and the refund the cancellation decided
+// (docs/money.md).
+type cancelJSON struct {
+	BookingID int64       `json:"bookingId"`
+	Refund    *refundJSON `json:"refund,omitempty"`
+}
+
+func (a *API) cancelledOf(c *fiber.Ctx, b booking.Booking) cancelJSON {
+	return cancelJSON{BookingID: b.BookingID, Refund: refundOf(b, a.bookings.Location(c.UserContext(), account(c), b.PropertyID))}
+}
+
+// retryRefund starts the failed parts of a cancelled booking's refund again; the answer is
+// the booking.
+func (a *API) retryRefund(c *fiber.Ctx) error {
+	r, err := request.DecodeRetryRefund(c.Body())
+	if err != nil {
+		return err
+	}
+	rec, err := a.bookings.RetryRefund(c.UserContext(), account(c), int64(r.BookingID))
+	if err != nil {
+		return domainError(err)
+	}
+	return httpapi.B(c, a.bookingOf(c, rec))
 }
 
 // insertService adds services to a booking; the answer lists all of them.

@@ -256,6 +256,66 @@ type paymentJSON struct {
 	Description string      `json:"description"`
 	Time        string      `json:"time"`
 	Method      string      `json:"method"`
+	// Kind and RefundOf are set on a refund ("refund", the payment it gives back) or a captured
+	// damage deposit ("deposit_capture"); a payment received has neither (docs/money.md).
+	Kind     string `json:"kind,omitempty"`
+	RefundOf string `json:"refundOf,omitempty"`
+}
+
+// refundJSON is a cancellation's refund (docs/money.md, "Refunds"): the policy's figures, the
+// amount decided, what was refunded so far, and its parts.
+type refundJSON struct {
+	Status       string           `json:"status"`
+	Policy       string           `json:"policy"`
+	Percent      json.Number      `json:"percent"`
+	PolicyAmount json.Number      `json:"policyAmount"`
+	NetPaid      json.Number      `json:"netPaid"`
+	Amount       json.Number      `json:"amount"`
+	Override     bool             `json:"override"`
+	Reason       string           `json:"reason"`
+	DecidedAt    string           `json:"decidedAt"`
+	Refunded     json.Number      `json:"refunded"`
+	Parts        []refundPartJSON `json:"parts"`
+}
+
+type refundPartJSON struct {
+	PaymentID     string      `json:"paymentId"`
+	RefundOf      string      `json:"refundOf"`
+	Amount        json.Number `json:"amount"`
+	Method        string      `json:"method"`
+	Status        string      `json:"status"`
+	Attempts      int         `json:"attempts"`
+	LastError     string      `json:"lastError"`
+	NextAttemptAt *string     `json:"nextAttemptAt"`
+	RefundID      string      `json:"refundId"`
+}
+
+// refundOf is the refund of b as answered, its times in loc; nil for none.
+func refundOf(b booking.Booking, loc *time.Location) *refundJSON {
+	r := b.Refund
+	if r == nil {
+		return nil
+	}
+	scale := pricing.Scale(b.Quote.Currency)
+	out := &refundJSON{Status: r.Status, Policy: r.Policy, Percent: money(r.Percent), PolicyAmount: money(r.PolicyAmount),
+		NetPaid: money(r.NetPaid), Amount: money(r.Amount), Override: r.Override, Reason: r.Reason,
+		DecidedAt: r.DecidedAt.In(loc).Format(dateTime), Parts: []refundPartJSON{}}
+	done := decimal.Zero
+	for _, p := range r.Parts {
+		part := refundPartJSON{PaymentID: strconv.FormatInt(p.PaymentID, 10), RefundOf: strconv.FormatInt(p.Of, 10), Amount: money(p.Amount),
+			Method: p.Method, Status: p.Status, Attempts: p.Attempts, LastError: p.LastError, RefundID: p.RefundID}
+		if p.Status == booking.RefundPending && !p.NextAttemptAt.IsZero() {
+			at := p.NextAttemptAt.In(loc).Format(dateTime)
+			part.NextAttemptAt = &at
+		}
+		if p.Status == booking.RefundSucceeded {
+			amt, _ := decimal.NewFromString(p.Amount)
+			done = done.Add(amt)
+		}
+		out.Parts = append(out.Parts, part)
+	}
+	out.Refunded = json.Number(done.StringFixed(scale))
+	return out
 }
 
 type cardJSON struct {
@@ -309,6 +369,9 @@ type bookingJSON struct {
 	RatePlanName       *string                    `json:"ratePlanName,omitempty"`
 	CancellationPolicy *ifaceb.CancellationPolicy `json:"cancellationPolicy,omitempty"`
 	Channel            *string                    `json:"channel,omitempty"`
+	// Issue 33's: the refund its cancellation decided (docs/money.md); absent on a booking
+	// never cancelled (or cancelled before refunds).
+	Refund *refundJSON `json:"refund,omitempty"`
 }
 
 // bookingOf is the booking object; its timestamps are shown in loc, the property's time zone
@@ -335,8 +398,12 @@ func bookingOf(b booking.Booking, loc *time.Location) bookingJSON {
 	slices.Sort(ids)
 	for _, id := range ids {
 		p := b.Payments[id]
-		out.Payments = append(out.Payments, paymentJSON{PaymentID: strconv.FormatInt(id, 10), Amount: money(p.Amount), Currency: p.Currency,
-			Description: p.Description, Time: p.Time.In(loc).Format(dateTime), Method: p.Method})
+		pj := paymentJSON{PaymentID: strconv.FormatInt(id, 10), Amount: money(p.Amount), Currency: p.Currency,
+			Description: p.Description, Time: p.Time.In(loc).Format(dateTime), Method: p.Method, Kind: p.Kind}
+		if p.RefundOf != 0 {
+			pj.RefundOf = strconv.FormatInt(p.RefundOf, 10)
+		}
+		out.Payments = append(out.Payments, pj)
 		amt, _ := decimal.NewFromString(p.Amount)
 		paid = paid.Add(amt)
 	}
@@ -356,6 +423,7 @@ func bookingOf(b booking.Booking, loc *time.Location) bookingJSON {
 	}
 	pol, channel := policyOf(b.Cancellation), b.Channel
 	out.RatePlanID, out.RatePlanName, out.CancellationPolicy, out.Channel = &id, &name, &pol, &channel
+	out.Refund = refundOf(b, loc)
 	return out
 }
 

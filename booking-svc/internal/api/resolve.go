@@ -71,7 +71,7 @@ func (a *API) resolveCancel(c *fiber.Ctx, _ *idempotency.Attempt) (bool, error) 
 	}
 	b, err := a.bookings.BookingAnyStatus(c.UserContext(), account(c), id)
 	if err == nil && b.Status == booking.StatusCancelled {
-		return true, httpapi.B(c, fiber.Map{"bookingId": r.BookingID})
+		return true, httpapi.B(c, a.cancelledOf(c, b))
 	}
 	return false, nil
 }

@@ -109,6 +109,8 @@ func manual(b *Booking, id int64, refusal string) (Payment, error) {
 	switch {
 	case !ok:
 		return p, ErrNotFound
+	case p.Kind == KindRefund:
+		return p, &FieldError{Field: "paymentId", Message: "is a refund recorded by the booking's cancellation and cannot be changed or removed"}
 	case p.Method != MethodManual:
 		return p, &FieldError{Field: "paymentId", Message: refusal}
 	}

@@ -101,14 +101,40 @@ func TestDecodeCancel(t *testing.T) {
 		tc("bookingId missing", "bookingId: is required", set("bookingId", del)),
 		tc("bookingId negative", "bookingId: must be between 1 and 2147483647", set("bookingId", -9)),
 		tc("bookingId text", "bookingId: must be a number", set("bookingId", "nine")),
+		tc("an override", "", set("refundAmount", "120.50"), set("refundReason", "goodwill")),
+		tc("an override of 0", "", set("refundAmount", 0), set("refundReason", "no show")),
+		tc("an override as a number", "", set("refundAmount", 99.5), set("refundReason", "x")),
+		tc("an override without a reason", "refundReason: is required", set("refundAmount", "10")),
+		tc("an override with an empty reason", "refundReason: is required", set("refundAmount", "10"), set("refundReason", "")),
+		tc("a reason of 500 characters", "", set("refundAmount", "10"), set("refundReason", chars(500))),
+		tc("a reason of 501 characters", "refundReason: must be at most 500 characters", set("refundAmount", "10"), set("refundReason", chars(501))),
+		tc("a reason without an override", "refundReason: is sent only with refundAmount", set("refundReason", "x")),
+		tc("a negative override", "refundAmount: must be between 0 and 2147483647", set("refundAmount", "-1"), set("refundReason", "x")),
+		tc("an override that is not a number", "refundAmount: must be a number", set("refundAmount", "all"), set("refundReason", "x")),
 	}
 	check(t, `{"bookingId":"9"}`, rows, func(b []byte) error {
 		_, err := request.DecodeCancel(b)
 		return err
 	})
-	if c, err := request.DecodeCancel([]byte(`{"bookingId":"9"}`)); err != nil || c.BookingID != 9 {
+	if c, err := request.DecodeCancel([]byte(`{"bookingId":"9"}`)); err != nil || c.BookingID != 9 || c.RefundAmount != nil {
 		t.Fatalf("got %+v, %v", c, err)
 	}
+	if c, err := request.DecodeCancel([]byte(`{"bookingId":9,"refundAmount":"450.00","refundReason":"storm"}`)); err != nil ||
+		c.RefundAmount == nil || c.RefundAmount.String() != "450" || c.RefundReason != "storm" {
+		t.Fatalf("got %+v, %v", c, err)
+	}
+}
+
+func TestDecodeRetryRefund(t *testing.T) {
+	rows := []row{
+		tc("valid", ""),
+		tc("bookingId missing", "bookingId: is required", set("bookingId", del)),
+		tc("bookingId 0", "bookingId: must be between 1 and 2147483647", set("bookingId", 0)),
+	}
+	check(t, `{"bookingId":9}`, rows, func(b []byte) error {
+		_, err := request.DecodeRetryRefund(b)
+		return err
+	})
 }
 
 func TestDecodeList(t *testing.T) {

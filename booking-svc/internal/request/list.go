@@ -3,19 +3,50 @@ package request
 import (
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/vros/vros/libs/fields"
 )
 
-// Cancel is a decoded cancel body.
+// Cancel is a decoded cancel body. RefundAmount, when sent, overrides the refund the
+// booking's policy gives (docs/money.md, "Refunds"): 0 or more, with RefundReason; that it is
+// at most what was paid, in the booking currency's digits, is the domain's check.
 type Cancel struct {
-	BookingID int
+	BookingID    int
+	RefundAmount *decimal.Decimal
+	RefundReason string
 }
+
+// MaxRefundReason is the longest refundReason, in characters.
+const MaxRefundReason = 500
 
 // DecodeCancel reads a cancel body.
 func DecodeCancel(body []byte) (Cancel, error) {
 	return decode(body, func(o *fields.Object, _ *fields.Violations) Cancel {
 		id, _ := o.Int(FieldBookingID, idRule(true))
-		return Cancel{BookingID: id}
+		c := Cancel{BookingID: id}
+		if o.Has("refundAmount") {
+			if amt, ok := o.Decimal("refundAmount", fields.Dec{Max: maxAmount}); ok {
+				c.RefundAmount = &amt
+			}
+			c.RefundReason, _ = o.String("refundReason", fields.Str{Required: true, Min: 1, Max: MaxRefundReason})
+		} else if o.Has("refundReason") {
+			o.Add("refundReason", "is sent only with refundAmount")
+		}
+		return c
+	})
+}
+
+// RetryRefund is a decoded retryrefund body.
+type RetryRefund struct {
+	BookingID int
+}
+
+// DecodeRetryRefund reads a retryrefund body.
+func DecodeRetryRefund(body []byte) (RetryRefund, error) {
+	return decode(body, func(o *fields.Object, _ *fields.Violations) RetryRefund {
+		id, _ := o.Int(FieldBookingID, idRule(true))
+		return RetryRefund{BookingID: id}
 	})
 }
 

@@ -87,6 +87,7 @@ var actions = map[string]action{
 	"create":               {BookingSvc, "create"},
 	"update":               {BookingSvc, "update"},
 	"cancel":               {BookingSvc, "cancel"},
+	"retryrefund":          {BookingSvc, "retryrefund"}, // docs/money.md: not in the spec
 	"insertservice":        {BookingSvc, "insertservice"},
 	"addservice":           {BookingSvc, "insertservice"}, // the spec's example sends this name
 	"getinfo":              {BookingSvc, "getinfo"},
