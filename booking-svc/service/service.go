@@ -255,6 +255,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	routes.SetLogger(log)
 	// Owner statements (docs/money.md, "Statements"), read from the ledger's entries.
 	routes.SetStatements(&statement.Service{Ledger: books, Store: stmts})
+	routes.SetLedger(books)
 	routes.Register(app, auth)
 
 	log.Info("booking-svc starting", "addr", cfg.Addr)

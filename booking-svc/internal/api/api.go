@@ -14,6 +14,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/feedsync"
 	"github.com/vros/vros/booking-svc/internal/idempotency"
+	"github.com/vros/vros/booking-svc/internal/journal"
 	"github.com/vros/vros/booking-svc/internal/statement"
 	"github.com/vros/vros/libs/fields"
 	"github.com/vros/vros/libs/httpapi"
@@ -40,6 +41,8 @@ type API struct {
 	log *slog.Logger
 	// statements serves the owner statements (SetStatements; nil: 503).
 	statements *statement.Service
+	// books answers /api/account-ledger (SetLedger; nil: 503).
+	books *journal.Service
 }
 
 // RefuseErased makes the interface routes refuse an erased account, as edge does once its
@@ -108,6 +111,7 @@ func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 	a1 := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), a.countA, tenancyfiber.Require(auth), a.live)
 	a1.Post("/property-blockdate", a.blockDate)
 	a1.Post("/owner-statement", a.ownerStatement)
+	a1.Post("/account-ledger", a.accountLedger)
 	a.registerStatements(app) // the owners' links: no tenant, the token is the capability
 
 	// The account as a whole, for edge's admin API (docs/booking.md, "Export and erasure").

@@ -60,6 +60,8 @@ var resources = map[string]resource{
 
 	// Owner statements (docs/money.md, "Statements").
 	"owner-statement": {BookingSvc, 256 * kib},
+	// The account's ledger (docs/money.md, "The ledger").
+	"account-ledger": {BookingSvc, 256 * kib},
 }
 
 // channelAdapters are the adapters whose connections take messages on the public inbound
