@@ -107,6 +107,7 @@ func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 	b.Post("/updateuser", a.updateUser)
 	b.Post("/login", a.login)
 	b.Post("/usesocialuser", a.socialUser)
+	a.registerDeposits(b)
 
 	a1 := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), a.countA, tenancyfiber.Require(auth), a.live)
 	a1.Post("/property-blockdate", a.blockDate)

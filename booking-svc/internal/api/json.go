@@ -372,6 +372,8 @@ type bookingJSON struct {
 	// Issue 33's: the refund its cancellation decided (docs/money.md); absent on a booking
 	// never cancelled (or cancelled before refunds).
 	Refund *refundJSON `json:"refund,omitempty"`
+	// DepositHold is the damage-deposit hold (docs/money.md); absent without a deposit.
+	DepositHold *depositJSON `json:"depositHold,omitempty"`
 }
 
 // bookingOf is the booking object; its timestamps are shown in loc, the property's time zone
@@ -424,6 +426,7 @@ func bookingOf(b booking.Booking, loc *time.Location) bookingJSON {
 	pol, channel := policyOf(b.Cancellation), b.Channel
 	out.RatePlanID, out.RatePlanName, out.CancellationPolicy, out.Channel = &id, &name, &pol, &channel
 	out.Refund = refundOf(b, loc)
+	out.DepositHold = depositOf(b.Deposit, loc)
 	return out
 }
 

@@ -97,6 +97,8 @@ var actions = map[string]action{
 	"addbookingpayment":    {BookingSvc, "addbookingpayment"},
 	"updatebookingpayment": {BookingSvc, "updatebookingpayment"},
 	"removebookingpayment": {BookingSvc, "removebookingpayment"},
+	"capturedeposit":       {BookingSvc, "capturedeposit"},
+	"releasedeposit":       {BookingSvc, "releasedeposit"},
 	"updatearrivalform":    {BookingSvc, "updatearrivalform"},
 	"adduser":              {BookingSvc, "adduser"},
 	"updateuser":           {BookingSvc, "updateuser"},
