@@ -161,6 +161,10 @@ func (f fixture) checkChannel(t *testing.T, account, res string, b booking.Booki
 	if cur.Status != wantStatus || !slices.Contains(cur.ChannelRes.Revisions, r.RevisionID) {
 		t.Fatalf("reservation %s: %s %v, want %s with revision %s", res, cur.Status, cur.ChannelRes, wantStatus, r.RevisionID)
 	}
+	// A cancellation decides its refund in the same write (nothing was paid: none).
+	if (r.Status == "cancelled") != (cur.Refund != nil) || cur.Refund != nil && cur.Refund.Status != booking.RefundNone {
+		t.Fatalf("reservation %s: %s with refund %+v", res, cur.Status, cur.Refund)
+	}
 	if r.Status != "cancelled" && (cur.Checkin != r.Checkin.String() || cur.Checkout != r.Checkout.String()) {
 		t.Fatalf("reservation %s: %s..%s, want %s..%s", res, cur.Checkin, cur.Checkout, r.Checkin, r.Checkout)
 	}

@@ -372,3 +372,32 @@ func TestConcurrentRefundPasses(t *testing.T) {
 		t.Fatalf("%d refunds in %d attempts, want %d", n, attempts.Load(), len(ids))
 	}
 }
+
+// TestChannelCancellationRefunds: a channel manager's cancellation decides the refund as a
+// cancel does: a payment recorded on a channel booking is refunded by the policy (flexible:
+// no plan recorded), its part recorded at once.
+func TestChannelCancellationRefunds(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	account := unique("refund-channel")
+	f.priceable(t, account, 1)
+	svc := f.channelService(nil)
+	in := pricing.DateOf(time.Now()).AddDays(60).String()
+	res, err := svc.ApplyChannel(ctx, account, channelRev("new", "R", "r1", 1, in, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := svc.AddPayment(ctx, account, res.Booking.BookingID, booking.PaymentInput{Amount: decimal.NewFromInt(80), Description: "paid at the desk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := svc.ApplyChannel(ctx, account, channelRev("cancelled", "R", "r2", 2, "", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.Booking.Refund
+	if out.Booking.Status != booking.StatusCancelled || r == nil || r.Status != booking.RefundSucceeded || r.Amount != "80.00" ||
+		len(r.Parts) != 1 || r.Parts[0].Of != pid || r.Parts[0].Method != booking.MethodManual || len(refunds(out.Booking)) != 1 {
+		t.Fatalf("channel cancellation: %s %+v", out.Booking.Status, r)
+	}
+}
