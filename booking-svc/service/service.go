@@ -225,7 +225,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		return err
 	}
 	books := journal.New(jst)
-	books.Log = log
+	books.Log, books.Erased = log, marks.Is
 	books.Register("booking", journal.BookingResolver(st, journal.NoAgreements{}))
 	eraser := &erasure.Eraser{Marks: marks, View: erasure.Part{Name: "property view", Erase: vw.EraseAccount}, Forget: vw.ForgetAccount,
 		Parts: []erasure.Part{

@@ -34,6 +34,9 @@ type Service struct {
 	// any Touch runs (default 2 minutes).
 	Lease time.Duration
 	Log   *slog.Logger
+	// Erased, when set, tells the erased accounts: Touch leaves their sources alone (a
+	// booking event replayed after the account's erasure posts nothing and keeps no mark).
+	Erased func(ctx context.Context, account string) (bool, error)
 
 	mu        sync.RWMutex
 	resolvers map[string]Resolver
@@ -251,6 +254,15 @@ func (s *Service) Touch(ctx context.Context, account, source string) error {
 	s.mu.RUnlock()
 	if r == nil {
 		return fmt.Errorf("journal: no resolver for %q", source)
+	}
+	if s.Erased != nil {
+		gone, err := s.Erased(ctx, account)
+		if err != nil {
+			return err
+		}
+		if gone {
+			return s.Store.Unmark(ctx, account, source)
+		}
 	}
 	if err := s.Store.Mark(ctx, account, source); err != nil {
 		return err

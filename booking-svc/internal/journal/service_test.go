@@ -285,3 +285,23 @@ func TestConcurrentTouchesPostOnce(t *testing.T) {
 	}
 	checkBalanced(t, l, acc)
 }
+
+// An erased account's sources are left alone: a replayed booking event posts nothing and
+// leaves no mark.
+func TestErasedAccountIsLeftAlone(t *testing.T) {
+	ctx := context.Background()
+	l, st, acc := newLedger(t)
+	l.Register("booking", func(context.Context, string, string) ([]journal.Posting, error) {
+		return pay("2026-03-01", "1.00", 1), nil
+	})
+	l.Erased = func(_ context.Context, account string) (bool, error) { return account == acc, nil }
+	if err := l.Touch(ctx, acc, "booking:1"); err != nil {
+		t.Fatal(err)
+	}
+	if ps := posted(t, st, acc, "booking:1"); len(ps) != 0 {
+		t.Fatalf("posted %+v", ps)
+	}
+	if marks, _ := st.Marked(ctx, time.Now().Add(time.Hour)); containsMark(marks, acc, "booking:1") {
+		t.Fatal("a mark was left")
+	}
+}
