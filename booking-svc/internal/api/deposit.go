@@ -46,19 +46,19 @@ func (a *API) releaseDeposit(c *fiber.Ctx) error {
 // depositJSON is a booking's depositHold: amounts in the deposit's currency, dates
 // YYYY-MM-DD, timestamps in the property's zone (null until they happen).
 type depositJSON struct {
-	Status           string      `json:"status"`
-	Amount           json.Number `json:"amount"`
-	Currency         string      `json:"currency"`
-	DueDate          string      `json:"dueDate"`
-	HeldAt           *string     `json:"heldAt"`
-	AuthorizationID  *string     `json:"authorizationId"`
-	Reauthorizations int         `json:"reauthorizations"`
-	ReleaseOn        string      `json:"releaseOn"`
-	ReleasedAt       *string     `json:"releasedAt"`
-	CapturedAmount   *string     `json:"capturedAmount"`
-	CaptureReason    *string     `json:"captureReason"`
-	CapturedAt       *string     `json:"capturedAt"`
-	LastError        *string     `json:"lastError"`
+	Status           string       `json:"status"`
+	Amount           json.Number  `json:"amount"`
+	Currency         string       `json:"currency"`
+	DueDate          string       `json:"dueDate"`
+	HeldAt           *string      `json:"heldAt"`
+	AuthorizationID  *string      `json:"authorizationId"`
+	Reauthorizations int          `json:"reauthorizations"`
+	ReleaseOn        string       `json:"releaseOn"`
+	ReleasedAt       *string      `json:"releasedAt"`
+	CapturedAmount   *json.Number `json:"capturedAmount"`
+	CaptureReason    *string      `json:"captureReason"`
+	CapturedAt       *string      `json:"capturedAt"`
+	LastError        *string      `json:"lastError"`
 }
 
 func depositOf(d *booking.DepositHold, loc *time.Location) *depositJSON {
@@ -82,7 +82,8 @@ func depositOf(d *booking.DepositHold, loc *time.Location) *depositJSON {
 		AuthorizationID: text(d.AuthorizationID), Reauthorizations: d.Reauthorizations, ReleaseOn: d.ReleaseOn,
 		ReleasedAt: at(d.ReleasedAt), CaptureReason: text(d.CaptureReason), CapturedAt: at(d.CapturedAt), LastError: text(d.LastError)}
 	if d.Status == booking.DepositCaptured { // before, CapturedAmount is a capture under way
-		out.CapturedAmount = text(d.CapturedAmount)
+		n := money(d.CapturedAmount)
+		out.CapturedAmount = &n
 	}
 	return out
 }

@@ -44,15 +44,15 @@ func TestDepositActions(t *testing.T) {
 		t.Fatalf("create: %d %+v", code, a)
 	}
 	type hold struct {
-		Status          string      `json:"status"`
-		Amount          json.Number `json:"amount"`
-		Currency        string      `json:"currency"`
-		DueDate         string      `json:"dueDate"`
-		AuthorizationID *string     `json:"authorizationId"`
-		ReleaseOn       string      `json:"releaseOn"`
-		CapturedAmount  *string     `json:"capturedAmount"`
-		CaptureReason   *string     `json:"captureReason"`
-		CapturedAt      *string     `json:"capturedAt"`
+		Status          string       `json:"status"`
+		Amount          json.Number  `json:"amount"`
+		Currency        string       `json:"currency"`
+		DueDate         string       `json:"dueDate"`
+		AuthorizationID *string      `json:"authorizationId"`
+		ReleaseOn       string       `json:"releaseOn"`
+		CapturedAmount  *json.Number `json:"capturedAmount"`
+		CaptureReason   *string      `json:"captureReason"`
+		CapturedAt      *string      `json:"capturedAt"`
 	}
 	var b struct {
 		BookingID   int64 `json:"bookingId"`
@@ -109,5 +109,26 @@ func TestDepositActions(t *testing.T) {
 	}
 	if _, a := s.b(t, acct, "releasedeposit", `{"action":"releasedeposit"}`); len(a.Errors) != 1 || a.Errors[0].Field != "bookingId" {
 		t.Fatalf("release without a booking: %+v", a)
+	}
+
+	// A cancellation releases the hold, and its answer says so.
+	in = time.Now().UTC().AddDate(0, 0, 40).Format(time.DateOnly)
+	out = time.Now().UTC().AddDate(0, 0, 42).Format(time.DateOnly)
+	_, a = s.b(t, acct, "create", fmt.Sprintf(`{"action":"create","firstName":"Ada","lastName":"Lovelace","email":"ada@example.com",
+	 "propertyId":%d,"numberofadults":2,"checkin":%q,"checkout":%q,
+	 "creditCard":{"CCNumber":"4242424242424242","NameOnCard":"ADA LOVELACE","Expiration":"12/2031","CVC":"123"}}`, pid, in, out))
+	if err := json.Unmarshal(a.Data, &b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.svc.DepositPass(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	code, a = s.b(t, acct, "cancel", fmt.Sprintf(`{"action":"cancel","bookingId":%d}`, b.BookingID))
+	var c struct {
+		DepositHold *hold `json:"depositHold"`
+	}
+	if err := json.Unmarshal(a.Data, &c); err != nil || code != 200 || c.DepositHold == nil || c.DepositHold.Status != "released" ||
+		c.DepositHold.AuthorizationID == nil {
+		t.Fatalf("cancel: %d %s", code, a.Data)
 	}
 }

@@ -97,10 +97,13 @@ func (a *API) cancel(c *fiber.Ctx) error {
 type cancelJSON struct {
 	BookingID int64       `json:"bookingId"`
 	Refund    *refundJSON `json:"refund,omitempty"`
+	// DepositHold is the damage-deposit hold, released by the cancellation.
+	DepositHold *depositJSON `json:"depositHold,omitempty"`
 }
 
 func (a *API) cancelledOf(c *fiber.Ctx, b booking.Booking) cancelJSON {
-	return cancelJSON{BookingID: b.BookingID, Refund: refundOf(b, a.bookings.Location(c.UserContext(), account(c), b.PropertyID))}
+	loc := a.bookings.Location(c.UserContext(), account(c), b.PropertyID)
+	return cancelJSON{BookingID: b.BookingID, Refund: refundOf(b, loc), DepositHold: depositOf(b.Deposit, loc)}
 }
 
 // retryRefund starts the failed parts of a cancelled booking's refund again; the answer is
