@@ -24,6 +24,8 @@ import (
 	"github.com/vros/vros/booking-svc/internal/journal"
 	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
+	"github.com/vros/vros/booking-svc/internal/owners"
+	"github.com/vros/vros/booking-svc/internal/owners/ownerstore"
 	"github.com/vros/vros/booking-svc/internal/propertyview"
 	"github.com/vros/vros/booking-svc/internal/statement"
 	"github.com/vros/vros/booking-svc/internal/store"
@@ -83,6 +85,9 @@ type Config struct {
 	// lapse after 7 days).
 	DepositReleaseDays      int           `env:"VROS_BOOKING_DEPOSIT_RELEASE_DAYS" envDefault:"7"`
 	DepositReauthorizeAfter time.Duration `env:"VROS_BOOKING_DEPOSIT_REAUTHORIZE_AFTER" envDefault:"144h"`
+	// OwnerFeeInterval is how often the monthly fee pass runs: it touches the current month's
+	// fee source of every agreement in force on its 1st (docs/money.md), idempotent.
+	OwnerFeeInterval time.Duration `env:"VROS_BOOKING_OWNER_FEE_INTERVAL" envDefault:"1h"`
 	// Crash is a fault-injection hook for tests (booking.Service.Crash, feedsync.Syncer.Crash);
 	// never set from the environment, nil in production.
 	Crash func(step, account string)
@@ -216,6 +221,16 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if cfg.Clock != nil {
 		bookings.SetClock(cfg.Clock)
 	}
+	ownerRecords, err := ownerstore.New(ctx, db)
+	if err != nil {
+		return err
+	}
+	// Owners, agreements, expenses and payouts (docs/money.md, section 3).
+	ownerBooks := owners.New(ownerRecords, propertyview.NewReader(vw), box)
+	ownerBooks.SetLogger(log)
+	if cfg.Clock != nil {
+		ownerBooks.SetClock(cfg.Clock)
+	}
 	feeds := feedsync.New(feedsync.Deps{PropertyView: propertyview.NewReader(vw), Blocks: st, Ledger: led, Current: bookings.Current})
 	feeds.Deadline, feeds.Crash = cfg.RequestDeadline, cfg.Crash
 	// The ledger (docs/money.md, "The ledger"): each booking event touches its booking's
@@ -226,7 +241,12 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	}
 	books := journal.New(jst)
 	books.Log, books.Erased = log, marks.Is
-	books.Register("booking", journal.BookingResolver(st, journal.NoAgreements{}))
+	books.Register("booking", journal.BookingResolver(st, ownerBooks))
+	// Expenses, payouts and monthly fees post from the owners' records.
+	for kind, r := range ownerBooks.Resolvers() {
+		books.Register(kind, r)
+	}
+	ownerBooks.SetJournal(books)
 	eraser := &erasure.Eraser{Marks: marks, View: erasure.Part{Name: "property view", Erase: vw.EraseAccount}, Forget: vw.ForgetAccount,
 		Parts: []erasure.Part{
 			{Name: "bookings", Erase: st.EraseAccount},
@@ -234,6 +254,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 			{Name: "journal", Erase: jst.EraseAccount},
 			{Name: "idempotency keys", Erase: keys.EraseAccount},
 			{Name: "owner statements", Erase: stmts.EraseAccount},
+			{Name: "owners", Erase: ownerRecords.EraseAccount},
 			erasurestore.ParkedEvents(db.Collection(events.ParkedCollection)),
 		},
 		Settle: cfg.JanitorLease, Log: log}
@@ -246,7 +267,9 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	money := booking.Money{Bookings: bookings, Interval: cfg.MoneyInterval, Log: log}
 	app := httpapi.New(httpapi.Options{
 		Telemetry: tel,
-		BodyLimit: 2 << 20,
+		// An owner expense's receipt (5 MiB, as base64 in JSON) is the largest body: edge
+		// bounds /api/owner-expense at 8 MiB and every other route lower.
+		BodyLimit: 9 << 20,
 		Ready:     base.Ready,
 	})
 	routes := api.New(bookings, feeds, booking.NewUsers(st, cfg.PasswordCost), keys)
@@ -256,6 +279,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	// Owner statements (docs/money.md, "Statements"), read from the ledger's entries.
 	routes.SetStatements(&statement.Service{Ledger: books, Store: stmts})
 	routes.SetLedger(books)
+	routes.SetOwners(ownerBooks)
 	routes.Register(app, auth)
 
 	log.Info("booking-svc starting", "addr", cfg.Addr)
@@ -278,6 +302,9 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	g.Go(func() error { return janitor.Run(gctx) })
 	g.Go(func() error { return autopay.Run(gctx) })
 	g.Go(func() error { return money.Run(gctx) })
+	if cfg.OwnerFeeInterval > 0 {
+		g.Go(func() error { return ownerBooks.RunFees(gctx, cfg.OwnerFeeInterval) })
+	}
 	g.Go(func() error {
 		return ob.Serve(func() error { return httpapi.Serve(gctx, app, cfg.Addr, ready, cfg.ShutdownDrain, 10*time.Second) }, 5*time.Second)
 	})

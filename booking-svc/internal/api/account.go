@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -272,6 +273,12 @@ func (a *API) export(c *fiber.Ctx) error {
 		return err
 	}
 	files, records := exportFiles(e)
+	var raw map[string][]byte
+	if a.owners != nil {
+		if raw, err = a.ownerExport(c.UserContext(), acct, files, records); err != nil {
+			return err
+		}
+	}
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	names := make([]string, 0, len(files))
@@ -289,6 +296,16 @@ func (a *API) export(c *fiber.Ctx) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", " ")
 		if err := enc.Encode(files[n]); err != nil {
+			return err
+		}
+	}
+	rawNames := slices.Sorted(maps.Keys(raw))
+	for _, n := range rawNames {
+		w, err := zw.Create(service + "/" + n)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(raw[n]); err != nil {
 			return err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/feedsync"
 	"github.com/vros/vros/booking-svc/internal/idempotency"
 	"github.com/vros/vros/booking-svc/internal/journal"
+	"github.com/vros/vros/booking-svc/internal/owners"
 	"github.com/vros/vros/booking-svc/internal/statement"
 	"github.com/vros/vros/libs/fields"
 	"github.com/vros/vros/libs/httpapi"
@@ -36,6 +37,8 @@ type API struct {
 	erased func(account string) bool
 	// requests counts the interface routes' answers (Instrument; nil: none).
 	requests *requestMetrics
+	// owners serves the owner resources of interface A (SetOwners; nil: not served).
+	owners *owners.Service
 	// log logs the failures the booking engine's routes answer themselves (SetLogger; nil:
 	// slog's default).
 	log *slog.Logger
@@ -114,6 +117,7 @@ func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 	a1.Post("/owner-statement", a.ownerStatement)
 	a1.Post("/account-ledger", a.accountLedger)
 	a.registerStatements(app) // the owners' links: no tenant, the token is the capability
+	a.registerOwners(a1)
 
 	// The account as a whole, for edge's admin API (docs/booking.md, "Export and erasure").
 	acct := app.Group("/internal/account", httpapi.Use(httpapi.EnvelopeA), tenancyfiber.Require(auth))

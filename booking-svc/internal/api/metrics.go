@@ -20,13 +20,14 @@ func (a *API) Instrument(meter metric.Meter) {
 		return
 	}
 	c, _ := meter.Int64Counter("vros.booking.requests", metric.WithUnit("{request}"),
-		metric.WithDescription("Interface B actions and interface A block dates answered by booking-svc, by action and outcome (success, status_<interface B status>, http_<code> for interface A)."))
+		metric.WithDescription("Interface B actions and interface A resources (block dates, owners) answered by booking-svc, by action and outcome (success, status_<interface B status>, http_<code> for interface A)."))
 	a.requests = &requestMetrics{counter: c, sets: map[requestKey]metric.MeasurementOption{}}
 }
 
 // requestMetrics counts answers. Labels: action, the canonical interface B action (the
 // route's last segment: create, getinfo, listbooking…; unknown for a path no route serves) or
-// blockdate for interface A's property-blockdate; outcome, success or status_<n> with
+// blockdate for interface A's property-blockdate, the route's name for its other resources
+// (owner, owner-agreement, …); outcome, success or status_<n> with
 // interface B's status (status_8 dates unavailable, status_4 invalid…), http_<code> for an
 // interface A error. Both are read from the answer as written, so that an answer replayed
 // for an Idempotency-Key counts as what it says. Each pair's attribute set is built once.
@@ -68,10 +69,18 @@ func (m *requestMetrics) countB(c *fiber.Ctx) error {
 	return err
 }
 
-// countA is the middleware of the /internal/a group (property-blockdate only).
+// countA is the middleware of the /internal/a group: property-blockdate counts as blockdate,
+// the other resources (owner, owner-agreement, …) by their route's name, a path no route
+// serves as unknown.
 func (m *requestMetrics) countA(c *fiber.Ctx) error {
 	err := answer(c, c.Next())
-	k := requestKey{action: ActionBlockDate, http: true}
+	k := requestKey{action: ActionUnknown, http: true}
+	switch r, ok := strings.CutPrefix(c.Route().Path, "/internal/a/"); {
+	case r == "property-blockdate":
+		k.action = ActionBlockDate
+	case ok && r != "" && !strings.ContainsAny(r, ":/*"):
+		k.action = r // a route's own name: the label set stays the routes'
+	}
 	if code := c.Response().StatusCode(); code >= 300 {
 		k.code = code
 	}
