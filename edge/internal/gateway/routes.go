@@ -62,6 +62,13 @@ var resources = map[string]resource{
 	"owner-statement": {BookingSvc, 256 * kib},
 	// The account's ledger (docs/money.md, "The ledger").
 	"account-ledger": {BookingSvc, 256 * kib},
+
+	// Owners and their books, served by booking-svc (docs/money.md): an expense carries its
+	// receipt (at most 5 MiB, as base64), so its limit is 8 MiB, refused before parsing.
+	"owner":           {BookingSvc, 256 * kib},
+	"owner-agreement": {BookingSvc, 256 * kib},
+	"owner-expense":   {BookingSvc, 8 * mib},
+	"owner-payout":    {BookingSvc, 256 * kib},
 }
 
 // channelAdapters are the adapters whose connections take messages on the public inbound
