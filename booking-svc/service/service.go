@@ -277,7 +277,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	routes.RefuseErased(marks.Known)
 	routes.SetLogger(log)
 	// Owner statements (docs/money.md, "Statements"), read from the ledger's entries.
-	routes.SetStatements(&statement.Service{Ledger: books, Store: stmts})
+	routes.SetStatements(&statement.Service{Ledger: books, Store: stmts, Owners: ownerBooks.OwnerName})
 	routes.SetLedger(books)
 	routes.SetOwners(ownerBooks)
 	routes.Register(app, auth)

@@ -132,6 +132,16 @@ func (s *Service) Owner(ctx context.Context, account string, id int64) (Owner, e
 	return o, err
 }
 
+// OwnerName answers an owner's name, found false when the account has no such owner
+// (statements' headers: statement.OwnerNames).
+func (s *Service) OwnerName(ctx context.Context, account string, id int64) (string, bool, error) {
+	o, err := s.store.Owner(ctx, account, id)
+	if errors.Is(err, ErrNotFound) {
+		return "", false, nil
+	}
+	return o.Name, err == nil, err
+}
+
 // Owners returns account's owners by id.
 func (s *Service) Owners(ctx context.Context, account string) ([]Owner, error) {
 	return s.store.Owners(ctx, account)
