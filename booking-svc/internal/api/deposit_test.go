@@ -59,7 +59,9 @@ func TestDepositActions(t *testing.T) {
 		DepositHold *hold `json:"depositHold"`
 		Payments    []struct {
 			Amount json.Number `json:"amount"`
+			Kind   string      `json:"kind"`
 		} `json:"payments"`
+		AmountPaid json.Number `json:"amountPaid"`
 	}
 	if err := json.Unmarshal(a.Data, &b); err != nil {
 		t.Fatal(err)
@@ -100,8 +102,9 @@ func TestDepositActions(t *testing.T) {
 	}
 	h := b.DepositHold
 	if h == nil || h.Status != "captured" || h.CapturedAmount == nil || *h.CapturedAmount != "80.00" || h.CaptureReason == nil ||
-		*h.CaptureReason != "a broken lamp" || h.CapturedAt == nil || h.AuthorizationID == nil || len(b.Payments) != 1 || b.Payments[0].Amount != "80.00" {
-		t.Fatalf("captured: %+v, payments %+v", h, b.Payments)
+		*h.CaptureReason != "a broken lamp" || h.CapturedAt == nil || h.AuthorizationID == nil || len(b.Payments) != 1 || b.Payments[0].Amount != "80.00" ||
+		b.Payments[0].Kind != "deposit_capture" || b.AmountPaid != "0.00" {
+		t.Fatalf("captured: %+v, payments %+v, amountPaid %s (a captured deposit pays nothing of the stay)", h, b.Payments, b.AmountPaid)
 	}
 	if _, a := s.b(t, acct, "releasedeposit", fmt.Sprintf(`{"action":"releasedeposit","bookingId":%d}`, b.BookingID)); len(a.Errors) != 1 ||
 		a.Errors[0].Field != "bookingId" {

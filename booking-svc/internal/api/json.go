@@ -406,8 +406,10 @@ func bookingOf(b booking.Booking, loc *time.Location) bookingJSON {
 			pj.RefundOf = strconv.FormatInt(p.RefundOf, 10)
 		}
 		out.Payments = append(out.Payments, pj)
-		amt, _ := decimal.NewFromString(p.Amount)
-		paid = paid.Add(amt)
+		if p.Kind != booking.KindDepositCapture { // a captured deposit pays for damage, not the stay
+			amt, _ := decimal.NewFromString(p.Amount)
+			paid = paid.Add(amt)
+		}
 	}
 	out.AmountPaid = json.Number(paid.StringFixed(2))
 	if b.Card != nil {
