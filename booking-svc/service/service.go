@@ -22,6 +22,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/feedsync"
 	"github.com/vros/vros/booking-svc/internal/idempotency"
 	"github.com/vros/vros/booking-svc/internal/journal"
+	journalevents "github.com/vros/vros/booking-svc/internal/journal/consumer"
 	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/booking-svc/internal/ledger/nightstore"
 	"github.com/vros/vros/booking-svc/internal/owners"
@@ -293,10 +294,10 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	})
 	g.Go(func() error {
 		return events.Consume(gctx, events.ConsumerOptions{
-			Brokers: cfg.KafkaBrokers, GroupID: journal.ConsumerGroup, Topics: []string{events.TopicBooking},
+			Brokers: cfg.KafkaBrokers, GroupID: journalevents.ConsumerGroup, Topics: []string{events.TopicBooking},
 			Park: events.ParkIn(db.Collection(events.ParkedCollection)), Log: log, Tracer: tel.Tracer, Meter: tel.Meter,
 			Propagator: tel.Propagator,
-		}, books.ApplyBookingEvent)
+		}, journalevents.ApplyBookingEvent(books))
 	})
 	g.Go(func() error { return books.Run(gctx, time.Minute) })
 	g.Go(func() error { return janitor.Run(gctx) })

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/journal"
+	"github.com/vros/vros/booking-svc/internal/journal/consumer"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
 )
@@ -33,10 +34,10 @@ func TestBookingEventsTouchTheirBooking(t *testing.T) {
 		Quote:    booking.Quote{Currency: "EUR", TotalRent: "200.00", GrandTotal: "200.00"},
 		Payments: map[int64]booking.Payment{9: {PaymentID: 9, Amount: "200.00", Currency: "EUR", Time: at("2026-05-01")}}})
 
-	if err := l.ApplyBookingEvent(ctx, message(t, contract.BlockCreated, contract.Block{AccountID: acc, BlockID: 5})); err != nil {
+	if err := consumer.ApplyBookingEvent(l)(ctx, message(t, contract.BlockCreated, contract.Block{AccountID: acc, BlockID: 5})); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.ApplyBookingEvent(ctx, kafka.Message{Topic: events.TopicBooking, Key: []byte(acc + ":booking:5")}); err != nil {
+	if err := consumer.ApplyBookingEvent(l)(ctx, kafka.Message{Topic: events.TopicBooking, Key: []byte(acc + ":booking:5")}); err != nil {
 		t.Fatal(err)
 	}
 	if ps := posted(t, st, acc, "booking:5"); len(ps) != 0 {
@@ -44,7 +45,7 @@ func TestBookingEventsTouchTheirBooking(t *testing.T) {
 	}
 	ev := contract.Booking{AccountID: acc, BookingID: 5, Status: "reserved", Version: 1}
 	for range 2 { // delivered twice: posted once
-		if err := l.ApplyBookingEvent(ctx, message(t, contract.BookingReserved, ev)); err != nil {
+		if err := consumer.ApplyBookingEvent(l)(ctx, message(t, contract.BookingReserved, ev)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -65,7 +66,7 @@ func TestBookingEventsTouchTheirBooking(t *testing.T) {
 			bs.put(booking.Booking{AccountID: acc, BookingID: 6, Status: booking.StatusReserved, Checkout: "2026-06-03",
 				Quote: booking.Quote{Currency: "EUR", TotalRent: "lots"}})
 		}
-		if err := l.ApplyBookingEvent(ctx, m); !events.IsPermanent(err) {
+		if err := consumer.ApplyBookingEvent(l)(ctx, m); !events.IsPermanent(err) {
 			t.Errorf("%s: %v, want a permanent error", name, err)
 		}
 	}

@@ -1,4 +1,7 @@
-package journal
+// Package consumer is the Kafka side of the ledger: the handler of vros.booking.v1 that
+// touches the booking each booking event names, so that its entries follow it. The domain
+// (package journal) never sees a Kafka message.
+package consumer
 
 import (
 	"context"
@@ -8,6 +11,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/vros/vros/booking-svc/internal/journal"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
 )
@@ -19,7 +23,11 @@ const ConsumerGroup = "booking-svc-journal"
 // ApplyBookingEvent touches the booking of a booking event on vros.booking.v1 (its
 // entries then follow the booking as it is now, whatever the event says); block events and
 // tombstones are ignored. A booking whose postings cannot be computed is parked.
-func (s *Service) ApplyBookingEvent(ctx context.Context, m kafka.Message) error {
+func ApplyBookingEvent(s *journal.Service) events.Handler {
+	return func(ctx context.Context, m kafka.Message) error { return apply(ctx, s, m) }
+}
+
+func apply(ctx context.Context, s *journal.Service, m kafka.Message) error {
 	if events.IsTombstone(m) {
 		return nil
 	}
@@ -37,8 +45,8 @@ func (s *Service) ApplyBookingEvent(ctx context.Context, m kafka.Message) error 
 	if b.AccountID == "" || b.BookingID == 0 {
 		return events.Permanent(fmt.Errorf("booking event %s names no booking", ev.ID()))
 	}
-	err = s.Touch(ctx, b.AccountID, BookingSource(b.BookingID))
-	if errors.Is(err, ErrInvalid) || errors.Is(err, ErrUnbalanced) {
+	err = s.Touch(ctx, b.AccountID, journal.BookingSource(b.BookingID))
+	if errors.Is(err, journal.ErrInvalid) || errors.Is(err, journal.ErrUnbalanced) {
 		return events.Permanent(err)
 	}
 	return err
