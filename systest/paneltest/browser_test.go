@@ -257,6 +257,7 @@ func TestOwnerWorksInTheBrowser(t *testing.T) {
 	p.press("Cancel this booking")
 	p.expect(".notice", "The booking is cancelled.")
 	p.expect("#booking-state", "Cancelled")
+	p.expect(".refund-status", "none") // nothing was paid: nothing to refund
 	if s := o.bookingState(t, booked); s != "cancelled" {
 		t.Fatalf("booking after the panel's cancel: %s", s)
 	}
@@ -295,7 +296,7 @@ func TestOwnerWorksInTheBrowser(t *testing.T) {
 	o.a(t, "property", `{"action":"get","property":{"internal_code":"NEW1"}}`, nil)
 
 	// The other owner pages.
-	for _, name := range []string{"users", "brands", "webhooks", "ical", "multicalendar"} {
+	for _, name := range []string{"users", "brands", "webhooks", "ical", "multicalendar", "owners", "statements"} {
 		p.open("/panel/" + name)
 		p.expect("h1", "")
 		p.shot(name)
@@ -303,6 +304,11 @@ func TestOwnerWorksInTheBrowser(t *testing.T) {
 	p.open("/panel/properties/NEW1/rateplans")
 	p.expect(`#plans tr[data-plan="0"]`, "Standard")
 	p.shot("rateplans")
+	for _, tab := range []string{"owner", "expenses"} {
+		p.open("/panel/properties/NEW1/" + tab)
+		p.expect("h1", "NEW1")
+		p.shot("property-" + tab)
+	}
 	// On a phone.
 	p.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
 	p.open("/panel/properties/NEW1/calendar?month=" + month)
