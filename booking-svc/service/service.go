@@ -248,6 +248,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		books.Register(kind, r)
 	}
 	ownerBooks.SetJournal(books)
+	ownerBooks.SetBookings(st)
 	eraser := &erasure.Eraser{Marks: marks, View: erasure.Part{Name: "property view", Erase: vw.EraseAccount}, Forget: vw.ForgetAccount,
 		Parts: []erasure.Part{
 			{Name: "bookings", Erase: st.EraseAccount},

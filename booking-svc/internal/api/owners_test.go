@@ -24,6 +24,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/owners"
 	"github.com/vros/vros/booking-svc/internal/owners/ownerstore"
 	"github.com/vros/vros/booking-svc/internal/propertyview"
+	"github.com/vros/vros/booking-svc/internal/store"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/httpapi"
@@ -788,3 +789,129 @@ func TestOwnerExportAndErasure(t *testing.T) {
 		t.Fatal("the erased account is still visited by the fee pass")
 	}
 }
+
+// TestOwnerLedgerThroughTheJournal: with booking-svc's journal over the test database, an
+// agreement made after a booking moves its earnings to the owner with the commission; an
+// expense (borne by the owner, by the manager), a payout and a month's fees post their
+// entries, their deletions reverse them, the fee pass posts each month once, and the ledger
+// balances to zero after every step.
+func TestOwnerLedgerThroughTheJournal(t *testing.T) {
+	s := newOwnersServer(t)
+	ctx := context.Background()
+	jst, err := store.NewJournal(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	books := journal.New(jst)
+	books.Register("booking", journal.BookingResolver(s.st, s.books))
+	for kind, r := range s.books.Resolvers() {
+		books.Register(kind, r)
+	}
+	s.books.SetJournal(books)
+	s.books.SetBookings(s.st)
+	acct := s.ownersAccount(t)
+	bal := func(q journal.Query) string {
+		t.Helper()
+		q.Currency = "EUR"
+		d, err := books.Balance(ctx, acct, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.StringFixed(2)
+	}
+	balanced := func(step string) {
+		t.Helper()
+		if b := bal(journal.Query{}); b != "0.00" {
+			t.Fatalf("%s: the ledger sums to %s", step, b)
+		}
+	}
+	bk := s.book(t, acct, 1, "2027-02-10", 3, booking.Guest{FirstName: "Ledger", LastName: "Guest", Email: "lg@example.com"}, 0)
+	if err := books.Touch(ctx, acct, journal.BookingSource(bk.BookingID)); err != nil {
+		t.Fatal(err)
+	}
+	balanced("booking")
+	if b := bal(journal.Query{LedgerAccount: journal.RentalIncome, BookingID: bk.BookingID}); b == "0.00" {
+		t.Fatal("a booking without agreement earned nothing for the account")
+	}
+	oid := idOf(t, s.must(t, acct, "owner", `{"action":"create","owner":{"name":"Journal Owner","kind":"person"}}`), "owner_id")
+	ag := s.must(t, acct, "owner-agreement", fmt.Sprintf(`{"action":"create","agreement":{"internal_code":"P1","owner_id":%d,"start_date":"2027-01-15",
+		"commission_percent":10,"commission_basis":"rent","monthly_fees":[{"name":"Management","amount":"50"}]}}`, oid))
+	agID := idOf(t, ag, "agreement_id")
+	balanced("agreement")
+	// The booking was touched again: its earnings are the owner's now, less the commission.
+	if b := bal(journal.Query{LedgerAccount: journal.RentalIncome, BookingID: bk.BookingID}); b != "0.00" {
+		t.Fatalf("rental income left on the booking after its agreement: %s", b)
+	}
+	if b := bal(journal.Query{LedgerAccount: journal.ManagementIncome, BookingID: bk.BookingID}); b == "0.00" {
+		t.Fatal("no commission on the booking")
+	}
+	ownerQ := journal.Query{LedgerAccount: journal.Owner, OwnerID: oid}
+	// Fees: February and March (the clock is 2027-03-15), 50 each.
+	feeSum := func() string {
+		t.Helper()
+		es, err := books.Entries(ctx, acct, journal.Query{LedgerAccount: journal.ManagementIncome})
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := decimal.Zero
+		for _, e := range es {
+			for _, p := range e.Postings {
+				if p.Account == journal.ManagementIncome && p.Line == journal.LineFee {
+					total = total.Add(p.Amount)
+				}
+			}
+		}
+		return total.StringFixed(2)
+	}
+	if b := feeSum(); b != "-100.00" {
+		t.Fatalf("fees of February and March: %s", b)
+	}
+	for range 2 {
+		if err := s.books.FeePass(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b := feeSum(); b != "-100.00" {
+		t.Fatalf("fees after two passes: %s", b)
+	}
+	balanced("fees")
+
+	step := func(what, resource, body string, q journal.Query, want string) int64 {
+		t.Helper()
+		before := dec(bal(q))
+		data := s.must(t, acct, resource, body)
+		balanced(what)
+		if got := dec(bal(q)).Sub(before).StringFixed(2); got != want {
+			t.Fatalf("%s moved %+v by %s, want %s", what, q, got, want)
+		}
+		for k, v := range data {
+			if strings.HasSuffix(k, "_id") && k != "owner_id" && k != "property_id" {
+				return int64(v.(float64))
+			}
+		}
+		t.Fatalf("no id in %v", data)
+		return 0
+	}
+	cash := journal.Query{LedgerAccount: journal.Cash}
+	exO := step("owner's expense", "owner-expense", `{"action":"create","expense":{"internal_code":"P1","date":"2027-02-12","amount":"80.25","category":"repairs","borne_by":"owner"}}`, ownerQ, "80.25")
+	exM := step("manager's expense", "owner-expense", `{"action":"create","expense":{"internal_code":"P1","date":"2027-02-12","amount":"19.75","category":"supplies","borne_by":"manager"}}`,
+		journal.Query{LedgerAccount: journal.ManagementExpense}, "19.75")
+	po := step("payout", "owner-payout", fmt.Sprintf(`{"action":"create","payout":{"owner_id":%d,"date":"2027-02-28","amount":"200","currency":"EUR","method":"bank_transfer"}}`, oid), cash, "-200.00")
+	step("owner's expense deleted", "owner-expense", fmt.Sprintf(`{"action":"delete","expense":{"expense_id":%d}}`, exO), ownerQ, "-80.25")
+	step("manager's expense deleted", "owner-expense", fmt.Sprintf(`{"action":"delete","expense":{"expense_id":%d}}`, exM), cash, "19.75")
+	step("payout deleted", "owner-payout", fmt.Sprintf(`{"action":"delete","payout":{"payout_id":%d}}`, po), ownerQ, "-200.00")
+	// The agreement deleted: its fees reversed, the booking the account's own again.
+	s.must(t, acct, "owner-agreement", fmt.Sprintf(`{"action":"delete","agreement":{"agreement_id":%d}}`, agID))
+	balanced("agreement deleted")
+	if b := feeSum(); b != "0.00" {
+		t.Fatalf("fees after the agreement's delete: %s", b)
+	}
+	if b := bal(ownerQ); b != "0.00" {
+		t.Fatalf("the owner is owed %s after every source of theirs is gone", b)
+	}
+	if b := bal(journal.Query{LedgerAccount: journal.ManagementIncome, BookingID: bk.BookingID}); b != "0.00" {
+		t.Fatalf("commission left after the agreement's delete: %s", b)
+	}
+}
+
+func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/journal"
 )
 
@@ -67,7 +68,46 @@ func (s *Service) writeAgreement(ctx context.Context, account string, a Agreemen
 		return a, err
 	}
 	s.touch(ctx, account, s.feeSources(a, old)...)
+	s.touch(ctx, account, s.bookingSources(ctx, a, old)...)
 	return a, nil
+}
+
+// maxBookingTouches bounds how many bookings one change of an agreement touches at once;
+// any others post under it at their next event or the journal's repair.
+const maxBookingTouches = 2000
+
+// bookingSources are the booking sources of the property (of a, and of old when it named
+// another) whose stays overlap what a or old covers: their commission and owner follow the
+// agreement (journal.BookingResolver). Without SetBookings, none.
+func (s *Service) bookingSources(ctx context.Context, a Agreement, old *Agreement) []string {
+	if s.bookings == nil {
+		return nil
+	}
+	var out []string
+	seen := map[int64]bool{}
+	for _, x := range []*Agreement{&a, old} {
+		if x == nil || x.PropertyID == 0 || x.StartDate == "" {
+			continue
+		}
+		f := booking.ListFilter{PropertyID: x.PropertyID, From: x.StartDate, Limit: maxBookingTouches}
+		if x.EndDate != "" {
+			if end, err := time.Parse(time.DateOnly, x.EndDate); err == nil {
+				f.To = end.AddDate(0, 0, 1).Format(time.DateOnly)
+			}
+		}
+		bs, _, err := s.bookings.List(ctx, x.AccountID, f)
+		if err != nil {
+			s.log.ErrorContext(ctx, "bookings of an agreement's property", "account", x.AccountID, "property", x.PropertyID, "err", err)
+			continue
+		}
+		for _, b := range bs {
+			if !seen[b.BookingID] {
+				seen[b.BookingID] = true
+				out = append(out, journal.BookingSource(b.BookingID))
+			}
+		}
+	}
+	return out
 }
 
 func span(a Agreement) string {
@@ -105,6 +145,7 @@ func (s *Service) DeleteAgreement(ctx context.Context, account string, id int64)
 		return err
 	}
 	s.touch(ctx, account, s.feeSources(old, nil)...)
+	s.touch(ctx, account, s.bookingSources(ctx, old, nil)...)
 	return nil
 }
 

@@ -240,3 +240,8 @@ type Properties interface {
 type Toucher interface {
 	Touch(ctx context.Context, account, source string) error
 }
+
+// Bookings lists an account's bookings (booking-svc's per-account booking list).
+type Bookings interface {
+	List(ctx context.Context, account string, f booking.ListFilter) ([]booking.Booking, int64, error)
+}

@@ -26,8 +26,10 @@ type Service struct {
 	box        *seal.Box
 	// journal, when set, is touched after every write of a source of postings.
 	journal Toucher
-	now     func() time.Time
-	log     *slog.Logger
+	// bookings, when set, lists the bookings an agreement's change touches.
+	bookings Bookings
+	now      func() time.Time
+	log      *slog.Logger
 }
 
 // New returns the service.
@@ -37,6 +39,10 @@ func New(s Store, p Properties, box *seal.Box) *Service {
 
 // SetJournal makes every write of an expense, payout or agreement sync its postings.
 func (s *Service) SetJournal(t Toucher) { s.journal = t }
+
+// SetBookings makes a change of an agreement touch the bookings of its property that it
+// covers, whose postings follow it.
+func (s *Service) SetBookings(b Bookings) { s.bookings = b }
 
 // SetClock sets the clock the monthly fees follow (tests).
 func (s *Service) SetClock(now func() time.Time) { s.now = now }
