@@ -372,8 +372,8 @@ func TestStatementPages(t *testing.T) {
 	svc.set("owner list", 200, `{"code":200,"data":{"owners":[{"owner_id":4,"name":"Maria"}]}}`)
 	svc.set("owner-statement list", 200, `{"code":200,"data":{"statements":[{"statement_id":"st_41","owner_id":4,"currency":"EUR","from":"2027-08-01","to":"2027-08-31",
 		"revision":2,"created_at":"2027-09-01T08:00:00Z"}]}}`)
-	_, page := b.do(t, http.MethodGet, "/panel/statements", "", nil)
-	wants(t, "the statements page", page, `<option value="4" >Maria</option>`, `<tr data-statement="st_41"><td>Maria</td><td>2027-08-01 to 2027-08-31</td><td>EUR</td><td>2</td><td>2027-09-01T08:00:00Z</td>`,
+	_, page := b.do(t, http.MethodGet, "/panel/statements?owner=4", "", nil)
+	wants(t, "the statements page", page, `<option value="4" selected>Maria</option>`, `<tr data-statement="st_41"><td>Maria</td><td>2027-08-01 to 2027-08-31</td><td>EUR</td><td>2</td><td>2027-09-01T08:00:00Z</td>`,
 		`aria-current="page">Statements`)
 	tok := b.token(t, "/panel/statements")
 	resp, page := b.post(t, "/panel/statements", url.Values{"_csrf": {tok}, "month": {"2027-13"}})
@@ -466,7 +466,7 @@ func TestPublicStatementPage(t *testing.T) {
 		"/statements/" + strings.ToLower(good) + "/statement.pdf"} {
 		resp, page := anon.do(t, http.MethodGet, path, "", nil)
 		if resp.StatusCode != http.StatusNotFound || !strings.Contains(page, "This statement link is not valid") ||
-			strings.Contains(page, "Maria") || resp.Header.Get("Cache-Control") != "no-store" {
+			strings.Contains(page, "Maria") || strings.Contains(page, "/panel/\"") || resp.Header.Get("Cache-Control") != "no-store" {
 			t.Errorf("%s: HTTP %d %.300s", path, resp.StatusCode, page)
 		}
 	}

@@ -265,7 +265,12 @@ func (p *Panel) failed(c *fiber.Ctx, err error) error {
 	}
 	sess, _ := c.Locals(sessionKey).(panelauth.Session)
 	c.Status(status)
-	return p.render(c, "error", view{Title: "Error", Session: sess, Message: msg, Status: status})
+	v := view{Title: "Error", Session: sess, Message: msg, Status: status}
+	if !strings.HasPrefix(c.Path(), "/panel/") {
+		// A public page's (an owner's statement link): its reader has no panel to go back to.
+		v.Nav = "public"
+	}
+	return p.render(c, "error", v)
 }
 
 // errNotYours is a page of something the account does not have (or another account's).

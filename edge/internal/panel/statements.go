@@ -43,7 +43,8 @@ type statementData struct {
 
 func (p *Panel) statementsPage(c *fiber.Ctx) error {
 	now := time.Now().UTC().AddDate(0, -1, 0)
-	return p.statementsView(c, "", map[string]string{"month": now.Format("2006-01")}, nil)
+	// ?owner=N: the owner's page links here with the owner chosen.
+	return p.statementsView(c, "", map[string]string{"month": now.Format("2006-01"), "statement[owner_id]": strings.Clone(c.Query("owner"))}, nil)
 }
 
 func (p *Panel) statementsView(c *fiber.Ctx, msg string, values, errs map[string]string) error {
