@@ -335,7 +335,9 @@ func (s *Service) cancelBooking(ctx context.Context, cur Booking, o CancelOption
 	if ctx.Err() != nil {
 		return cur, ctx.Err()
 	}
-	now := s.store.Now()
+	// The cancellation's time is the one its refund was decided at (the service's clock):
+	// the ledger dates the kept amount by it, and the policy's percent was read on its day.
+	now := prep.now.Truncate(time.Millisecond)
 	// A held deposit is released at once: noted in the index before the cancel's write.
 	if err := s.noteDeposit(ctx, cur, s.now()); err != nil {
 		return cur, err
