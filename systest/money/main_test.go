@@ -78,7 +78,7 @@ func TestMain(m *testing.M) {
 				c.StripeAPIURL = stripe.URL
 				c.Crash = faults.hook
 				c.Clock = clock.now
-				c.MoneyInterval = moneyInterval
+				c.MoneyInterval, c.OwnerFeeInterval = moneyInterval, moneyInterval
 				c.DepositReleaseDays, c.DepositReauthorizeAfter = releaseDays, 144*time.Hour
 			},
 		})
