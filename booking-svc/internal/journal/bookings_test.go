@@ -264,7 +264,7 @@ func TestLedgerFollowsRandomBookings(t *testing.T) {
 				bs.mu.Lock()
 				delete(bs.m, id)
 				bs.mu.Unlock()
-				op, touched = "delete", []int64{id}
+				op = "delete"
 			default:
 				continue
 			}
