@@ -1,58 +1,74 @@
 package money
 
 import (
-	"context"
-	"fmt"
 	"testing"
 
 	"github.com/shopspring/decimal"
-	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/vros/vros/testkit/eventually"
 )
 
-// ledgerBalances asserts that acc's ledger (docs/money.md, "The ledger") balances: every
-// entry's postings sum to zero, in each currency, and so does the whole journal.
+// ledgerBalances asserts that acc's ledger (docs/money.md, "The ledger") balances, as
+// interface A's account-ledger answers it through edge: every entry's postings sum to zero,
+// and so do the balances of its ledger accounts.
 func ledgerBalances(t *testing.T, acc account) {
 	t.Helper()
-	entries := journal(t, acc)
-	total := map[string]decimal.Decimal{}
-	for _, e := range entries {
+	for _, e := range journal(t, acc) {
 		sum := decimal.Zero
 		for _, p := range e.Postings {
-			a, err := decimal.NewFromString(p.Amount)
-			if err != nil {
-				t.Fatalf("entry %s: amount %q: %v", e.ID, p.Amount, err)
-			}
-			sum = sum.Add(a)
+			sum = sum.Add(decimal.RequireFromString(p.Amount))
 		}
 		if !sum.IsZero() {
 			t.Fatalf("entry %s of %s does not balance: its postings sum to %s: %+v", e.ID, e.Date, sum, e.Postings)
 		}
-		total[e.Currency] = total[e.Currency].Add(sum)
 	}
-	for cur, s := range total {
-		if !s.IsZero() {
-			t.Fatalf("the ledger of %s does not balance in %s: %s", acc.AccountID, cur, s)
-		}
+	var out struct {
+		Balances []struct {
+			Account string `json:"account"`
+			OwnerID int64  `json:"owner_id"`
+			Amount  string `json:"amount"`
+		} `json:"balances"`
+	}
+	acc.a(t, "account-ledger", obj{"action": "balances", "ledger": obj{"as_of": day(ledgerDays), "currency": "USD"}}).ok(t).data(t, &out)
+	sum := decimal.Zero
+	for _, b := range out.Balances {
+		sum = sum.Add(decimal.RequireFromString(b.Amount))
+	}
+	if len(out.Balances) == 0 || !sum.IsZero() {
+		t.Fatalf("the ledger's balances %+v sum to %s, want 0", out.Balances, sum)
 	}
 }
 
-// entry is a journal entry as booking-svc stores it.
+// ledgerDays bounds the dates of the tests' entries: day(-1) to day(ledgerDays) (a period of
+// at most 366 days).
+const ledgerDays = 360
+
+// entry is a journal entry as account-ledger answers it.
 type entry struct {
-	ID       string    `bson:"_id"`
-	Date     string    `bson:"date"`
-	Currency string    `bson:"currency"`
-	Source   string    `bson:"source"`
-	Postings []posting `bson:"postings"`
+	ID       string    `json:"entry_id"`
+	Date     string    `json:"date"`
+	Currency string    `json:"currency"`
+	Source   string    `json:"source"`
+	Postings []posting `json:"postings"`
 }
 
 type posting struct {
-	Account   string `bson:"account"`
-	Amount    string `bson:"amount"`
-	OwnerID   int64  `bson:"owner_id"`
-	BookingID int64  `bson:"booking_id"`
-	Line      string `bson:"line"`
+	Account   string `json:"account"`
+	Amount    string `json:"amount"`
+	OwnerID   int64  `json:"owner_id"`
+	BookingID int64  `json:"booking_id"`
+	Line      string `json:"line"`
+}
+
+// journal is acc's journal entries in USD, through edge.
+func journal(t *testing.T, acc account) []entry {
+	t.Helper()
+	var out struct {
+		Entries []entry `json:"entries"`
+	}
+	acc.a(t, "account-ledger", obj{"action": "entries", "ledger": obj{"from": day(-1), "to": day(ledgerDays), "currency": "USD"}}).
+		ok(t).data(t, &out)
+	return out.Entries
 }
 
 // posted waits until acc's journal has a posting that ok accepts.
@@ -68,31 +84,6 @@ func posted(t *testing.T, acc account, what string, ok func(posting) bool) {
 		}
 		return false
 	})
-}
-
-// journalOf is the collection of account's journal (booking-svc/internal/store/journal.go).
-func journalOf(account string) string {
-	for _, r := range account {
-		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '-' || r == '_') {
-			return fmt.Sprintf("journal.x%x", account)
-		}
-	}
-	return "journal." + account
-}
-
-// journal reads acc's journal entries from booking-svc's store (the account's own
-// collection).
-func journal(t *testing.T, acc account) []entry {
-	t.Helper()
-	cur, err := mongoDB.Database("vros_booking").Collection(journalOf(acc.AccountID)).Find(context.Background(), bson.D{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []entry
-	if err := cur.All(context.Background(), &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // balance is the sum of acc's postings on ledgerAccount.
@@ -116,6 +107,6 @@ func refundPosted(t *testing.T, acc account, id int64) {
 	posted(t, acc, "the refund", func(p posting) bool { return p.BookingID == id && p.Line == "refund" })
 	ledgerBalances(t, acc)
 	if c := balance(t, acc, "cash"); !c.IsZero() {
-		t.Fatalf("cash %s after the booking was refunded in full, want 0", c)
+		t.Fatalf("cash %s after the booking was refunded in full, want 0: %+v", c, journal(t, acc))
 	}
 }

@@ -256,3 +256,38 @@ func TestRefundCrash(t *testing.T) {
 	}
 	refundPosted(t, acc, b.BookingID)
 }
+
+// TestRefundDropped: the connection to Stripe drops before any answer, on every request of
+// the cancel's attempt; the refund stays pending (Stripe may
+// or may not have made it), the worker repeats it under the same key once the wait is
+// over, and it is recorded once.
+func TestRefundDropped(t *testing.T) {
+	acc := newAccount(t, true)
+	b := acc.create(t, 70, 72, "Dropped")
+	// Every connection drops (Go's transport and Stripe's library repeat some at once) until
+	// the cancel has answered.
+	stripe.fail(acc, http.MethodPost, "/v1/refunds", 1000, failDrop)
+
+	var cancelled bookingOut
+	acc.b(t, "cancel", obj{"bookingId": b.BookingID}).ok(t).data(t, &cancelled)
+	stripe.clear(acc)
+	if cancelled.Refund == nil || cancelled.Refund.Status != "pending" {
+		t.Fatalf("the cancel's refund after dropped connections: %+v, want pending", cancelled.Refund)
+	}
+	clock.advance(t, 2*time.Minute)
+	eventually.Holds(t, "the worker repeats the refund", within, func() bool {
+		r := acc.get(t, b.BookingID).Refund
+		return r != nil && r.Status == "succeeded"
+	})
+	checkRefunded(t, acc.get(t, b.BookingID), b.Payments[0], b.GrandTotal)
+	calls := refundCalls(acc)
+	if n := len(calls); n < 2 || calls[0].Failed != failDrop || calls[n-1].Failed != "" || calls[n-2].Failed != failDrop {
+		t.Fatalf("refund requests %+v, want dropped ones and one answered", calls)
+	}
+	for _, c := range calls {
+		if c.Key != calls[0].Key {
+			t.Fatalf("refund requests under keys %q and %q: want one key", calls[0].Key, c.Key)
+		}
+	}
+	refundPosted(t, acc, b.BookingID)
+}

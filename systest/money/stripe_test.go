@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // stripeProxy stands between booking-svc and stripe-mock (VROS_BOOKING_STRIPE_API_URL). It
@@ -20,8 +21,9 @@ import (
 // vros) or a connection dropped before any answer. A failed request is recorded too.
 //
 // stripe-mock keeps no state and answers every PaymentIntent with its fixture's status
-// ("succeeded"); the proxy makes a manual-capture intent read as Stripe answers it
-// (requires_capture), a cancelled one as canceled and a capture with what it captured.
+// ("succeeded") and its fixture's creation time; the proxy makes a manual-capture intent
+// read as Stripe answers it (requires_capture), a cancelled one as canceled, a capture with
+// what it captured, and what is made now as created now.
 type stripeProxy struct {
 	URL string
 
@@ -68,6 +70,17 @@ func (p *stripeProxy) fail(acc account, method, pattern string, n int, mode stri
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.faults = append(p.faults, &fault{secret: acc.secret, method: method, pattern: pattern, mode: mode, n: n})
+}
+
+// clear ends acc's faults.
+func (p *stripeProxy) clear(acc account) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, f := range p.faults {
+		if f.secret == acc.secret {
+			f.n = 0
+		}
+	}
 }
 
 // seen is the requests of account acc so far to method and pattern ("": any), in order.
@@ -155,11 +168,16 @@ func (p *stripeProxy) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(answer)
 }
 
-// asStripe makes stripe-mock's answer to a PaymentIntent's manual capture, capture and
-// cancel read as Stripe's would, and says whether it changed it.
+// asStripe makes stripe-mock's answer read as Stripe's would, and says whether it changed
+// it: an object made now was created now (stripe-mock answers its fixture's old time, which
+// would date a card payment years back in the ledger); a PaymentIntent's manual capture,
+// capture and cancel answer their statuses.
 func asStripe(c stripeCall, m map[string]any) bool {
+	if _, ok := m["created"]; ok && (c.Path == "/v1/payment_intents" || c.Path == "/v1/refunds") {
+		m["created"] = time.Now().Unix()
+	}
 	if m["object"] != "payment_intent" {
-		return false
+		return c.Path == "/v1/refunds"
 	}
 	switch {
 	case c.Path == "/v1/payment_intents" && c.Form.Get("capture_method") == "manual":
@@ -172,8 +190,6 @@ func asStripe(c stripeCall, m map[string]any) bool {
 		m["amount_capturable"] = 0
 	case matches("/v1/payment_intents/*/cancel", c.Path):
 		m["status"], m["amount_capturable"] = "canceled", 0
-	default:
-		return false
 	}
 	return true
 }
