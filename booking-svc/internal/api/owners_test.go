@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -37,6 +38,8 @@ type touches struct {
 	mu  sync.Mutex
 	got []string
 }
+
+func (t *touches) Mark(context.Context, string, string) error { return nil }
 
 func (t *touches) Touch(_ context.Context, account, source string) error {
 	t.mu.Lock()
@@ -915,3 +918,42 @@ func TestOwnerLedgerThroughTheJournal(t *testing.T) {
 }
 
 func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
+// stopped is a ledger whose writer stops after its write, before it touches: its marks are
+// made, its touches never happen.
+type stopped struct{ *journal.Service }
+
+func (stopped) Touch(context.Context, string, string) error {
+	return errors.New("stopped before the touch")
+}
+
+// A write marks its source before it is made, so that an owner payout or expense whose
+// writer stopped before touching the ledger is posted by the ledger's repair, not lost.
+func TestOwnerWritesStoppedBeforeTheLedgerAreRepaired(t *testing.T) {
+	s := newOwnersServer(t)
+	ctx := context.Background()
+	jst, err := store.NewJournal(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	books := journal.New(jst)
+	for kind, r := range s.books.Resolvers() {
+		books.Register(kind, r)
+	}
+	books.Lease = 0
+	s.books.SetJournal(stopped{books})
+	acct := s.ownersAccount(t)
+	oid := idOf(t, s.must(t, acct, "owner", `{"action":"create","owner":{"name":"Stopped Owner","kind":"person"}}`), "owner_id")
+	s.must(t, acct, "owner-payout", fmt.Sprintf(`{"action":"create","payout":{"owner_id":%d,"date":"2027-02-28","amount":"120","currency":"EUR","method":"bank_transfer"}}`, oid))
+	s.must(t, acct, "owner-expense", `{"action":"create","expense":{"internal_code":"P1","date":"2027-02-12","amount":"19.75","category":"supplies","borne_by":"manager"}}`)
+	cash := journal.Query{LedgerAccount: journal.Cash, Currency: "EUR"}
+	if b, err := books.Balance(ctx, acct, cash); err != nil || !b.IsZero() {
+		t.Fatalf("cash %s (%v) before the repair: the touches were stopped", b, err)
+	}
+	if err := books.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := books.Balance(ctx, acct, cash); err != nil || b.StringFixed(2) != "-139.75" {
+		t.Fatalf("cash %s (%v) after the repair, want -139.75: the payout and the expense", b, err)
+	}
+}

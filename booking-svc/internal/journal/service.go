@@ -243,6 +243,12 @@ func kindOf(source string) string {
 	return kind
 }
 
+// Mark records that source is about to change (its writer marks it before the write), so
+// that Repair syncs it if the writer stops before its Touch.
+func (s *Service) Mark(ctx context.Context, account, source string) error {
+	return s.Store.Mark(ctx, account, source)
+}
+
 // Touch brings source's entries up to date: it marks the source, asks its kind's resolver
 // what it should post, syncs, and forgets the mark. A crash in between leaves the mark,
 // which Repair finds. It resolves again after syncing until what it synced is still what

@@ -38,6 +38,17 @@ func (s *Service) writeAgreement(ctx context.Context, account string, a Agreemen
 			return a, err
 		}
 	}
+	// The fee months it may change are marked first (of the agreement as it stands, too), so
+	// that the ledger's repair posts them even if this stops right after the write.
+	var before *Agreement
+	if update {
+		if cur, err := s.Agreement(ctx, account, a.AgreementID); err == nil {
+			before = &cur
+		}
+	}
+	if err := s.mark(ctx, account, s.feeSources(a, before)...); err != nil {
+		return a, err
+	}
 	var old *Agreement
 	err = s.store.Locked(ctx, account, func() error {
 		now := s.now().UTC().Truncate(time.Millisecond)
@@ -133,8 +144,15 @@ func (s *Service) Agreements(ctx context.Context, account string) ([]Agreement, 
 
 // DeleteAgreement deletes an agreement; its monthly fees are reversed in the ledger.
 func (s *Service) DeleteAgreement(ctx context.Context, account string, id int64) error {
+	cur, err := s.Agreement(ctx, account, id)
+	if err != nil {
+		return err
+	}
+	if err := s.mark(ctx, account, s.feeSources(cur, nil)...); err != nil {
+		return err
+	}
 	var old Agreement
-	err := s.store.Locked(ctx, account, func() error {
+	err = s.store.Locked(ctx, account, func() error {
 		var err error
 		if old, err = s.Agreement(ctx, account, id); err != nil {
 			return err

@@ -65,6 +65,9 @@ func (s *Service) writeExpense(ctx context.Context, account string, w ExpenseWri
 	} else if e.BorneBy == "owner" {
 		return e, &FieldError{Field: "expense.borne_by", Message: "the property has no owner agreement on " + e.Date + ": only the manager can bear it"}
 	}
+	if err := s.mark(ctx, account, ExpenseSource(e.ExpenseID)); err != nil {
+		return e, err
+	}
 	err = s.store.Locked(ctx, account, func() error {
 		now := s.now().UTC().Truncate(time.Millisecond)
 		e.CreatedAt, e.UpdatedAt = now, now
@@ -132,6 +135,9 @@ func (s *Service) ExpenseReceipt(ctx context.Context, account string, id int64) 
 
 // DeleteExpense deletes an expense and its receipt; the ledger reverses its postings.
 func (s *Service) DeleteExpense(ctx context.Context, account string, id int64) error {
+	if err := s.mark(ctx, account, ExpenseSource(id)); err != nil {
+		return err
+	}
 	err := s.store.Locked(ctx, account, func() error {
 		if _, err := s.Expense(ctx, account, id); err != nil {
 			return err
@@ -159,6 +165,9 @@ func (s *Service) CreatePayout(ctx context.Context, account string, p Payout) (P
 	}
 	p.AccountID, p.PayoutID = account, id
 	p.CreatedAt = s.now().UTC().Truncate(time.Millisecond)
+	if err := s.mark(ctx, account, PayoutSource(id)); err != nil {
+		return p, err
+	}
 	err = s.store.Locked(ctx, account, func() error {
 		if _, err := s.Owner(ctx, account, p.OwnerID); err != nil {
 			return err
@@ -189,6 +198,9 @@ func (s *Service) Payouts(ctx context.Context, account string) ([]Payout, error)
 // DeletePayout deletes a payout (a wrong one); the ledger reverses it.
 func (s *Service) DeletePayout(ctx context.Context, account string, id int64) error {
 	if _, err := s.Payout(ctx, account, id); err != nil {
+		return err
+	}
+	if err := s.mark(ctx, account, PayoutSource(id)); err != nil {
 		return err
 	}
 	if err := s.store.DeletePayout(ctx, account, id); err != nil {

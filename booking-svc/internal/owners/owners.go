@@ -235,9 +235,12 @@ type Properties interface {
 	PropertyByCode(ctx context.Context, account, code string) (booking.Property, error)
 }
 
-// Toucher is the ledger's entry point: Touch syncs a source's postings with what its
-// resolver answers now (journal.Service).
+// Toucher is the ledger's entry point (journal.Service): Mark records that a source is about
+// to change, so that the ledger's repair syncs it even if the process stops right after the
+// write; Touch syncs a source's postings with what its resolver answers now and forgets the
+// mark.
 type Toucher interface {
+	Mark(ctx context.Context, account, source string) error
 	Touch(ctx context.Context, account, source string) error
 }
 

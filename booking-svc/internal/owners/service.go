@@ -57,8 +57,23 @@ func (s *Service) SetLogger(l *slog.Logger) {
 // Store is the service's store (export and erasure).
 func (s *Service) Store() Store { return s.store }
 
+// mark records, before a write, that sources are about to change: a write whose mark failed
+// is not made, so that no write escapes the ledger's repair (docs/money.md, "The ledger").
+func (s *Service) mark(ctx context.Context, account string, sources ...string) error {
+	if s.journal == nil {
+		return nil
+	}
+	for _, src := range sources {
+		if err := s.journal.Mark(ctx, account, src); err != nil {
+			return fmt.Errorf("mark %s: %w", src, err)
+		}
+	}
+	return nil
+}
+
 // touch syncs sources after a write. The write stands whatever the journal answers: a
-// failure is logged, and the source is synced again by its next write or the fee pass.
+// failure is logged, and the mark made before the write has the ledger's repair pass sync
+// the source later.
 func (s *Service) touch(ctx context.Context, account string, sources ...string) {
 	if s.journal == nil {
 		return
