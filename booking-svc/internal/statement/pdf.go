@@ -2,6 +2,7 @@ package statement
 
 import (
 	"bytes"
+	_ "embed"
 	"fmt"
 	"strconv"
 	"time"
@@ -9,9 +10,22 @@ import (
 	"github.com/go-pdf/fpdf"
 )
 
-// PDF renders s as an A4 document of text (the core Helvetica font in Windows-1252; a
-// character outside it is written as '.', as fpdf's translator does), so that a reader such
-// as pdftotext finds the totals. The same statement makes the same bytes: the
+// The statement's typeface: DejaVu Sans (fonts/LICENSE), embedded so that a name in any
+// script it covers (Latin, Greek, Cyrillic, Armenian, Georgian, Hebrew, Arabic…) is written
+// as it is, where a core PDF font (Windows-1252 only) would write '.' in its place. fpdf
+// embeds only the glyphs a document uses.
+var (
+	//go:embed fonts/DejaVuSans.ttf
+	fontRegular []byte
+	//go:embed fonts/DejaVuSans-Bold.ttf
+	fontBold []byte
+)
+
+// font is the family the document is written in.
+const font = "dejavu"
+
+// PDF renders s as an A4 document of text in an embedded Unicode font, so that a reader
+// such as pdftotext finds the totals and the names as written. The same statement makes the same bytes: the
 // document's dates are the revision's (CreatedAt), its objects are written in sorted order
 // (SetCatalogSort) and nothing else in it varies.
 func PDF(s Statement) ([]byte, error) {
@@ -24,27 +38,31 @@ func PDF(s Statement) ([]byte, error) {
 	pdf.SetCreationDate(created)
 	pdf.SetModificationDate(created)
 	pdf.SetCompression(true)
-	tr := pdf.UnicodeTranslatorFromDescriptor("") // UTF-8 to Windows-1252
-	pdf.SetTitle(tr(fmt.Sprintf("Owner statement %s revision %d", s.StatementID, s.Revision)), false)
+	pdf.AddUTF8FontFromBytes(font, "", fontRegular)
+	pdf.AddUTF8FontFromBytes(font, "B", fontBold)
+	if err := pdf.Error(); err != nil {
+		return nil, fmt.Errorf("statement %s: font: %w", s.StatementID, err)
+	}
+	pdf.SetTitle(fmt.Sprintf("Owner statement %s revision %d", s.StatementID, s.Revision), true)
 	pdf.SetCreator("vros", false)
 	pdf.SetAutoPageBreak(true, 15)
 	pdf.AliasNbPages("")
 	pdf.SetFooterFunc(func() {
 		pdf.SetY(-12)
-		pdf.SetFont("Helvetica", "", 8)
-		pdf.CellFormat(0, 5, tr(fmt.Sprintf("%s, revision %d, made %s. Page %d of {nb}", s.StatementID, s.Revision, s.CreatedAt, pdf.PageNo())),
+		pdf.SetFont(font, "", 8)
+		pdf.CellFormat(0, 5, fmt.Sprintf("%s, revision %d, made %s. Page %d of {nb}", s.StatementID, s.Revision, s.CreatedAt, pdf.PageNo()),
 			"", 0, "C", false, 0, "")
 	})
 	pdf.AddPage()
 
-	pdf.SetFont("Helvetica", "B", 16)
+	pdf.SetFont(font, "B", 16)
 	pdf.CellFormat(0, 9, "Owner statement", "", 1, "L", false, 0, "")
-	pdf.SetFont("Helvetica", "", 10)
+	pdf.SetFont(font, "", 10)
 	line := func(label, value string) {
-		pdf.SetFont("Helvetica", "B", 10)
-		pdf.CellFormat(35, 6, tr(label), "", 0, "L", false, 0, "")
-		pdf.SetFont("Helvetica", "", 10)
-		pdf.CellFormat(0, 6, tr(value), "", 1, "L", false, 0, "")
+		pdf.SetFont(font, "B", 10)
+		pdf.CellFormat(35, 6, label, "", 0, "L", false, 0, "")
+		pdf.SetFont(font, "", 10)
+		pdf.CellFormat(0, 6, value, "", 1, "L", false, 0, "")
 	}
 	line("Owner", fmt.Sprintf("%s (owner %d)", s.Owner.Name, s.Owner.OwnerID))
 	line("Period", s.From+" to "+s.To)
@@ -60,17 +78,17 @@ func PDF(s Statement) ([]byte, error) {
 		if bold {
 			style = "B"
 		}
-		pdf.SetFont("Helvetica", style, 9)
+		pdf.SetFont(font, style, 9)
 		pdf.CellFormat(wDate, 5.5, date, "", 0, "L", false, 0, "")
 		pdf.CellFormat(wLine, 5.5, ln, "", 0, "L", false, 0, "")
-		pdf.CellFormat(wLabel, 5.5, tr(clip(label, 70)), "", 0, "L", false, 0, "")
+		pdf.CellFormat(wLabel, 5.5, clip(label, 70), "", 0, "L", false, 0, "")
 		pdf.CellFormat(wAmount, 5.5, amount, "", 1, "R", false, 0, "")
 	}
 	heading := func(title string) {
 		pdf.Ln(2)
-		pdf.SetFont("Helvetica", "B", 11)
+		pdf.SetFont(font, "B", 11)
 		pdf.SetFillColor(235, 235, 235)
-		pdf.CellFormat(0, 7, tr(title), "", 1, "L", true, 0, "")
+		pdf.CellFormat(0, 7, title, "", 1, "L", true, 0, "")
 	}
 
 	heading("Opening balance")
@@ -81,8 +99,8 @@ func PDF(s Statement) ([]byte, error) {
 		row("", "", "No booking in the period", "", false)
 	}
 	for _, b := range s.Bookings {
-		pdf.SetFont("Helvetica", "B", 9)
-		pdf.CellFormat(0, 6, tr(fmt.Sprintf("Booking %d, property %d", b.BookingID, b.PropertyID)), "", 1, "L", false, 0, "")
+		pdf.SetFont(font, "B", 9)
+		pdf.CellFormat(0, 6, fmt.Sprintf("Booking %d, property %d", b.BookingID, b.PropertyID), "", 1, "L", false, 0, "")
 		for _, l := range b.Lines {
 			row(l.Date, l.Line, l.Label, l.Amount, false)
 		}
