@@ -260,7 +260,27 @@ func (a Account) Property(code string) (int64, error) {
 		"setting": Obj{"standard_occupants": 2, "accept_booking_upto": 0, "advanced_notice_booking_from": "0"}}, nil); err != nil {
 		return 0, err
 	}
-	return pid, nil
+	return pid, a.priceable(pid)
+}
+
+// priceable waits until booking-svc can price property pid: it learns of a property from
+// property-svc's events, so a booking made the moment the property is created may find it
+// unknown (status 16) on a loaded machine.
+func (a Account) priceable(pid int64) error {
+	in, out := apitest.Day(30), apitest.Day(31)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		status, err := a.Sellable(pid, in, out)
+		switch {
+		case err != nil:
+			return err
+		case status != 16:
+			return nil
+		case time.Now().After(deadline):
+			return fmt.Errorf("property %d: booking-svc did not learn of it within 30 s", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // PlanBB adds the derived plan "Bed & Breakfast", the standard price plus 20 (Channex's
