@@ -3,6 +3,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -279,7 +280,8 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	routes.RefuseErased(marks.Known)
 	routes.SetLogger(log)
 	// Owner statements (docs/money.md, "Statements"), read from the ledger's entries.
-	routes.SetStatements(&statement.Service{Ledger: books, Store: stmts, Owners: ownerBooks.OwnerName})
+	routes.SetStatements(&statement.Service{Ledger: books, Store: stmts, Owners: ownerBooks.OwnerName,
+		Stays: bookingStays(st)})
 	routes.SetLedger(books)
 	routes.SetOwners(ownerBooks)
 	routes.Register(app, auth)
@@ -333,5 +335,21 @@ func cardGateway(cfg Config, payments *cardpay.Payments) *route.Router {
 		Test:      cardpay.NewTest(time.Now),
 		Methods:   route.PropertyMethods{URL: cfg.PropertyURL, Signer: tenancy.NewSigner(tenancy.CallerBooking, cfg.InternalKeys.Booking.Reveal()), Client: client},
 		StripeURL: cfg.StripeAPIURL, HTTP: client, Payments: payments,
+	}
+}
+
+// bookingStays is what owner statements show of a booking: its property, stay, channel and
+// status, read from the booking.
+func bookingStays(st *store.Store) statement.Stays {
+	return func(ctx context.Context, account string, id int64) (statement.Stay, bool, error) {
+		b, err := st.Booking(ctx, account, id)
+		if errors.Is(err, booking.ErrNotFound) {
+			return statement.Stay{}, false, nil
+		}
+		if err != nil {
+			return statement.Stay{}, false, err
+		}
+		return statement.Stay{PropertyName: b.PropertyName, Checkin: b.Checkin, Checkout: b.Checkout,
+			Channel: cmp.Or(b.Channel, "direct"), Status: b.Status}, true, nil
 	}
 }

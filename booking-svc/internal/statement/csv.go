@@ -32,6 +32,7 @@ func CSV(s Statement) ([]byte, error) {
 		{"opening_balance", s.From, "", "", "", "Opening balance", s.OpeningBalance, ""},
 	}
 	for _, b := range s.Bookings {
+		rows = append(rows, []string{"booking_stay", b.Checkin, id(b.BookingID), id(b.PropertyID), "stay", text(bookingTitle(b)), "", ""})
 		for _, l := range b.Lines {
 			rows = append(rows, []string{"booking", l.Date, id(b.BookingID), id(b.PropertyID), l.Line, text(l.Label), l.Amount, l.EntryID})
 		}

@@ -100,7 +100,7 @@ func PDF(s Statement) ([]byte, error) {
 	}
 	for _, b := range s.Bookings {
 		pdf.SetFont(font, "B", 9)
-		pdf.CellFormat(0, 6, fmt.Sprintf("Booking %d, property %d", b.BookingID, b.PropertyID), "", 1, "L", false, 0, "")
+		pdf.CellFormat(0, 6, bookingTitle(b), "", 1, "L", false, 0, "")
 		for _, l := range b.Lines {
 			row(l.Date, l.Line, l.Label, l.Amount, false)
 		}
@@ -155,4 +155,22 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// bookingTitle names a booking: its ids, and its stay when the statement has it.
+func bookingTitle(b Booking) string {
+	t := fmt.Sprintf("Booking %d, property %d", b.BookingID, b.PropertyID)
+	if b.PropertyName != "" {
+		t = fmt.Sprintf("Booking %d, %s", b.BookingID, b.PropertyName)
+	}
+	if b.Checkin != "" {
+		t += ", " + b.Checkin + " to " + b.Checkout
+	}
+	if b.Channel != "" {
+		t += ", " + b.Channel
+	}
+	if b.Status != "" && b.Status != "reserved" {
+		t += " (" + b.Status + ")"
+	}
+	return t
 }

@@ -46,6 +46,9 @@ type Ledger interface {
 	Entries(ctx context.Context, account string, q journal.Query) ([]journal.Entry, error)
 }
 
+// Stays answers what a statement shows of booking id of account (found false: none).
+type Stays func(ctx context.Context, account string, id int64) (stay Stay, found bool, err error)
+
 // OwnerNames answers an owner's name (found false: no such owner).
 type OwnerNames func(ctx context.Context, account string, ownerID int64) (name string, found bool, err error)
 
@@ -107,6 +110,8 @@ type Service struct {
 	Store  Store
 	// Owners names the owners (nil: statements without names, owners not checked).
 	Owners OwnerNames
+	// Stays shows each booking's stay (nil: bookings by their ids only).
+	Stays Stays
 	// Now is the clock of revisions and links (time.Now when nil).
 	Now func() time.Time
 }
@@ -184,8 +189,12 @@ func (s *Service) Generate(ctx context.Context, account string, req Request) (Re
 			changes = changesSince(prev, entries, req.OwnerID, cur, req.From, ids, opening, scale)
 		}
 		created := s.now().Truncate(time.Second)
+		stays, err := s.stays(ctx, account, entries, req.OwnerID, cur, req.From, req.To)
+		if err != nil {
+			return Revision{}, false, err
+		}
 		st := Build(Input{StatementID: id, Revision: n, CreatedAt: created, OwnerID: req.OwnerID, OwnerName: name,
-			Currency: cur, From: req.From, To: req.To, Entries: entries, Changes: changes})
+			Currency: cur, From: req.From, To: req.To, Entries: entries, Changes: changes, Stays: stays})
 		js, err := st.JSON()
 		if err != nil {
 			return Revision{}, false, err
@@ -378,4 +387,28 @@ func Render(r Revision, format string) (File, error) {
 		return File{ContentType: "application/pdf", Filename: name, Body: b}, err
 	}
 	return File{}, fmt.Errorf("statement: unknown format %q", format)
+}
+
+// stays reads the stays of the bookings with postings of owner in cur dated from to to.
+func (s *Service) stays(ctx context.Context, account string, entries []journal.Entry, owner int64, cur, from, to string) (map[int64]Stay, error) {
+	if s.Stays == nil {
+		return nil, nil
+	}
+	out := map[int64]Stay{}
+	for _, p := range journal.PostingsOf(entries) {
+		if p.BookingID == 0 || p.Account != journal.Owner || p.OwnerID != owner || p.Currency != cur || p.Date < from || p.Date > to {
+			continue
+		}
+		if _, done := out[p.BookingID]; done {
+			continue
+		}
+		stay, found, err := s.Stays(ctx, account, p.BookingID)
+		if err != nil {
+			return nil, fmt.Errorf("booking %d: %w", p.BookingID, err)
+		}
+		if found {
+			out[p.BookingID] = stay
+		}
+	}
+	return out, nil
 }

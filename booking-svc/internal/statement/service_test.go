@@ -69,7 +69,15 @@ func newWorld(t *testing.T) world {
 		return "", false, nil
 	}
 	return world{ledger: ledger, clock: clk, account: fmt.Sprintf("st%d_%d", time.Now().UnixNano()%1e6, accounts.Add(1)),
-		svc: &statement.Service{Ledger: ledger, Store: ss, Owners: names, Now: clk.Now}}
+		svc: &statement.Service{Ledger: ledger, Store: ss, Owners: names, Now: clk.Now, Stays: stays}}
+}
+
+// stays shows booking 12 (a channel booking) with its stay; the others are unknown.
+func stays(_ context.Context, _ string, id int64) (statement.Stay, bool, error) {
+	if id == 12 {
+		return statement.Stay{PropertyName: "Villa Ζωή", Checkin: "2027-03-10", Checkout: "2027-03-15", Channel: "airbnb", Status: "reserved"}, true, nil
+	}
+	return statement.Stay{}, false, nil
 }
 
 // post syncs every source of es into the ledger, as their documents' resolvers would: each
@@ -126,13 +134,23 @@ func TestStatementOfAMonth(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkHand(t, st)
+	for _, b := range st.Bookings {
+		want := statement.Booking{}
+		if b.BookingID == 12 {
+			want = statement.Booking{PropertyName: "Villa Ζωή", Checkin: "2027-03-10", Checkout: "2027-03-15", Channel: "airbnb", Status: "reserved"}
+		}
+		if b.PropertyName != want.PropertyName || b.Checkin != want.Checkin || b.Checkout != want.Checkout || b.Channel != want.Channel || b.Status != want.Status {
+			t.Errorf("booking %d shows its stay as %+v, want %+v", b.BookingID, b, want)
+		}
+	}
 	if st.Owner.Name != "Maria Rossi" || st.CreatedAt != "2027-04-01T10:30:00Z" || len(st.Changes) != 0 {
 		t.Errorf("owner %+v created %s changes %v", st.Owner, st.CreatedAt, st.Changes)
 	}
 	f1 := files(t, r1)
 	if text := PDFText(t, f1["pdf"]); text != "" {
 		for _, want := range []string{"Closing balance (net due)", handClosing, "Opening balance", handOpening, "Net of the period", handNet,
-			"Total rent", "1800.00", "Total channel_commission", "-150.00", "Total cancellation_fee", "100.00", "Total payout", "-500.00"} {
+			"Total rent", "1800.00", "Total channel_commission", "-150.00", "Total cancellation_fee", "100.00", "Total payout", "-500.00",
+			"Booking 12, Villa Ζωή, 2027-03-10 to 2027-03-15, airbnb", "Booking 11, property"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("pdftotext does not show %q:\n%s", want, text)
 			}

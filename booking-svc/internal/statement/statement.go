@@ -51,10 +51,21 @@ type Owner struct {
 
 // Booking is a booking with its lines in the period and their sum.
 type Booking struct {
-	BookingID  int64  `json:"booking_id"`
-	PropertyID int64  `json:"property_id"`
-	Lines      []Item `json:"lines"`
-	Net        string `json:"net"`
+	BookingID  int64 `json:"booking_id"`
+	PropertyID int64 `json:"property_id"`
+	// The stay, as the booking was when the revision was made (absent: the booking is gone).
+	PropertyName string `json:"property_name,omitempty"`
+	Checkin      string `json:"checkin,omitempty"`
+	Checkout     string `json:"checkout,omitempty"`
+	Channel      string `json:"channel,omitempty"` // "direct" or the channel that sold it
+	Status       string `json:"status,omitempty"`  // reserved or cancelled
+	Lines        []Item `json:"lines"`
+	Net          string `json:"net"`
+}
+
+// Stay is what a statement shows of a booking besides its postings.
+type Stay struct {
+	PropertyName, Checkin, Checkout, Channel, Status string
 }
 
 // Item is one posting on the owner's account.
@@ -109,6 +120,8 @@ type Input struct {
 	// owners, ledger accounts and currencies are left out).
 	Entries []journal.Entry
 	Changes []Change
+	// Stays are the bookings' stays, by booking id (a booking without one shows its ids only).
+	Stays map[int64]Stay
 }
 
 // posting is an owner posting with its entry.
@@ -210,6 +223,10 @@ func Build(in Input) Statement {
 			b := byID[p.p.BookingID]
 			if b == nil {
 				b = &bk{b: Booking{BookingID: p.p.BookingID, PropertyID: p.p.PropertyID, Lines: []Item{}}}
+				if stay, ok := in.Stays[p.p.BookingID]; ok {
+					b.b.PropertyName, b.b.Checkin, b.b.Checkout, b.b.Channel, b.b.Status = stay.PropertyName, stay.Checkin,
+						stay.Checkout, stay.Channel, stay.Status
+				}
 				byID[p.p.BookingID] = b
 				bookings = append(bookings, b) // in the order of their first posting
 			}
