@@ -151,8 +151,14 @@ func TestBookingTrace(t *testing.T) {
 		"vros.upstream": "booking-svc"})
 	has(t, c.bookingServer, map[string]string{"http.route": "/internal/b/create", "http.response.status_code": "200"})
 	for _, s := range c.bookingDB {
-		has(t, s, map[string]string{"db.system.name": "mongodb", "db.namespace": "vros_booking", "db.operation.name": "*",
-			"db.collection.name": "*", "server.address": "*", "server.port": "*"})
+		want := map[string]string{"db.system.name": "mongodb", "db.namespace": "vros_booking", "db.operation.name": "*",
+			"db.collection.name": "*", "server.address": "*", "server.port": "*"}
+		if databaseCommands[tag(s, "db.operation.name")] {
+			// A command on the database names no collection (the ledger lists the collections
+			// once, before it creates an account's first journal).
+			delete(want, "db.collection.name")
+		}
+		has(t, s, want)
 	}
 	has(t, c.produce, map[string]string{"messaging.system": "kafka", "messaging.operation.type": "send",
 		"messaging.operation.name": "send", "messaging.destination.name": "vros.booking.v1",
@@ -219,6 +225,11 @@ func TestBookingTrace(t *testing.T) {
 }
 
 // chain is the path of a booking through vros, as spans of one trace.
+// databaseCommands are MongoDB commands on a database rather than a collection: their spans
+// carry no db.collection.name (OpenTelemetry's database conventions set it only for an
+// operation on a collection).
+var databaseCommands = map[string]bool{"listCollections": true}
+
 type chain struct {
 	edgeServer, edgeClient, bookingServer jaeger.Span
 	bookingDB                             []jaeger.Span
