@@ -368,7 +368,7 @@ func (s *Service) cancelBooking(ctx context.Context, cur Booking, o CancelOption
 		}
 	}
 	if hasPending(res.Refund) {
-		if b, err := s.attemptRefunds(ctx, account, id); err == nil {
+		if b, err := s.attemptRefunds(ctx, account, id, true); err == nil {
 			res = b
 		} // else the worker attempts them: the cancellation stands
 	}
@@ -427,20 +427,39 @@ func (s *Service) refundLease() time.Duration { return 2 * s.Deadline }
 // refund lease (another process holding it: nothing is attempted), and answers the booking
 // as it is afterwards. The mark is removed once no part is pending and no marker can still
 // write (its request's deadline is over).
-func (s *Service) attemptRefunds(ctx context.Context, account string, id int64) (Booking, error) {
+//
+// wait is set for a request (cancel, retryrefund), whose answer says what became of the
+// refund: while another process (the money worker) holds the booking's refund lease, it waits
+// for it (polling, up to the request's deadline) and then attempts what is still due, so that
+// the answer never shows a part pending only because the worker happened to be looking. The
+// worker does not wait: the holder does the work.
+func (s *Service) attemptRefunds(ctx context.Context, account string, id int64, wait bool) (Booking, error) {
 	ctx = s.steps(ctx, "refund", account)
 	due := s.refundsDue()
 	holder := rand.Text()
-	now := s.now().UTC()
-	err := due.TakeRefundLease(ctx, account, id, holder, now, now.Add(s.refundLease()))
-	if errors.Is(err, ErrNotFound) {
-		// Not marked (a part made pending again, a mark removed early): mark it, then take it.
-		if err = due.MarkRefundDue(ctx, account, id, now); err == nil {
-			err = due.TakeRefundLease(ctx, account, id, holder, now, now.Add(s.refundLease()))
+	var err error
+	var now time.Time
+	for {
+		now = s.now().UTC()
+		err = due.TakeRefundLease(ctx, account, id, holder, now, now.Add(s.refundLease()))
+		if errors.Is(err, ErrNotFound) {
+			// Not marked (a part made pending again, a mark removed early): mark it, then take it.
+			if err = due.MarkRefundDue(ctx, account, id, now); err == nil {
+				err = due.TakeRefundLease(ctx, account, id, holder, now, now.Add(s.refundLease()))
+			}
 		}
+		if !errors.Is(err, ErrBusy) || !wait {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(channelPoll):
+			continue
+		}
+		break
 	}
 	if errors.Is(err, ErrBusy) {
-		b, rerr := s.store.Booking(ctx, account, id)
+		b, rerr := s.store.Booking(context.WithoutCancel(ctx), account, id)
 		return b, rerr
 	}
 	if err != nil {
@@ -559,7 +578,7 @@ func (s *Service) RefundPass(ctx context.Context) (int, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		if _, err := s.attemptRefunds(ctx, d.AccountID, d.BookingID); err != nil && !errors.Is(err, ErrNoBooking) {
+		if _, err := s.attemptRefunds(ctx, d.AccountID, d.BookingID, false); err != nil && !errors.Is(err, ErrNoBooking) {
 			errs = append(errs, fmt.Errorf("refund of booking %s/%d: %w", d.AccountID, d.BookingID, err))
 			continue
 		}
@@ -613,7 +632,7 @@ func (s *Service) RetryRefund(ctx context.Context, account string, id int64) (Bo
 	if err != nil && !errors.Is(err, errRecorded) {
 		return b, err
 	}
-	return s.attemptRefunds(ctx, account, id)
+	return s.attemptRefunds(ctx, account, id, true)
 }
 
 // nextRefundKey is key with its retry number moved on ("…-1" → "…-1-retry1" → "…-1-retry2").

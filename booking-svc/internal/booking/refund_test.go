@@ -401,3 +401,67 @@ func TestChannelCancellationRefunds(t *testing.T) {
 		t.Fatalf("channel cancellation: %s %+v", out.Booking.Status, r)
 	}
 }
+
+// busyWatch is the refunds' index, telling when a lease was refused because another holds it.
+type busyWatch struct {
+	due
+	busy chan struct{}
+}
+
+// due is the index busyWatch passes on to.
+type due = booking.RefundsDue
+
+func (w *busyWatch) TakeRefundLease(ctx context.Context, account string, id int64, holder string, now, until time.Time) error {
+	err := w.due.TakeRefundLease(ctx, account, id, holder, now, until)
+	if errors.Is(err, booking.ErrBusy) {
+		select {
+		case w.busy <- struct{}{}:
+		default:
+		}
+	}
+	return err
+}
+
+// TestCancelWaitsForTheWorker: a cancel whose refund lease the money worker holds (it was
+// looking at the booking the moment the cancel wrote it) waits for the lease and attempts
+// the refund itself, so that its answer shows the refund made, not a part pending because
+// the worker happened to be looking.
+func TestCancelWaitsForTheWorker(t *testing.T) {
+	f := newRefundFixture(t, "refund-wait")
+	ctx := context.Background()
+	b := f.book(t)
+	w := &busyWatch{due: f.st, busy: make(chan struct{}, 1)}
+	box, _ := seal.New(seal.NewKey())
+	svc := booking.New(booking.Deps{PropertyView: propertyview.NewReader(f.vw), Bookings: f.st, Blocks: f.st, Users: f.st, Ledger: f.led,
+		Gateway: f.gw, Checkouts: f.st, Box: box, RefundsDue: w})
+	svc.SetClock(f.clock.Now)
+	svc.Lease, svc.CheckoutWindow = coLease, coWindow
+	svc.Crash = func(step, account string) {
+		if step != "cancel:cancelled" || account != f.account {
+			return
+		}
+		// The worker takes the booking's lease between the cancel's write and its attempt.
+		now := f.clock.Now()
+		if err := f.st.TakeRefundLease(ctx, account, b.BookingID, "worker", now, now.Add(time.Hour)); err != nil {
+			t.Errorf("the worker's lease: %v", err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		<-w.busy // the cancel found the lease taken
+		done <- f.st.EndRefundLease(ctx, f.account, b.BookingID, "worker", time.Time{})
+	}()
+	res, err := svc.Cancel(ctx, f.account, b.BookingID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Refund; r == nil || r.Status != booking.RefundSucceeded || len(refunds(res)) != 1 {
+		t.Fatalf("the cancel answered the refund %+v, want it made by the cancel once the worker let go", r)
+	}
+	if n := len(f.gw.Refunds()); n != 1 {
+		t.Fatalf("%d gateway refunds, want 1", n)
+	}
+}
