@@ -171,7 +171,14 @@ func (s *Service) depositAt(b Booking, now time.Time, loc *time.Location) time.T
 	if !depositActive(d) {
 		return time.Time{}
 	}
-	if d.Pending != "" || b.Status == StatusCancelled {
+	if d.Pending != "" {
+		// Its beginner works on it until its deadline; then a pass repeats it.
+		if at := d.PendingAt.Add(s.Deadline); at.After(now) {
+			return at
+		}
+		return now
+	}
+	if b.Status == StatusCancelled {
 		return now
 	}
 	midnight := func(date string) time.Time {
@@ -264,7 +271,7 @@ func (s *Service) depositEntry(ctx context.Context, e DepositDue) (int, error) {
 	loc := s.Location(ctx, e.AccountID, b.PropertyID)
 	done := 0
 	for range 4 { // a cancelled scheduled hold, a renewal then its release…: a few steps at most
-		next, ran, err := s.depositStep(ctx, b, loc)
+		next, ran, err := s.depositStep(ctx, b, loc, false)
 		if err != nil {
 			return done, err
 		}
@@ -286,7 +293,7 @@ func (s *Service) depositEntry(ctx context.Context, e DepositDue) (int, error) {
 func (s *Service) runDeposit(ctx context.Context, b Booking) (Booking, error) {
 	loc := s.Location(ctx, b.AccountID, b.PropertyID)
 	for range 4 {
-		next, ran, err := s.depositStep(ctx, b, loc)
+		next, ran, err := s.depositStep(ctx, b, loc, true)
 		if err != nil || !ran {
 			return b, err
 		}
@@ -297,11 +304,16 @@ func (s *Service) runDeposit(ctx context.Context, b Booking) (Booking, error) {
 
 // depositStep runs the step b's hold needs now, if any: it records the step begun, asks the
 // gateway and records the outcome. ran is false when nothing was due or another pass took
-// the step.
-func (s *Service) depositStep(ctx context.Context, b Booking, loc *time.Location) (out Booking, ran bool, err error) {
+// the step. own says the caller began the step b has pending (a cancel, an owner's action);
+// a pass repeats a step another began only once that beginner's deadline is past, so that
+// the gateway is never asked twice while its first caller still works on it.
+func (s *Service) depositStep(ctx context.Context, b Booking, loc *time.Location, own bool) (out Booking, ran bool, err error) {
 	now := s.now()
 	kind := s.nextDepositStep(b, now, loc)
 	d := b.Deposit
+	if kind != "" && d.Pending != "" && !own && now.Before(d.PendingAt.Add(s.Deadline)) {
+		return b, false, nil
+	}
 	if kind == "" {
 		if d != nil && d.Status == DepositScheduled && d.Pending == "" && b.Status == StatusCancelled {
 			// Cancelled before its hold: nothing to release at the gateway.
@@ -326,7 +338,7 @@ func (s *Service) depositStep(ctx context.Context, b Booking, loc *time.Location
 			if x.Deposit == nil || x.Deposit.Pending != "" || x.Deposit.Status != seen.Status || x.Deposit.Step != seen.Step {
 				return errStepTaken
 			}
-			x.Deposit.Pending = kind
+			x.Deposit.Pending, x.Deposit.PendingAt = kind, now.UTC()
 			if kind == depositStepHold || kind == depositStepReauthorize {
 				x.Deposit.Step++
 			}
@@ -352,6 +364,9 @@ func (s *Service) depositStep(ctx context.Context, b Booking, loc *time.Location
 			return errStepTaken
 		}
 		result(x)
+		if x.Deposit.Pending == "" {
+			x.Deposit.PendingAt = time.Time{}
+		}
 		return nil
 	})
 	out, ran, err = stepOutcome(b, out, err)
@@ -575,7 +590,7 @@ func (s *Service) ownerDepositStep(ctx context.Context, account string, id int64
 		if err := check(x.Deposit); err != nil {
 			return err
 		}
-		x.Deposit.Pending = kind
+		x.Deposit.Pending, x.Deposit.PendingAt = kind, s.now().UTC()
 		return nil
 	})
 	if err != nil {

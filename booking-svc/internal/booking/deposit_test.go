@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -343,6 +344,12 @@ func TestDepositStepsOnceAcrossRestarts(t *testing.T) {
 				t.Fatalf("stopped: %+v", d)
 			}
 			svc := f.service()
+			// While the stopped step's deadline runs its beginner may still be at work: the
+			// pass leaves it. Once it is past, the pass repeats it.
+			if v := f.pass(t, svc, b.BookingID); v != stopped.Version {
+				t.Fatalf("a pass within the stopped step's deadline: version %d, want %d (left to its beginner)", v, stopped.Version)
+			}
+			f.clock.Add(svc.Deadline)
 			if v := f.pass(t, svc, b.BookingID); v != stopped.Version+1 {
 				t.Fatalf("after the restart: version %d, want %d (one record of the step)", v, stopped.Version+1)
 			}
@@ -355,6 +362,7 @@ func TestDepositStepsOnceAcrossRestarts(t *testing.T) {
 			f.at(10)
 			stop(svc)
 			svc = f.service()
+			f.clock.Add(svc.Deadline)
 			f.pass(t, svc, b.BookingID)
 			got = f.read(t, b.BookingID)
 			hs = f.holdsOf(b.BookingID)
@@ -392,5 +400,58 @@ func TestDepositConcurrentPasses(t *testing.T) {
 			got.Version != 3 {
 			t.Fatalf("booking %d (version %d): %+v, holds %+v", id, got.Version, got.Deposit, hs)
 		}
+	}
+}
+
+// countingGateway is the test gateway counting the capture requests it is asked.
+type countingGateway struct {
+	*cardpay.Test
+	captures atomic.Int32
+}
+
+func (g *countingGateway) Capture(ctx context.Context, req cardpay.CaptureRequest) (cardpay.Captured, error) {
+	g.captures.Add(1)
+	return g.Test.Capture(ctx, req)
+}
+
+// TestDepositPassLeavesAStepInFlight: a pass that meets an owner's capture still under way
+// (begun, the gateway not yet answered) leaves it to the owner's request: the gateway is
+// asked once, not once by each.
+func TestDepositPassLeavesAStepInFlight(t *testing.T) {
+	f := newDepositFixture(t, depositPolicy(pricing.DueBooking, 0, "300"))
+	b := f.book(t, f.svc, 3, 5, &visaCard)
+	f.pass(t, f.svc, b.BookingID)
+	gw := &countingGateway{Test: f.gw}
+	svc := booking.New(booking.Deps{PropertyView: propertyview.NewReader(f.vw), Bookings: f.st, Blocks: f.st, Users: f.st, Ledger: f.led,
+		Gateway: gw, Checkouts: f.st, Box: f.box})
+	svc.SetClock(f.clock.Now)
+	begun, goOn := make(chan struct{}), make(chan struct{})
+	svc.Crash = func(step, account string) {
+		if step == "deposit:begun" && account == f.account {
+			close(begun)
+			<-goOn // the owner's request is slow here
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := svc.CaptureDeposit(context.Background(), f.account, b.BookingID,
+			booking.CaptureInput{Amount: decimal.RequireFromString("50"), Reason: "stained sofa"})
+		done <- err
+	}()
+	<-begun
+	// The worker's pass, of another replica, meets the capture begun.
+	other := booking.New(booking.Deps{PropertyView: propertyview.NewReader(f.vw), Bookings: f.st, Blocks: f.st, Users: f.st, Ledger: f.led,
+		Gateway: gw, Checkouts: f.st, Box: f.box})
+	other.SetClock(f.clock.Now)
+	f.pass(t, other, b.BookingID)
+	close(goOn)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := gw.captures.Load(); n != 1 {
+		t.Fatalf("the gateway was asked %d captures, want 1", n)
+	}
+	if d := f.read(t, b.BookingID).Deposit; d.Status != booking.DepositCaptured || d.CapturedAmount != "50.00" {
+		t.Fatalf("deposit %+v", d)
 	}
 }

@@ -302,7 +302,8 @@ const (
 // DepositHold is the damage deposit held on the guest's card. Step counts the
 // authorizations made (each keyed by it); Pending names a gateway step begun and not yet
 // recorded done ("hold", "release", "capture"), so that a restarted worker repeats it
-// under the same key.
+// under the same key — once its beginner's deadline is past (PendingAt + the request
+// deadline), so that a live beginner and a pass never ask the gateway twice.
 type DepositHold struct {
 	Status           string
 	Amount           string
@@ -310,6 +311,7 @@ type DepositHold struct {
 	DueDate          string // YYYY-MM-DD, in the property's zone
 	Step             int
 	Pending          string
+	PendingAt        time.Time // when Pending was begun: its beginner works on it until its deadline
 	AuthorizationID  string
 	HeldAt           *time.Time
 	Reauthorizations int

@@ -248,6 +248,7 @@ type DepositRec struct {
 	DueDate          string     `bson:"due_date"`
 	Step             int        `bson:"step"`
 	Pending          string     `bson:"pending,omitempty"`
+	PendingAt        time.Time  `bson:"pending_at,omitempty"`
 	AuthorizationID  string     `bson:"authorization_id,omitempty"`
 	HeldAt           *time.Time `bson:"held_at,omitempty"`
 	Reauthorizations int        `bson:"reauthorizations,omitempty"`
