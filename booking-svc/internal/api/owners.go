@@ -743,7 +743,8 @@ func (a *API) ownerExport(ctx context.Context, acct string, files map[string]any
 	records["owner_expenses"] = ids(len(exps), func(i int) int64 { return exps[i].ExpenseID })
 	records["owner_payouts"] = ids(len(pays), func(i int) int64 { return pays[i].PayoutID })
 	slices.Sort(receipts)
-	records["owner_receipts"] = append([]string{}, receipts...)
+	// Listed as property-svc lists its photos: by the directory of their files.
+	records["receipts"] = append([]string{}, receipts...)
 	return raw, nil
 }
 

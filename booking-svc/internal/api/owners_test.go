@@ -749,7 +749,7 @@ func TestOwnerExportAndErasure(t *testing.T) {
 	if err := json.Unmarshal(files["booking-svc/manifest.json"], &man); err != nil {
 		t.Fatal(err)
 	}
-	for coll, id := range map[string]int64{"owners": oid, "owner_agreements": agID, "owner_expenses": exID, "owner_payouts": poID, "owner_receipts": exID} {
+	for coll, id := range map[string]int64{"owners": oid, "owner_agreements": agID, "owner_expenses": exID, "owner_payouts": poID, "receipts": exID} {
 		if fmt.Sprint(man.Records[coll]) != fmt.Sprintf("[%d]", id) {
 			t.Fatalf("manifest %s: %v", coll, man.Records[coll])
 		}
