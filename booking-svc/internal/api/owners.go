@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"math/big"
 	"regexp"
 	"slices"
@@ -93,6 +94,54 @@ func readPage(o *fields.Object) listPage {
 }
 
 // pageOf answers the page of items.
+// listed answers page p of items, each as answer renders it, under name: an A list answer
+// {total, page, limit, <name>}.
+func listed[T, A any](c *fiber.Ctx, p listPage, items []T, name string, answer func(T) A) error {
+	total, page := pageOf(p, items)
+	out := make([]A, len(page))
+	for i, x := range page {
+		out[i] = answer(x)
+	}
+	return httpapi.A(c, fiber.Map{"total": total, "page": p.page, "limit": p.limit, name: out})
+}
+
+// recordActions are an owner resource's actions on one record (the write W, the record T,
+// its answer A): create and update take the decoded write, get and delete the id. run
+// answers the record, or {id: n} for a delete; an action without its function (payouts have
+// no update) never reaches it, resourceBody having refused it.
+type recordActions[W, T, A any] struct {
+	create, update func(context.Context, string, W) (T, error)
+	get            func(context.Context, string, int64) (T, error)
+	del            func(context.Context, string, int64) error
+	answer         func(T) A
+	id             string // the record's id member ("owner_id")
+}
+
+func (r recordActions[W, T, A]) run(c *fiber.Ctx, action string, id int64, w W) error {
+	ctx, acct := c.UserContext(), account(c)
+	var got T
+	var err error
+	switch action {
+	case "create":
+		got, err = r.create(ctx, acct, w)
+	case "update":
+		got, err = r.update(ctx, acct, w)
+	case "get":
+		got, err = r.get(ctx, acct, id)
+	case "delete":
+		if err := r.del(ctx, acct, id); err != nil {
+			return ownersError(err)
+		}
+		return httpapi.A(c, fiber.Map{r.id: id})
+	default:
+		return fmt.Errorf("owner resource: action %q has no handler", action)
+	}
+	if err != nil {
+		return ownersError(err)
+	}
+	return httpapi.A(c, r.answer(got))
+}
+
 func pageOf[T any](p listPage, items []T) (int, []T) {
 	from := min((p.page-1)*p.limit, len(items))
 	to := min(from+p.limit, len(items))
@@ -215,12 +264,7 @@ func (a *API) ownerResource(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		total, page := pageOf(p, all)
-		out := make([]ownerAnswer, len(page))
-		for i, x := range page {
-			out[i] = ownerAnswerOf(x)
-		}
-		return httpapi.A(c, fiber.Map{"total": total, "page": p.page, "limit": p.limit, "owners": out})
+		return listed(c, p, all, "owners", ownerAnswerOf)
 	}
 	ob := o.Object("owner", true)
 	var id int
@@ -235,25 +279,8 @@ func (a *API) ownerResource(c *fiber.Ctx) error {
 		return err
 	}
 	w.OwnerID = int64(id)
-	var got owners.Owner
-	var err error
-	switch action {
-	case "create":
-		got, err = a.owners.CreateOwner(ctx, acct, w)
-	case "update":
-		got, err = a.owners.UpdateOwner(ctx, acct, w)
-	case "get":
-		got, err = a.owners.Owner(ctx, acct, int64(id))
-	case "delete":
-		if err := a.owners.DeleteOwner(ctx, acct, int64(id)); err != nil {
-			return ownersError(err)
-		}
-		return httpapi.A(c, fiber.Map{"owner_id": id})
-	}
-	if err != nil {
-		return ownersError(err)
-	}
-	return httpapi.A(c, ownerAnswerOf(got))
+	return recordActions[owners.OwnerWrite, owners.Owner, ownerAnswer]{create: a.owners.CreateOwner, update: a.owners.UpdateOwner,
+		get: a.owners.Owner, del: a.owners.DeleteOwner, answer: ownerAnswerOf, id: "owner_id"}.run(c, action, int64(id), w)
 }
 
 // --- agreement ---
@@ -374,12 +401,7 @@ func (a *API) agreementResource(c *fiber.Ctx) error {
 		all = slices.DeleteFunc(all, func(x owners.Agreement) bool {
 			return owner != 0 && x.OwnerID != int64(owner) || code != "" && x.InternalCode != code
 		})
-		total, page := pageOf(p, all)
-		out := make([]agreementAnswer, len(page))
-		for i, x := range page {
-			out[i] = agreementAnswerOf(x)
-		}
-		return httpapi.A(c, fiber.Map{"total": total, "page": p.page, "limit": p.limit, "agreements": out})
+		return listed(c, p, all, "agreements", agreementAnswerOf)
 	}
 	ob := o.Object("agreement", true)
 	var id int
@@ -394,25 +416,9 @@ func (a *API) agreementResource(c *fiber.Ctx) error {
 		return err
 	}
 	x.AgreementID = int64(id)
-	var got owners.Agreement
-	var err error
-	switch action {
-	case "create":
-		got, err = a.owners.CreateAgreement(ctx, acct, x)
-	case "update":
-		got, err = a.owners.UpdateAgreement(ctx, acct, x)
-	case "get":
-		got, err = a.owners.Agreement(ctx, acct, int64(id))
-	case "delete":
-		if err := a.owners.DeleteAgreement(ctx, acct, int64(id)); err != nil {
-			return ownersError(err)
-		}
-		return httpapi.A(c, fiber.Map{"agreement_id": id})
-	}
-	if err != nil {
-		return ownersError(err)
-	}
-	return httpapi.A(c, agreementAnswerOf(got))
+	return recordActions[owners.Agreement, owners.Agreement, agreementAnswer]{create: a.owners.CreateAgreement,
+		update: a.owners.UpdateAgreement, get: a.owners.Agreement, del: a.owners.DeleteAgreement, answer: agreementAnswerOf,
+		id: "agreement_id"}.run(c, action, int64(id), x)
 }
 
 // --- expense ---
@@ -525,12 +531,7 @@ func (a *API) expenseResource(c *fiber.Ctx) error {
 			return code != "" && e.InternalCode != code || owner != 0 && e.OwnerID != int64(owner) ||
 				okF && e.Date < from.Format(time.DateOnly) || okT && e.Date > to.Format(time.DateOnly)
 		})
-		total, page := pageOf(p, all)
-		out := make([]expenseAnswer, len(page))
-		for i, x := range page {
-			out[i] = expenseAnswerOf(x)
-		}
-		return httpapi.A(c, fiber.Map{"total": total, "page": p.page, "limit": p.limit, "expenses": out})
+		return listed(c, p, all, "expenses", expenseAnswerOf)
 	}
 	ob := o.Object("expense", true)
 	var id int
@@ -548,32 +549,17 @@ func (a *API) expenseResource(c *fiber.Ctx) error {
 		return err
 	}
 	w.ExpenseID = int64(id)
-	var got owners.Expense
-	var err error
-	switch action {
-	case "create":
-		got, err = a.owners.CreateExpense(ctx, acct, w)
-	case "update":
-		got, err = a.owners.UpdateExpense(ctx, acct, w)
-	case "get":
-		got, err = a.owners.Expense(ctx, acct, int64(id))
-	case "receipt":
+	if action == "receipt" {
 		r, err := a.owners.ExpenseReceipt(ctx, acct, int64(id))
 		if err != nil {
 			return ownersError(err)
 		}
 		return httpapi.A(c, fiber.Map{"expense_id": id, "content_type": r.ContentType, "size": len(r.Data),
 			"data": base64.StdEncoding.EncodeToString(r.Data)})
-	case "delete":
-		if err := a.owners.DeleteExpense(ctx, acct, int64(id)); err != nil {
-			return ownersError(err)
-		}
-		return httpapi.A(c, fiber.Map{"expense_id": id})
 	}
-	if err != nil {
-		return ownersError(err)
-	}
-	return httpapi.A(c, expenseAnswerOf(got))
+	return recordActions[owners.ExpenseWrite, owners.Expense, expenseAnswer]{create: a.owners.CreateExpense,
+		update: a.owners.UpdateExpense, get: a.owners.Expense, del: a.owners.DeleteExpense, answer: expenseAnswerOf,
+		id: "expense_id"}.run(c, action, int64(id), w)
 }
 
 // --- payout ---
@@ -636,12 +622,7 @@ func (a *API) payoutResource(c *fiber.Ctx) error {
 		all = slices.DeleteFunc(all, func(x owners.Payout) bool {
 			return owner != 0 && x.OwnerID != int64(owner) || okF && x.Date < from.Format(time.DateOnly) || okT && x.Date > to.Format(time.DateOnly)
 		})
-		total, page := pageOf(p, all)
-		out := make([]payoutAnswer, len(page))
-		for i, x := range page {
-			out[i] = payoutAnswerOf(x)
-		}
-		return httpapi.A(c, fiber.Map{"total": total, "page": p.page, "limit": p.limit, "payouts": out})
+		return listed(c, p, all, "payouts", payoutAnswerOf)
 	}
 	ob := o.Object("payout", true)
 	var id int
@@ -655,23 +636,9 @@ func (a *API) payoutResource(c *fiber.Ctx) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	var got owners.Payout
-	var err error
-	switch action {
-	case "create":
-		got, err = a.owners.CreatePayout(ctx, acct, x)
-	case "get":
-		got, err = a.owners.Payout(ctx, acct, int64(id))
-	case "delete":
-		if err := a.owners.DeletePayout(ctx, acct, int64(id)); err != nil {
-			return ownersError(err)
-		}
-		return httpapi.A(c, fiber.Map{"payout_id": id})
-	}
-	if err != nil {
-		return ownersError(err)
-	}
-	return httpapi.A(c, payoutAnswerOf(got))
+	// No update: a wrong payout is deleted (resourceBody refuses the action).
+	return recordActions[owners.Payout, owners.Payout, payoutAnswer]{create: a.owners.CreatePayout, get: a.owners.Payout,
+		del: a.owners.DeletePayout, answer: payoutAnswerOf, id: "payout_id"}.run(c, action, int64(id), x)
 }
 
 // --- export ---
