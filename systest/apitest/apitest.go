@@ -105,6 +105,18 @@ func NewAccountOf(c *http.Client, edgeURL, adminToken, name string, sandbox bool
 // Day is the date n days from today (UTC), as YYYY-MM-DD.
 func Day(n int) string { return time.Now().UTC().AddDate(0, 0, n).Format(time.DateOnly) }
 
+// CardGuest is an interface B create body for property pid from Day(from) to Day(to), two
+// adults, with a card the gateways approve; paid in full by it (paymentCharge 1) when charge.
+func CardGuest(pid, from, to int, last string, charge bool) map[string]any {
+	g := map[string]any{"propertyId": pid, "firstName": "Grace", "lastName": last, "email": "grace@example.com",
+		"numberofadults": 2, "leadsourceId": 1, "checkin": Day(from), "checkout": Day(to),
+		"creditCard": map[string]any{"CCNumber": "4242424242424242", "NameOnCard": "GRACE HOPPER", "Expiration": "12/2035", "CVC": "123"}}
+	if charge {
+		g["paymentCharge"] = 1
+	}
+	return g
+}
+
 // StartStack starts a whole vros for a test package's TestMain, on the servers of
 // VROS_MONGO_URI / VROS_KAFKA_BROKERS when they are set (make test-real) and embedded ones
 // otherwise, with logs discarded, and connects a MongoDB client to its store for the tests

@@ -9,6 +9,10 @@
 // address, which it binds again when restarted. Its timings are shortened so that all of it
 // takes seconds: a request deadline of 1 s, a janitor lease of 3 s, an idempotency lease of
 // 2 s and a checkout window of 3 s (the window at least the lease, as booking-svc requires).
+//
+// refund_test.go kills it the same way between Stripe's answer to a cancellation's refund and
+// its record (issue 33; docs/money.md section 1): live accounts pay through stripe-mock behind
+// a proxy of the test's, and the money worker runs every 200 ms.
 package checkoutkill
 
 import (
@@ -32,6 +36,7 @@ import (
 	"github.com/vros/vros/libs/seal"
 	"github.com/vros/vros/systest/apitest"
 	"github.com/vros/vros/testkit/eventually"
+	"github.com/vros/vros/testkit/stripemock"
 )
 
 const (
@@ -41,6 +46,8 @@ const (
 	janitorLease     = 3 * time.Second
 	idempotencyLease = 2 * time.Second
 	window           = 3 * time.Second
+	// moneyInterval is how often the money worker attempts the refunds due (30 s deployed).
+	moneyInterval = 200 * time.Millisecond
 )
 
 var (
@@ -68,6 +75,16 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// Live accounts' card payments and refunds go to stripe-mock through the test's proxy
+	// (refund_test.go), which can kill booking-svc in the middle of a refund.
+	stripeURL, stopStripe, err := stripemock.Run("succeeded")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer stopStripe()
+	gateway = newRefundKiller(stripeURL)
+	defer gateway.Close()
 	encryptionKey := seal.NewKey()
 	st, mongoDB, err = apitest.StartStack(ctx, stack.Options{
 		Keys: keys, EncryptionKey: encryptionKey, AdminToken: adminToken,
@@ -101,6 +118,8 @@ func run(m *testing.M) int {
 			"VROS_BOOKING_CHECKOUT_WINDOW="+window.String(),
 			"VROS_BOOKING_CONSUMER_GROUP=booking-svc",
 			"VROS_BOOKING_PROPERTY_URL="+st.PropertyURL,
+			"VROS_BOOKING_STRIPE_API_URL="+gateway.URL,
+			"VROS_BOOKING_MONEY_INTERVAL="+moneyInterval.String(),
 		), stack.KeyEnv(keys, "booking-svc")...)}
 	defer svc.Kill() // no process left behind, whatever happened
 	if err := svc.Start(ctx); err != nil {
@@ -121,9 +140,12 @@ type account struct{ demo.Account }
 
 type obj = map[string]any
 
-func newAccount(t *testing.T) account {
+func newAccount(t *testing.T) account { t.Helper(); return accountOf(t, "Checkout Kill Owner", true) }
+
+// accountOf is a tenant named name created through edge's admin API, sandbox or live.
+func accountOf(t *testing.T, name string, sandbox bool) account {
 	t.Helper()
-	a, err := apitest.NewAccount(client, st.EdgeURL, adminToken, "Checkout Kill Owner")
+	a, err := apitest.NewAccountOf(client, st.EdgeURL, adminToken, name, sandbox)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,6 +209,13 @@ func bookable(t *testing.T, acc account, code string) int {
 	}
 	acc.a(t, "property-rate", obj{"internal_code": code, "rate": obj{"daily_price": 100, "minimum_stay": 1},
 		"setting": obj{"standard_occupants": 6, "accept_booking_upto": 12, "advanced_notice_booking_from": "0"}}, nil)
+	waitPriced(t, acc, pid)
+	return pid
+}
+
+// waitPriced waits until booking-svc's view of acc's property pid has its latest version.
+func waitPriced(t *testing.T, acc account, pid int) {
+	t.Helper()
 	id := acc.AccountID + ":" + strconv.Itoa(pid)
 	var prop bson.M
 	if err := mongoDB.Database("vros_property").Collection("properties").FindOne(context.Background(), bson.D{{Key: "_id", Value: id}}).Decode(&prop); err != nil {
@@ -197,7 +226,6 @@ func bookable(t *testing.T, acc account, code string) int {
 		err := mongoDB.Database("vros_booking").Collection("view_properties").FindOne(context.Background(), bson.D{{Key: "_id", Value: id}}).Decode(&doc)
 		return err == nil && doc["version"] == prop["version"]
 	})
-	return pid
 }
 
 // site is an account's brand as its website sees the public booking API.

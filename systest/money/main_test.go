@@ -328,13 +328,7 @@ var day = apitest.Day
 // cardGuest is a create body for the account's property from day(from) to day(to), paid
 // in full by card (paymentCharge 1) when charge.
 func (acc account) cardGuest(from, to int, last string, charge bool) obj {
-	g := obj{"propertyId": acc.pid, "firstName": "Grace", "lastName": last, "email": "grace@example.com",
-		"numberofadults": 2, "leadsourceId": 1, "checkin": day(from), "checkout": day(to),
-		"creditCard": obj{"CCNumber": "4242424242424242", "NameOnCard": "GRACE HOPPER", "Expiration": "12/2035", "CVC": "123"}}
-	if charge {
-		g["paymentCharge"] = 1
-	}
-	return g
+	return apitest.CardGuest(acc.pid, from, to, last, charge)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
