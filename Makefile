@@ -2,7 +2,7 @@
 GO       ?= go
 # In the order the tests start (go test runs the packages of the earlier patterns first): the
 # longest suites first, so that no long package starts last and runs alone.
-MODULES  := systest booking-svc property-svc edge libs integration-svc catalog-svc devstack testkit
+MODULES  := systest booking-svc property-svc edge libs integration-svc catalog-svc messaging-svc devstack testkit
 TIMEOUT  ?= 10m
 
 # Real servers (devstack/realinfra, run by bin/vros-infra): PostgreSQL + FerretDB and Apache Kafka.

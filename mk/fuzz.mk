@@ -8,7 +8,7 @@
 # `go test ./...`, so make test-go checks them without fuzzing.
 
 GO            ?= go
-FUZZ_MODULES  ?= $(or $(MODULES),libs testkit edge property-svc booking-svc catalog-svc integration-svc devstack systest)
+FUZZ_MODULES  ?= $(or $(MODULES),libs testkit edge property-svc booking-svc catalog-svc integration-svc messaging-svc devstack systest)
 # How long each target is fuzzed (a go test -fuzztime value: 5s, 30s, 1000x).
 FUZZTIME      ?= 5s
 # Fuzzing workers per target (go test -parallel); 2 fits this project's 2-core machines.
