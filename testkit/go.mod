@@ -5,7 +5,11 @@ module github.com/vros/vros/testkit
 
 go 1.26.0
 
-require go.mongodb.org/mongo-driver/v2 v2.9.3
+require (
+	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6
+	github.com/emersion/go-smtp v0.25.1
+	go.mongodb.org/mongo-driver/v2 v2.9.3
+)
 
 require (
 	github.com/klauspost/compress v1.19.2 // indirect
