@@ -189,6 +189,9 @@ func TestOwnerWorksInTheBrowser(t *testing.T) {
 		p.do(chromedp.SetUploadFiles(chromedp.CSS(`input[name=image]`), []string{file}))
 		p.press("Upload")
 		p.expect(".notice", "Photo added.")
+		// The page after this upload, not the one before it (which says "Photo added." too,
+		// after the first): it shows this photo.
+		p.expect(".photos", []string{"Main photo", "Photo 2"}[i])
 	}
 	p.press("Make main")
 	p.expect(".notice", "Saved.")
