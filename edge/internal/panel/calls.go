@@ -107,20 +107,27 @@ func (p *Panel) must(c *fiber.Ctx, iface gateway.Interface, name string, body an
 
 // mustAs is must for a, safe to run beside other calls of the same request.
 func (p *Panel) mustAs(a asker, iface gateway.Interface, name string, body any, out any) error {
+	data, err := p.mustRaw(a, iface, name, body)
+	if err != nil || out == nil {
+		return err
+	}
+	return unmarshal(data, out)
+}
+
+// mustRaw is mustAs answering the call's data as it came, for a page that reads it its own
+// way (loose, listOf).
+func (p *Panel) mustRaw(a asker, iface gateway.Interface, name string, body any) (json.RawMessage, error) {
 	o, err := p.callAs(a, iface, name, body)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !o.OK {
 		if o.HTTP == fiber.StatusNotFound {
-			return errNotYours
+			return nil, errNotYours
 		}
-		return &httpapi.Error{HTTP: max(o.HTTP, 400), Message: o.Message}
+		return nil, &httpapi.Error{HTTP: max(o.HTTP, 400), Message: o.Message}
 	}
-	if out == nil {
-		return nil
-	}
-	return unmarshal(o.Data, out)
+	return o.Data, nil
 }
 
 // callsAtOnce bounds the calls one page makes at the same time (the multi-property calendar's

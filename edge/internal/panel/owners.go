@@ -260,27 +260,17 @@ func (p *Panel) ownerView(c *fiber.Ctx, msg string, values, errs map[string]stri
 	}
 	a := askerOf(c)
 	var d ownerPageData
-	o, err := p.callAs(a, gateway.InterfaceA, "owner", map[string]any{"action": "get", "owner": map[string]any{"owner_id": id}})
+	data, err := p.mustRaw(a, gateway.InterfaceA, "owner", map[string]any{"action": "get", "owner": map[string]any{"owner_id": id}})
 	if err != nil {
 		return err
 	}
-	if !o.OK {
-		if o.HTTP == fiber.StatusNotFound {
-			return errNotYours
-		}
-		return &fiber.Error{Code: max(o.HTTP, 400), Message: o.Message}
-	}
-	if err := loose(o.Data, &d.Owner); err != nil {
+	if err := loose(data, &d.Owner); err != nil {
 		return err
 	}
-	o, err = p.callAs(a, gateway.InterfaceA, "owner-payout", map[string]any{"action": "list", "owner_id": id, "limit": listLimit})
-	if err != nil {
+	if data, err = p.mustRaw(a, gateway.InterfaceA, "owner-payout", map[string]any{"action": "list", "owner_id": id, "limit": listLimit}); err != nil {
 		return err
 	}
-	if !o.OK {
-		return &fiber.Error{Code: max(o.HTTP, 400), Message: o.Message}
-	}
-	if err := listOf(o.Data, &d.Payouts); err != nil {
+	if err := listOf(data, &d.Payouts); err != nil {
 		return err
 	}
 	d.Methods = payoutMethods
@@ -355,19 +345,13 @@ func (p *Panel) agreementsPage(c *fiber.Ctx) error {
 
 func (p *Panel) agreementsView(c *fiber.Ctx, code, editID, msg string, values, errs map[string]string) error {
 	a := askerOf(c)
-	o, err := p.callAs(a, gateway.InterfaceA, "owner-agreement", map[string]any{"action": "list", "internal_code": code, "limit": listLimit})
+	data, err := p.mustRaw(a, gateway.InterfaceA, "owner-agreement", map[string]any{"action": "list", "internal_code": code, "limit": listLimit})
 	if err != nil {
 		return err
 	}
-	if !o.OK {
-		if o.HTTP == fiber.StatusNotFound {
-			return errNotYours
-		}
-		return &fiber.Error{Code: max(o.HTTP, 400), Message: o.Message}
-	}
 	d := agreementsData{Code: code, Tab: "owner", Bases: commissionOn, Components: components, FeeRows: feeRows, EditID: editID,
 		TickedCompon: map[string]bool{}}
-	if err := listOf(o.Data, &d.Agreements); err != nil {
+	if err := listOf(data, &d.Agreements); err != nil {
 		return err
 	}
 	if d.Owners, err = p.readOwners(a); err != nil {
@@ -542,18 +526,12 @@ func (p *Panel) expensesView(c *fiber.Ctx, code, month, msg string, values, errs
 	} else {
 		month = ""
 	}
-	o, err := p.call(c, gateway.InterfaceA, "owner-expense", body)
+	data, err := p.mustRaw(askerOf(c), gateway.InterfaceA, "owner-expense", body)
 	if err != nil {
 		return err
 	}
-	if !o.OK {
-		if o.HTTP == fiber.StatusNotFound {
-			return errNotYours
-		}
-		return &fiber.Error{Code: max(o.HTTP, 400), Message: o.Message}
-	}
 	d := expensesData{Code: code, Tab: "expenses", Month: month, Categories: expenseKinds, BorneBy: borneBy}
-	if err := listOf(o.Data, &d.Expenses); err != nil {
+	if err := listOf(data, &d.Expenses); err != nil {
 		return err
 	}
 	if values == nil {
@@ -635,22 +613,16 @@ func (p *Panel) expenseReceipt(c *fiber.Ctx) error {
 	if err != nil || id < 1 {
 		return errNotYours
 	}
-	o, err := p.call(c, gateway.InterfaceA, "owner-expense", map[string]any{"action": "receipt", "expense": map[string]any{"expense_id": id}})
+	data, err := p.mustRaw(askerOf(c), gateway.InterfaceA, "owner-expense", map[string]any{"action": "receipt", "expense": map[string]any{"expense_id": id}})
 	if err != nil {
 		return err
-	}
-	if !o.OK {
-		if o.HTTP == fiber.StatusNotFound {
-			return errNotYours
-		}
-		return &fiber.Error{Code: max(o.HTTP, 400), Message: o.Message}
 	}
 	var r struct {
 		ContentType text
 		Data        text
 		Receipt     *struct{ ContentType, Data text }
 	}
-	if err := loose(o.Data, &r); err != nil {
+	if err := loose(data, &r); err != nil {
 		return err
 	}
 	if r.Receipt != nil {

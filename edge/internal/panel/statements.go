@@ -148,17 +148,11 @@ func statementRef(id string, more map[string]any) map[string]any {
 
 func (p *Panel) readStatement(c *fiber.Ctx, id string) (statementView, error) {
 	var s statementView
-	o, err := p.call(c, gateway.InterfaceA, "owner-statement", map[string]any{"action": "get", "statement": statementRef(id, nil)})
+	data, err := p.mustRaw(askerOf(c), gateway.InterfaceA, "owner-statement", map[string]any{"action": "get", "statement": statementRef(id, nil)})
 	if err != nil {
 		return s, err
 	}
-	if !o.OK {
-		if o.HTTP == fiber.StatusNotFound {
-			return s, errNotYours
-		}
-		return s, &fiber.Error{Code: max(o.HTTP, 400), Message: o.Message}
-	}
-	err = loose(o.Data, &s)
+	err = loose(data, &s)
 	if s.StatementID == "" {
 		s.StatementID = text(id)
 	}
@@ -202,18 +196,12 @@ func (p *Panel) statementFile(c *fiber.Ctx) error {
 	if !ok {
 		return errNotYours
 	}
-	o, err := p.call(c, gateway.InterfaceA, "owner-statement", map[string]any{"action": "get", "statement": statementRef(id, map[string]any{"format": format})})
+	data, err := p.mustRaw(askerOf(c), gateway.InterfaceA, "owner-statement", map[string]any{"action": "get", "statement": statementRef(id, map[string]any{"format": format})})
 	if err != nil {
 		return err
 	}
-	if !o.OK {
-		if o.HTTP == fiber.StatusNotFound {
-			return errNotYours
-		}
-		return &fiber.Error{Code: max(o.HTTP, 400), Message: o.Message}
-	}
 	var f struct{ File, Filename text }
-	if err := loose(o.Data, &f); err != nil {
+	if err := loose(data, &f); err != nil {
 		return err
 	}
 	b, err := base64.StdEncoding.DecodeString(string(f.File))
@@ -236,18 +224,12 @@ func (p *Panel) statementLink(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	o, err := p.call(c, gateway.InterfaceA, "owner-statement", map[string]any{"action": "link", "statement": statementRef(id, nil)})
+	data, err := p.mustRaw(askerOf(c), gateway.InterfaceA, "owner-statement", map[string]any{"action": "link", "statement": statementRef(id, nil)})
 	if err != nil {
 		return err
 	}
-	if !o.OK {
-		if o.HTTP == fiber.StatusNotFound {
-			return errNotYours
-		}
-		return &fiber.Error{Code: max(o.HTTP, 400), Message: o.Message}
-	}
 	var l struct{ URL text }
-	if err := loose(o.Data, &l); err != nil {
+	if err := loose(data, &l); err != nil {
 		return err
 	}
 	s, err := p.readStatement(c, id)
