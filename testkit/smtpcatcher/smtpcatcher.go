@@ -128,6 +128,8 @@ func New(opts ...Option) (*Catcher, error) {
 
 // Close stops the server and closes its connections; later calls do nothing.
 func (c *Catcher) Close() {
+	// The listener too: Serve may not have registered it with the server yet.
+	_ = c.listener.Close()
 	_ = c.server.Close()
 	<-c.done
 }
