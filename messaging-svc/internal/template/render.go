@@ -7,7 +7,9 @@ import (
 	"fmt"
 	htmltemplate "html/template"
 	"io"
+	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	texttemplate "text/template"
 	"text/template/parse"
@@ -166,12 +168,8 @@ func check(field string, tree *parse.Tree, templates int) error {
 			if depth+1 > MaxRangeDepth {
 				return refuse(n, fmt.Sprintf("range loops nested deeper than %d", MaxRangeDepth))
 			}
-			if len(n.Pipe.Cmds) > 0 {
-				if args := n.Pipe.Cmds[len(n.Pipe.Cmds)-1].Args; len(args) == 1 {
-					if _, num := args[0].(*parse.NumberNode); num {
-						return refuse(n, "range over a number is not allowed")
-					}
-				}
+			if !rangeable(n.Pipe) {
+				return refuse(n, "range over a number, a variable or a function's result is not allowed: range over a list of the data (.Booking.Payments)")
 			}
 			return walkBranch(walk, &n.BranchNode, depth+1)
 		}
@@ -179,6 +177,56 @@ func check(field string, tree *parse.Tree, templates int) error {
 	}
 	return walk(tree.Root, 0)
 }
+
+// rangeable tells whether a range's pipeline reads a list of the data: a field chain
+// (.Booking.Payments, $.Booking.Schedule, dot) that does not end on an integer. Go's
+// templates range over an integer, which would let a literal, a number of a booking
+// (.Booking.Nights) or a function's result (len) decide how much work a render does.
+func rangeable(p *parse.PipeNode) bool {
+	if p == nil || len(p.Cmds) != 1 || len(p.Cmds[0].Args) != 1 {
+		return false
+	}
+	var idents []string
+	switch n := p.Cmds[0].Args[0].(type) {
+	case *parse.DotNode:
+		return true
+	case *parse.FieldNode:
+		idents = n.Ident
+	case *parse.VariableNode:
+		idents = n.Ident
+		if len(idents) == 1 && idents[0] != "$" {
+			return false // a variable's value is not known here
+		}
+	case *parse.PipeNode:
+		return rangeable(n)
+	default:
+		return false
+	}
+	return !intFields()[idents[len(idents)-1]]
+}
+
+// intFields are the names of Data's integer fields, anywhere in it.
+var intFields = sync.OnceValue(func() map[string]bool {
+	out := map[string]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		switch t.Kind() {
+		case reflect.Struct:
+			for i := range t.NumField() {
+				walk(t.Field(i).Type)
+				switch t.Field(i).Type.Kind() {
+				case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+					reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+					out[t.Field(i).Name] = true
+				}
+			}
+		case reflect.Slice:
+			walk(t.Elem())
+		}
+	}
+	walk(reflect.TypeFor[Data]())
+	return out
+})
 
 func walkBranch(walk func(parse.Node, int) error, b *parse.BranchNode, depth int) error {
 	if err := walk(b.Pipe, depth); err != nil {

@@ -38,6 +38,15 @@ func TestValidateRefuses(t *testing.T) {
 		{"define refused", with(func(t *Template) { t.HTML = `{{define "x"}}a{{end}}b` }), FieldHTML, 0, "sub-templates"},
 		{"template refused", with(func(t *Template) { t.Text = "\n{{template \"x\"}}" }), FieldText, 2, "sub-templates are not allowed"},
 		{"range over a number refused", with(func(t *Template) { t.HTML = "{{range 1000000000}}{{end}}" }), FieldHTML, 1, "range over a number"},
+		{"range over a number of the booking refused", with(func(t *Template) { t.Text = "\n{{range .Booking.Nights}}x{{end}}" }), FieldText, 2, "range over a number"},
+		{"range over a number through $ refused", with(func(t *Template) {
+			t.HTML = "{{range .Booking.Payments}}{{range $.Booking.Adults}}{{end}}{{end}}"
+		}), FieldHTML, 1, "range over a number"},
+		{"range over a tier's days refused", with(func(t *Template) {
+			t.HTML = "{{range .Booking.CancellationPolicy.Tiers}}{{range (.DaysBefore)}}{{end}}{{end}}"
+		}), FieldHTML, 1, "range over a number"},
+		{"range over a function's result refused", with(func(t *Template) { t.HTML = "{{range (len .Booking.Payments)}}{{end}}" }), FieldHTML, 1, "range over a number, a variable or a function's result"},
+		{"range over a variable refused", with(func(t *Template) { t.HTML = "{{$n := .Booking.Nights}}{{range $n}}{{end}}" }), FieldHTML, 1, "range over a number, a variable or a function's result"},
 		{"ranges nested 4 deep refused", with(func(t *Template) {
 			t.HTML = "{{range .Booking.Payments}}{{range .}}{{range .}}\n{{range .}}{{end}}{{end}}{{end}}{{end}}"
 		}), FieldHTML, 2, "nested deeper than 3"},
@@ -169,6 +178,21 @@ func TestCancellationShowsRefund(t *testing.T) {
 		}
 		if !strings.Contains(r.Text, want) || (status != "none" && !strings.Contains(r.Text, "Refund: €435.75 (100% under the cancellation policy)")) {
 			t.Errorf("%s:\n%s", status, r.Text)
+		}
+	}
+}
+
+// TestRangeAllowed: the ranges templates need pass the check.
+func TestRangeAllowed(t *testing.T) {
+	for _, html := range []string{
+		"{{range .Booking.Payments}}{{.Amount}}{{end}}",
+		"{{range $i, $p := .Booking.Schedule}}{{$i}}{{$p.DueDate}}{{end}}",
+		"{{with .Booking.CancellationPolicy.Tiers}}{{range .}}{{.Percent}}{{end}}{{end}}",
+		"{{range .Booking.Payments}}{{range $.Booking.Schedule}}{{range $.Booking.CancellationPolicy.Tiers}}.{{end}}{{end}}{{end}}",
+		"{{range (.Booking.Payments)}}{{break}}{{else}}none{{end}}",
+	} {
+		if err := Validate(Template{Trigger: BookingConfirmed, Language: "en", Subject: "s", HTML: html}); err != nil {
+			t.Errorf("%s: %v", html, err)
 		}
 	}
 }
