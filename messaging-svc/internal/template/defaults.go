@@ -28,24 +28,24 @@ var defaults = sync.OnceValues(func() (map[string]Template, error) {
 		if err != nil {
 			return err
 		}
-		lang, trigger := path.Base(path.Dir(p)), strings.TrimSuffix(path.Base(p), ".html")
+		lang, trigName := path.Base(path.Dir(p)), strings.TrimSuffix(path.Base(p), ".html")
 		head, body, ok := strings.Cut(string(b), "\n\n")
 		subject, isSubject := strings.CutPrefix(head, "Subject: ")
 		if !ok || !isSubject || strings.Contains(subject, "\n") {
 			return fmt.Errorf("%s: want a line \"Subject: …\", a blank line and the HTML", p)
 		}
-		out[lang+"/"+trigger] = Template{Trigger: trigger, Language: lang, Subject: subject, HTML: body}
+		out[lang+"/"+trigName] = Template{Trigger: trigName, Language: lang, Subject: subject, HTML: body}
 		return nil
 	})
 	return out, err
 })
 
 // Default is vros's template for a trigger in a language, if it has one.
-func Default(trigger, lang string) (Template, bool) {
+func Default(trigName, lang string) (Template, bool) {
 	m, err := defaults()
 	if err != nil {
 		return Template{}, false
 	}
-	t, ok := m[lang+"/"+trigger]
+	t, ok := m[lang+"/"+trigName]
 	return t, ok
 }

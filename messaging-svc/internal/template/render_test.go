@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vros/vros/messaging-svc/internal/trigger"
 )
 
 const script = `<script>alert(1)</script>`
@@ -13,9 +15,9 @@ const script = `<script>alert(1)</script>`
 // TestGuestScriptEscaped: a `<script>` in every field a guest (or a channel) can write
 // arrives escaped in the HTML part and as written in the subject and text parts.
 func TestGuestScriptEscaped(t *testing.T) {
-	d := Sample(OwnerBooking, "en")
+	d := Sample(trigger.OwnerBooking, "en")
 	d.Guest = Guest{FirstName: script, LastName: script, FullName: script, Email: script, Phone: script, Language: script}
-	tpl := Template{Trigger: OwnerBooking, Language: "en",
+	tpl := Template{Trigger: trigger.OwnerBooking, Language: "en",
 		Subject: `New booking for {{.Guest.FullName}}`,
 		HTML: `<p>{{.Guest.FirstName}} {{.Guest.LastName}} {{.Guest.FullName}}</p><p title="{{.Guest.Email}}">{{.Guest.Phone}}</p>` +
 			`<a href="{{.Guest.Email}}">{{.Guest.Language}}</a><script>var g = {{.Guest.FirstName}};</script>`,
@@ -49,8 +51,8 @@ func TestGuestScriptEscaped(t *testing.T) {
 }
 
 func TestTextDerivedFromHTML(t *testing.T) {
-	d := Sample(BookingConfirmed, "en")
-	tpl := Template{Trigger: BookingConfirmed, Language: "en", Subject: "  Hello\r\n {{.Guest.FirstName}}\n",
+	d := Sample(trigger.BookingConfirmed, "en")
+	tpl := Template{Trigger: trigger.BookingConfirmed, Language: "en", Subject: "  Hello\r\n {{.Guest.FirstName}}\n",
 		HTML: `<html><head><title>T</title><style>p{color:red}</style></head><body>
 <h1>Dear   {{.Guest.FirstName}},</h1>
 <p>Your stay at <b>{{.Property.Name}}</b>
@@ -76,7 +78,7 @@ func TestTextDerivedFromHTML(t *testing.T) {
 }
 
 func TestOutputLimit(t *testing.T) {
-	d := Sample(BookingConfirmed, "en")
+	d := Sample(trigger.BookingConfirmed, "en")
 	d.Guest.FirstName = strings.Repeat("x", 100<<10)
 	for _, tc := range []struct {
 		name, field string
@@ -88,7 +90,7 @@ func TestOutputLimit(t *testing.T) {
 		{"nested ranges over 256 KiB", FieldHTML, Template{Subject: "s", HTML: `{{range .Booking.Schedule}}{{range $.Booking.Schedule}}{{$.Guest.FirstName}}{{end}}{{end}}`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.tpl.Trigger, tc.tpl.Language = BookingConfirmed, "en"
+			tc.tpl.Trigger, tc.tpl.Language = trigger.BookingConfirmed, "en"
 			_, err := Render(context.Background(), tc.tpl, d)
 			var fe *FieldError
 			if !errors.As(err, &fe) || fe.Field != tc.field || !errors.Is(err, ErrTooLarge) {
@@ -101,7 +103,7 @@ func TestOutputLimit(t *testing.T) {
 	}
 	// Just under the limit renders.
 	d.Guest.FirstName = strings.Repeat("x", MaxOutput)
-	if _, err := Render(context.Background(), Template{Trigger: BookingConfirmed, Language: "en", Subject: "s", HTML: `{{.Guest.FirstName}}`, Text: "t"}, d); err != nil {
+	if _, err := Render(context.Background(), Template{Trigger: trigger.BookingConfirmed, Language: "en", Subject: "s", HTML: `{{.Guest.FirstName}}`, Text: "t"}, d); err != nil {
 		t.Fatalf("exactly MaxOutput refused: %v", err)
 	}
 }
@@ -112,9 +114,9 @@ func TestDeadline(t *testing.T) {
 	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel()
 	// The HTML runs until its writer is stopped: 3 nested ranges of 200 items.
-	d := Sample(BookingConfirmed, "en")
+	d := Sample(trigger.BookingConfirmed, "en")
 	d.Booking.Payments = make([]Payment, 200)
-	tpl := Template{Trigger: BookingConfirmed, Language: "en", Subject: "s",
+	tpl := Template{Trigger: trigger.BookingConfirmed, Language: "en", Subject: "s",
 		HTML: `{{range .Booking.Payments}}{{range $.Booking.Payments}}{{range $.Booking.Payments}}.{{end}}{{end}}{{end}}`}
 	_, err := Render(ctx, tpl, d)
 	var fe *FieldError
@@ -138,8 +140,8 @@ func TestBoundedWriterStops(t *testing.T) {
 }
 
 func TestPreview(t *testing.T) {
-	tpl, _ := Default(BookingCancelled, "it")
-	r, err := Preview(context.Background(), tpl, Sample(BookingCancelled, "it"))
+	tpl, _ := Default(trigger.BookingCancelled, "it")
+	r, err := Preview(context.Background(), tpl, Sample(trigger.BookingCancelled, "it"))
 	if err != nil {
 		t.Fatal(err)
 	}

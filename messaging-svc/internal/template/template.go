@@ -5,30 +5,21 @@
 // trigger. It does no I/O.
 package template
 
-import "slices"
+import (
+	"slices"
 
-// The triggers of docs/messaging.md, "Triggers": a message is sent for one of them.
-const (
-	BookingConfirmed     = "booking.confirmed"
-	BookingModified      = "booking.modified"
-	BookingCancelled     = "booking.cancelled"
-	PaymentReceived      = "payment.received"
-	PaymentFailed        = "payment.failed"
-	PaymentDueSoon       = "payment.due_soon"
-	DepositHeld          = "deposit.held"
-	DepositReleased      = "deposit.released"
-	StayArrival          = "stay.arrival"
-	StayCheckout         = "stay.checkout"
-	StayThanks           = "stay.thanks"
-	OwnerBooking         = "owner.booking"
-	OwnerCancellation    = "owner.cancellation"
-	OwnerChannelConflict = "owner.channel_conflict"
+	"github.com/vros/vros/messaging-svc/internal/trigger"
 )
 
-// Triggers lists every trigger, in the doc's order.
-var triggers = []string{BookingConfirmed, BookingModified, BookingCancelled, PaymentReceived, PaymentFailed,
-	PaymentDueSoon, DepositHeld, DepositReleased, StayArrival, StayCheckout, StayThanks, OwnerBooking,
-	OwnerCancellation, OwnerChannelConflict}
+// triggers lists every trigger, in the doc's order: package trigger's catalog, whose names
+// templates are keyed by.
+var triggers = func() []string {
+	var out []string
+	for _, d := range trigger.Catalog() {
+		out = append(out, d.Name)
+	}
+	return out
+}()
 
 // Triggers returns every trigger, in docs/messaging.md's order.
 func Triggers() []string { return slices.Clone(triggers) }
@@ -66,14 +57,14 @@ type Template struct {
 // else vros's default in that language; when neither exists, the same in English. A template
 // narrowed to another brand or property never applies. ok is false only for an unknown
 // trigger (vros has an English default for every trigger).
-func Choose(templates []Template, trigger, lang string, brand, property int64) (t Template, ok bool) {
-	if !IsTrigger(trigger) {
+func Choose(templates []Template, trigName, lang string, brand, property int64) (t Template, ok bool) {
+	if !IsTrigger(trigName) {
 		return Template{}, false
 	}
 	for _, l := range []string{lang, Fallback} {
 		best, rank := Template{}, 0
 		for _, c := range templates {
-			if c.Trigger != trigger || c.Language != l {
+			if c.Trigger != trigName || c.Language != l {
 				continue
 			}
 			if r := specificity(c, brand, property); r > rank {
@@ -83,7 +74,7 @@ func Choose(templates []Template, trigger, lang string, brand, property int64) (
 		if rank > 0 {
 			return best, true
 		}
-		if d, ok := Default(trigger, l); ok {
+		if d, ok := Default(trigName, l); ok {
 			return d, true
 		}
 	}

@@ -1,11 +1,15 @@
 package template
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/vros/vros/messaging-svc/internal/trigger"
+)
 
 func TestChoose(t *testing.T) {
 	const brand, prop = 7, 42
 	tpl := func(lang string, b, p int64, subject string) Template {
-		return Template{Trigger: BookingConfirmed, Language: lang, BrandID: b, PropertyID: p, Subject: subject}
+		return Template{Trigger: trigger.BookingConfirmed, Language: lang, BrandID: b, PropertyID: p, Subject: subject}
 	}
 	all := []Template{
 		tpl("it", 0, 0, "account it"),
@@ -15,10 +19,10 @@ func TestChoose(t *testing.T) {
 		tpl("en", 0, 0, "account en"),
 		tpl("de", 9, 0, "other brand de"),
 		tpl("de", 0, 99, "other property de"),
-		{Trigger: BookingCancelled, Language: "it", Subject: "cancelled it"},
+		{Trigger: trigger.BookingCancelled, Language: "it", Subject: "cancelled it"},
 	}
-	enDefault, _ := Default(BookingConfirmed, "en")
-	itDefault, _ := Default(BookingConfirmed, "it")
+	enDefault, _ := Default(trigger.BookingConfirmed, "en")
+	itDefault, _ := Default(trigger.BookingConfirmed, "it")
 	for _, tc := range []struct {
 		name        string
 		templates   []Template
@@ -41,7 +45,7 @@ func TestChoose(t *testing.T) {
 		{"another trigger's template never applies", all[7:], "it", 0, 0, itDefault.Subject},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := Choose(tc.templates, BookingConfirmed, tc.lang, tc.brand, tc.prop)
+			got, ok := Choose(tc.templates, trigger.BookingConfirmed, tc.lang, tc.brand, tc.prop)
 			if !ok || got.Subject != tc.want {
 				t.Fatalf("Choose = %q, %v; want %q", got.Subject, ok, tc.want)
 			}

@@ -3,6 +3,8 @@ package template
 import (
 	"context"
 	"strings"
+
+	"github.com/vros/vros/messaging-svc/internal/trigger"
 )
 
 // Validate is the check a template passes before it is saved: a known trigger and language,
@@ -38,7 +40,7 @@ func Validate(t Template) error {
 
 // Sample is a realistic booking for a trigger, in a language: what Validate runs templates
 // against, and what a preview shows when the account has no booking yet.
-func Sample(trigger, lang string) Data {
+func Sample(trigName, lang string) Data {
 	d := Data{
 		Guest: Guest{FirstName: "Giulia", LastName: "Bianchi", FullName: "Giulia Bianchi", Email: "giulia.bianchi@example.com",
 			Phone: "+39 333 123 4567", Language: lang},
@@ -55,43 +57,43 @@ func Sample(trigger, lang string) Data {
 			Country: "IT", CheckinTime: "15:00", CheckoutTime: "10:00", Timezone: "Europe/Rome"},
 		Brand:   Brand{Name: "Amalfi Coast Villas", Website: "https://www.amalficoastvillas.example"},
 		Account: Account{Name: "Amalfi Coast Villas srl"},
-		Message: Message{Trigger: trigger, Language: lang, SentDate: "2026-03-02"},
+		Message: Message{Trigger: trigName, Language: lang, SentDate: "2026-03-02"},
 	}
-	switch trigger {
-	case BookingCancelled, OwnerCancellation:
+	switch trigName {
+	case trigger.BookingCancelled, trigger.OwnerCancellation:
 		d.Booking.Status = "cancelled"
 		d.Booking.Refund = Refund{Status: "pending", Amount: "435.75", Refunded: "0.00", Policy: "moderate", Percent: "100"}
 		d.Booking.Deposit = Deposit{}
 		d.Booking.Schedule = d.Booking.Schedule[:1]
-	case PaymentReceived:
+	case trigger.PaymentReceived:
 		d.Message.Payment = d.Booking.Payments[0]
-	case PaymentFailed:
+	case trigger.PaymentFailed:
 		d.Message.Payment = Payment{Amount: "1016.75", Date: "2026-06-10", Method: "card"}
 		d.Message.Installment = d.Booking.Schedule[1]
 		d.Message.SentDate = "2026-06-10"
-	case PaymentDueSoon:
+	case trigger.PaymentDueSoon:
 		d.Message.Installment = d.Booking.Schedule[1]
 		d.Message.SentDate = "2026-06-07"
-	case DepositHeld:
+	case trigger.DepositHeld:
 		d.Booking.Deposit.Status = "held"
 		d.Message.SentDate = "2026-07-08"
-	case DepositReleased:
+	case trigger.DepositReleased:
 		d.Booking.Deposit.Status = "released"
 		d.Message.SentDate = "2026-07-24"
-	case StayArrival:
+	case trigger.StayArrival:
 		d.Message.SentDate = "2026-07-07"
-	case StayCheckout:
+	case trigger.StayCheckout:
 		d.Message.SentDate = "2026-07-16"
-	case StayThanks:
+	case trigger.StayThanks:
 		d.Message.SentDate = "2026-07-18"
-	case OwnerChannelConflict:
+	case trigger.OwnerChannelConflict:
 		d.Booking.Channel = "airbnb"
 		d.Message.Channel = "airbnb"
 		d.Message.Reason = "the nights 2026-07-12 to 2026-07-14 are already booked (booking 104198)"
 	}
-	if trigger != PaymentFailed && trigger != PaymentDueSoon && trigger != BookingCancelled && trigger != OwnerCancellation {
-		d.Booking.Schedule[1].Paid = trigger == StayArrival || trigger == StayCheckout || trigger == StayThanks ||
-			trigger == DepositHeld || trigger == DepositReleased
+	if trigName != trigger.PaymentFailed && trigName != trigger.PaymentDueSoon && trigName != trigger.BookingCancelled && trigName != trigger.OwnerCancellation {
+		d.Booking.Schedule[1].Paid = trigName == trigger.StayArrival || trigName == trigger.StayCheckout || trigName == trigger.StayThanks ||
+			trigName == trigger.DepositHeld || trigName == trigger.DepositReleased
 		if d.Booking.Schedule[1].Paid {
 			d.Booking.Payments = append(d.Booking.Payments, Payment{ID: 88342, Amount: "1016.75", Date: "2026-06-10", Method: "card"})
 			d.Booking.AmountPaid, d.Booking.BalanceDue = "1452.50", "0.00"
@@ -101,8 +103,8 @@ func Sample(trigger, lang string) Data {
 }
 
 // bare is Sample without the parts a booking may lack.
-func bare(trigger, lang string) Data {
-	d := Sample(trigger, lang)
+func bare(trigName, lang string) Data {
+	d := Sample(trigName, lang)
 	d.Booking.Payments, d.Booking.Schedule = nil, nil
 	d.Booking.Refund, d.Booking.Deposit = Refund{}, Deposit{}
 	d.Booking.CancellationPolicy.Tiers = nil

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/vros/vros/messaging-svc/internal/trigger"
 )
 
 func TestValidateRefuses(t *testing.T) {
-	ok := Template{Trigger: BookingConfirmed, Language: "en", Subject: "Hi {{.Guest.FirstName}}", HTML: "<p>{{.Property.Name}}</p>"}
+	ok := Template{Trigger: trigger.BookingConfirmed, Language: "en", Subject: "Hi {{.Guest.FirstName}}", HTML: "<p>{{.Property.Name}}</p>"}
 	with := func(f func(*Template)) Template { c := ok; f(&c); return c }
 	for _, tc := range []struct {
 		name  string
@@ -73,7 +75,7 @@ func TestValidateRefuses(t *testing.T) {
 }
 
 func TestFieldErrorText(t *testing.T) {
-	err := Validate(Template{Trigger: BookingConfirmed, Language: "en", Subject: "s", HTML: "<p>\n{{.Guest.Nope}}</p>"})
+	err := Validate(Template{Trigger: trigger.BookingConfirmed, Language: "en", Subject: "s", HTML: "<p>\n{{.Guest.Nope}}</p>"})
 	want := `template.html: line 2: executing "html" at <.Guest.Nope>: can't evaluate field Nope in type template.Guest`
 	if err == nil || err.Error() != want {
 		t.Fatalf("error %q\nwant  %q", err, want)
@@ -117,15 +119,15 @@ func TestDefaults(t *testing.T) {
 					}
 				}
 				r, _ := Render(context.Background(), tpl, Sample(tr, lang))
-				if tr != StayThanks && tr != DepositHeld && tr != DepositReleased && tr != PaymentFailed && tr != PaymentReceived && tr != PaymentDueSoon && tr != StayCheckout && !strings.Contains(r.Text, money[lang]) && !strings.Contains(r.Text, checkout[lang]) {
+				if tr != trigger.StayThanks && tr != trigger.DepositHeld && tr != trigger.DepositReleased && tr != trigger.PaymentFailed && tr != trigger.PaymentReceived && tr != trigger.PaymentDueSoon && tr != trigger.StayCheckout && !strings.Contains(r.Text, money[lang]) && !strings.Contains(r.Text, checkout[lang]) {
 					t.Errorf("the text shows neither the total nor the check-out:\n%s", r.Text)
 				}
 			})
 		}
 	}
 	// Italian defaults are not English ones.
-	en, _ := Default(BookingConfirmed, "en")
-	it, _ := Default(BookingConfirmed, "it")
+	en, _ := Default(trigger.BookingConfirmed, "en")
+	it, _ := Default(trigger.BookingConfirmed, "it")
 	if en.HTML == it.HTML {
 		t.Fatal("it is en")
 	}
@@ -144,8 +146,8 @@ func TestConfirmationContent(t *testing.T) {
 			"Già pagato: 435,75\u00a0€", "Condizioni di cancellazione (moderate)",
 			"Cancellazione almeno 14 giorni prima dell'arrivo: rimborso del 50% del totale"},
 	} {
-		tpl, _ := Default(BookingConfirmed, lang)
-		r, err := Render(context.Background(), tpl, Sample(BookingConfirmed, lang))
+		tpl, _ := Default(trigger.BookingConfirmed, lang)
+		r, err := Render(context.Background(), tpl, Sample(trigger.BookingConfirmed, lang))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,22 +157,22 @@ func TestConfirmationContent(t *testing.T) {
 			}
 		}
 	}
-	tpl, _ := Default(BookingConfirmed, "en")
-	r, _ := Render(context.Background(), tpl, bare(BookingConfirmed, "en"))
+	tpl, _ := Default(trigger.BookingConfirmed, "en")
+	r, _ := Render(context.Background(), tpl, bare(trigger.BookingConfirmed, "en"))
 	if !strings.Contains(r.Text, "This booking is non-refundable.") || strings.Contains(r.Text, "damage deposit") {
 		t.Errorf("bare confirmation:\n%s", r.Text)
 	}
 }
 
 func TestCancellationShowsRefund(t *testing.T) {
-	tpl, _ := Default(BookingCancelled, "en")
+	tpl, _ := Default(trigger.BookingCancelled, "en")
 	for status, want := range map[string]string{
 		"pending":   "The refund is on its way",
 		"succeeded": "The refund has been issued",
 		"failed":    "We could not send the refund automatically",
 		"none":      "no refund is due",
 	} {
-		d := Sample(BookingCancelled, "en")
+		d := Sample(trigger.BookingCancelled, "en")
 		d.Booking.Refund.Status = status
 		r, err := Render(context.Background(), tpl, d)
 		if err != nil {
@@ -191,7 +193,7 @@ func TestRangeAllowed(t *testing.T) {
 		"{{range .Booking.Payments}}{{range $.Booking.Schedule}}{{range $.Booking.CancellationPolicy.Tiers}}.{{end}}{{end}}{{end}}",
 		"{{range (.Booking.Payments)}}{{break}}{{else}}none{{end}}",
 	} {
-		if err := Validate(Template{Trigger: BookingConfirmed, Language: "en", Subject: "s", HTML: html}); err != nil {
+		if err := Validate(Template{Trigger: trigger.BookingConfirmed, Language: "en", Subject: "s", HTML: html}); err != nil {
 			t.Errorf("%s: %v", html, err)
 		}
 	}
