@@ -173,7 +173,7 @@ func TestCheckoutAbandoned(t *testing.T) {
 		t.Fatalf("nights %v, want the checkout's %s", held, owner)
 	}
 
-	clock.advance(t, window+time.Minute)
+	clock.Advance(t, window+time.Minute)
 	if got := s.call(t, http.MethodGet, "/checkouts/"+first.ID, nil, nil).checkout(t, http.StatusOK); got.Status != "expired" {
 		t.Fatalf("after the window: %+v, want expired", got)
 	}
@@ -222,14 +222,14 @@ func TestCheckoutKillAndRestart(t *testing.T) {
 
 	stop := func(step string, send func() (response, error)) {
 		t.Helper()
-		faults.arm(acc.AccountID, step)
+		faults.Arm(acc.AccountID, step)
 		answered := make(chan string, 1)
 		go func() {
 			res, err := send() // never answered: the handler is stopped, then "dies"
 			answered <- fmt.Sprintf("HTTP %d %s (%v)", res.Code, res.Body, err)
 		}()
 		select {
-		case got := <-faults.frozen:
+		case got := <-faults.Frozen:
 			if got != step {
 				t.Fatalf("stopped at %s, armed %s", got, step)
 			}
@@ -266,7 +266,7 @@ func TestCheckoutKillAndRestart(t *testing.T) {
 		})
 	}
 
-	faults.kill()
+	faults.Kill()
 	st.StopBooking()
 	if err := st.StartBooking(ctx); err != nil {
 		t.Fatal(err)
@@ -315,7 +315,7 @@ func TestCheckoutKillAndRestart(t *testing.T) {
 	}
 
 	// After the window no stopped create holds a night: a new checkout of each stay holds.
-	clock.advance(t, window+time.Minute)
+	clock.Advance(t, window+time.Minute)
 	for _, step := range createSteps {
 		at := creates[step]
 		eventually.Holds(t, "a new checkout of the stay of the create stopped at "+step, janitorLease+10*time.Second, func() bool {

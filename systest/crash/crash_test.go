@@ -77,7 +77,7 @@ func TestCrashAndRestart(t *testing.T) {
 	var stopped []interrupted
 	stop := func(r interrupted) {
 		t.Helper()
-		faults.arm(victim.AccountID, r.step)
+		faults.Arm(victim.AccountID, r.step)
 		r.sent = time.Now()
 		answered := make(chan string, 1)
 		go func() {
@@ -86,7 +86,7 @@ func TestCrashAndRestart(t *testing.T) {
 			answered <- fmt.Sprintf("HTTP %d %s (%v)", res.Code, res.Body, err)
 		}()
 		select {
-		case got := <-faults.frozen:
+		case got := <-faults.Frozen:
 			if got != r.step {
 				t.Fatalf("stopped at %s, armed %s", got, r.step)
 			}
@@ -142,7 +142,7 @@ func TestCrashAndRestart(t *testing.T) {
 
 	// The process dies; booking-svc starts again on the same stores.
 	killed := time.Now()
-	faults.kill()
+	faults.Kill()
 	st.StopBooking()
 	if err := st.StartBooking(ctx); err != nil {
 		t.Fatal(err)

@@ -12,11 +12,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,10 +42,10 @@ const (
 var (
 	st      *stack.Stack
 	mongoDB *mongo.Client
-	faults  = newCrasher()
+	faults  = apitest.NewCrasher()
 	// clock is booking-svc's clock (booking.Config.Clock): checkout_test.go moves it past a
 	// checkout's window instead of waiting for it.
-	clock testClock
+	clock apitest.Clock
 	// keys sign the requests between the processes; direct signs as edge with Edge.
 	keys = stack.NewKeys()
 )
@@ -61,8 +58,8 @@ func TestMain(m *testing.M) {
 		LogLevel: "error", OutboxLease: time.Second, PasswordCost: 4,
 		Booking: func(c *booking.Config) {
 			c.RequestDeadline, c.JanitorLease, c.IdempotencyLease = deadline, janitorLease, idempotencyLease
-			c.Crash = faults.hook
-			c.Clock = clock.now
+			c.Crash = faults.Hook
+			c.Clock = clock.Now
 		},
 	})
 	if err != nil {
@@ -75,64 +72,6 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "stack close:", err)
 	}
 	os.Exit(code)
-}
-
-// testClock is the real time moved on by what a test advanced it.
-type testClock struct{ ahead atomic.Int64 }
-
-func (c *testClock) now() time.Time { return time.Now().Add(time.Duration(c.ahead.Load())) }
-
-// advance moves the clock on by d until t ends (the other tests run on the real time).
-func (c *testClock) advance(t *testing.T, d time.Duration) {
-	c.ahead.Add(int64(d))
-	t.Cleanup(func() { c.ahead.Add(-int64(d)) })
-}
-
-// crasher is booking-svc's Crash hook: a request of an account that reaches the step armed
-// for that account stops there for good. When the test "kills" booking-svc, every stopped
-// request's goroutine ends without running another line of the change (runtime.Goexit), as
-// if the process had died at that step.
-type crasher struct {
-	mu     sync.Mutex
-	armed  map[string]string // account → step
-	frozen chan string
-	dead   chan struct{}
-}
-
-func newCrasher() *crasher {
-	return &crasher{armed: map[string]string{}, frozen: make(chan string), dead: make(chan struct{})}
-}
-
-func (c *crasher) hook(step, account string) {
-	c.mu.Lock()
-	want, ok := c.armed[account]
-	if ok && want == step {
-		delete(c.armed, account)
-	}
-	dead := c.dead
-	c.mu.Unlock()
-	if !ok || want != step {
-		return
-	}
-	c.frozen <- step
-	<-dead
-	runtime.Goexit()
-}
-
-// arm makes the next request of account that reaches step stop there.
-func (c *crasher) arm(account, step string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.armed[account] = step
-}
-
-// kill ends every stopped request and starts a new life.
-func (c *crasher) kill() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	close(c.dead)
-	c.dead = make(chan struct{})
-	c.armed = map[string]string{}
 }
 
 // account is a tenant created through the admin API.

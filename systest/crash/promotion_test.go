@@ -56,14 +56,14 @@ func TestPromotionUseOfAStoppedCreate(t *testing.T) {
 	stop := func(key string, body obj) interrupted {
 		t.Helper()
 		r := interrupted{step: "create:promotion", key: key, body: apitest.JSON(body), sent: time.Now()}
-		faults.arm(acc.AccountID, r.step)
+		faults.Arm(acc.AccountID, r.step)
 		answered := make(chan string, 1)
 		go func() {
 			res, err := acc.direct(&http.Client{Timeout: 30 * time.Second}, "create", key, r.body)
 			answered <- fmt.Sprintf("HTTP %d %s (%v)", res.Code, res.Body, err)
 		}()
 		select {
-		case got := <-faults.frozen:
+		case got := <-faults.Frozen:
 			if got != r.step {
 				t.Fatalf("stopped at %s", got)
 			}
@@ -86,7 +86,7 @@ func TestPromotionUseOfAStoppedCreate(t *testing.T) {
 		t.Fatalf("a third use while two are held: %s", r.Body)
 	}
 
-	faults.kill()
+	faults.Kill()
 	st.StopBooking()
 	if err := st.StartBooking(ctx); err != nil {
 		t.Fatal(err)

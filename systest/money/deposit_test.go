@@ -24,8 +24,8 @@ func advanceTo(t *testing.T, date string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := at.Add(12 * time.Hour).Sub(clock.now()); d > 0 {
-		clock.advance(t, d)
+	if d := at.Add(12 * time.Hour).Sub(clock.Now()); d > 0 {
+		clock.Advance(t, d)
 	}
 }
 
@@ -100,9 +100,9 @@ func TestDepositHolds(t *testing.T) {
 
 	// The last due date: the worker holds the three; it dies after Stripe's answer to the
 	// first.
-	faults.arm(acc.AccountID, depositStep)
+	faults.Arm(acc.AccountID, depositStep)
 	advanceTo(t, day(11))
-	faults.stopped(t, depositStep)
+	faults.Stopped(t, depositStep, within)
 	restart(t)
 	holds := map[int64]string{}
 	for _, b := range []bookingOut{short, captured, long} {
@@ -133,9 +133,9 @@ func TestDepositHolds(t *testing.T) {
 	// Stripe's answer and the record (the release asked again under its key after the
 	// restart, recorded once); the long stay's hold is 2 days old and stays. (Before the
 	// owner's capture: the crash stops the account's first step that reaches it.)
-	faults.arm(acc.AccountID, depositStep)
+	faults.Arm(acc.AccountID, depositStep)
 	advanceTo(t, day(11+releaseDays))
-	faults.stopped(t, depositStep)
+	faults.Stopped(t, depositStep, within)
 	restart(t)
 	s := acc.deposit(t, short.BookingID, "released").Deposit
 	if s.ReleasedAt == nil {

@@ -16,10 +16,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -53,8 +51,8 @@ var (
 	st          *stack.Stack
 	mongoDB     *mongo.Client
 	stripe      *stripeProxy
-	faults      = newCrasher()
-	clock       testClock
+	faults      = apitest.NewCrasher()
+	clock       apitest.Clock
 	keys        = stack.NewKeys()
 	apiContract *apitest.Contract
 )
@@ -76,8 +74,8 @@ func TestMain(m *testing.M) {
 			LogLevel: "error", OutboxLease: time.Second, PasswordCost: 4, RateLimitRPS: 1000, RateLimitBurst: 5000,
 			Booking: func(c *booking.Config) {
 				c.StripeAPIURL = stripe.URL
-				c.Crash = faults.hook
-				c.Clock = clock.now
+				c.Crash = faults.Hook
+				c.Clock = clock.Now
 				c.MoneyInterval, c.OwnerFeeInterval = moneyInterval, moneyInterval
 				c.DepositReleaseDays, c.DepositReauthorizeAfter = releaseDays, 144*time.Hour
 			},
@@ -114,75 +112,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// testClock is booking-svc's clock: the real time moved on by what the tests advanced it.
-type testClock struct{ ahead atomic.Int64 }
-
-func (c *testClock) now() time.Time { return time.Now().Add(time.Duration(c.ahead.Load())) }
-
-// advance moves the clock on by d for the rest of the test.
-func (c *testClock) advance(t *testing.T, d time.Duration) {
-	c.ahead.Add(int64(d))
-	t.Cleanup(func() { c.ahead.Add(-int64(d)) })
-}
-
-// crasher is booking-svc's Crash hook (systest/crash): the next request or worker run of an
-// account that reaches the step armed for it stops there; kill ends it without another line
-// of the change, as if the process had died at that step.
-type crasher struct {
-	mu     sync.Mutex
-	armed  map[string]string // account → step
-	frozen chan string
-	dead   chan struct{}
-}
-
-func newCrasher() *crasher {
-	return &crasher{armed: map[string]string{}, frozen: make(chan string), dead: make(chan struct{})}
-}
-
-func (c *crasher) hook(step, account string) {
-	c.mu.Lock()
-	want, ok := c.armed[account]
-	if ok && want == step {
-		delete(c.armed, account)
-	}
-	dead := c.dead
-	c.mu.Unlock()
-	if !ok || want != step {
-		return
-	}
-	c.frozen <- step
-	<-dead
-	runtime.Goexit()
-}
-
-func (c *crasher) arm(account, step string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.armed[account] = step
-}
-
-// stopped waits until a request stops at the armed step.
-func (c *crasher) stopped(t *testing.T, step string) {
-	t.Helper()
-	select {
-	case got := <-c.frozen:
-		if got != step {
-			t.Fatalf("stopped at %s, armed %s", got, step)
-		}
-	case <-time.After(within):
-		t.Fatalf("nothing reached %s", step)
-	}
-}
-
 // restart kills booking-svc (every stopped request ends there) and starts it again on the
 // same stores.
 func restart(t *testing.T) {
 	t.Helper()
-	faults.mu.Lock()
-	close(faults.dead)
-	faults.dead = make(chan struct{})
-	faults.armed = map[string]string{}
-	faults.mu.Unlock()
+	faults.Kill()
 	st.StopBooking()
 	if err := st.StartBooking(context.Background()); err != nil {
 		t.Fatal(err)

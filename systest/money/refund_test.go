@@ -222,7 +222,7 @@ func TestRefundRetried(t *testing.T) {
 		t.Fatalf("Stripe saw %d refund requests before the retry wait, want 1", n)
 	}
 
-	clock.advance(t, 2*time.Minute) // the schedule's first wait is 1m
+	clock.Advance(t, 2*time.Minute) // the schedule's first wait is 1m
 	got := acc.refund(t, b.BookingID, "retried", func(r *refundOut) bool { return r.Status == "succeeded" })
 	checkRefunded(t, got, b.Payments[0], b.GrandTotal)
 	calls := refundCalls(acc)
@@ -240,20 +240,20 @@ func TestRefundCrash(t *testing.T) {
 	acc := newAccount(t, true)
 	b := acc.create(t, 60, 62, "Crashed")
 
-	faults.arm(acc.AccountID, refundStep)
+	faults.Arm(acc.AccountID, refundStep)
 	answered := make(chan struct{})
 	go func() {
 		defer close(answered)
 		_, _ = acc.direct(&http.Client{Timeout: within}, "cancel", obj{"bookingId": b.BookingID})
 	}()
-	faults.stopped(t, refundStep)
+	faults.Stopped(t, refundStep, within)
 	if n := len(refundCalls(acc)); n != 1 {
 		t.Fatalf("Stripe saw %d refund requests before the crash, want 1", n)
 	}
 	restart(t)
 	<-answered
 
-	clock.advance(t, 2*time.Minute) // past any retry wait of the attempt that died
+	clock.Advance(t, 2*time.Minute) // past any retry wait of the attempt that died
 	eventually.Holds(t, "the refund is recorded after the restart", within, func() bool {
 		r := acc.get(t, b.BookingID).Refund
 		return r != nil && r.Status == "succeeded"
@@ -292,7 +292,7 @@ func TestRefundDropped(t *testing.T) {
 		return r.Status == "pending" && len(r.Parts) == 1 && r.Parts[0].LastError != ""
 	})
 	stripe.clear(acc)
-	clock.advance(t, 2*time.Minute)
+	clock.Advance(t, 2*time.Minute)
 	got := acc.refund(t, b.BookingID, "repeated", func(r *refundOut) bool { return r.Status == "succeeded" })
 	checkRefunded(t, got, b.Payments[0], b.GrandTotal)
 	calls := refundCalls(acc)
