@@ -142,17 +142,23 @@ kind-deploy: helm ## dev MongoDB + Kafka, a generated Secret, then the chart wit
 	$(KUBECTL) $(KUBE_CTX) -n $(K8S_NAMESPACE) rollout status statefulset/mongodb --timeout=5m
 	$(KUBECTL) $(KUBE_CTX) -n $(K8S_NAMESPACE) rollout status statefulset/kafka --timeout=5m
 	@# One internal key per calling process (docs/internal-auth.md); a Secret made before the
-	@# keys were split gets them added, keeping its admin token and encryption key.
+	@# keys were split gets them added, keeping its admin token and encryption key, and one
+	@# made before messaging-svc gets its key added.
 	@if ! $(KUBECTL) $(KUBE_CTX) -n $(K8S_NAMESPACE) get secret vros-secrets >/dev/null 2>&1; then \
 		$(KUBECTL) $(KUBE_CTX) -n $(K8S_NAMESPACE) create secret generic vros-secrets \
 			--from-literal=admin-token="$$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" \
 			--from-literal=internal-key-edge="$$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" \
 			--from-literal=internal-key-booking="$$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" \
 			--from-literal=internal-key-integration="$$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" \
+			--from-literal=internal-key-messaging="$$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" \
 			--from-literal=encryption-key="$$(head -c 32 /dev/urandom | base64 | tr -d '\n')"; \
 	elif [ -z "$$($(KUBECTL) $(KUBE_CTX) -n $(K8S_NAMESPACE) get secret vros-secrets -o jsonpath='{.data.internal-key-edge}')" ]; then \
 		$(KUBECTL) $(KUBE_CTX) -n $(K8S_NAMESPACE) patch secret vros-secrets --type merge -p \
 			"{\"stringData\":{\"internal-key-edge\":\"$$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')\",\"internal-key-booking\":\"$$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')\",\"internal-key-integration\":\"$$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')\"}}"; \
+	fi
+	@if [ -z "$$($(KUBECTL) $(KUBE_CTX) -n $(K8S_NAMESPACE) get secret vros-secrets -o jsonpath='{.data.internal-key-messaging}')" ]; then \
+		$(KUBECTL) $(KUBE_CTX) -n $(K8S_NAMESPACE) patch secret vros-secrets --type merge -p \
+			"{\"stringData\":{\"internal-key-messaging\":\"$$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')\"}}"; \
 	fi
 	$(HELM) upgrade --install $(HELM_RELEASE) $(CHART) --kube-context kind-$(KIND_CLUSTER) \
 		--namespace $(K8S_NAMESPACE) -f $(CHART)/values-kind.yaml \

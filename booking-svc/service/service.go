@@ -143,14 +143,16 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err := cfg.check(); err != nil {
 		return err
 	}
-	// edge calls every route, integration-svc its hooks and iCal routes; booking-svc signs
-	// its calls to property-svc with its own key (docs/internal-auth.md).
-	if err := cfg.InternalKeys.Require(config.KeyEdge, config.KeyIntegration, config.KeyBooking); err != nil {
+	// edge calls every route, integration-svc its hooks and iCal routes, messaging-svc its
+	// booking read; booking-svc signs its calls to property-svc with its own key
+	// (docs/internal-auth.md).
+	if err := cfg.InternalKeys.Require(config.KeyEdge, config.KeyIntegration, config.KeyMessaging, config.KeyBooking); err != nil {
 		return err
 	}
 	auth, err := tenancy.NewVerifier([]tenancy.Grant{
 		{Caller: tenancy.CallerEdge, Key: cfg.InternalKeys.Edge.Reveal()},
 		{Caller: tenancy.CallerIntegration, Key: cfg.InternalKeys.Integration.Reveal(), Routes: api.IntegrationRoutes},
+		{Caller: tenancy.CallerMessaging, Key: cfg.InternalKeys.Messaging.Reveal(), Routes: api.MessagingRoutes},
 	})
 	if err != nil {
 		return err

@@ -31,13 +31,15 @@ type Secrets struct {
 	EdgeKey        string `json:"internal_key_edge"`
 	BookingKey     string `json:"internal_key_booking"`
 	IntegrationKey string `json:"internal_key_integration"`
+	MessagingKey   string `json:"internal_key_messaging"`
 	EncryptionKey  string `json:"encryption_key"`
 	AdminToken     string `json:"admin_token"`
 }
 
 // LoadSecrets reads path, creating it with fresh secrets the first time. A file written
-// before the internal keys were split (one internal_hmac_key) gets the three keys added;
-// its other secrets, which open the data of earlier runs, stay.
+// before the internal keys were split (one internal_hmac_key), or before a caller was added
+// (messaging-svc's key), gets the keys it lacks; its other secrets, which open the data of
+// earlier runs, stay.
 func LoadSecrets(path string) (Secrets, error) {
 	var s Secrets
 	b, err := os.ReadFile(path)
@@ -45,24 +47,29 @@ func LoadSecrets(path string) (Secrets, error) {
 		if err := json.Unmarshal(b, &s); err != nil {
 			return s, fmt.Errorf("%s: %w", path, err)
 		}
-		if s.EdgeKey != "" && s.BookingKey != "" && s.IntegrationKey != "" {
+		missing := false
+		for _, k := range []*string{&s.EdgeKey, &s.BookingKey, &s.IntegrationKey, &s.MessagingKey} {
+			if *k == "" {
+				*k, missing = seal.NewKey(), true
+			}
+		}
+		if !missing {
 			return s, nil
 		}
-		s.EdgeKey, s.BookingKey, s.IntegrationKey = seal.NewKey(), seal.NewKey(), seal.NewKey()
 		return s, writeJSON(path, s)
 	}
 	if !errors.Is(err, os.ErrNotExist) {
 		return s, err
 	}
 	s = Secrets{EdgeKey: seal.NewKey(), BookingKey: seal.NewKey(), IntegrationKey: seal.NewKey(),
-		EncryptionKey: seal.NewKey(), AdminToken: "adm_" + strings.TrimRight(seal.NewKey(), "=")}
+		MessagingKey: seal.NewKey(), EncryptionKey: seal.NewKey(), AdminToken: "adm_" + strings.TrimRight(seal.NewKey(), "=")}
 	return s, writeJSON(path, s)
 }
 
 // InternalKeys are the secrets' internal keys, as a service configuration holds them.
 func (s Secrets) InternalKeys() config.InternalKeys {
 	return config.InternalKeys{Edge: config.Secret(s.EdgeKey), Booking: config.Secret(s.BookingKey),
-		Integration: config.Secret(s.IntegrationKey)}
+		Integration: config.Secret(s.IntegrationKey), Messaging: config.Secret(s.MessagingKey)}
 }
 
 func writeJSON(path string, v any) error {

@@ -420,7 +420,7 @@ func NewKeys() config.InternalKeys {
 		rand.Read(b[:]) // never fails (crypto/rand panics rather than return an error)
 		return config.Secret(hex.EncodeToString(b[:]))
 	}
-	return config.InternalKeys{Edge: key(), Booking: key(), Integration: key()}
+	return config.InternalKeys{Edge: key(), Booking: key(), Integration: key(), Messaging: key()}
 }
 
 // ServiceKeys is keys with only those service (edge, property-svc, ...) uses: the key it
@@ -435,6 +435,8 @@ func ServiceKeys(keys config.InternalKeys, service string) config.InternalKeys {
 		return keys
 	case "integration-svc":
 		return config.InternalKeys{Edge: keys.Edge, Integration: keys.Integration}
+	case "messaging-svc":
+		return config.InternalKeys{Edge: keys.Edge, Messaging: keys.Messaging}
 	}
 	return config.InternalKeys{}
 }
@@ -446,7 +448,8 @@ func KeyEnv(keys config.InternalKeys, service string) []string {
 	for _, e := range []struct {
 		name string
 		v    config.Secret
-	}{{config.KeyEdge, k.Edge}, {config.KeyBooking, k.Booking}, {config.KeyIntegration, k.Integration}} {
+	}{{config.KeyEdge, k.Edge}, {config.KeyBooking, k.Booking}, {config.KeyIntegration, k.Integration},
+		{config.KeyMessaging, k.Messaging}} {
 		if e.v != "" {
 			env = append(env, e.name+"="+e.v.Reveal())
 		}

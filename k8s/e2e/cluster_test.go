@@ -232,8 +232,8 @@ func (d *deployment) createSecret(t tb) {
 		t.Fatalf("%v", err)
 	}
 	envFile := filepath.Join(d.tmp, "secret.env")
-	body := fmt.Sprintf("admin-token=%s\ninternal-key-edge=%s\ninternal-key-booking=%s\ninternal-key-integration=%s\nencryption-key=%s\n",
-		d.adminToken, d.edgeKey, randomHex(t, 32), randomHex(t, 32), base64.StdEncoding.EncodeToString(encKey))
+	body := fmt.Sprintf("admin-token=%s\ninternal-key-edge=%s\ninternal-key-booking=%s\ninternal-key-integration=%s\ninternal-key-messaging=%s\nencryption-key=%s\n",
+		d.adminToken, d.edgeKey, randomHex(t, 32), randomHex(t, 32), randomHex(t, 32), base64.StdEncoding.EncodeToString(encKey))
 	if err := os.WriteFile(envFile, []byte(body), 0o600); err != nil {
 		t.Fatalf("%v", err)
 	}

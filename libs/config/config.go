@@ -70,6 +70,7 @@ const (
 	KeyEdge        = "VROS_INTERNAL_KEY_EDGE"
 	KeyBooking     = "VROS_INTERNAL_KEY_BOOKING"
 	KeyIntegration = "VROS_INTERNAL_KEY_INTEGRATION"
+	KeyMessaging   = "VROS_INTERNAL_KEY_MESSAGING"
 )
 
 // MinKeyLength is the shortest internal key accepted.
@@ -77,12 +78,14 @@ const MinKeyLength = 16
 
 // InternalKeys are the keys of the signed tenant context, one per caller: edge signs every
 // request it forwards with Edge, booking-svc its calls to property-svc with Booking,
-// integration-svc its calls to booking-svc with Integration. A service holds the key it
+// integration-svc its calls to booking-svc with Integration, messaging-svc its booking reads
+// with Messaging. A service holds the key it
 // signs with and those of the callers it accepts (docs/internal-auth.md).
 type InternalKeys struct {
 	Edge        Secret `env:"VROS_INTERNAL_KEY_EDGE"`
 	Booking     Secret `env:"VROS_INTERNAL_KEY_BOOKING"`
 	Integration Secret `env:"VROS_INTERNAL_KEY_INTEGRATION"`
+	Messaging   Secret `env:"VROS_INTERNAL_KEY_MESSAGING"`
 }
 
 // Require reports the first of the named keys (KeyEdge, ...) that is missing or shorter
@@ -97,6 +100,8 @@ func (k InternalKeys) Require(names ...string) error {
 			v = k.Booking
 		case KeyIntegration:
 			v = k.Integration
+		case KeyMessaging:
+			v = k.Messaging
 		default:
 			return fmt.Errorf("config: no internal key %s", n)
 		}

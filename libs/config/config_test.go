@@ -44,11 +44,13 @@ func TestInternalAddr(t *testing.T) {
 func TestInternalKeys(t *testing.T) {
 	t.Setenv(KeyEdge, "edge-key-0123456789")
 	t.Setenv(KeyIntegration, "short")
+	t.Setenv(KeyMessaging, "messaging-key-0123456789")
 	cfg, err := Load[Common]()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.InternalKeys.Edge.Reveal() != "edge-key-0123456789" || cfg.InternalKeys.Integration.Reveal() != "short" || cfg.InternalKeys.Booking != "" {
+	if cfg.InternalKeys.Edge.Reveal() != "edge-key-0123456789" || cfg.InternalKeys.Integration.Reveal() != "short" || cfg.InternalKeys.Booking != "" ||
+		cfg.InternalKeys.Messaging.Reveal() != "messaging-key-0123456789" {
 		t.Fatalf("keys %+v", cfg.InternalKeys)
 	}
 	for _, c := range []struct {
@@ -59,6 +61,7 @@ func TestInternalKeys(t *testing.T) {
 		{nil, ""},
 		{[]string{KeyEdge, KeyBooking}, KeyBooking + " must be at least 16 characters"},
 		{[]string{KeyIntegration}, KeyIntegration + " must be at least 16 characters"},
+		{[]string{KeyEdge, KeyMessaging}, ""},
 		{[]string{"VROS_INTERNAL_HMAC_KEY"}, "no internal key VROS_INTERNAL_HMAC_KEY"},
 	} {
 		err := cfg.InternalKeys.Require(c.need...)

@@ -47,6 +47,9 @@ const (
 	CallerIntegration = "integration-svc"
 	// CallerBooking is booking-svc, reading payment methods from property-svc.
 	CallerBooking = "booking-svc"
+	// CallerMessaging is messaging-svc, reading a booking from booking-svc when it composes
+	// a message (docs/messaging.md).
+	CallerMessaging = "messaging-svc"
 )
 
 // modeSandbox is HeaderMode's value for a sandbox account.

@@ -95,6 +95,9 @@ const testKey = "booking-api-test-key"
 // integrationKey is integration-svc's key, accepted on IntegrationRoutes alone.
 const integrationKey = "booking-api-integration-key"
 
+// messagingKey is messaging-svc's key, accepted on MessagingRoutes alone.
+const messagingKey = "booking-api-messaging-key"
+
 var accounts atomic.Int64
 
 // recorder is the relay's publisher: it publishes to Kafka and keeps what Kafka took, so that
@@ -206,7 +209,8 @@ func newServerWith(t *testing.T, w io.Writer, meter metric.Meter) *server {
 	routes.Instrument(meter)
 	routes.RefuseErased(s.marks.Known)
 	routes.Register(s.app, tenancy.MustVerifier(tenancy.Grant{Caller: tenancy.CallerEdge, Key: testKey},
-		tenancy.Grant{Caller: tenancy.CallerIntegration, Key: integrationKey, Routes: IntegrationRoutes}))
+		tenancy.Grant{Caller: tenancy.CallerIntegration, Key: integrationKey, Routes: IntegrationRoutes},
+		tenancy.Grant{Caller: tenancy.CallerMessaging, Key: messagingKey, Routes: MessagingRoutes}))
 	return s
 }
 

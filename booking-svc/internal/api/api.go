@@ -87,6 +87,11 @@ func New(b *booking.Service, f *feedsync.Syncer, u *booking.Users, k *idempotenc
 var IntegrationRoutes = []string{"GET /internal/hooks/booking/:id", "GET /internal/ical/property", "POST /internal/ical/sync",
 	"POST /internal/channel/reservation"}
 
+// MessagingRoutes are the routes messaging-svc may call with its own key (the grant of
+// tenancy.CallerMessaging, docs/internal-auth.md): the booking a message shows, read when it
+// is composed; every other route refuses its key.
+var MessagingRoutes = []string{"GET /internal/hooks/booking/:id"}
+
 // Register mounts the routes behind the signature check.
 func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), a.countB, tenancyfiber.Require(auth), a.live)

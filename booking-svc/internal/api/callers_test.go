@@ -12,14 +12,15 @@ import (
 )
 
 // TestCallers: booking-svc accepts integration-svc's key on the hooks and iCal routes it
-// calls (IntegrationRoutes) and nowhere else; with its key integration-svc cannot speak as
-// edge. A captured request replayed, or sent with another body or query, is refused.
+// calls (IntegrationRoutes) and nowhere else, messaging-svc's on the booking read alone
+// (MessagingRoutes); with its key neither can speak as edge. A captured request replayed, or sent with another body or query, is refused.
 func TestCallers(t *testing.T) {
 	s := newServer(t)
 	acct := newAccount("callers")
 	priceable(t, s, acct, 41)
 	edge := tenancy.NewSigner(tenancy.CallerEdge, testKey)
 	integration := tenancy.NewSigner(tenancy.CallerIntegration, integrationKey)
+	messaging := tenancy.NewSigner(tenancy.CallerMessaging, messagingKey)
 	send := func(sg *tenancy.Signer, method, target, body string, headers map[string]string) (int, string, map[string]string) {
 		t.Helper()
 		req := httptest.NewRequest(method, target, strings.NewReader(body))
@@ -55,6 +56,13 @@ func TestCallers(t *testing.T) {
 		{"integration-svc exports the account", integration, http.MethodGet, "/internal/account/export", "", http.StatusUnauthorized},
 		{"integration-svc's key as edge", tenancy.NewSigner(tenancy.CallerEdge, integrationKey), http.MethodPost, "/internal/b/listbooking", `{}`, http.StatusUnauthorized},
 		{"booking-svc's own name", tenancy.NewSigner(tenancy.CallerBooking, integrationKey), http.MethodPost, "/internal/ical/sync", `{}`, http.StatusUnauthorized},
+		{"messaging-svc reads a booking", messaging, http.MethodGet, "/internal/hooks/booking/999999", "", http.StatusNotFound},
+		{"messaging-svc resolves a code", messaging, http.MethodGet, "/internal/ical/property?internal_code=P41", "", http.StatusUnauthorized},
+		{"messaging-svc syncs a feed", messaging, http.MethodPost, "/internal/ical/sync", `{"property_id":41,"feed_id":1,"name":"Airbnb","events":[]}`, http.StatusUnauthorized},
+		{"messaging-svc lists bookings", messaging, http.MethodPost, "/internal/b/listbooking", `{}`, http.StatusUnauthorized},
+		{"messaging-svc reserves for a channel", messaging, http.MethodPost, "/internal/channel/reservation", `{}`, http.StatusUnauthorized},
+		{"messaging-svc's key as edge", tenancy.NewSigner(tenancy.CallerEdge, messagingKey), http.MethodPost, "/internal/b/listbooking", `{}`, http.StatusUnauthorized},
+		{"messaging-svc's key as integration-svc", tenancy.NewSigner(tenancy.CallerIntegration, messagingKey), http.MethodGet, "/internal/hooks/booking/999999", "", http.StatusUnauthorized},
 		{"edge lists bookings", edge, http.MethodPost, "/internal/b/listbooking", `{}`, http.StatusOK},
 		{"edge resolves a code", edge, http.MethodGet, "/internal/ical/property?internal_code=P41", "", http.StatusOK},
 	} {

@@ -54,6 +54,7 @@ The four services. One list drives every per-service template, so adding a servi
   secrets:
     internalKeyEdge: VROS_INTERNAL_KEY_EDGE
     internalKeyIntegration: VROS_INTERNAL_KEY_INTEGRATION
+    internalKeyMessaging: VROS_INTERNAL_KEY_MESSAGING
     internalKeyBooking: VROS_INTERNAL_KEY_BOOKING
     encryptionKey: VROS_ENCRYPTION_KEY
 - name: catalog-svc
