@@ -172,9 +172,22 @@ type markRec struct {
 func markID(account, source string) string { return account + ":" + source }
 
 // Mark records that source may have to be synced (again: its time moves on).
+//
+// Writers of one source mark it at the same moment (Touches of one booking at once). An
+// upsert of a missing document is a read and then an insert: two of them can both find
+// none, and the second insert fails on the duplicate _id (FerretDB on PostgreSQL does
+// this; MongoDB retries such an upsert itself). The mark is there then, and the
+// replace is tried again, which finds it; a few times, as the mark can be removed again
+// (Unmark) in between.
 func (j *Journal) Mark(ctx context.Context, account, source string) error {
 	m := markRec{ID: markID(account, source), AccountID: account, Source: source, At: j.now()}
-	_, err := j.marks.ReplaceOne(ctx, bson.D{{Key: "_id", Value: m.ID}}, m, options.Replace().SetUpsert(true))
+	var err error
+	for range 5 {
+		_, err = j.marks.ReplaceOne(ctx, bson.D{{Key: "_id", Value: m.ID}}, m, options.Replace().SetUpsert(true))
+		if err == nil || !mongostore.IsDuplicate(err) {
+			break
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("mark %s: %w", source, err)
 	}
