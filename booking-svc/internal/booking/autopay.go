@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"time"
 
@@ -101,8 +102,15 @@ func (s *Service) autopay(ctx context.Context, b Booking, due decimal.Decimal, t
 	ch, err := s.charge(ctx, b, due.StringFixed(2), st.Card(), key)
 	var pe *PaymentError
 	if errors.As(err, &pe) {
+		// The refusal and the attempt, in the booking's one write: its event carries the
+		// failure (charge_failures), so messaging-svc's payment.failed cannot miss it.
+		f := ChargeFailure{ID: today + "-" + due.StringFixed(2), Amount: due.StringFixed(2), Currency: b.Quote.Currency,
+			At: s.now().UTC(), Reason: pe.Reason}
 		_, uerr := s.store.Update(ctx, b.AccountID, b.BookingID, Updated, func(b *Booking) error {
 			b.AutopayError = "automatic payment did not succeed: " + pe.Reason
+			if !slices.ContainsFunc(b.ChargeFailures, func(x ChargeFailure) bool { return x.ID == f.ID }) {
+				b.ChargeFailures = append(b.ChargeFailures, f)
+			}
 			return nil
 		})
 		return uerr

@@ -72,6 +72,9 @@ type Booking struct {
 	// AutopayError is the last automatic charge's failure; automatic charges stop until the
 	// booking changes (a new card, new dates).
 	AutopayError string
+	// ChargeFailures are the automatic charges the card refused, oldest first, each attempt
+	// once (published in the booking's events: messaging-svc's payment.failed).
+	ChargeFailures []ChargeFailure
 	// Sandbox: made by a sandbox account, so its card charges (at booking, on update and
 	// automatic ones) reach only the test gateway, whatever the account is later.
 	Sandbox bool
@@ -232,6 +235,17 @@ const (
 	KindRefund         = "refund"          // a refund of RefundOf: a negative Amount
 	KindDepositCapture = "deposit_capture" // a damage deposit captured from the hold
 )
+
+// ChargeFailure is an automatic charge the card refused: ID is the attempt's (its day and
+// amount, "2027-01-10-300.00": the same attempt repeated is the same failure), Reason the
+// gateway's refusal.
+type ChargeFailure struct {
+	ID       string
+	Amount   string
+	Currency string
+	At       time.Time
+	Reason   string
+}
 
 // Payment is a recorded booking payment (B3), a charge made through the gateway, a refund
 // (a negative Amount, Kind KindRefund, RefundOf the payment it gives back) or a captured

@@ -25,6 +25,9 @@ func bookingOf(r BookingRec) booking.Booking {
 		Quote: quoteOf(r.Quote), ServiceLines: linesOf(r.ServiceLines), CSADamage: r.CSADamage, CSATravel: r.CSATravel,
 		PromotionCode: r.PromotionCode, Payments: make(map[int64]booking.Payment, len(r.Payments)), PaymentAuto: r.PaymentAuto, Sandbox: r.Sandbox,
 		AutopayError: r.AutopayError, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, CancelledAt: r.CancelledAt}
+	for _, f := range r.ChargeFailures {
+		b.ChargeFailures = append(b.ChargeFailures, booking.ChargeFailure(f))
+	}
 	for k, p := range r.Payments {
 		id, err := strconv.ParseInt(k, 10, 64)
 		if err != nil {
@@ -84,6 +87,9 @@ func recOf(b booking.Booking) BookingRec {
 		Quote: quoteRec(b.Quote), ServiceLines: lineRecs(b.ServiceLines), CSADamage: b.CSADamage, CSATravel: b.CSATravel,
 		PromotionCode: b.PromotionCode, Payments: make(map[string]PaymentRec, len(b.Payments)), PaymentAuto: b.PaymentAuto, Sandbox: b.Sandbox,
 		AutopayError: b.AutopayError, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt, CancelledAt: b.CancelledAt}
+	for _, f := range b.ChargeFailures {
+		r.ChargeFailures = append(r.ChargeFailures, ChargeFailureRec(f))
+	}
 	if r.Nights == nil {
 		r.Nights = []string{}
 	}

@@ -59,6 +59,10 @@ func bookingLife() map[string]BookingRec {
 		held := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 		r.Deposit = &DepositRec{Status: booking.DepositHeld, Amount: "300.00", Currency: "EUR", DueDate: "2027-03-01", Step: 2,
 			AuthorizationID: "pi_NEVER_PUBLISHED", HeldAt: &held, Reauthorizations: 1, ReleaseOn: "2027-03-18"}
+		// An automatic charge the card refused (published: messaging-svc's payment.failed).
+		r.AutopayError = "automatic payment did not succeed: card declined"
+		r.ChargeFailures = []ChargeFailureRec{{ID: "2026-11-23-100.00", Amount: "100.00", Currency: "EUR",
+			At: time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC), Reason: "card declined"}}
 	})
 	cancelled := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
 	// The record keeps its nights; the event of a cancelled booking holds none.

@@ -42,3 +42,13 @@ func eventDeposit(d *DepositRec) *contract.BookingDeposit {
 		CapturedAmount: d.CapturedAmount, HeldAt: d.HeldAt, ReleaseOn: d.ReleaseOn, ReleasedAt: d.ReleasedAt,
 		CapturedAt: d.CapturedAt, Reauthorizations: d.Reauthorizations, LastError: d.LastError}
 }
+
+// eventChargeFailures are the automatic charges the card refused as events carry them:
+// never the gateway's ids or idempotency keys.
+func eventChargeFailures(fs []ChargeFailureRec) []contract.BookingChargeFailure {
+	var out []contract.BookingChargeFailure
+	for _, f := range fs {
+		out = append(out, contract.BookingChargeFailure{ID: f.ID, Amount: f.Amount, Currency: f.Currency, At: f.At.UTC(), Reason: f.Reason})
+	}
+	return out
+}

@@ -45,9 +45,11 @@ type BookingRec struct {
 	Sandbox     bool                  `bson:"sandbox,omitempty"`
 	// AutopayError is the last automatic charge's failure; automatic charges stop until the
 	// booking changes (a new card, new dates).
-	AutopayError string      `bson:"autopay_error,omitempty"`
-	Card         *CardRec    `bson:"card,omitempty"`
-	Arrival      *ArrivalRec `bson:"arrival,omitempty"`
+	AutopayError string `bson:"autopay_error,omitempty"`
+	// ChargeFailures are the automatic charges the card refused (booking.ChargeFailure).
+	ChargeFailures []ChargeFailureRec `bson:"charge_failures,omitempty"`
+	Card           *CardRec           `bson:"card,omitempty"`
+	Arrival        *ArrivalRec        `bson:"arrival,omitempty"`
 	// Engine is set on a booking made by the booking engine: its checkout (booking.Checkout).
 	Engine *CheckoutRec `bson:"engine,omitempty"`
 
@@ -329,4 +331,13 @@ type UserRec struct {
 	Social       bool      `bson:"social"`
 	CreatedAt    time.Time `bson:"created_at"`
 	UpdatedAt    time.Time `bson:"updated_at"`
+}
+
+// ChargeFailureRec is an automatic charge the card refused (booking.ChargeFailure).
+type ChargeFailureRec struct {
+	ID       string    `bson:"id"`
+	Amount   string    `bson:"amount"`
+	Currency string    `bson:"currency"`
+	At       time.Time `bson:"at"`
+	Reason   string    `bson:"reason"`
 }

@@ -419,7 +419,7 @@ func bookingMessage(b BookingRec) (events.Message, error) {
 		CreatedAt: b.CreatedAt, CancelledAt: b.CancelledAt, Payments: eventPayments(b.Payments),
 		ArrivalFormCompleted: b.Arrival != nil && b.Arrival.IsCompleted,
 		RatePlanID:           b.RatePlanID, RatePlanName: b.RatePlanName, Cancellation: eventCancellation(b.Cancellation), Channel: b.Channel,
-		Refund: eventRefund(b.Refund, b.Quote.Currency), Deposit: eventDeposit(b.Deposit)}
+		Refund: eventRefund(b.Refund, b.Quote.Currency), Deposit: eventDeposit(b.Deposit), ChargeFailures: eventChargeFailures(b.ChargeFailures)}
 	agg := BookingAggregate(b.AccountID, b.BookingID)
 	typ := b.LastChange
 	if typ == "" {

@@ -63,6 +63,23 @@ type Booking struct {
 	// (free text that may name the guest).
 	Refund  *BookingRefund  `json:"refund,omitempty"`
 	Deposit *BookingDeposit `json:"deposit,omitempty"`
+	// ChargeFailures are the automatic card charges of the booking's installments that the
+	// card refused (docs/money.md, "Automatic payments"), oldest first, each once; absent:
+	// none. A consumer learns of a new one by comparing two snapshots (messaging-svc's
+	// payment.failed does).
+	ChargeFailures []BookingChargeFailure `json:"charge_failures,omitempty"`
+}
+
+// BookingChargeFailure is an automatic charge the card refused: ID names the attempt
+// (stable: the same attempt repeated is the same failure), Amount what was to be charged
+// (decimal string in Currency), Reason the gateway's refusal ("card declined"), never card
+// data.
+type BookingChargeFailure struct {
+	ID       string    `json:"id"`
+	Amount   string    `json:"amount"`
+	Currency string    `json:"currency"`
+	At       time.Time `json:"at"`
+	Reason   string    `json:"reason"`
 }
 
 // Refund and deposit statuses as booking events carry them (docs/money.md).

@@ -92,6 +92,9 @@ func Plan(prev *contract.Booking, next contract.Booking, s Settings, loc *time.L
 	for _, id := range receivedPayments(prev, next) {
 		event(PaymentReceived, strconv.FormatInt(id, 10))
 	}
+	for _, id := range failedCharges(prev, next) {
+		event(PaymentFailed, id)
+	}
 	if depositHeld(prev, next) {
 		event(DepositHeld, Once)
 	}
@@ -144,8 +147,9 @@ func Plan(prev *contract.Booking, next contract.Booking, s Settings, loc *time.L
 }
 
 // Event answers the message of an event trigger, unless the account switched it off; Plan
-// uses it for the booking's triggers, and the sources that are not booking snapshots
-// (payment.failed, owner.channel_conflict) call it with their own occurrence.
+// uses it for the booking's triggers (payment.failed too: the snapshot's charge failures),
+// and the source that is not a booking snapshot (owner.channel_conflict, from
+// vros.integration.v1) calls it with its own occurrence, the conflict id.
 func Event(account, trigger string, booking int64, occurrence string, s Settings, now time.Time) (Message, bool) {
 	d, ok := Lookup(trigger)
 	if !ok || d.Scheduled() || !s.For(trigger).Enabled {
@@ -262,6 +266,40 @@ func receivedPayments(prev *contract.Booking, next contract.Booking) []int64 {
 		}
 	}
 	return out
+}
+
+// failedCharges are the ids of the automatic charges the card refused that next lists and
+// prev does not, while the booking is reserved (a failure first seen on a cancelled booking
+// asks the guest for nothing).
+func failedCharges(prev *contract.Booking, next contract.Booking) []string {
+	if next.Status != "reserved" {
+		return nil
+	}
+	had := make(map[string]bool)
+	if prev != nil {
+		for _, f := range prev.ChargeFailures {
+			had[f.ID] = true
+		}
+	}
+	var out []string
+	for _, f := range next.ChargeFailures {
+		if f.ID != "" && !had[f.ID] {
+			had[f.ID] = true
+			out = append(out, f.ID)
+		}
+	}
+	return out
+}
+
+// ChargeFailure is the failed charge a payment.failed message of b names (its occurrence):
+// what the sender shows as the attempt (amount, reason); false when b does not list it.
+func ChargeFailure(b contract.Booking, occurrence string) (contract.BookingChargeFailure, bool) {
+	for _, f := range b.ChargeFailures {
+		if f.ID == occurrence {
+			return f, true
+		}
+	}
+	return contract.BookingChargeFailure{}, false
 }
 
 func depositStatus(b *contract.Booking) string {

@@ -30,6 +30,14 @@ func pay(id int64, amount, kind string) func(*contract.Booking) {
 	}
 }
 
+// fail adds an automatic charge the card refused (contract.Booking.ChargeFailures).
+func fail(id string) func(*contract.Booking) {
+	return func(b *contract.Booking) {
+		b.ChargeFailures = append(b.ChargeFailures, contract.BookingChargeFailure{ID: id, Amount: "450.00", Currency: "EUR",
+			At: t0, Reason: "card declined"})
+	}
+}
+
 func deposit(status string, held bool) func(*contract.Booking) {
 	return func(b *contract.Booking) {
 		b.Deposit = &contract.BookingDeposit{Status: status, Amount: "200.00", Currency: "EUR"}
@@ -62,6 +70,7 @@ func ids(ms []Message) []string {
 
 func TestEventTriggers(t *testing.T) {
 	off, _ := Settings{}.With(Change{Trigger: BookingConfirmed, Enabled: ptr(false)})
+	failedOff, _ := Settings{}.With(Change{Trigger: PaymentFailed, Enabled: ptr(false)})
 	v1 := booking(1)
 	held := booking(3, deposit(contract.DepositHeld, true))
 	tests := []struct {
@@ -96,6 +105,19 @@ func TestEventTriggers(t *testing.T) {
 			booking(3, pay(901, "150.00", ""), pay(903, "-150.00", contract.PaymentKindRefund)), nil},
 		{"a captured deposit → nothing", Settings{}, &v1, booking(2, pay(904, "50.00", contract.PaymentKindDepositCapture)), nil},
 		{"a payment of 0 → nothing", Settings{}, &v1, booking(2, pay(905, "0.00", "")), nil},
+		{"a charge failure appears → failed per failure id", Settings{}, &v1, booking(2, fail("2027-03-01-450.00")),
+			[]string{"payment.failed:2027-03-01-450.00"}},
+		{"a second failure → only the new id", Settings{}, ptr(booking(2, fail("2027-03-01-450.00"))),
+			booking(3, fail("2027-03-01-450.00"), fail("2027-03-05-450.00")), []string{"payment.failed:2027-03-05-450.00"}},
+		{"the same failures again (another change) → nothing", Settings{}, ptr(booking(2, fail("2027-03-01-450.00"))),
+			booking(3, fail("2027-03-01-450.00"), func(b *contract.Booking) { b.Adults = 3 }), []string{"booking.modified:3"}},
+		{"a failure and a payment in one event → both", Settings{}, &v1,
+			booking(2, fail("2027-03-01-450.00"), pay(906, "100.00", "")), []string{"payment.received:906", "payment.failed:2027-03-01-450.00"}},
+		{"a failure first seen on a cancelled booking → nothing of it", Settings{}, &v1, booking(2, cancelled, fail("2027-03-01-450.00")),
+			[]string{"booking.cancelled:once", "owner.cancellation:once"}},
+		{"payment.failed off → nothing", failedOff, &v1, booking(2, fail("2027-03-01-450.00")), nil},
+		{"replayed alone (prev none) → confirmed and the failure, ids as step by step", Settings{}, nil, booking(2, fail("2027-03-01-450.00")),
+			[]string{"booking.confirmed:once", "owner.booking:once", "payment.failed:2027-03-01-450.00"}},
 		{"deposit scheduled → held", Settings{}, ptr(booking(2, deposit(contract.DepositScheduled, false))),
 			held, []string{"deposit.held:once"}},
 		{"deposit re-authorized (still held) → nothing", Settings{}, &held,
@@ -423,4 +445,27 @@ func sameSet(a, b []string) bool {
 	slices.Sort(x)
 	slices.Sort(y)
 	return slices.Equal(x, y)
+}
+
+// TestChargeFailureOf: a payment.failed message's occurrence names the failure its snapshot
+// lists (what the sender shows of the attempt).
+func TestChargeFailureOf(t *testing.T) {
+	b := booking(2, fail("2027-03-01-450.00"))
+	p := Plan(ptr(booking(1)), b, Settings{}, time.UTC, t0)
+	var m Message
+	for _, x := range p.Create {
+		if x.Trigger == PaymentFailed {
+			m = x
+		}
+	}
+	if m.ID != "acc:payment.failed:42:2027-03-01-450.00" || m.To != Guest || m.Lang != LangBooking || m.PropertyID != 7 {
+		t.Fatalf("payment.failed message %+v", m)
+	}
+	f, ok := ChargeFailure(b, m.Occurrence)
+	if !ok || f.Amount != "450.00" || f.Reason != "card declined" || !f.At.Equal(t0) {
+		t.Fatalf("ChargeFailure = %+v, %v", f, ok)
+	}
+	if _, ok := ChargeFailure(b, "2027-03-02-450.00"); ok {
+		t.Fatal("found a failure the booking does not list")
+	}
 }
