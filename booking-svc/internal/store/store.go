@@ -171,6 +171,10 @@ func (s *Store) booking(ctx context.Context, account string, id int64) (BookingR
 var eventTypes = map[booking.Change]string{booking.Updated: BookingUpdated, booking.Reserved: BookingReserved,
 	booking.Cancelled: BookingCancelled}
 
+// listAfterWrite bounds the list entry's write after its booking's, which the request's
+// deadline no longer cuts.
+const listAfterWrite = 5 * time.Second
+
 // Update reads booking id, lets apply change it and writes the fields apply changed (one
 // update filtered on `_id`, so every store finds it by its key), stamps the change, bumps
 // the version and publishes the result through the outbox.
@@ -190,7 +194,13 @@ func (s *Store) Update(ctx context.Context, account string, id int64, change boo
 		return booking.Booking{}, err
 	}
 	faults.At(ctx, "written")
-	if err := s.listed(ctx, b); err != nil {
+	// The booking is written and the answer will say so: its list entry is written too, even
+	// once the request's deadline has passed (a loaded machine), so that the next list shows
+	// what the answer said. Only a failing store leaves it to the relay.
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listAfterWrite)
+	err = s.listed(lctx, b)
+	cancel()
+	if err != nil {
 		// The relay reads the booking and writes its list entry (Snapshot).
 		s.outbox.Done(in, nil)
 		return bookingOf(b), nil
