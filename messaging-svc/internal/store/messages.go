@@ -77,10 +77,10 @@ type Message struct {
 	Created   time.Time `bson:"created"`
 	Updated   time.Time `bson:"updated"`
 
-	// The lease (the outbox's own). Claim counts the claims made on the message: each
+	// The lease (the outbox's own). Claim is the number of the message's last claim: each
 	// change of a waiting or sending message (a sender's claim, a cancel) first inserts the
 	// claim document "<id>#<Claim+1>" in message_claims, which only one writer can, and then
-	// writes the message conditioned on Claim. LeaseOwner and LeaseUntil name the sender
+	// writes the message conditioned on Claim (claimNext). LeaseOwner and LeaseUntil name the sender
 	// holding a `sending` message and when its lease expires.
 	Claim      int64     `bson:"claim"`
 	LeaseOwner string    `bson:"lease_owner,omitempty"`
@@ -224,7 +224,7 @@ func (s *Messages) List(ctx context.Context, account string, f MessageFilter) (m
 // or done). Ids of other accounts, or unknown, are passed over.
 func (s *Messages) Cancel(ctx context.Context, account string, ids []string, now time.Time) error {
 	for _, id := range ids {
-		if err := s.cancelOne(ctx, bson.D{{Key: "_id", Value: id}, {Key: "account", Value: account}}, now); err != nil {
+		if err := s.cancelOne(ctx, account, id, now); err != nil {
 			return err
 		}
 	}
@@ -250,7 +250,7 @@ func (s *Messages) CancelScheduled(ctx context.Context, account string, booking 
 		return fmt.Errorf("messages: cancel scheduled of %d: %w", booking, err)
 	}
 	for _, m := range ids {
-		if err := s.cancelOne(ctx, bson.D{{Key: "_id", Value: m.ID}, {Key: "account", Value: account}}, now); err != nil {
+		if err := s.cancelOne(ctx, account, m.ID, now); err != nil {
 			return err
 		}
 	}
@@ -259,12 +259,13 @@ func (s *Messages) CancelScheduled(ctx context.Context, account string, booking 
 
 var messagesCancellable = bson.A{string(StatusScheduled), string(StatusPending)}
 
-// cancelOne cancels the message q finds if it is cancellable, taking the next claim on it
+// cancelOne cancels the account's message id if it is cancellable, taking the next claim on it
 // first, so that a sender claiming it at the same moment and this cancel cannot both win
 // (docs/messaging.md, "Exactly once").
-func (s *Messages) cancelOne(ctx context.Context, q bson.D, now time.Time) error {
+func (s *Messages) cancelOne(ctx context.Context, account, id string, now time.Time) error {
 	now = messagesTime(now)
-	for {
+	q := bson.D{{Key: "_id", Value: id}, {Key: "account", Value: account}}
+	for try := range messagesCancelTries {
 		var m Message
 		err := s.coll.FindOne(ctx, q).Decode(&m)
 		switch {
@@ -276,39 +277,92 @@ func (s *Messages) cancelOne(ctx context.Context, q bson.D, now time.Time) error
 		if !m.Status.Cancellable() {
 			return nil
 		}
-		won, err := s.takeClaim(ctx, m, "cancel", now)
+		n, err := s.claimNext(ctx, m, "cancel", now, now.Add(messagesCancelHold))
 		if err != nil {
 			return err
 		}
-		if !won {
-			continue // a sender or another cancel took it: look again
+		if n == 0 {
+			// a sender or another cancel is writing it: look again once it has
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Duration(min(try+1, 10)) * 10 * time.Millisecond):
+			}
+			continue
 		}
-		_, err = s.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: m.ID}, {Key: "account", Value: m.Account},
+		res, err := s.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: m.ID}, {Key: "account", Value: m.Account},
 			{Key: "claim", Value: m.Claim}, {Key: "status", Value: string(m.Status)}},
 			bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: string(StatusCancelled)},
-				{Key: "claim", Value: m.Claim + 1}, {Key: "updated", Value: now}}}})
+				{Key: "claim", Value: n}, {Key: "updated", Value: now}}}})
 		if err != nil {
 			return fmt.Errorf("messages: cancel %s: %w", m.ID, err)
 		}
+		if res.MatchedCount == 0 {
+			if err := s.withdrawClaim(ctx, m, n, "cancel"); err != nil {
+				return err
+			}
+			continue // it changed since it was read: look again
+		}
 		return nil
 	}
+	return fmt.Errorf("messages: cancel %s: it stays claimed by a writer that does not write", id)
 }
 
-// takeClaim inserts the claim document of m's next claim; it answers false when another
-// writer has it.
-func (s *Messages) takeClaim(ctx context.Context, m Message, owner string, now time.Time) (bool, error) {
-	_, err := s.claims.InsertOne(ctx, bson.D{
-		{Key: "_id", Value: m.ID + "#" + strconv.FormatInt(m.Claim+1, 10)},
-		{Key: "account", Value: m.Account}, {Key: "booking", Value: m.BookingID},
-		{Key: "owner", Value: owner}, {Key: "at", Value: now}})
-	switch {
-	case mongostore.IsDuplicate(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("messages: claim %s: %w", m.ID, err)
+// claimNext takes m's next claim, inserting the claim document "<id>#<n>" (n = m.Claim+1),
+// which only one writer can; the writer then writes m conditioned on m.Claim. A claim
+// document whose hold has expired and whose writer never wrote (it stopped in between) is
+// passed over for the next n. It answers the n taken, 0 when another writer holds the claim.
+func (s *Messages) claimNext(ctx context.Context, m Message, owner string, now, until time.Time) (int64, error) {
+	n := m.Claim + 1
+	for range messagesClaimTries {
+		_, err := s.claims.InsertOne(ctx, bson.D{{Key: "_id", Value: messagesClaimID(m.ID, n)},
+			{Key: "account", Value: m.Account}, {Key: "booking", Value: m.BookingID},
+			{Key: "owner", Value: owner}, {Key: "at", Value: now}, {Key: "until", Value: until}})
+		if err == nil {
+			return n, nil
+		}
+		if !mongostore.IsDuplicate(err) {
+			return 0, fmt.Errorf("messages: claim %s: %w", m.ID, err)
+		}
+		var held struct {
+			Until time.Time `bson:"until"`
+		}
+		err = s.claims.FindOne(ctx, bson.D{{Key: "_id", Value: messagesClaimID(m.ID, n)}}).Decode(&held)
+		switch {
+		case errors.Is(err, mongo.ErrNoDocuments):
+			continue // its writer withdrew it: try n again
+		case err != nil:
+			return 0, fmt.Errorf("messages: claim %s: %w", m.ID, err)
+		case held.Until.After(now):
+			return 0, nil
+		}
+		n++
 	}
-	return true, nil
+	return 0, nil
 }
+
+// withdrawClaim deletes the claim document n that owner took and could not apply (m had
+// changed since it was read), so that it holds nobody up.
+func (s *Messages) withdrawClaim(ctx context.Context, m Message, n int64, owner string) error {
+	_, err := s.claims.DeleteOne(ctx, bson.D{{Key: "_id", Value: messagesClaimID(m.ID, n)}, {Key: "owner", Value: owner}})
+	if err != nil {
+		return fmt.Errorf("messages: withdraw claim %s: %w", m.ID, err)
+	}
+	return nil
+}
+
+const (
+	// messagesCancelTries bounds the looks of a cancel at a message other writers hold
+	// (about 5 s in all).
+	messagesCancelTries = 60
+	// messagesClaimTries bounds the claim documents one claim looks at.
+	messagesClaimTries = 8
+	// messagesCancelHold is how long a cancel's claim holds off other writers: the time it
+	// takes to write the cancel.
+	messagesCancelHold = time.Minute
+)
+
+func messagesClaimID(id string, n int64) string { return id + "#" + strconv.FormatInt(n, 10) }
 
 // Due answers up to limit messages a sender may claim at now, of every account, the
 // earliest due first: scheduled or pending ones whose SendAt has come, and sending ones
@@ -343,8 +397,9 @@ func (s *Messages) Claim(ctx context.Context, m Message, owner string, now time.
 	default:
 		return Message{}, false, nil
 	}
-	won, err := s.takeClaim(ctx, m, owner, now)
-	if err != nil || !won {
+	until := messagesTime(now.Add(lease))
+	n, err := s.claimNext(ctx, m, owner, now, until)
+	if err != nil || n == 0 {
 		return Message{}, false, err
 	}
 	q := bson.D{{Key: "_id", Value: m.ID}, {Key: "account", Value: m.Account},
@@ -352,17 +407,16 @@ func (s *Messages) Claim(ctx context.Context, m Message, owner string, now time.
 	if m.Status == StatusSending {
 		q = append(q, bson.E{Key: "lease_until", Value: bson.D{{Key: "$lte", Value: now}}})
 	}
-	until := messagesTime(now.Add(lease))
 	res, err := s.coll.UpdateOne(ctx, q, bson.D{{Key: "$set", Value: bson.D{
-		{Key: "status", Value: string(StatusSending)}, {Key: "claim", Value: m.Claim + 1},
+		{Key: "status", Value: string(StatusSending)}, {Key: "claim", Value: n},
 		{Key: "lease_owner", Value: owner}, {Key: "lease_until", Value: until}, {Key: "updated", Value: now}}}})
 	if err != nil {
 		return Message{}, false, fmt.Errorf("messages: claim %s: %w", m.ID, err)
 	}
 	if res.MatchedCount == 0 {
-		return Message{}, false, nil
+		return Message{}, false, s.withdrawClaim(ctx, m, n, owner)
 	}
-	m.Status, m.Claim, m.LeaseOwner, m.LeaseUntil, m.Updated = StatusSending, m.Claim+1, owner, until, now
+	m.Status, m.Claim, m.LeaseOwner, m.LeaseUntil, m.Updated = StatusSending, n, owner, until, now
 	return m, true, nil
 }
 

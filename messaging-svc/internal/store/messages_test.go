@@ -436,3 +436,37 @@ func TestErase(t *testing.T) {
 		t.Fatalf("another account's messages: %d", total)
 	}
 }
+
+// A writer that stopped between its claim document and its write leaves an orphan claim:
+// it holds the message off until its hold expires, then the next claim passes over it.
+func TestClaimPassesOverAnExpiredOrphan(t *testing.T) {
+	ctx := context.Background()
+	s := newTestMessages(t)
+	acc := testAccount(t)
+	now := messagesT0
+	m := planned(acc, trigger.BookingConfirmed, 1, trigger.Once, false, now)
+	if _, err := s.Insert(ctx, []trigger.Message{m}, nil, now); err != nil {
+		t.Fatal(err)
+	}
+	read := mustGet(t, s, acc, m.ID)
+	if n, err := s.claimNext(ctx, read, "crashed", now, now.Add(time.Minute)); n != 1 || err != nil {
+		t.Fatalf("orphan claim: %d %v", n, err)
+	}
+	if _, ok, err := s.Claim(ctx, read, "b", now.Add(30*time.Second), time.Minute); ok || err != nil {
+		t.Fatalf("claimed over a live claim: %v %v", ok, err)
+	}
+	held, ok, err := s.Claim(ctx, read, "b", now.Add(time.Minute), time.Minute)
+	if !ok || err != nil || held.Claim != 2 {
+		t.Fatalf("claim after the orphan's hold: %+v %v %v", held, ok, err)
+	}
+	if got := mustGet(t, s, acc, m.ID); got.Status != StatusSending || got.Claim != 2 || got.LeaseOwner != "b" {
+		t.Fatalf("stored %+v", got)
+	}
+	// a cancel through the same stale read claims nothing and withdraws its claim document
+	if err := s.Cancel(ctx, acc, []string{m.ID}, now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, s, acc, m.ID); got.Status != StatusSending {
+		t.Fatalf("cancelled while sending: %s", got.Status)
+	}
+}
