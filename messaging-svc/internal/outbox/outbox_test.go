@@ -306,6 +306,11 @@ func TestBounceSuppressesTheAddress(t *testing.T) {
 	if got := c.Messages(); len(got) != 1 || got[0].EnvelopeTo[0] != "here@guest.test" {
 		t.Fatalf("received %d", len(got))
 	}
+	// the log finds the address's messages, whatever the case it is asked in
+	msgs, total, err := e.msgs.List(context.Background(), "acc", store.MessageFilter{Address: "GONE@guest.test"})
+	if err != nil || total != 2 || msgs[0].Address != "gone@guest.test" {
+		t.Fatalf("by address: %d %v", total, err)
+	}
 }
 
 // A refused AUTH (535) fails the message at once: the configuration, not the address, is

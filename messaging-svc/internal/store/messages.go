@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -175,9 +176,9 @@ type MessageFilter struct {
 	BookingID int64
 	Trigger   string
 	Status    Status
-	Address   string
-	Page      int // ≥ 1 (0: 1)
-	Limit     int // 1–100 (0: 20; more: 100)
+	Address   string // the address sent to (any case)
+	Page      int    // ≥ 1 (0: 1)
+	Limit     int    // 1–100 (0: 20; more: 100)
 }
 
 // List answers a page of the account's messages matching f, newest first, and how many
@@ -194,7 +195,7 @@ func (s *Messages) List(ctx context.Context, account string, f MessageFilter) (m
 		q = append(q, bson.E{Key: "status", Value: string(f.Status)})
 	}
 	if f.Address != "" {
-		q = append(q, bson.E{Key: "address", Value: f.Address})
+		q = append(q, bson.E{Key: "address", Value: strings.ToLower(strings.TrimSpace(f.Address))})
 	}
 	page, limit := max(f.Page, 1), f.Limit
 	switch {
