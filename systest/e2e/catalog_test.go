@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"go.mongodb.org/mongo-driver/v2/bson"
 
 	poll "github.com/vros/vros/testkit/eventually"
 )
@@ -436,6 +439,13 @@ func TestCatalogFreshness(t *testing.T) {
 	}
 	const samples = 20
 	accRate, accBook := newAccount(t), newAccount(t)
+	// The reads poll every 2 ms, so their number grows with how long the catalog takes: on a
+	// loaded machine the suite's per-account budget (1000 calls, a token back every 2 s, for
+	// TestRateLimit) ran out, and the next write was refused. These accounts' plans allow
+	// what a measurement asks, so that its verdict does not depend on the machine's speed.
+	for _, acc := range []account{accRate, accBook} {
+		setPlan(t, acc, obj{"rate_rps": 1000, "rate_burst": 100000})
+	}
 	pidRate := bookable(t, accRate, "FRR")
 	pidBook := bookable(t, accBook, "FRB")
 	compRate := accRate.AccountID + "_" + strconv.Itoa(pidRate)
@@ -444,15 +454,23 @@ func TestCatalogFreshness(t *testing.T) {
 		return accRate.try(t, "getcalendar", obj{"propertyId": compRate, "startDate": day(30), "endDate": day(30)}, &cal)
 	})
 
-	measure := func(write func(i int), visible func(i int) bool) []time.Duration {
+	// measure writes each sample and waits until a read shows it. A sample not shown within
+	// viewsWithin (a stall: a sample takes tens of milliseconds) fails the test with where
+	// its change stands: still in the writer's outbox (parked or not), stored by catalog-svc
+	// or not, parked by its consumer, and what the last read answered.
+	measure := func(name string, acc account, write func(i int), visible func(i int) (bool, string)) []time.Duration {
 		var out []time.Duration
 		for i := 0; i < samples; i++ {
 			write(i)
 			start := time.Now()
 			deadline := start.Add(viewsWithin)
-			for !visible(i) {
+			for {
+				ok, last := visible(i)
+				if ok {
+					break
+				}
 				if time.Now().After(deadline) {
-					t.Fatalf("sample %d never became visible", i)
+					t.Fatalf("%s: sample %d never became visible within %v; the last read: %s; %s", name, i, viewsWithin, last, pipeline(t, acc))
 				}
 				time.Sleep(2 * time.Millisecond)
 			}
@@ -460,20 +478,27 @@ func TestCatalogFreshness(t *testing.T) {
 		}
 		return out
 	}
-	rate := measure(func(i int) {
+	rate := measure("rate change", accRate, func(i int) {
 		r := simpleRates("FRR")
 		r["rate"].(obj)["daily_price"] = 101 + i
 		accRate.a(t, "property-rate", r).status(t, http.StatusOK)
-	}, func(i int) bool {
-		return accRate.try(t, "getcalendar", obj{"propertyId": compRate, "startDate": day(30), "endDate": day(30)}, &cal) &&
-			len(cal) == 1 && cal[0].Price.Equal(decimal.NewFromInt(int64(101+i)))
+	}, func(i int) (bool, string) {
+		r := accRate.b(t, "getcalendar", obj{"propertyId": compRate, "startDate": day(30), "endDate": day(30)})
+		cal = nil
+		if r.Code != http.StatusOK || r.b(t).Status != 0 || json.Unmarshal(r.b(t).Data, &cal) != nil || len(cal) != 1 {
+			return false, fmt.Sprintf("HTTP %d %.300s", r.Code, r.Body)
+		}
+		return cal[0].Price.Equal(decimal.NewFromInt(int64(101 + i))), "price " + cal[0].Price.String()
 	})
-	book := measure(func(i int) {
+	book := measure("booking", accBook, func(i int) {
 		create(t, accBook, guest(pidBook, day(60+2*i), day(61+2*i)))
-	}, func(i int) bool {
+	}, func(i int) (bool, string) {
 		var ranges []nonAvail
-		return accBook.try(t, "getnonavailabledate", obj{"propertyId": pidBook, "startDate": day(60 + 2*i), "endDate": day(60 + 2*i)}, &ranges) &&
-			len(ranges) == 1
+		r := accBook.b(t, "getnonavailabledate", obj{"propertyId": pidBook, "startDate": day(60 + 2*i), "endDate": day(60 + 2*i)})
+		if r.Code != http.StatusOK || r.b(t).Status != 0 || json.Unmarshal(r.b(t).Data, &ranges) != nil {
+			return false, fmt.Sprintf("HTTP %d %.300s", r.Code, r.Body)
+		}
+		return len(ranges) == 1, fmt.Sprintf("%d ranges", len(ranges))
 	})
 	for _, m := range []struct {
 		name string
@@ -483,4 +508,38 @@ func TestCatalogFreshness(t *testing.T) {
 		t.Logf("freshness %s: n=%d p50=%v p99=%v max=%v", m.name, len(m.d), m.d[len(m.d)/2].Round(time.Millisecond),
 			m.d[(len(m.d)*99+99)/100-1].Round(time.Millisecond), m.d[len(m.d)-1].Round(time.Millisecond))
 	}
+}
+
+// pipeline says where acc's changes stand between its writers and catalog-svc: the intents
+// property-svc's and booking-svc's outboxes still hold for it (published ones are deleted;
+// a parked one says why), the versions catalog-svc stored of its properties and how many of
+// its bookings, and the events of it catalog-svc's consumer parked.
+func pipeline(t *testing.T, acc account) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	mine := bson.D{{Key: "$regex", Value: "^" + regexp.QuoteMeta(acc.AccountID) + ":"}}
+	docs := func(db, coll string, filter bson.D) string {
+		cur, err := mongoDB.Database(db).Collection(coll).Find(ctx, filter)
+		if err != nil {
+			return err.Error()
+		}
+		var all []bson.M
+		if err := cur.All(ctx, &all); err != nil {
+			return err.Error()
+		}
+		var out []string
+		for _, d := range all {
+			delete(d, "data")
+			delete(d, "value")
+			out = append(out, fmt.Sprint(d))
+		}
+		return fmt.Sprintf("%d %v", len(all), out)
+	}
+	return fmt.Sprintf("outbox intents of property-svc: %s; of booking-svc: %s; catalog-svc's properties: %s; its bookings: %s; its parked events: %s",
+		docs("vros_property", "outbox", bson.D{{Key: "aggregate", Value: mine}}),
+		docs("vros_booking", "outbox", bson.D{{Key: "aggregate", Value: mine}}),
+		docs("vros_catalog", "properties", bson.D{{Key: "_id", Value: mine}}),
+		strings.SplitN(docs("vros_catalog", "bookings", bson.D{{Key: "_id", Value: mine}}), " ", 2)[0],
+		docs("vros_catalog", "parked_events", bson.D{{Key: "key", Value: mine}}))
 }
