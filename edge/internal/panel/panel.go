@@ -190,6 +190,22 @@ func (p *Panel) Register(app *fiber.App) {
 	g.Post("/channels/conflicts", owner(p.resolveConflict)...)
 	g.Get("/channels/:id", owner(p.mappingPage)...)
 	g.Post("/channels/:id", owner(p.mappingAction)...)
+	g.Get("/messages", owner(p.messagesPage)...)
+	g.Get("/messages/templates/new", owner(p.newTemplate)...)
+	g.Post("/messages/templates/new", owner(p.saveTemplate)...)
+	g.Get("/messages/templates/:id", owner(p.editTemplate)...)
+	g.Post("/messages/templates/:id", owner(p.saveTemplate)...)
+	g.Post("/messages/templates/:id/delete", owner(p.deleteTemplate)...)
+	g.Get("/messages/preview", owner(p.previewPage)...)
+	g.Get("/messages/triggers", owner(p.triggersPage)...)
+	g.Post("/messages/triggers", owner(p.saveTriggers)...)
+	g.Get("/messages/log", owner(p.messageLog)...)
+	g.Get("/messages/message", owner(p.messageEntry)...)
+	g.Get("/messages/settings", owner(p.settingsPage)...)
+	g.Post("/messages/settings", owner(p.saveSettings)...)
+	g.Post("/messages/settings/test", owner(p.testSettings)...)
+	g.Get("/messages/suppressions", owner(p.suppressionsPage)...)
+	g.Post("/messages/suppressions", owner(p.removeSuppression)...)
 	g.Get("/operator/accounts", operator(p.accounts)...)
 	g.Post("/operator/accounts", operator(p.createAccount)...)
 	g.Get("/operator/accounts/:id", operator(p.accountPage)...)
@@ -319,6 +335,7 @@ var notices = map[string]string{
 	"syncall": "A full sync of every enabled mapping is under way.",
 	"retried": "The refund is being tried again.", "released": "The deposit hold is released.",
 	"captured": "The deposit is captured.", "payout": "Payout recorded.",
+	"unsuppressed": "The address is off the list: mail to it is sent again.",
 }
 
 func notice(c *fiber.Ctx) string { return notices[c.Query("ok")] }
