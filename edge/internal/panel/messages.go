@@ -1,6 +1,8 @@
 package panel
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -9,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 
 	"github.com/vros/vros/edge/internal/gateway"
 )
@@ -423,6 +427,7 @@ func (p *Panel) saveTemplate(c *fiber.Ctx) error {
 		}
 		pv.BookingID = booking
 		st.preview = &pv
+		c.Set("Content-Security-Policy", previewCSP(string(pv.HTML)))
 		return p.templateView(c, id, st)
 	}
 	action := "create"
@@ -583,6 +588,7 @@ func (p *Panel) previewPage(c *fiber.Ctx) error {
 	}
 	pv.BookingID = booking
 	d.Preview = &pv
+	c.Set("Content-Security-Policy", previewCSP(string(pv.HTML)))
 	return p.render(c, "messagepreview", v)
 }
 
@@ -1069,4 +1075,58 @@ func (p *Panel) removeSuppression(c *fiber.Ctx) error {
 func init() {
 	// list: a list of strings made in a template.
 	funcs["list"] = func(s ...string) []string { return s }
+}
+
+// maxPreviewStyles bounds the styles a preview's policy allows (each a hash in the header).
+const maxPreviewStyles = 100
+
+// previewCSP is the panel's policy for a page showing doc in a sandboxed srcdoc frame. The
+// frame takes the page's policy, which allows no inline style: the preview's own styles
+// (its style elements and attributes, as a mail client draws them) are allowed by their
+// SHA-256 each ('unsafe-hashes' for the attributes), and nothing else is. Scripts stay
+// refused twice (the policy, and the frame's sandbox); remote images are not fetched.
+func previewCSP(doc string) string {
+	root, err := html.Parse(strings.NewReader(doc))
+	if err != nil {
+		return pageCSP
+	}
+	seen := map[string]bool{}
+	var hashes []string
+	add := func(s string) {
+		sum := sha256.Sum256([]byte(s))
+		h := "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+		if !seen[h] && len(hashes) < maxPreviewStyles {
+			seen[h] = true
+			hashes = append(hashes, h)
+		}
+	}
+	attrs := false
+	for n := range root.Descendants() {
+		if n.Type != html.ElementNode {
+			continue
+		}
+		if n.DataAtom == atom.Style {
+			var b strings.Builder
+			for c := n.FirstChild; c != nil; c = c.NextSibling {
+				if c.Type == html.TextNode {
+					b.WriteString(c.Data)
+				}
+			}
+			add(b.String())
+		}
+		for _, a := range n.Attr {
+			if a.Namespace == "" && a.Key == "style" {
+				add(a.Val)
+				attrs = true
+			}
+		}
+	}
+	if len(hashes) == 0 {
+		return pageCSP
+	}
+	src := "style-src 'self' "
+	if attrs {
+		src += "'unsafe-hashes' "
+	}
+	return strings.Replace(pageCSP, "style-src 'self'", src+strings.Join(hashes, " "), 1)
 }

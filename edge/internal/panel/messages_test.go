@@ -174,6 +174,14 @@ func TestMessageTemplatePages(t *testing.T) {
 	svc.set("message-template preview", 200, `{"code":200,"data":{"subject":"S","html":"<p>x</p>","text":"x","source":"account","template_id":4}}`)
 	_, page = b.do(t, http.MethodGet, "/panel/messages/preview?template_id=4&booking_id=7", "", nil)
 	wants(t, "a template's preview", page, `Your template <a href="/panel/messages/templates/4">4</a>`)
+	// The preview's own styles, and only they, are allowed by the page's policy (the frame
+	// takes it): by their hashes.
+	svc.set("message-template preview", 200, `{"code":200,"data":{"subject":"S","html":"<p style=\"color:red\">x</p>","text":"x","source":"default"}}`)
+	resp, _ = b.do(t, http.MethodGet, "/panel/messages/preview?template_id=4&booking_id=7", "", nil)
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "style-src 'self' 'unsafe-hashes' 'sha256-") ||
+		!strings.Contains(csp, "script-src 'self';") || strings.Contains(csp, "unsafe-inline") {
+		t.Errorf("the preview's policy: %s", csp)
+	}
 	if got := svc.last(t, "message-template", "preview"); got != `{"action":"preview","booking_id":7,"template_id":4}` {
 		t.Errorf("a template's preview asked %s", got)
 	}
