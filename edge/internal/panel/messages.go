@@ -223,7 +223,7 @@ type templateForm struct {
 	Scopes    scopeNames
 	Bookings  []bookingChoice
 	// Lines are the source lines a violation names, by field.
-	Lines map[string]sourceLine
+	Lines map[string]*sourceLine
 	// Preview is what the preview answered (nil: none asked).
 	Preview *msgPreview
 }
@@ -317,7 +317,7 @@ func (p *Panel) templateView(c *fiber.Ctx, id int64, st templateState) error {
 		return err
 	}
 	d := templateForm{Tab: "templates", Triggers: triggers, Languages: msgLanguages, Scopes: scopes, Bookings: bookings,
-		Lines: map[string]sourceLine{}, Preview: st.preview}
+		Lines: map[string]*sourceLine{}, Preview: st.preview}
 	title := "New message template"
 	if id > 0 {
 		d.ID = strconv.FormatInt(id, 10)
@@ -328,7 +328,7 @@ func (p *Panel) templateView(c *fiber.Ctx, id int64, st templateState) error {
 	}
 	for _, part := range []string{"template[subject]", "template[html]", "template[text]"} {
 		if l, ok := lineOf(st.values[part], st.errs[part]); ok {
-			d.Lines[part] = l
+			d.Lines[part] = &l
 		}
 	}
 	return p.render(c, "messagetemplate", view{Title: title, Session: sessionOf(c), Nav: "messages", Notice: notice(c), Message: st.msg,

@@ -99,6 +99,9 @@ func TestMessageTemplatePages(t *testing.T) {
 		`<p class="error" id="f-template-html-err">line 2: executing &#34;html&#34; at &lt;.Guest.Nope&gt;: can&#39;t evaluate field Nope in type template.Guest</p>`,
 		`aria-invalid="true" aria-describedby="f-template-html-err">&lt;p&gt;Ciao&lt;/p&gt;`, `<pre class="line" id="f-template-html-line" aria-label="Line 2">2 | &lt;p&gt;{{.Guest.Nope}}&lt;/p&gt;</pre>`,
 		`name="template[subject]" type="text" value=" Arrivo "`, `<option value="12" selected>`, `Nothing was saved: request has 1 invalid field.`)
+	if strings.Count(page, `<pre class="line"`) != 1 {
+		t.Error("a line is shown under a part no violation names")
+	}
 	svc.set("message-template create", 409, `{"code":409,"error_type":"conflict","error_message":"a template of stay.arrival in it for property 12 exists: 3"}`)
 	resp, page = b.post(t, "/panel/messages/templates/new", form())
 	if resp.StatusCode != http.StatusConflict || !strings.Contains(page, "a template of stay.arrival in it for property 12 exists: 3") {
@@ -279,7 +282,7 @@ func TestMessageLogPage(t *testing.T) {
 		t.Errorf("log listed with %s, want %s", got, want)
 	}
 	wants(t, "the log", page, `data-status="failed"`, `<strong>failed</strong></td><td>12</td>`, `550 5.1.1 &lt;no such user&gt;`, `Arrivo &lt;presto&gt;`,
-		`<a href="/panel/bookings/7">7</a>`, `2027-06-28 08:00:00`, `<td class="wrap answer">250 2.0.0 Ok: queued</td><td>2</td>`,
+		`<a href="/panel/bookings/7">7</a>`, `2027-06-28 08:00:00`, `<td class="answer">250 2.0.0 Ok: queued</td><td>2</td>`,
 		`href="/panel/messages/message?id=acc%3astay.arrival%3a7%3a2027-06-28T10%3a00"`, `<option value="failed" selected>`,
 		`<option value="stay.arrival" selected>`, `name="booking_id" type="number" value="7"`, `51 messages.`,
 		`href="/panel/messages/log?booking_id=7&amp;trigger=stay.arrival&amp;status=failed&amp;address=ada%40example.com&amp;page=2" id="older"`)
