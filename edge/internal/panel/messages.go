@@ -88,6 +88,33 @@ type suppression struct {
 	Address, Reason, MessageID, Message, CreatedAt, Created text
 }
 
+// listPages bounds the pages of 100 a list of the message resources is read for.
+const listPages = 20
+
+// readAll reads every page of a list action of resource (pages of 100, at most listPages)
+// into out, a pointer to a slice.
+func readAll[T any](p *Panel, a asker, resource string, out *[]T) error {
+	for page := 1; page <= listPages; page++ {
+		data, err := p.mustRaw(a, gateway.InterfaceA, resource, map[string]any{"action": "list", "page": page, "limit": 100})
+		if err != nil {
+			return err
+		}
+		var got struct{ Total int }
+		if err := loose(data, &got); err != nil {
+			return err
+		}
+		var items []T
+		if err := listOf(data, &items); err != nil {
+			return err
+		}
+		*out = append(*out, items...)
+		if len(items) < 100 || page*100 >= got.Total {
+			return nil
+		}
+	}
+	return nil
+}
+
 // readTriggers reads the account's triggers (every trigger, in the service's order).
 func (p *Panel) readTriggers(a asker) ([]msgTrigger, error) {
 	data, err := p.mustRaw(a, gateway.InterfaceA, "message-trigger", map[string]any{"action": "get"})
@@ -177,12 +204,8 @@ func (p *Panel) messagesPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	data, err := p.mustRaw(a, gateway.InterfaceA, "message-template", map[string]any{"action": "list"})
-	if err != nil {
-		return err
-	}
 	var list []msgTemplate
-	if err := listOf(data, &list); err != nil {
+	if err := readAll(p, a, "message-template", &list); err != nil {
 		return err
 	}
 	scopes, err := p.readScopes(a)
@@ -425,7 +448,8 @@ func (p *Panel) saveTemplate(c *fiber.Ctx) error {
 		if err := loose(o.Data, &pv); err != nil {
 			return err
 		}
-		pv.BookingID = booking
+		// The template as typed: neither the account's saved one nor the default.
+		pv.BookingID, pv.Source, pv.TemplateID = booking, "", 0
 		st.preview = &pv
 		c.Set("Content-Security-Policy", previewCSP(string(pv.HTML)))
 		return p.templateView(c, id, st)
@@ -893,18 +917,18 @@ func (p *Panel) settingsView(c *fiber.Ctx, st settingsState) error {
 	}
 	values := st.values
 	if values == nil {
-		values = map[string]string{"settings[from_name]": string(s.FromName), "settings[from_address]": string(s.FromAddress),
-			"settings[reply_to]": string(s.ReplyTo), "settings[notify]": strings.Join(s.Notify, "\n"), "smtp": "default", "settings[smtp][tls]": "starttls"}
+		values = map[string]string{"from_name": string(s.FromName), "from_address": string(s.FromAddress),
+			"reply_to": string(s.ReplyTo), "notify": strings.Join(s.Notify, "\n"), "smtp_mode": "default", "smtp[tls]": "starttls"}
 		if s.SMTP != nil && s.SMTP.Host != "" {
-			values["smtp"] = "own"
-			values["settings[smtp][host]"], values["settings[smtp][username]"] = string(s.SMTP.Host), string(s.SMTP.Username)
-			values["settings[smtp][tls]"] = string(s.SMTP.TLS)
+			values["smtp_mode"] = "own"
+			values["smtp[host]"], values["smtp[username]"] = string(s.SMTP.Host), string(s.SMTP.Username)
+			values["smtp[tls]"] = string(s.SMTP.TLS)
 			if s.SMTP.Port != 0 {
-				values["settings[smtp][port]"] = s.SMTP.Port.String()
+				values["smtp[port]"] = s.SMTP.Port.String()
 			}
 		}
 	}
-	delete(values, "settings[smtp][password]")
+	delete(values, "smtp[password]")
 	if st.testAddr != "" {
 		values["test[address]"] = st.testAddr
 	}
@@ -912,41 +936,41 @@ func (p *Panel) settingsView(c *fiber.Ctx, st settingsState) error {
 		Message: st.msg, Values: values, Errors: st.errs, Data: settingsData{Tab: "settings", PasswordSet: s.SMTPPasswordSet, TLSModes: smtpTLS, Tested: st.tested}})
 }
 
-// parseMsgSettings reads the settings form as /api/messaging-settings' settings: the
+// parseMsgSettings reads the settings form as /api/messaging-settings' update: the
 // notification addresses one a line; the account's own SMTP server, or null for the
 // operator's; the password sent only when typed (kept when not), "" when cleared.
 func parseMsgSettings(get func(string) string) (map[string]any, map[string]string) {
 	errs := map[string]string{}
 	s := map[string]any{}
 	for _, k := range []string{"from_name", "from_address", "reply_to"} {
-		s[k] = strings.TrimSpace(get("settings[" + k + "]"))
+		s[k] = strings.TrimSpace(get(k))
 	}
 	notify := []string{}
-	for _, l := range strings.Split(get("settings[notify]"), "\n") {
+	for _, l := range strings.Split(get("notify"), "\n") {
 		if l = strings.TrimSpace(l); l != "" {
 			notify = append(notify, l)
 		}
 	}
 	if len(notify) > maxNotify {
-		errs["settings[notify]"] = fmt.Sprintf("may list at most %d addresses", maxNotify)
+		errs["notify"] = fmt.Sprintf("may list at most %d addresses", maxNotify)
 	}
 	s["notify"] = notify
-	switch get("smtp") {
+	switch get("smtp_mode") {
 	case "own":
-		smtp := map[string]any{"host": strings.TrimSpace(get("settings[smtp][host]")), "username": strings.TrimSpace(get("settings[smtp][username]")),
-			"tls": get("settings[smtp][tls]")}
+		smtp := map[string]any{"host": strings.TrimSpace(get("smtp[host]")), "username": strings.TrimSpace(get("smtp[username]")),
+			"tls": get("smtp[tls]")}
 		if smtp["host"] == "" {
-			errs["settings[smtp][host]"] = "is required for your own server"
+			errs["smtp[host]"] = "is required for your own server"
 		}
-		port, err := strconv.Atoi(strings.TrimSpace(get("settings[smtp][port]")))
+		port, err := strconv.Atoi(strings.TrimSpace(get("smtp[port]")))
 		if err != nil || port < 1 || port > 65535 {
-			errs["settings[smtp][port]"] = "must be a port number, such as 587"
+			errs["smtp[port]"] = "must be a port number, such as 587"
 		}
 		smtp["port"] = port
 		if !slices.Contains(smtpTLS, smtp["tls"].(string)) {
-			errs["settings[smtp][tls]"] = "must be one of " + strings.Join(smtpTLS, ", ")
+			errs["smtp[tls]"] = "must be one of " + strings.Join(smtpTLS, ", ")
 		}
-		if pw := get("settings[smtp][password]"); pw != "" {
+		if pw := get("smtp[password]"); pw != "" {
 			smtp["password"] = pw
 		} else if get("clear_password") == "1" {
 			smtp["password"] = ""
@@ -958,13 +982,13 @@ func parseMsgSettings(get func(string) string) (map[string]any, map[string]strin
 	return s, nilIfEmpty(errs)
 }
 
-// settingsViolations places a violation of one of the notification addresses
-// (settings.notify[2]) at the addresses' field.
+// settingsViolations places a violation of one of the notification addresses (notify[2])
+// at the addresses' field.
 func settingsViolations(errs map[string]string) map[string]string {
 	for k, v := range errs {
-		if rest, ok := strings.CutPrefix(k, "settings[notify]["); ok {
+		if rest, ok := strings.CutPrefix(k, "notify["); ok {
 			n, _ := strconv.Atoi(strings.TrimSuffix(rest, "]"))
-			errs["settings[notify]"] = fmt.Sprintf("address %d: %s", n+1, v)
+			errs["notify"] = fmt.Sprintf("address %d: %s", n+1, v)
 			delete(errs, k)
 		}
 	}
@@ -984,7 +1008,8 @@ func (p *Panel) saveSettings(c *fiber.Ctx) error {
 		c.Status(fiber.StatusBadRequest)
 		return p.settingsView(c, settingsState{values: values, errs: errs, msg: "Nothing was saved: correct the fields marked below."})
 	}
-	o, err := p.call(c, gateway.InterfaceA, "messaging-settings", map[string]any{"action": "update", "settings": s})
+	s["action"] = "update"
+	o, err := p.call(c, gateway.InterfaceA, "messaging-settings", s)
 	if err != nil {
 		return err
 	}
@@ -1044,12 +1069,8 @@ type suppressionsData struct {
 func (p *Panel) suppressionsPage(c *fiber.Ctx) error { return p.suppressionsView(c, "") }
 
 func (p *Panel) suppressionsView(c *fiber.Ctx, msg string) error {
-	data, err := p.mustRaw(askerOf(c), gateway.InterfaceA, "message-suppression", map[string]any{"action": "list"})
-	if err != nil {
-		return err
-	}
 	var list []suppression
-	if err := listOf(data, &list); err != nil {
+	if err := readAll(p, askerOf(c), "message-suppression", &list); err != nil {
 		return err
 	}
 	return p.render(c, "messagesuppressions", view{Title: "Suppressed addresses", Session: sessionOf(c), Nav: "messages", Notice: notice(c),

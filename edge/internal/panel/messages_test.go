@@ -60,7 +60,7 @@ func TestMessageTemplatePages(t *testing.T) {
 		`<a href="/panel/messages/templates/4">brand Sea &lt;Brand&gt;</a>`, `<td class="msgcell default" data-language="en">`,
 		`href="/panel/messages/preview?trigger=stay.arrival&amp;language=nl"`, `href="/panel/messages/templates/new?trigger=booking.confirmed&amp;language=en"`,
 		`owner.booking<small class="block">switched off</small>`)
-	if got := svc.last(t, "message-template", "list"); got != `{"action":"list"}` {
+	if got := svc.last(t, "message-template", "list"); got != `{"action":"list","limit":100,"page":1}` {
 		t.Errorf("templates listed with %s", got)
 	}
 
@@ -145,7 +145,7 @@ func TestMessageTemplatePages(t *testing.T) {
 	}
 	wants(t, "the preview", page, `<iframe sandbox="" srcdoc="&lt;p&gt;Cara Ada&lt;/p&gt;&lt;script&gt;alert(1)&lt;/script&gt;"`,
 		`<span id="preview-subject">Arrivo &lt;b&gt;</span>`, `<pre class="body" id="preview-text">Cara Ada
-&lt;b&gt;</pre>`, `Preview with booking 8`, `<option value="8" selected>`, `value=" Arrivo "`)
+&lt;b&gt;</pre>`, `Preview with booking 8`, `<option value="8" selected>`, `value=" Arrivo "`, `The template as typed, not saved`)
 	if strings.Contains(page, "<script>alert") || svc.count("message-template", "update") != 1 {
 		t.Error("the preview's HTML is drawn into the page, or the preview saved the template")
 	}
@@ -325,26 +325,26 @@ func TestMessagingSettingsPage(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("settings: HTTP %d %.300s", resp.StatusCode, page)
 	}
-	wants(t, "the settings", page, `value="Villa &lt;Rosa&gt;"`, ">me@rosa.example\nops@rosa.example</textarea>", `name="smtp" value="own" checked`,
-		`name="settings[smtp][host]" type="text" value="smtp.rosa.example"`, `name="settings[smtp][port]" type="number" value="587"`,
-		`<option value="starttls" selected>`, `name="settings[smtp][password]" type="password" value=""`, `A password is set`, `name="clear_password"`)
+	wants(t, "the settings", page, `value="Villa &lt;Rosa&gt;"`, ">me@rosa.example\nops@rosa.example</textarea>", `name="smtp_mode" value="own" checked`,
+		`name="smtp[host]" type="text" value="smtp.rosa.example"`, `name="smtp[port]" type="number" value="587"`,
+		`<option value="starttls" selected>`, `name="smtp[password]" type="password" value=""`, `A password is set`, `name="clear_password"`)
 	if got := svc.last(t, "messaging-settings", "get"); got != `{"action":"get"}` {
 		t.Errorf("settings read with %s", got)
 	}
 	tok := b.token(t, "/panel/messages/settings")
-	f := url.Values{"_csrf": {tok}, "settings[from_name]": {"Rosa"}, "settings[from_address]": {"stay@rosa.example"}, "settings[reply_to]": {""},
-		"settings[notify]": {"me@rosa.example\r\n\r\n ops@rosa.example \r\n"}, "smtp": {"own"}, "settings[smtp][host]": {"smtp.rosa.example"},
-		"settings[smtp][port]": {"465"}, "settings[smtp][username]": {"stay"}, "settings[smtp][password]": {""}, "settings[smtp][tls]": {"tls"}}
+	f := url.Values{"_csrf": {tok}, "from_name": {"Rosa"}, "from_address": {"stay@rosa.example"}, "reply_to": {""},
+		"notify": {"me@rosa.example\r\n\r\n ops@rosa.example \r\n"}, "smtp_mode": {"own"}, "smtp[host]": {"smtp.rosa.example"},
+		"smtp[port]": {"465"}, "smtp[username]": {"stay"}, "smtp[password]": {""}, "smtp[tls]": {"tls"}}
 	svc.set("messaging-settings update", 200, `{"code":200,"data":{}}`)
 	for _, tc := range []struct {
 		name string
 		set  map[string]string
 		want string
 	}{
-		{"the password kept", nil, `{"action":"update","settings":{"from_address":"stay@rosa.example","from_name":"Rosa","notify":["me@rosa.example","ops@rosa.example"],"reply_to":"","smtp":{"host":"smtp.rosa.example","port":465,"tls":"tls","username":"stay"}}}`},
-		{"a new password", map[string]string{"settings[smtp][password]": "s3cret"}, `"smtp":{"host":"smtp.rosa.example","password":"s3cret","port":465,"tls":"tls","username":"stay"}`},
+		{"the password kept", nil, `{"action":"update","from_address":"stay@rosa.example","from_name":"Rosa","notify":["me@rosa.example","ops@rosa.example"],"reply_to":"","smtp":{"host":"smtp.rosa.example","port":465,"tls":"tls","username":"stay"}}`},
+		{"a new password", map[string]string{"smtp[password]": "s3cret"}, `"smtp":{"host":"smtp.rosa.example","password":"s3cret","port":465,"tls":"tls","username":"stay"}`},
 		{"the password cleared", map[string]string{"clear_password": "1"}, `"smtp":{"host":"smtp.rosa.example","password":"","port":465,"tls":"tls","username":"stay"}`},
-		{"the operator's server", map[string]string{"smtp": "default"}, `"smtp":null`},
+		{"the operator's server", map[string]string{"smtp_mode": "default"}, `"smtp":null`},
 	} {
 		g := url.Values{}
 		for k, v := range f {
@@ -359,26 +359,26 @@ func TestMessagingSettingsPage(t *testing.T) {
 		}
 	}
 	svc.set("messaging-settings update", 400, `{"code":400,"error_type":"validation_error","error_message":"request has 1 invalid field",
-"errors":[{"field":"settings.notify[1]","message":"must be an email address"}]}`)
+"errors":[{"field":"notify[1]","message":"must be an email address"}]}`)
 	g := url.Values{}
 	for k, v := range f {
 		g[k] = v
 	}
-	g.Set("settings[smtp][password]", "typed-secret")
+	g.Set("smtp[password]", "typed-secret")
 	resp, page = b.post(t, "/panel/messages/settings", g)
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("refused settings: HTTP %d", resp.StatusCode)
 	}
-	wants(t, "the refused settings", page, `id="f-settings-notify-err">address 2: must be an email address`, `value="Rosa"`)
+	wants(t, "the refused settings", page, `id="f-notify-err">address 2: must be an email address`, `value="Rosa"`)
 	if strings.Contains(page, "typed-secret") {
 		t.Error("a typed password is drawn back into the page")
 	}
 	n := svc.count("messaging-settings", "update")
-	g.Set("settings[smtp][port]", "x")
+	g.Set("smtp[port]", "x")
 	if resp, page = b.post(t, "/panel/messages/settings", g); resp.StatusCode != http.StatusBadRequest || svc.count("messaging-settings", "update") != n {
 		t.Fatalf("a port that is none: HTTP %d", resp.StatusCode)
 	}
-	wants(t, "a port that is none", page, `id="f-settings-smtp-port-err">must be a port number`)
+	wants(t, "a port that is none", page, `id="f-smtp-port-err">must be a port number`)
 
 	svc.set("messaging-settings test", 200, `{"code":200,"data":{"ok":true,"answer":"250 2.0.0 Ok: queued as <1>"}}`)
 	resp, page = b.post(t, "/panel/messages/settings/test", url.Values{"_csrf": {tok}, "test[address]": {"me@rosa.example"}})
