@@ -127,7 +127,7 @@ func (in *Infra) StartKafka() error {
 	if err != nil {
 		return fmt.Errorf("kafka broker: %w", err)
 	}
-	for _, t := range []string{events.TopicProperty, events.TopicBooking} {
+	for _, t := range events.Topics {
 		if err := c.CreateTopic(t, in.opt.Partitions, map[string]string{"cleanup.policy": "compact"}); err != nil &&
 			!isTopicExists(err) {
 			c.Close()

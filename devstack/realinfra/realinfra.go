@@ -151,7 +151,7 @@ func Start(ctx context.Context, opt Options) (in *Infra, err error) {
 	if err := in.kafka.start(ctx); err != nil {
 		return in, err
 	}
-	if err := in.kafka.createTopics(ctx, opt.Partitions, events.TopicProperty, events.TopicBooking); err != nil {
+	if err := in.kafka.createTopics(ctx, opt.Partitions, events.Topics...); err != nil {
 		return in, err
 	}
 	in.KafkaBrokers = []string{in.kafka.Addr()}
@@ -190,7 +190,7 @@ func (in *Infra) StartKafka(ctx context.Context) error {
 	if err := in.kafka.start(ctx); err != nil {
 		return err
 	}
-	return in.kafka.waitReady(ctx, []string{events.TopicProperty, events.TopicBooking})
+	return in.kafka.waitReady(ctx, events.Topics)
 }
 
 // Close stops Kafka, FerretDB and PostgreSQL, and removes a temporary folder.

@@ -14,6 +14,8 @@ import (
 	"github.com/vros/vros/integration-svc/internal/channels/store"
 	"github.com/vros/vros/integration-svc/internal/ical/poller"
 	"github.com/vros/vros/integration-svc/internal/targets"
+	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/libs/outbox"
 	"github.com/vros/vros/libs/periodic"
 	"github.com/vros/vros/libs/seal"
 )
@@ -82,6 +84,18 @@ func wireChannels(w *wiring) error {
 	if err != nil {
 		return fmt.Errorf("channel stores: %w", err)
 	}
+	// Each conflict's event goes to vros.integration.v1 through the outbox, in the write
+	// that records it (docs/channels.md, "Conflicts"): messaging-svc's owner.channel_conflict.
+	tel := w.base.Tel
+	pub := events.NewPublisherWith(w.cfg.KafkaBrokers, events.PublisherOptions{Meter: tel.Meter, Tracer: tel.Tracer, Propagator: tel.Propagator})
+	ob := outbox.New(w.base.DB, pub, st.Conflicts.Snapshot, outbox.Options{Meter: tel.Meter, Log: tel.Logger, Propagator: tel.Propagator})
+	st.Conflicts.Attach(ob)
+	w.loops = append(w.loops, func(ctx context.Context) error {
+		defer func() { _ = pub.Close() }()
+		// Until the service stops; then 5 s to publish what is pending (the rest stays in
+		// MongoDB for the next start).
+		return ob.Serve(func() error { <-ctx.Done(); return nil }, 5*time.Second)
+	})
 	p := &channelParts{cfg: cfg, box: box, stores: st, connections: st.Connections, log: st.Log, conflicts: st.Conflicts,
 		adapters: map[string]channel.Adapter{}}
 

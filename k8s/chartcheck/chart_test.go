@@ -981,7 +981,7 @@ func checkTopicsJob(t *testing.T, c renderCase, r rendered) {
 	for _, e := range ctr.Env {
 		env[e.Name] = e.Value
 	}
-	if got := strings.Fields(env["TOPICS"]); !slices.Equal(got, []string{"vros.property.v1", "vros.booking.v1"}) {
+	if got := strings.Fields(env["TOPICS"]); !slices.Equal(got, []string{"vros.property.v1", "vros.booking.v1", "vros.integration.v1"}) {
 		t.Errorf("Job %s: topics %v", j.Name, got)
 	}
 	configs := strings.Split(env["TOPIC_CONFIGS"], ",")

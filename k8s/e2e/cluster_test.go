@@ -451,7 +451,7 @@ func (d *deployment) kafkaTopics() ([]string, error) {
 }
 
 // eventTopics are the topics the chart's Job creates (kafka-topics-job.yaml).
-var eventTopics = []string{"vros.property.v1", "vros.booking.v1"}
+var eventTopics = []string{"vros.property.v1", "vros.booking.v1", "vros.integration.v1"}
 
 // dumpDiagnostics prints what one needs to understand a failed deployment.
 func (d *deployment) dumpDiagnostics(t tb) {

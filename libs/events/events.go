@@ -26,7 +26,13 @@ import (
 const (
 	TopicProperty = "vros.property.v1"
 	TopicBooking  = "vros.booking.v1"
+	// TopicIntegration carries what integration-svc raises itself: channel reservation
+	// conflicts (contract.ChannelConflict).
+	TopicIntegration = "vros.integration.v1"
 )
+
+// Topics are every vros topic, all compacted: what the dev stacks and the chart create.
+var Topics = []string{TopicProperty, TopicBooking, TopicIntegration}
 
 // ContentType is the Kafka content-type header of a structured CloudEvent.
 const ContentType = "application/cloudevents+json"

@@ -26,6 +26,7 @@ import (
 
 	"github.com/vros/vros/integration-svc/internal/channels/channel"
 	"github.com/vros/vros/libs/mongostore"
+	"github.com/vros/vros/libs/outbox"
 	"github.com/vros/vros/libs/seal"
 )
 
@@ -64,7 +65,7 @@ func Open(ctx context.Context, db *mongo.Database, box *seal.Box) (*Stores, erro
 	if box == nil {
 		return nil, errors.New("channel store: no encryption key")
 	}
-	err := mongostore.Ensure(ctx, db, append(mongostore.WithLocks(ConnectionsColl, MappingsColl, ConflictsColl), LogColl, CountersColl),
+	err := mongostore.Ensure(ctx, db, append(mongostore.WithLocks(ConnectionsColl, MappingsColl, ConflictsColl), LogColl, CountersColl, outbox.Collection),
 		[]mongostore.Index{
 			{Collection: ConnectionsColl, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "connection_id", Value: 1}}},
 			{Collection: ConnectionsColl, Keys: bson.D{{Key: "token_hash", Value: 1}}},
@@ -76,6 +77,8 @@ func Open(ctx context.Context, db *mongo.Database, box *seal.Box) (*Stores, erro
 			{Collection: ConflictsColl, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "connection_id", Value: 1},
 				{Key: "revision_id", Value: 1}}, Unique: true},
 			{Collection: ConflictsColl, Keys: bson.D{{Key: "account_id", Value: 1}, {Key: "conflict_id", Value: 1}}},
+			// The conflicts' event intents (Conflicts.Attach).
+			outbox.Index,
 		})
 	if err != nil {
 		return nil, err
@@ -108,7 +111,17 @@ func notImplemented(err error) bool {
 }
 
 // Erase deletes everything the account holds in the three stores.
+// Each conflict's key on vros.integration.v1 gets a tombstone (Conflicts.Attach).
 func (s *Stores) Erase(ctx context.Context, account string) error {
+	intents, err := s.Conflicts.beginErase(ctx, account)
+	defer func() {
+		for _, in := range intents {
+			s.Conflicts.done(in)
+		}
+	}()
+	if err != nil {
+		return err
+	}
 	db := s.Log.coll.Database()
 	for _, c := range []string{MappingsColl, ConnectionsColl, LogColl, ConflictsColl,
 		ConnectionsColl + "_locks", MappingsColl + "_locks", ConflictsColl + "_locks"} {
@@ -732,6 +745,7 @@ func (l *Log) Prune(ctx context.Context, now time.Time) error {
 type Conflicts struct {
 	coll *mongo.Collection
 	ids  *mongostore.Sequence
+	ob   *outbox.Outbox // nil: no events (Attach)
 }
 
 type conflictDoc struct {
@@ -796,7 +810,15 @@ func (s *Conflicts) Record(ctx context.Context, c channel.Conflict) (channel.Con
 	c.CreatedAt = c.CreatedAt.Truncate(time.Millisecond) // as stored
 	c.ResolvedAt, c.Note = nil, ""
 	d := toConflictDoc(c)
+	// The event's intent first (docs/events.md, "Delivery: the outbox"): once the conflict is
+	// stored its event reaches vros.integration.v1, even if Kafka is down now or this process
+	// stops before the relay publishes it.
+	in, err := s.begin(ctx, c.Account, id)
+	if err != nil {
+		return channel.Conflict{}, false, fmt.Errorf("conflict of revision %q: %w", c.RevisionID, err)
+	}
 	_, err = s.coll.InsertOne(ctx, d)
+	s.done(in)
 	if mongostore.IsDuplicate(err) {
 		prev, ok, err := s.byRevision(ctx, c)
 		if err == nil && !ok {
@@ -885,8 +907,14 @@ func (s *Conflicts) Resolve(ctx context.Context, account string, id int64, note 
 			c.ResolvedAt = &t
 		}
 		c.Note = note
-		if _, err := s.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: key}}, bson.D{{Key: "$set", Value: bson.D{
-			{Key: "resolved_at", Value: c.ResolvedAt}, {Key: "note", Value: note}}}}); err != nil {
+		in, err := s.begin(ctx, account, id)
+		if err != nil {
+			return err
+		}
+		_, err = s.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: key}}, bson.D{{Key: "$set", Value: bson.D{
+			{Key: "resolved_at", Value: c.ResolvedAt}, {Key: "note", Value: note}}}})
+		s.done(in)
+		if err != nil {
 			return err
 		}
 		out = c

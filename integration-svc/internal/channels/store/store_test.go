@@ -15,12 +15,13 @@ import (
 
 	"github.com/vros/vros/integration-svc/internal/channels/channel"
 	"github.com/vros/vros/libs/seal"
-	"github.com/vros/vros/testkit/testinfra"
 )
 
 var db *mongo.Database
 
-func TestMain(m *testing.M) { testinfra.RunWithDatabase(m, "channelstore_test", &db, nil) }
+// TestMain gives the package one database and one Kafka broker (the conflicts' events): the
+// embedded servers, or the real ones of `make test-real` (VROS_MONGO_URI, VROS_KAFKA_BROKERS).
+func TestMain(m *testing.M) { runWithServers(m, "channelstore_test") }
 
 var box = func() *seal.Box {
 	b, err := seal.New(seal.NewKey())

@@ -27,7 +27,8 @@ func Types() map[string]func() any {
 		contract.SettingsUpdated: func() any { return new(contract.Settings) },
 		contract.BookingReserved: booking, contract.BookingUpdated: booking, contract.BookingCancelled: booking,
 		contract.BlockCreated: block, contract.BlockUpdated: block, contract.BlockDeleted: block,
-		contract.AccountErased: func() any { return new(contract.AccountErasure) },
+		contract.AccountErased:   func() any { return new(contract.AccountErasure) },
+		contract.ChannelConflict: func() any { return new(contract.Conflict) },
 	}
 }
 
