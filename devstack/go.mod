@@ -13,6 +13,7 @@ require (
 	github.com/vros/vros/edge v0.0.0
 	github.com/vros/vros/integration-svc v0.0.0
 	github.com/vros/vros/libs v0.0.0
+	github.com/vros/vros/messaging-svc v0.0.0
 	github.com/vros/vros/property-svc v0.0.0
 	github.com/vros/vros/testkit v0.0.0
 	go.mongodb.org/mongo-driver/v2 v2.9.3
@@ -36,6 +37,7 @@ require (
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-openapi/jsonpointer v1.0.0 // indirect
+	github.com/go-pdf/fpdf v0.9.0 // indirect
 	github.com/go-sql-driver/mysql v1.8.1 // indirect
 	github.com/gofiber/fiber/v2 v2.52.15 // indirect
 	github.com/golang/snappy v0.0.4 // indirect
@@ -74,6 +76,7 @@ require (
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fasthttp v1.51.0 // indirect
 	github.com/valyala/tcplisten v1.0.0 // indirect
+	github.com/wneessen/go-mail v0.8.1 // indirect
 	github.com/xdg-go/pbkdf2 v1.0.0 // indirect
 	github.com/xdg-go/scram v1.2.0 // indirect
 	github.com/xdg-go/stringprep v1.0.4 // indirect
@@ -91,10 +94,10 @@ require (
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
-	golang.org/x/crypto v0.57.0 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/exp v0.0.0-20260824195058-e88cd73687aa // indirect
 	golang.org/x/image v0.47.0 // indirect
-	golang.org/x/net v0.59.0 // indirect
+	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
@@ -117,6 +120,7 @@ replace (
 	github.com/vros/vros/edge => ../edge
 	github.com/vros/vros/integration-svc => ../integration-svc
 	github.com/vros/vros/libs => ../libs
+	github.com/vros/vros/messaging-svc => ../messaging-svc
 	github.com/vros/vros/property-svc => ../property-svc
 	github.com/vros/vros/testkit => ../testkit
 )

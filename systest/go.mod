@@ -24,6 +24,7 @@ require (
 	github.com/vros/vros/edge v0.0.0
 	github.com/vros/vros/integration-svc v0.0.0
 	github.com/vros/vros/libs v0.0.0
+	github.com/vros/vros/messaging-svc v0.0.0
 	github.com/vros/vros/testkit v0.0.0
 	go.mongodb.org/mongo-driver/v2 v2.9.3
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
@@ -54,6 +55,7 @@ require (
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-openapi/jsonpointer v1.0.0 // indirect
+	github.com/go-pdf/fpdf v0.9.0 // indirect
 	github.com/go-sql-driver/mysql v1.8.1 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/golang/snappy v0.0.4 // indirect
@@ -96,6 +98,7 @@ require (
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/tcplisten v1.0.0 // indirect
 	github.com/vros/vros/property-svc v0.0.0 // indirect
+	github.com/wneessen/go-mail v0.8.1 // indirect
 	github.com/xdg-go/pbkdf2 v1.0.0 // indirect
 	github.com/xdg-go/scram v1.2.0 // indirect
 	github.com/xdg-go/stringprep v1.0.4 // indirect
@@ -113,10 +116,10 @@ require (
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
-	golang.org/x/crypto v0.57.0 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/exp v0.0.0-20260824195058-e88cd73687aa // indirect
 	golang.org/x/image v0.47.0 // indirect
-	golang.org/x/net v0.59.0 // indirect
+	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
@@ -141,6 +144,7 @@ replace (
 	github.com/vros/vros/edge => ../edge
 	github.com/vros/vros/integration-svc => ../integration-svc
 	github.com/vros/vros/libs => ../libs
+	github.com/vros/vros/messaging-svc => ../messaging-svc
 	github.com/vros/vros/property-svc => ../property-svc
 	github.com/vros/vros/testkit => ../testkit
 )

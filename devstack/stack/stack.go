@@ -1,6 +1,6 @@
 // Package stack starts the whole of vros in one process: the embedded MongoDB-wire server
 // and Kafka broker (or real ones), then every service (property-svc, booking-svc,
-// catalog-svc, integration-svc), then edge. `make run` and the
+// catalog-svc, integration-svc, messaging-svc), then edge. `make run` and the
 // end-to-end tests both use it, so what the tests exercise is what a developer runs.
 package stack
 
@@ -28,6 +28,7 @@ import (
 	"github.com/vros/vros/libs/config"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/telemetry"
+	messaging "github.com/vros/vros/messaging-svc/service"
 	property "github.com/vros/vros/property-svc/service"
 )
 
@@ -39,12 +40,12 @@ type Options struct {
 	MongoURI     string
 	KafkaBrokers []string
 	// Host is the address services listen on; Ports are edge, property-svc, booking-svc,
-	// catalog-svc, integration-svc. A zero port means any free one.
+	// catalog-svc, integration-svc, messaging-svc. A zero port means any free one.
 	Host  string
-	Ports [5]int
+	Ports [6]int
 	// InternalPorts are the services' internal listeners (/healthz, /readyz, /metrics), in
 	// the order of Ports; zero means any free port.
-	InternalPorts [5]int
+	InternalPorts [6]int
 	// Keys sign the requests between the processes (docs/internal-auth.md): each service
 	// is given only the ones it uses, as in a deployment. NewKeys draws a set.
 	Keys config.InternalKeys
@@ -91,6 +92,13 @@ type Options struct {
 	// IntegrationURL when set (a test that runs the binary itself), else answers them 503.
 	NoIntegration  bool
 	IntegrationURL string
+	// Messaging adjusts messaging-svc's configuration before it starts (its defaults are the
+	// environment variables' documented ones; the stack sets BookingURL and the consumer
+	// group; tests set the SMTP server, their catcher, and the Clock).
+	Messaging func(*messaging.Config)
+	// NoMessaging leaves messaging-svc out of the stack (a test that runs the binary itself,
+	// and kills it).
+	NoMessaging bool
 	// NoBooking leaves booking-svc out of the stack; edge and integration-svc then reach it at
 	// BookingURL (a test that runs the binary itself and kills it, systest/checkoutkill).
 	// Booking is not applied, and StopBooking and StartBooking do nothing and refuse.
@@ -119,10 +127,12 @@ type Stack struct {
 	EdgeURL, PropertyURL, BookingURL, CatalogURL string
 	// IntegrationURL is integration-svc's ("" with Options.NoIntegration).
 	IntegrationURL string
+	// MessagingURL is messaging-svc's ("" with Options.NoMessaging).
+	MessagingURL string
 	// The services' internal listeners (/healthz, /readyz, /metrics), http://host:port
 	// (BookingInternalURL is "" with Options.NoBooking).
 	EdgeInternalURL, PropertyInternalURL, BookingInternalURL, CatalogInternalURL string
-	IntegrationInternalURL                                                       string
+	IntegrationInternalURL, MessagingInternalURL                                 string
 	Infra                                                                        *embedded.Infra // nil with real servers
 	MongoURI                                                                     string
 	KafkaBrokers                                                                 []string
@@ -141,8 +151,11 @@ type Stack struct {
 	// What StartIntegration needs.
 	integrationCfg  integration.Config
 	stopIntegration func()
-	mu              sync.Mutex
-	errs            []error
+	// What StartMessaging needs.
+	messagingCfg  messaging.Config
+	stopMessaging func()
+	mu            sync.Mutex
+	errs          []error
 }
 
 // Start brings the stack up and returns once edge answers.
@@ -247,6 +260,26 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		integrationURL = s.IntegrationURL
 	}
 
+	if !o.NoMessaging {
+		if err := env.ParseWithOptions(&s.messagingCfg, env.Options{Environment: map[string]string{}}); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("messaging-svc defaults: %w", err)
+		}
+		s.messagingCfg.Common = keys("messaging-svc")
+		s.messagingCfg.EncryptionKey = config.Secret(o.EncryptionKey)
+		s.messagingCfg.BookingURL = s.BookingURL
+		s.messagingCfg.ConsumerGroup = "messaging-svc"
+		if o.Messaging != nil {
+			o.Messaging(&s.messagingCfg)
+		}
+		msgAddr, err := s.startMessaging(ctx, net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[5])), s.internal(o.InternalPorts[5]))
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.MessagingURL = "http://" + msgAddr
+	}
+
 	edgeAddr, err := s.start(ctx, runCtx, "edge", net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[0])),
 		s.internal(o.InternalPorts[0]), &s.EdgeInternalURL,
 		func(ctx context.Context, addr string, ready func(string)) error {
@@ -308,6 +341,39 @@ func (s *Stack) startIntegration(ctx context.Context, addr, internal string) (st
 	})
 	s.stopIntegration = func() { cancel(); <-done }
 	return a, err
+}
+
+// startMessaging runs messaging-svc under its own context, so that StopMessaging can stop it
+// alone.
+func (s *Stack) startMessaging(ctx context.Context, addr, internal string) (string, error) {
+	mctx, cancel := context.WithCancel(s.runCtx)
+	done := make(chan struct{})
+	a, err := s.start(ctx, mctx, "messaging-svc", addr, internal, &s.MessagingInternalURL, func(ctx context.Context, addr string, ready func(string)) error {
+		defer close(done)
+		cfg := s.messagingCfg
+		cfg.Addr = addr
+		return messaging.Run(ctx, cfg, ready)
+	})
+	s.stopMessaging = func() { cancel(); <-done }
+	return a, err
+}
+
+// StopMessaging stops messaging-svc alone (its HTTP server, consumer and sender). It does
+// nothing in a stack without messaging-svc.
+func (s *Stack) StopMessaging() {
+	if s.stopMessaging != nil {
+		s.stopMessaging()
+	}
+}
+
+// StartMessaging starts messaging-svc again on its address, against the same store: what it
+// had not planned or sent when it stopped is taken up again.
+func (s *Stack) StartMessaging(ctx context.Context) error {
+	if s.MessagingURL == "" {
+		return errors.New("this stack runs without messaging-svc (Options.NoMessaging)")
+	}
+	_, err := s.startMessaging(ctx, strings.TrimPrefix(s.MessagingURL, "http://"), strings.TrimPrefix(s.MessagingInternalURL, "http://"))
+	return err
 }
 
 // StopIntegration stops integration-svc alone (its HTTP server, consumer, deliverer and

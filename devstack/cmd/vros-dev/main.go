@@ -39,6 +39,8 @@ type options struct {
 	CatalogPort  int    `env:"VROS_DEV_CATALOG_PORT" envDefault:"8083"`
 	// IntegrationPort is integration-svc's (webhooks, iCal feed import).
 	IntegrationPort int `env:"VROS_DEV_INTEGRATION_PORT" envDefault:"8084"`
+	// MessagingPort is messaging-svc's (guest messaging).
+	MessagingPort int `env:"VROS_DEV_MESSAGING_PORT" envDefault:"8085"`
 	// SitePort is the demo website's (demo.Site): a page of its own origin embedding the
 	// booking engine, which the demo account's brand demo.SiteBrand allows.
 	SitePort     int      `env:"VROS_DEV_DEMO_SITE_PORT" envDefault:"8090"`
@@ -97,7 +99,7 @@ func run() error {
 	fmt.Println("vros-dev: starting embedded MongoDB and Kafka under", o.Dir, "and the services…")
 	s, err := stack.Start(ctx, stack.Options{
 		Dir: o.Dir, MongoURI: o.MongoURI, KafkaBrokers: o.KafkaBrokers, Host: o.Host,
-		Ports: [5]int{o.EdgePort, o.PropertyPort, o.BookingPort, o.CatalogPort, o.IntegrationPort},
+		Ports: [6]int{o.EdgePort, o.PropertyPort, o.BookingPort, o.CatalogPort, o.IntegrationPort, o.MessagingPort},
 		Keys:  secrets.InternalKeys(), EncryptionKey: secrets.EncryptionKey, AdminToken: secrets.AdminToken,
 		LogLevel: o.LogLevel, RateLimitRPS: ec.RateLimitRPS, RateLimitBurst: ec.RateLimitBurst,
 		AuthFailureRPS: ec.AuthFailureRPS, AuthFailureBurst: ec.AuthFailureBurst, AccountConcurrency: ec.AccountConcurrency,
