@@ -1,6 +1,7 @@
 package panel_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -422,5 +423,28 @@ func TestSuppressionsPage(t *testing.T) {
 	svc.set("message-suppression delete", 404, `{"code":404,"error_type":"not_found","error_message":"not on the list"}`)
 	if resp, _ = b.post(t, "/panel/messages/suppressions", url.Values{"_csrf": {tok}, "address": {"x@example.com"}}); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("an address not on the list: HTTP %d", resp.StatusCode)
+	}
+}
+
+// TestTemplatesReadInPages: the templates and the suppressed addresses are read page after
+// page of 100 until the total.
+func TestTemplatesReadInPages(t *testing.T) {
+	svc := messagesServices()
+	var items, sups []string
+	for i := range 100 {
+		items = append(items, fmt.Sprintf(`{"template_id":%d,"trigger":"stay.arrival","language":"en","property_id":12}`, i+1))
+		sups = append(sups, fmt.Sprintf(`{"address":"a%d@example.com"}`, i))
+	}
+	svc.set("message-template list", 200, `{"code":200,"data":{"total":150,"page":1,"limit":100,"templates":[`+strings.Join(items, ",")+`]}}`)
+	svc.set("message-suppression list", 200, `{"code":200,"data":{"total":201,"suppressions":[`+strings.Join(sups, ",")+`]}}`)
+	b, _ := moneyPanel(t, svc, nil)
+	if resp, _ := b.do(t, http.MethodGet, "/panel/messages", "", nil); resp.StatusCode != http.StatusOK || svc.count("message-template", "list") != 2 {
+		t.Errorf("templates: HTTP %d, %d pages read", resp.StatusCode, svc.count("message-template", "list"))
+	}
+	if got := svc.last(t, "message-template", "list"); got != `{"action":"list","limit":100,"page":2}` {
+		t.Errorf("the last page asked with %s", got)
+	}
+	if resp, _ := b.do(t, http.MethodGet, "/panel/messages/suppressions", "", nil); resp.StatusCode != http.StatusOK || svc.count("message-suppression", "list") != 3 {
+		t.Errorf("suppressions: HTTP %d, %d pages read", resp.StatusCode, svc.count("message-suppression", "list"))
 	}
 }
