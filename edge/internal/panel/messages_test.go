@@ -121,7 +121,7 @@ func TestMessageTemplatePages(t *testing.T) {
 "subject":"Ciao {{.Guest.FirstName}}","html":"<p>Ciao</p>","text":"Ciao"}}`)
 	_, page = b.do(t, http.MethodGet, "/panel/messages/templates/3", "", nil)
 	wants(t, "the template's form", page, `<option value="booking.confirmed" selected>`, `value="Ciao {{.Guest.FirstName}}"`, `>&lt;p&gt;Ciao&lt;/p&gt;</textarea>`,
-		`action="/panel/messages/templates/3"`, `Delete template 3`)
+		`action="/panel/messages/templates/3" novalidate id="template-form" hx-boost="false"`, `Delete template 3`)
 	if got := svc.last(t, "message-template", "get"); got != `{"action":"get","template":{"template_id":3}}` {
 		t.Errorf("template read with %s", got)
 	}
