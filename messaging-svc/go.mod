@@ -8,6 +8,7 @@ replace github.com/vros/vros/testkit => ../testkit
 
 require (
 	github.com/caarlos0/env/v11 v11.4.2
+	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/shopspring/decimal v1.6.0
 	github.com/vros/vros/libs v0.0.0
 	github.com/vros/vros/testkit v0.0.0
@@ -27,7 +28,6 @@ require (
 	github.com/emersion/go-smtp v0.25.1 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
-	github.com/gofiber/fiber/v2 v2.52.15 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.30.0 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect

@@ -123,6 +123,10 @@ func (t *Templates) nextID(ctx context.Context, account string) (int64, error) {
 // trigger, language, brand and property.
 func (t *Templates) Create(ctx context.Context, account string, tpl template.Template, now time.Time) (Template, error) {
 	now = now.UTC().Truncate(time.Millisecond)
+	// The key first, so that a conflict takes no id (the unique index decides a race).
+	if err := t.conflict(ctx, account, tpl); err != nil {
+		return Template{}, err
+	}
 	for range 50 {
 		id, err := t.nextID(ctx, account)
 		if err != nil {
