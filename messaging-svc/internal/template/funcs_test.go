@@ -15,6 +15,10 @@ func TestMoney(t *testing.T) {
 		{"de", "999.999", "EUR", "1.000,00\u00a0€"},
 		{"fr", "1234.5", "EUR", "1\u00a0234,50\u00a0€"},
 		{"nl", "1234.5", "EUR", "€\u00a01.234,50"},
+		{"es", "1234.5", "EUR", "1.234,50\u00a0€"},
+		{"pt", "1234.5", "BRL", "1.234,50\u00a0R$"},
+		{"de", "-35", "USD", "-35,00\u00a0$"},
+		{"nl", "15000", "JPY", "¥\u00a015.000"},
 		{"xx", "5", "EUR", "€5.00"},
 	} {
 		got, err := localeOf(tc.lang).money(tc.amount, tc.currency)
@@ -41,6 +45,12 @@ func TestDates(t *testing.T) {
 		got, err := localeOf(tc.lang).date(tc.in)
 		if err != nil || got != tc.want {
 			t.Errorf("date(%s %q) = %q, %v; want %q", tc.lang, tc.in, got, err, tc.want)
+		}
+	}
+	for lang, want := range map[string]string{"es": "viernes 10 de julio de 2026, 15:00", "fr": "vendredi 10 juillet 2026, 15:00",
+		"de": "Freitag, 10. Juli 2026, 15:00", "pt": "sexta-feira, 10 de julho de 2026, 15:00", "nl": "vrijdag 10 juli 2026, 15:00"} {
+		if got, err := localeOf(lang).datetime("2026-07-10", "15:00"); err != nil || got != want {
+			t.Errorf("datetime(%s) = %q, %v; want %q", lang, got, err, want)
 		}
 	}
 	l := localeOf("en")

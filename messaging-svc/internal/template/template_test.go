@@ -23,6 +23,8 @@ func TestChoose(t *testing.T) {
 	}
 	enDefault, _ := Default(trigger.BookingConfirmed, "en")
 	itDefault, _ := Default(trigger.BookingConfirmed, "it")
+	esDefault, _ := Default(trigger.BookingConfirmed, "es")
+	deDefault, _ := Default(trigger.BookingConfirmed, "de")
 	for _, tc := range []struct {
 		name        string
 		templates   []Template
@@ -38,9 +40,12 @@ func TestChoose(t *testing.T) {
 		{"property template of another property never applies", all[2:3], "it", brand, 43, itDefault.Subject},
 		{"no account template: vros's default in the language", nil, "it", brand, prop, itDefault.Subject},
 		{"vros's default in the language before the account's English", all[4:5], "it", 0, 0, itDefault.Subject},
-		{"language without default: account's English", all, "es", brand, prop, "account en"},
-		{"language without anything: vros's English", nil, "es", brand, prop, enDefault.Subject},
-		{"narrowed templates elsewhere fall to the English default", all[5:7], "de", 1, 1, enDefault.Subject},
+		{"every language has vros's default before the account's English", all, "es", brand, prop, esDefault.Subject},
+		{"no account template: vros's Spanish", nil, "es", brand, prop, esDefault.Subject},
+		{"narrowed templates elsewhere fall to the language's default", all[5:7], "de", 1, 1, deDefault.Subject},
+		{"language without default: account's English", all, "xx", brand, prop, "account en"},
+		{"language without anything: vros's English", nil, "xx", brand, prop, enDefault.Subject},
+		{"narrowed templates of another language: the English default", all[5:7], "xx", 1, 1, enDefault.Subject},
 		{"unknown language: English", all, "xx", 0, 0, "account en"},
 		{"another trigger's template never applies", all[7:], "it", 0, 0, itDefault.Subject},
 	} {

@@ -89,9 +89,12 @@ func TestDefaults(t *testing.T) {
 	if _, err := defaults(); err != nil {
 		t.Fatal(err)
 	}
-	money := map[string]string{"en": "€1,452.50", "it": "1.452,50\u00a0€"}
-	checkout := map[string]string{"en": "Friday 17 July 2026", "it": "venerdì 17 luglio 2026"}
-	for _, lang := range []string{"en", "it"} {
+	money := map[string]string{"en": "€1,452.50", "it": "1.452,50\u00a0€", "es": "1.452,50\u00a0€", "fr": "1\u00a0452,50\u00a0€",
+		"de": "1.452,50\u00a0€", "pt": "1.452,50\u00a0€", "nl": "€\u00a01.452,50"}
+	checkout := map[string]string{"en": "Friday 17 July 2026", "it": "venerdì 17 luglio 2026", "es": "viernes 17 de julio de 2026",
+		"fr": "vendredi 17 juillet 2026", "de": "Freitag, 17. Juli 2026", "pt": "sexta-feira, 17 de julho de 2026", "nl": "vrijdag 17 juli 2026"}
+	// Every language vros supports has a default for every trigger (docs/messaging.md).
+	for _, lang := range Languages() {
 		for _, tr := range Triggers() {
 			t.Run(lang+"/"+tr, func(t *testing.T) {
 				tpl, ok := Default(tr, lang)
@@ -125,11 +128,17 @@ func TestDefaults(t *testing.T) {
 			})
 		}
 	}
-	// Italian defaults are not English ones.
-	en, _ := Default(trigger.BookingConfirmed, "en")
-	it, _ := Default(trigger.BookingConfirmed, "it")
-	if en.HTML == it.HTML {
-		t.Fatal("it is en")
+	// No language's defaults are another's: each trigger's body differs from every other
+	// language's (a subject may coincide: "Reserva 42 cancelada" is Spanish and Portuguese).
+	for _, tr := range Triggers() {
+		seen := map[string]string{}
+		for _, lang := range Languages() {
+			d, _ := Default(tr, lang)
+			if other, ok := seen[d.HTML]; ok {
+				t.Errorf("%s: %s is %s", tr, lang, other)
+			}
+			seen[d.HTML] = lang
+		}
 	}
 }
 
