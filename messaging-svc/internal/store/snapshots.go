@@ -16,7 +16,12 @@ import (
 	"github.com/vros/vros/libs/mongostore"
 )
 
-const collSnapshots = "booking_snapshots"
+const (
+	collSnapshots = "booking_snapshots"
+	// collPlans holds nothing: its lease collection (booking_plans_locks) holds the
+	// bookings' planning leases (Planning).
+	collPlans = "booking_plans"
+)
 
 // snapshotDoc is a booking_snapshots document, _id "<account>:<booking>": the last
 // contract.Booking intake applied, as the event's JSON (the contract's wire shape, read back
@@ -36,17 +41,26 @@ type snapshotDoc struct {
 // settings change re-plans. A snapshot is written only when its version is higher than the
 // stored one (conditional under its lease), so two replicas or a replay never move it back.
 type Snapshots struct {
-	coll *mongo.Collection
+	coll, plans *mongo.Collection
 }
 
 // NewSnapshots returns the snapshots in db, creating their collection.
 func NewSnapshots(ctx context.Context, db *mongo.Database) (*Snapshots, error) {
-	err := mongostore.Ensure(ctx, db, mongostore.WithLocks(collSnapshots),
+	err := mongostore.Ensure(ctx, db, append(mongostore.WithLocks(collSnapshots), collPlans+"_locks"),
 		[]mongostore.Index{{Collection: collSnapshots, Keys: bson.D{{Key: "account", Value: 1}, {Key: "live", Value: 1}}}})
 	if err != nil {
 		return nil, err
 	}
-	return &Snapshots{coll: db.Collection(collSnapshots)}, nil
+	return &Snapshots{coll: db.Collection(collSnapshots), plans: db.Collection(collPlans)}, nil
+}
+
+// Planning runs fn holding the booking's planning lease (mongostore.WithLease): intake reads
+// the snapshot, plans and applies the plan, and saves the snapshot inside it, so that two
+// replicas (a rebalance, a re-plan beside an event) never plan one booking from the same
+// snapshot at once. The lease is not reentrant, and a holder that stopped is taken over once
+// mongostore.SnapshotLease has passed.
+func (s *Snapshots) Planning(ctx context.Context, account string, booking int64, fn func() error) error {
+	return mongostore.WithLease(ctx, s.plans, snapshotID(account, booking), fn)
 }
 
 func snapshotID(account string, booking int64) string {
