@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -31,7 +32,8 @@ var raceRounds = envInt("VROS_CHANNELS_RACE_ROUNDS", 100)
 // booking-svc's ledger close together (0–15 ms after it, round by round). Every round:
 //   - exactly one of the two holds the night (listbooking);
 //   - when the direct create won, the channel's revision is a recorded conflict
-//     (channel-conflict, nights_taken, naming the direct booking) and is acknowledged;
+//     (channel-conflict, nights_taken, naming the direct booking), acknowledged, and
+//     published on vros.integration.v1 (its event naming the same booking);
 //   - when the channel won, the create answered its taken-nights status (8) and the channel
 //     booking holds the night, its revision acknowledged.
 //
@@ -213,6 +215,15 @@ func TestChannelRace(t *testing.T) {
 	}
 	if len(conflicts) != directWins {
 		t.Fatalf("%d conflicts recorded, %d rounds lost by the channel", len(conflicts), directWins)
+	}
+	// Each conflict reached vros.integration.v1 (messaging-svc's owner.channel_conflict),
+	// naming the direct booking that holds the night.
+	published := conflictEvents(t, acc.AccountID, conflicts)
+	for _, c := range conflicts {
+		id, _ := strconv.ParseInt(c.ConflictID.String(), 10, 64)
+		if !sameConflict(published[id], c) {
+			t.Fatalf("conflict %s published as %+v", c.ConflictID, published[id])
+		}
 	}
 	t.Logf("%d rounds: the direct create won %d, the channel %d", raceRounds, directWins, channelWins)
 }
