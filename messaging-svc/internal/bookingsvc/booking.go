@@ -16,6 +16,8 @@ type Booking struct {
 	Phone2     string `json:"phone2"`
 	BrandID    int64  `json:"brandId"`
 	PropertyID int64  `json:"propertyId"`
+	// PropertyName is the property's name as booked (the property view's is preferred).
+	PropertyName string `json:"propertyName"`
 	// Checkin and Checkout are "YYYY-MM-DD HH:MM" (the day and the property's time).
 	Checkin         string        `json:"checkin"`
 	Checkout        string        `json:"checkout"`
