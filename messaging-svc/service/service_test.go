@@ -4,16 +4,20 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/caarlos0/env/v11"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/vros/vros/libs/config"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/seal"
+	"github.com/vros/vros/testkit/smtpcatcher"
 	"github.com/vros/vros/testkit/testinfra"
 )
 
@@ -25,17 +29,35 @@ var (
 	infra *testinfra.Infra
 	// base and internal are the running service's API and internal listener.
 	base, internal string
+	// catcher is the operator's mail server; bookingSvc answers booking 42 of every account
+	// to messaging-svc's key (testdata: booking-svc's booking object).
+	catcher    *smtpcatcher.Catcher
+	bookingSvc *httptest.Server
+	db         *mongo.Database
 )
 
-// testConfig is the documented defaults with the test's servers and keys.
-func testConfig() Config {
+// defaults is the documented defaults, read from an empty environment.
+func defaults() Config {
 	var cfg Config
 	if err := env.ParseWithOptions(&cfg, env.Options{Environment: map[string]string{}}); err != nil {
 		panic(err)
 	}
+	return cfg
+}
+
+// testConfig is the documented defaults with the test's servers and keys.
+func testConfig() Config {
+	cfg := defaults()
 	cfg.Common = config.Common{MongoURI: infra.MongoURI, KafkaBrokers: infra.KafkaBrokers, LogLevel: "error",
 		InternalKeys: config.InternalKeys{Edge: edgeKey, Messaging: messagingKey}}
 	cfg.Addr, cfg.EncryptionKey = "127.0.0.1:0", config.Secret(seal.NewKey())
+	if bookingSvc != nil {
+		cfg.BookingURL = bookingSvc.URL
+	}
+	if catcher != nil {
+		cfg.SMTPHost, cfg.SMTPPort, cfg.SMTPTLS = catcher.Host(), catcher.Port(), "none"
+	}
+	cfg.From, cfg.Poll = "Vros Mail <mail@vros.example>", 50*time.Millisecond
 	return cfg
 }
 
@@ -46,6 +68,17 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "embedded stack:", err)
 		os.Exit(1)
 	}
+	if catcher, err = smtpcatcher.New(smtpcatcher.NoAuth()); err != nil {
+		fmt.Fprintln(os.Stderr, "smtp catcher:", err)
+		os.Exit(1)
+	}
+	bookingSvc = fakeBookingSvc()
+	client, err := mongo.Connect(options.Client().ApplyURI(infra.MongoURI))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mongo:", err)
+		os.Exit(1)
+	}
+	db = client.Database(Database)
 	ready, internalReady := make(chan string, 1), make(chan string, 1)
 	done := make(chan error, 1)
 	rctx := httpapi.WithInternal(ctx, "127.0.0.1:0", func(a string) { internalReady <- a })
@@ -63,6 +96,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "messaging-svc stopped:", err)
 		code = 1
 	}
+	_ = client.Disconnect(context.Background())
+	bookingSvc.Close()
+	catcher.Close()
 	infra.Close()
 	os.Exit(code)
 }
@@ -115,8 +151,8 @@ func TestConfigRefused(t *testing.T) {
 // TestDefaults: the documented defaults, and the Message-ID domain taken from the
 // operator's sender when none is set.
 func TestDefaults(t *testing.T) {
-	cfg := testConfig()
-	if cfg.Addr != "127.0.0.1:0" || cfg.ConsumerGroup != "messaging-svc" || cfg.BookingURL != "http://127.0.0.1:8082" ||
+	cfg := defaults()
+	if cfg.Addr != ":8085" || cfg.SMTPHost != "" || cfg.From != "" || cfg.ConsumerGroup != "messaging-svc" || cfg.BookingURL != "http://127.0.0.1:8082" ||
 		cfg.SMTPPort != 587 || cfg.SMTPTLS != "starttls" || cfg.Rate != 60 || cfg.Lease != 2*time.Minute || cfg.Poll != 5*time.Second {
 		t.Fatalf("defaults %+v", cfg)
 	}
