@@ -125,8 +125,9 @@ func NewMessages(ctx context.Context, db *mongo.Database) (*Messages, error) {
 // time read back equals the one written.
 func messagesTime(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
 
-// Insert inserts each message once (by _id): a message whose id exists is left as it is.
-// Status: StatusScheduled when m.Scheduled and SendAt > now, else StatusPending.
+// Insert inserts each message once (by _id): a message whose id exists is left as it is,
+// except a scheduled one that was cancelled, which waits again (revive). inserted counts
+// both. Status: StatusScheduled when m.Scheduled and SendAt > now, else StatusPending.
 func (s *Messages) Insert(ctx context.Context, msgs []trigger.Message, detail map[string]string, now time.Time) (inserted int, err error) {
 	now = messagesTime(now)
 	for _, m := range msgs {
@@ -147,6 +148,16 @@ func (s *Messages) Insert(ctx context.Context, msgs []trigger.Message, detail ma
 		}
 		_, err := s.coll.InsertOne(ctx, doc)
 		switch {
+		case mongostore.IsDuplicate(err) && m.Scheduled:
+			// already there: a replay or another replica inserted it, or the plan asks again
+			// for a reminder it cancelled (a stay moved back, a trigger switched on again)
+			revived, err := s.revive(ctx, doc)
+			if err != nil {
+				return inserted, err
+			}
+			if revived {
+				inserted++
+			}
 		case mongostore.IsDuplicate(err):
 			// already there: a replayed event or another replica inserted it
 		case err != nil:
@@ -156,6 +167,41 @@ func (s *Messages) Insert(ctx context.Context, msgs []trigger.Message, detail ma
 		}
 	}
 	return inserted, nil
+}
+
+// revive makes a cancelled scheduled message doc names wait again, due at doc's SendAt: a
+// plan asks again for a reminder it had cancelled (the stay moved away and back, its trigger
+// switched off and on). A message that was sent, failed or is waiting stays as it is, so a
+// replay changes nothing. The write takes the message's next claim first, as a cancel does.
+func (s *Messages) revive(ctx context.Context, doc Message) (bool, error) {
+	q := bson.D{{Key: "_id", Value: doc.ID}, {Key: "account", Value: doc.Account}}
+	var m Message
+	err := s.coll.FindOne(ctx, q).Decode(&m)
+	switch {
+	case errors.Is(err, mongo.ErrNoDocuments):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("messages: revive %s: %w", doc.ID, err)
+	}
+	if m.Status != StatusCancelled || !m.Scheduled {
+		return false, nil
+	}
+	n, err := s.claimNext(ctx, m, "revive", doc.Updated, doc.Updated.Add(messagesCancelHold))
+	if err != nil || n == 0 {
+		// another writer holds it (a second replica reviving it too): its write stands
+		return false, err
+	}
+	res, err := s.coll.UpdateOne(ctx, append(q, bson.E{Key: "claim", Value: m.Claim},
+		bson.E{Key: "status", Value: string(StatusCancelled)}),
+		bson.D{{Key: "$set", Value: bson.D{{Key: "status", Value: string(doc.Status)},
+			{Key: "send_at", Value: doc.SendAt}, {Key: "claim", Value: n}, {Key: "updated", Value: doc.Updated}}}})
+	if err != nil {
+		return false, fmt.Errorf("messages: revive %s: %w", doc.ID, err)
+	}
+	if res.MatchedCount == 0 {
+		return false, s.withdrawClaim(ctx, m, n, "revive")
+	}
+	return true, nil
 }
 
 // Get answers the account's message id; ok is false when the account has none of that id.

@@ -470,3 +470,63 @@ func TestClaimPassesOverAnExpiredOrphan(t *testing.T) {
 		t.Fatalf("cancelled while sending: %s", got.Status)
 	}
 }
+
+// TestInsertRevivesACancelledReminder: a stay moved away and back plans its first reminder's
+// id again; the cancelled reminder waits again, due at the instant planned now. A message
+// sent, or one that is not scheduled, is never revived, and replicas reviving it at once
+// revive it once.
+func TestInsertRevivesACancelledReminder(t *testing.T) {
+	ctx := context.Background()
+	s := newTestMessages(t)
+	acc := testAccount(t)
+	now := messagesT0
+	arrival := planned(acc, trigger.StayArrival, 1, "2027-03-25T10:00", true, now.Add(72*time.Hour))
+	confirmed := planned(acc, trigger.BookingConfirmed, 1, trigger.Once, false, now)
+	if _, err := s.Insert(ctx, []trigger.Message{arrival, confirmed}, nil, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Cancel(ctx, acc, []string{arrival.ID, confirmed.ID}, now); err != nil {
+		t.Fatal(err)
+	}
+	later := now.Add(time.Hour)
+	arrival.SendAt = now.Add(73 * time.Hour)
+	var wg sync.WaitGroup
+	var revived atomic.Int64
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, err := s.Insert(ctx, []trigger.Message{arrival, confirmed}, nil, later)
+			if err != nil {
+				t.Error(err)
+			}
+			revived.Add(int64(n))
+		}()
+	}
+	wg.Wait()
+	if revived.Load() != 1 {
+		t.Errorf("revived %d times, want once", revived.Load())
+	}
+	m := mustGet(t, s, acc, arrival.ID)
+	if m.Status != StatusScheduled || !m.SendAt.Equal(arrival.SendAt) {
+		t.Errorf("arrival after the stay moved back: %s at %s, want scheduled at %s", m.Status, m.SendAt, arrival.SendAt)
+	}
+	if m := mustGet(t, s, acc, confirmed.ID); m.Status != StatusCancelled {
+		t.Errorf("an event trigger's cancelled message became %s", m.Status)
+	}
+	// a sent reminder stays sent
+	due := later.Add(80 * time.Hour)
+	got, ok, err := s.Claim(ctx, m, "sender", due, time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	if err := s.Finish(ctx, got, Outcome{Status: StatusSent, Attempts: 1, SentAt: due}, due); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Insert(ctx, []trigger.Message{arrival}, nil, due); err != nil || n != 0 {
+		t.Errorf("insert of a sent reminder: %d %v", n, err)
+	}
+	if m := mustGet(t, s, acc, arrival.ID); m.Status != StatusSent {
+		t.Errorf("a sent reminder became %s", m.Status)
+	}
+}
