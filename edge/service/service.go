@@ -46,7 +46,10 @@ type Config struct {
 	BookingURL  string        `env:"VROS_EDGE_BOOKING_URL"`
 	CatalogURL  string        `env:"VROS_EDGE_CATALOG_URL"`
 	// IntegrationURL is integration-svc's (webhooks, iCal feed import); empty: not deployed.
-	IntegrationURL string  `env:"VROS_EDGE_INTEGRATION_URL"`
+	IntegrationURL string `env:"VROS_EDGE_INTEGRATION_URL"`
+	// MessagingURL is messaging-svc's (templates, triggers, the message log; docs/messaging.md);
+	// empty: not deployed, its resources answer 503.
+	MessagingURL   string  `env:"VROS_EDGE_MESSAGING_URL"`
 	RateLimitRPS   float64 `env:"VROS_EDGE_RATE_LIMIT_RPS" envDefault:"200"`
 	RateLimitBurst int     `env:"VROS_EDGE_RATE_LIMIT_BURST" envDefault:"400"`
 	// AccountConcurrency is each account's limit of requests in flight per replica (0: none).
@@ -192,7 +195,7 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 	gw, err := gateway.New(gateway.Config{
 		ServiceURLs: map[gateway.Upstream]string{
 			gateway.PropertySvc: cfg.PropertyURL, gateway.BookingSvc: cfg.BookingURL, gateway.CatalogSvc: cfg.CatalogURL,
-			gateway.IntegrationSvc: cfg.IntegrationURL,
+			gateway.IntegrationSvc: cfg.IntegrationURL, gateway.MessagingSvc: cfg.MessagingURL,
 		},
 		RateLimitRPS: cfg.RateLimitRPS, RateLimitBurst: cfg.RateLimitBurst, AccountConcurrency: cfg.AccountConcurrency,
 		Failures: failures, Tracer: tel.Tracer, PublicURL: cfg.PublicURL, Usage: counter, Metrics: refusals,
@@ -254,7 +257,7 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 	pnl.Register(app)
 
 	log.Info("edge starting", "addr", cfg.Addr, "public_url", cfg.PublicURL, "property_url", cfg.PropertyURL,
-		"booking_url", cfg.BookingURL, "catalog_url", cfg.CatalogURL, "integration_url", cfg.IntegrationURL, "trusted_proxies", len(proxies))
+		"booking_url", cfg.BookingURL, "catalog_url", cfg.CatalogURL, "integration_url", cfg.IntegrationURL, "messaging_url", cfg.MessagingURL, "trusted_proxies", len(proxies))
 	return httpapi.Serve(ctx, app, cfg.Addr, func(addr string) {
 		// Before the first request is served: Serve calls this before accepting.
 		if cfg.PublicURL == "" && cfg.Development {

@@ -11,6 +11,9 @@ const (
 	// IntegrationSvc serves webhooks, the iCal feed import and channel distribution
 	// (docs/webhooks.md, docs/ical.md, docs/channels.md).
 	IntegrationSvc Upstream = "integration-svc"
+	// MessagingSvc serves guest messaging: templates, triggers, the message log, the
+	// messaging settings and the suppression list (docs/messaging.md).
+	MessagingSvc Upstream = "messaging-svc"
 )
 
 const (
@@ -69,6 +72,14 @@ var resources = map[string]resource{
 	"owner-agreement": {BookingSvc, 256 * kib},
 	"owner-expense":   {BookingSvc, 8 * mib},
 	"owner-payout":    {BookingSvc, 256 * kib},
+
+	// Guest messaging (docs/messaging.md, "Interface A resources"): a template's parts are at
+	// most 64 KiB each, so a template fits in 256 KiB.
+	"message-template":    {MessagingSvc, 256 * kib},
+	"message-trigger":     {MessagingSvc, 256 * kib},
+	"message-log":         {MessagingSvc, 256 * kib},
+	"messaging-settings":  {MessagingSvc, 256 * kib},
+	"message-suppression": {MessagingSvc, 256 * kib},
 }
 
 // channelAdapters are the adapters whose connections take messages on the public inbound

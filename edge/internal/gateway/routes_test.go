@@ -227,6 +227,50 @@ func TestResourcesMatchDocs(t *testing.T) {
 	}
 }
 
+// TestResourcesInOpenAPI: every resource of routes.go is a path of edge/openapi's interface A
+// document, and every /api/ path of it is routed.
+func TestResourcesInOpenAPI(t *testing.T) {
+	doc, err := os.ReadFile("../../openapi/interface-a.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^  /api/([a-z-]+):$`).FindAllStringSubmatch(string(doc), -1) {
+		paths[m[1]] = true
+	}
+	routes := gateway.ResourceRoutes()
+	for name := range routes {
+		if !paths[name] {
+			t.Errorf("/api/%s is routed (to %s) but not in edge/openapi/interface-a.yaml", name, routes[name])
+		}
+	}
+	for name := range paths {
+		if _, ok := routes[name]; !ok {
+			t.Errorf("edge/openapi/interface-a.yaml documents /api/%s, which routes.go does not route", name)
+		}
+	}
+}
+
+// TestMessagingNotDeployed: without messaging-svc's URL its resources answer 503 naming it,
+// as every resource of a service not deployed does, and reach no service.
+func TestMessagingNotDeployed(t *testing.T) {
+	e, s := startCompatEdge(t, gateway.Config{}, nil)
+	acc := e.createAccount(t, false)
+	n := 0
+	for name, svc := range gateway.ResourceRoutes() {
+		if svc != gateway.MessagingSvc {
+			continue
+		}
+		n++
+		refusedA(t, e.send(t, "", http.MethodPost, "/api/"+name, headersA(acc), `{"action":"list"}`), 503, "unavailable",
+			"resource "+name+" is not available: messaging-svc is not deployed")
+	}
+	if n != 5 {
+		t.Fatalf("%d resources of messaging-svc, want message-template, message-trigger, message-log, messaging-settings, message-suppression", n)
+	}
+	s.none(t)
+}
+
 // TestRoutesReads: every owner-token read of routes.go, sent as GET or POST, reaches its
 // service as POST /internal/read/{name} with a JSON object holding the property id of the
 // path (or of ?property_id=) as property_id, signed for that path.

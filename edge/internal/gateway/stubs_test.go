@@ -67,13 +67,13 @@ func (s *stubs) none(t *testing.T) {
 	}
 }
 
-// startRoutedEdge starts a gateway whose four services are recording stubs, without the
+// startRoutedEdge starts a gateway whose five services are recording stubs, without the
 // failed-authentication throttle (the credential tables fail on purpose, many times).
 func startRoutedEdge(t *testing.T) (*edge, *stubs) {
 	t.Helper()
 	s := &stubs{}
 	urls := map[gateway.Upstream]string{}
-	for _, name := range []gateway.Upstream{gateway.PropertySvc, gateway.BookingSvc, gateway.CatalogSvc, gateway.IntegrationSvc} {
+	for _, name := range []gateway.Upstream{gateway.PropertySvc, gateway.BookingSvc, gateway.CatalogSvc, gateway.IntegrationSvc, gateway.MessagingSvc} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
 			s.mu.Lock()
