@@ -8,7 +8,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -19,6 +18,7 @@ import (
 	"github.com/vros/vros/libs/seal"
 	"github.com/vros/vros/libs/tenancy"
 	"github.com/vros/vros/libs/tenancy/tenancyfiber"
+	"github.com/vros/vros/messaging-svc/internal/compose"
 	"github.com/vros/vros/messaging-svc/internal/store"
 	"github.com/vros/vros/messaging-svc/internal/template"
 )
@@ -27,8 +27,8 @@ import (
 var Resources = []string{"message-template", "message-trigger", "message-log", "messaging-settings", "message-suppression"}
 
 // ErrNoBooking is what a Previewer's error wraps (errors.Is) when the account has no such
-// booking: preview answers 404.
-var ErrNoBooking = errors.New("booking does not exist")
+// booking: preview answers 404. It is compose's, which the service's Previewer answers.
+var ErrNoBooking = compose.ErrNoBooking
 
 // Previewer builds the data of a message about a real booking of the account (the service's
 // compose package implements it, reading the booking from booking-svc). Its error wraps
