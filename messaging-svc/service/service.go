@@ -21,6 +21,7 @@ import (
 	"github.com/vros/vros/libs/tenancy"
 	"github.com/vros/vros/messaging-svc/internal/bookingsvc"
 	"github.com/vros/vros/messaging-svc/internal/compose"
+	"github.com/vros/vros/messaging-svc/internal/intake"
 	"github.com/vros/vros/messaging-svc/internal/store"
 )
 
@@ -55,6 +56,7 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err := w.openStores(ctx); err != nil {
 		return err
 	}
+	wireIntake(w)
 	if err := wireSender(w); err != nil {
 		return err
 	}
@@ -88,6 +90,7 @@ type wiring struct {
 	templates    *store.Templates
 	settings     *store.Settings
 	composer     *compose.Composer
+	intake       *intake.Intake
 
 	// loops run once every part is wired (the consumer, the sender).
 	loops []func(ctx context.Context) error
