@@ -28,6 +28,11 @@ type Config struct {
 	SMTPUsername string        `env:"VROS_MESSAGING_SMTP_USERNAME"`
 	SMTPPassword config.Secret `env:"VROS_MESSAGING_SMTP_PASSWORD"`
 	SMTPTLS      string        `env:"VROS_MESSAGING_SMTP_TLS" envDefault:"starttls"`
+	// SMTPAllowPrivate lets an account name an SMTP server at a loopback, private or
+	// link-local address (development and tests; make run's catcher is on loopback).
+	// Otherwise such a host is refused, so that messaging-settings' test cannot probe the
+	// operator's network.
+	SMTPAllowPrivate bool `env:"VROS_MESSAGING_SMTP_ALLOW_PRIVATE"`
 	// From is the operator's sender, "Name <address>": the From of an account that set no
 	// address of its own. "" is none: such an account's messages fail ("no sender address").
 	From string `env:"VROS_MESSAGING_FROM"`

@@ -19,6 +19,7 @@ import (
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/seal"
 	"github.com/vros/vros/libs/tenancy"
+	"github.com/vros/vros/messaging-svc/internal/api"
 	"github.com/vros/vros/messaging-svc/internal/bookingsvc"
 	"github.com/vros/vros/messaging-svc/internal/compose"
 	"github.com/vros/vros/messaging-svc/internal/intake"
@@ -60,6 +61,14 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 	if err := wireSender(w); err != nil {
 		return err
 	}
+	// The interface A resources, which edge forwards signed with its key.
+	auth, err := tenancy.NewVerifier([]tenancy.Grant{{Caller: tenancy.CallerEdge, Key: cfg.InternalKeys.Edge.Reveal()}})
+	if err != nil {
+		return err
+	}
+	api.New(api.Deps{Templates: w.templates, Settings: w.settings, Messages: w.messages, Suppressions: w.suppressions,
+		Views: w.views, Bookings: w.snapshots, Previewer: w.composer, Replanner: w.intake, Tester: w.composer, Box: box,
+		AllowPrivateSMTP: cfg.SMTPAllowPrivate, Now: w.now}).Mount(app, auth)
 	g, gctx := errgroup.WithContext(ctx)
 	for _, loop := range w.loops {
 		g.Go(func() error { return loop(gctx) })
