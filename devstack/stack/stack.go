@@ -93,12 +93,15 @@ type Options struct {
 	NoIntegration  bool
 	IntegrationURL string
 	// Messaging adjusts messaging-svc's configuration before it starts (its defaults are the
-	// environment variables' documented ones; the stack sets BookingURL and the consumer
-	// group; tests set the SMTP server, their catcher, and the Clock).
+	// environment variables' documented ones; the stack sets BookingURL, the consumer group
+	// and SMTPAllowPrivate, as make run's and the tests' mail servers listen on loopback;
+	// tests set the operator's SMTP server, their catcher, and the Clock).
 	Messaging func(*messaging.Config)
-	// NoMessaging leaves messaging-svc out of the stack (a test that runs the binary itself,
-	// and kills it).
-	NoMessaging bool
+	// NoMessaging leaves messaging-svc out of the stack; edge then routes its resources to
+	// MessagingURL when set (a test that runs the binary itself, and kills it), else answers
+	// them 503.
+	NoMessaging  bool
+	MessagingURL string
 	// NoBooking leaves booking-svc out of the stack; edge and integration-svc then reach it at
 	// BookingURL (a test that runs the binary itself and kills it, systest/checkoutkill).
 	// Booking is not applied, and StopBooking and StartBooking do nothing and refuse.
@@ -260,6 +263,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		integrationURL = s.IntegrationURL
 	}
 
+	messagingURL := o.MessagingURL
 	if !o.NoMessaging {
 		if err := env.ParseWithOptions(&s.messagingCfg, env.Options{Environment: map[string]string{}}); err != nil {
 			s.Close()
@@ -269,6 +273,8 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		s.messagingCfg.EncryptionKey = config.Secret(o.EncryptionKey)
 		s.messagingCfg.BookingURL = s.BookingURL
 		s.messagingCfg.ConsumerGroup = "messaging-svc"
+		// make run's and the tests' mail servers listen on loopback.
+		s.messagingCfg.SMTPAllowPrivate = true
 		if o.Messaging != nil {
 			o.Messaging(&s.messagingCfg)
 		}
@@ -278,13 +284,14 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 			return nil, err
 		}
 		s.MessagingURL = "http://" + msgAddr
+		messagingURL = s.MessagingURL
 	}
 
 	edgeAddr, err := s.start(ctx, runCtx, "edge", net.JoinHostPort(o.Host, strconv.Itoa(o.Ports[0])),
 		s.internal(o.InternalPorts[0]), &s.EdgeInternalURL,
 		func(ctx context.Context, addr string, ready func(string)) error {
 			return edge.Run(ctx, edge.Config{Common: keys("edge"), Addr: addr, AdminToken: config.Secret(o.AdminToken),
-				PropertyURL: s.PropertyURL, BookingURL: s.BookingURL, CatalogURL: s.CatalogURL, IntegrationURL: integrationURL, RateLimitRPS: o.RateLimitRPS, RateLimitBurst: o.RateLimitBurst,
+				PropertyURL: s.PropertyURL, BookingURL: s.BookingURL, CatalogURL: s.CatalogURL, IntegrationURL: integrationURL, MessagingURL: messagingURL, RateLimitRPS: o.RateLimitRPS, RateLimitBurst: o.RateLimitBurst,
 				AccountConcurrency: o.AccountConcurrency,
 				AuthFailureRPS:     o.AuthFailureRPS, AuthFailureBurst: o.AuthFailureBurst,
 				CacheTTL: 30 * time.Second, PublicURL: o.PublicURL, Development: true, PanelPasswordCost: o.PasswordCost,

@@ -22,9 +22,10 @@ import (
 
 // TestMessagingService: the stack runs messaging-svc as its sixth service (Options.Messaging
 // adjusts its configuration, it is ready on its internal port), StopMessaging and
-// StartMessaging stop and start it alone, and booking-svc answers a booking to messaging-svc's
-// key (the read a message is composed from) and refuses that key anywhere else. With
-// NoMessaging the stack runs without it.
+// StartMessaging stop and start it alone, booking-svc answers a booking made through edge to
+// messaging-svc's key (the read a message is composed from) and refuses that key anywhere
+// else, and edge routes the messaging resources to it (a preview of that booking). With
+// NoMessaging the stack runs without it and edge routes to Options.MessagingURL.
 func TestMessagingService(t *testing.T) {
 	ctx := context.Background()
 	key, keys := seal.NewKey(), stack.NewKeys()
@@ -148,6 +149,12 @@ func TestMessagingService(t *testing.T) {
 		hook.Booking.GrandTotal == "" || len(hook.Booking.Payments) != 1 || hook.Booking.Card != nil {
 		t.Fatalf("the booking read as messaging-svc: HTTP %d %s", r.Code, r.Body)
 	}
+	// edge routes the messaging resources there: the preview reads the same booking.
+	r, err = apitest.Send(c, http.MethodPost, st.EdgeURL+"/api/message-template", acc.AHeaders(),
+		`{"action":"preview","booking_id":`+strconv.FormatInt(b.Data.BookingID, 10)+`,"trigger":"booking.confirmed","language":"en"}`)
+	if err != nil || r.Code != http.StatusOK || !strings.Contains(string(r.Body), "Grace") {
+		t.Errorf("preview through edge: %v HTTP %d %s", err, r.Code, r.Body)
+	}
 	if r := read(asMessaging, "/internal/ical/property?internal_code=MSG1"); r.Code != http.StatusUnauthorized {
 		t.Errorf("messaging-svc's key on an iCal route: HTTP %d, want 401", r.Code)
 	}
@@ -156,12 +163,17 @@ func TestMessagingService(t *testing.T) {
 	}
 
 	other, err := stack.Start(ctx, stack.Options{MongoURI: st.MongoURI, KafkaBrokers: st.KafkaBrokers, Keys: keys,
-		EncryptionKey: key, AdminToken: adminToken, LogLevel: "error", PasswordCost: 4, NoMessaging: true, NoIntegration: true})
+		EncryptionKey: key, AdminToken: adminToken, LogLevel: "error", PasswordCost: 4, NoMessaging: true, NoIntegration: true,
+		MessagingURL: st.MessagingURL})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = other.Close() }()
 	if other.MessagingURL != "" || other.MessagingInternalURL != "" {
 		t.Errorf("NoMessaging: MessagingURL %q %q, want none", other.MessagingURL, other.MessagingInternalURL)
+	}
+	if r, err := apitest.Send(c, http.MethodPost, other.EdgeURL+"/api/message-trigger", acc.AHeaders(), `{"action":"get"}`); err != nil ||
+		r.Code != http.StatusOK || !strings.Contains(string(r.Body), "stay.arrival") {
+		t.Errorf("NoMessaging, routed to Options.MessagingURL: %v HTTP %d %s", err, r.Code, r.Body)
 	}
 }
