@@ -8,6 +8,7 @@ package api
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -50,10 +51,12 @@ type Tester interface {
 	Test(ctx context.Context, account, address string) (answer string, err error)
 }
 
-// Views tells which properties and brands an account has (*store.Views).
+// Views tells which properties and brands an account has, and whether it was erased
+// (*store.Views).
 type Views interface {
 	Property(ctx context.Context, account string, id int64) (store.PropertyView, bool, error)
 	Account(ctx context.Context, account string) (store.AccountView, bool, error)
+	Erased(ctx context.Context, account string) (bool, error)
 }
 
 // Bookings answers the last snapshot of a booking (*store.Snapshots; nil: none), whose brand
@@ -151,3 +154,36 @@ func stamp(t time.Time) *string {
 }
 
 func notFound(msg string) error { return httpapi.NotFound(httpapi.StatusNotFound, msg) }
+
+// errErased refuses a write of an account that has been erased (as property-svc does): a
+// request on its way when the account was erased writes nothing.
+var errErased = &httpapi.Error{HTTP: http.StatusForbidden, Type: "forbidden", Status: httpapi.StatusInvalid,
+	Message: "the account has been erased"}
+
+// write runs a write of the account's templates or settings unless the account is erased
+// (403), and closes the race with an erasure as the intake does: the erasure marks the
+// account, then deletes; a write writes, then looks for the mark, and if it is there deletes
+// the account's templates and settings again. One side sees the other, so nothing written
+// survives an erasure.
+func (a *API) write(ctx context.Context, account string, fn func() error) error {
+	if gone, err := a.d.Views.Erased(ctx, account); err != nil || gone {
+		if err == nil {
+			err = errErased
+		}
+		return err
+	}
+	if err := fn(); err != nil {
+		return err
+	}
+	gone, err := a.d.Views.Erased(ctx, account)
+	if err != nil || !gone {
+		return err
+	}
+	if err := a.d.Templates.Erase(ctx, account); err != nil {
+		return err
+	}
+	if err := a.d.Settings.Erase(ctx, account); err != nil {
+		return err
+	}
+	return errErased
+}

@@ -190,3 +190,38 @@ func TestIsolation(t *testing.T) {
 		}
 	}
 }
+
+// TestErasedAccount: once the account is erased (vros.property.v1's account.erased, which the
+// intake applies), its writes are refused 403 and write nothing.
+func TestErasedAccount(t *testing.T) {
+	e := newEnv(t)
+	acc := newAccount("erased")
+	ctx := context.Background()
+	e.ok(t, acc, "message-template", templateBase)
+	if err := e.deps.Views.(*store.Views).EraseAccount(ctx, acc, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	// The intake's part: the account's templates and settings erased.
+	if err := e.deps.Templates.Erase(ctx, acc); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][2]string{
+		{"message-template", templateBase},
+		{"message-trigger", `{"action":"update","triggers":[{"trigger":"stay.thanks","enabled":false}]}`},
+		{"messaging-settings", `{"action":"update","from_name":"Late","smtp":{"host":"smtp.example.com","port":587,"password":"pw"}}`},
+	} {
+		code, out, raw := e.call(t, acc, c[0], c[1])
+		if code != 403 || out["error_type"] != "forbidden" || out["error_message"] != "the account has been erased" {
+			t.Errorf("%s after the erasure: %d %s", c[0], code, raw)
+		}
+	}
+	if l := e.ok(t, acc, "message-template", `{"action":"list"}`); num(l["total"]) != 0 {
+		t.Fatalf("templates after the erasure: %v", l)
+	}
+	if s, err := e.deps.Settings.Get(ctx, acc); err != nil || s.Version != 0 || s.SMTP != nil {
+		t.Fatalf("settings after the erasure: %+v, %v", s, err)
+	}
+	if e.replan.count(acc) != 0 {
+		t.Fatal("an erased account was re-planned")
+	}
+}

@@ -102,7 +102,12 @@ func (a *API) settingsResource(c *fiber.Ctx) error {
 		}
 		d.SMTP.Password = store.SealSMTPPassword(a.d.Box, acct, password)
 	}
-	saved, err := a.d.Settings.SetDelivery(ctx, acct, d, a.d.Now())
+	var saved store.AccountSettings
+	err = a.write(ctx, acct, func() error {
+		var err error
+		saved, err = a.d.Settings.SetDelivery(ctx, acct, d, a.d.Now())
+		return err
+	})
 	if err != nil {
 		return err
 	}

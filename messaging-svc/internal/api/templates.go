@@ -151,11 +151,15 @@ func (a *API) templateResource(c *fiber.Ctx) error {
 		if err := a.scoped(c, w); err != nil {
 			return err
 		}
-		if action == "create" {
-			got, err = a.d.Templates.Create(ctx, acct, w, a.d.Now())
-		} else {
-			got, err = a.d.Templates.Update(ctx, acct, id, w, a.d.Now())
-		}
+		err = a.write(ctx, acct, func() error {
+			var err error
+			if action == "create" {
+				got, err = a.d.Templates.Create(ctx, acct, w, a.d.Now())
+			} else {
+				got, err = a.d.Templates.Update(ctx, acct, id, w, a.d.Now())
+			}
+			return err
+		})
 	case "get":
 		got, err = a.d.Templates.Get(ctx, acct, id)
 	case "delete":

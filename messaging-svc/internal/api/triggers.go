@@ -122,7 +122,12 @@ func (a *API) triggerResource(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	saved, err := a.d.Settings.SetTriggers(ctx, acct, next, a.d.Now())
+	var saved store.AccountSettings
+	err = a.write(ctx, acct, func() error {
+		var err error
+		saved, err = a.d.Settings.SetTriggers(ctx, acct, next, a.d.Now())
+		return err
+	})
 	if err != nil {
 		return err
 	}
