@@ -375,3 +375,36 @@ Try:
 		time.Now().AddDate(0, 0, 30).Format(time.DateOnly), a.PropertyID, time.Now().AddDate(0, 0, 37).Format(time.DateOnly),
 		time.Now().AddDate(0, 0, 1).Format(time.DateOnly), filepath.Dir(path), a.SiteURL)
 }
+
+// NotifyOwner makes the demo owner's panel address the account's notification address of
+// guest messaging (messaging-settings notify), unless the account already names one: the
+// owner's notices of new and cancelled bookings then reach make run's mail catcher too.
+func NotifyOwner(ctx context.Context, a Account) error {
+	status, body, err := call(ctx, a.EdgeURL+"/api/messaging-settings", a.AHeaders(), `{"action":"get"}`)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK {
+		return fmt.Errorf("messaging-settings get: HTTP %d %s", status, body)
+	}
+	var got struct {
+		Data struct {
+			Notify []string `json:"notify"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		return fmt.Errorf("messaging-settings get: %w", err)
+	}
+	if len(got.Data.Notify) > 0 || a.PanelEmail == "" {
+		return nil
+	}
+	req, _ := json.Marshal(map[string]any{"action": "update", "notify": []string{a.PanelEmail}})
+	status, body, err = call(ctx, a.EdgeURL+"/api/messaging-settings", a.AHeaders(), string(req))
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK {
+		return fmt.Errorf("messaging-settings update: HTTP %d %s", status, body)
+	}
+	return nil
+}

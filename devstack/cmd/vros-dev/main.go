@@ -6,7 +6,8 @@
 // captures the output. At every start it also serves a demo website on 127.0.0.1:8090: a
 // page embedding the booking engine, whose origin a brand of the demo account allows. With
 // VROS_DEV_JAEGER (make observe) it runs that Jaeger beside the stack first, and every
-// service sends its spans there.
+// service sends its spans there. messaging-svc's mail goes to a local catcher (package
+// mailbox) that writes each message to .data/mail/NNNN.eml and lists it in .data/mail/mail.log.
 package main
 
 import (
@@ -26,8 +27,10 @@ import (
 
 	"github.com/vros/vros/devstack/demo"
 	"github.com/vros/vros/devstack/jaeger"
+	"github.com/vros/vros/devstack/mailbox"
 	"github.com/vros/vros/devstack/stack"
 	edge "github.com/vros/vros/edge/service"
+	messaging "github.com/vros/vros/messaging-svc/service"
 )
 
 type options struct {
@@ -41,6 +44,9 @@ type options struct {
 	IntegrationPort int `env:"VROS_DEV_INTEGRATION_PORT" envDefault:"8084"`
 	// MessagingPort is messaging-svc's (guest messaging).
 	MessagingPort int `env:"VROS_DEV_MESSAGING_PORT" envDefault:"8085"`
+	// MailDir is where make run's mail catcher writes what messaging-svc sends (NNNN.eml,
+	// mail.log); relative paths are under Dir.
+	MailDir string `env:"VROS_DEV_MAIL_DIR" envDefault:"mail"`
 	// SitePort is the demo website's (demo.Site): a page of its own origin embedding the
 	// booking engine, which the demo account's brand demo.SiteBrand allows.
 	SitePort     int      `env:"VROS_DEV_DEMO_SITE_PORT" envDefault:"8090"`
@@ -96,6 +102,21 @@ func run() error {
 			fmt.Println("vros-dev: Jaeger stopped")
 		}()
 	}
+	// The operator's mail server of messaging-svc: a catcher on loopback writing each message
+	// to a file, so that the demo's mail can be read without a provider.
+	mailDir := o.MailDir
+	if !filepath.IsAbs(mailDir) {
+		mailDir = filepath.Join(o.Dir, mailDir)
+	}
+	mbox, err := mailbox.Start(mailDir)
+	if err != nil {
+		return fmt.Errorf("mail catcher (VROS_DEV_MAIL_DIR moves it): %w", err)
+	}
+	defer func() {
+		if err := mbox.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "vros-dev: mail catcher:", err)
+		}
+	}()
 	fmt.Println("vros-dev: starting embedded MongoDB and Kafka under", o.Dir, "and the services…")
 	s, err := stack.Start(ctx, stack.Options{
 		Dir: o.Dir, MongoURI: o.MongoURI, KafkaBrokers: o.KafkaBrokers, Host: o.Host,
@@ -106,7 +127,11 @@ func run() error {
 		Engine: stack.EngineLimits{RateRPS: ec.EngineRateRPS, RateBurst: ec.EngineRateBurst, AddressRPS: ec.EngineAddressRPS,
 			AddressBurst: ec.EngineAddressBurst, AddressCheckouts: ec.EngineAddressCheckouts, CheckoutPeriod: ec.EngineCheckoutPeriod},
 		PublicURL: fmt.Sprintf("http://%s", net.JoinHostPort(o.Host, strconv.Itoa(o.EdgePort))),
-		Log:       slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Messaging: func(c *messaging.Config) {
+			c.SMTPHost, c.SMTPPort, c.SMTPTLS = mbox.Host(), mbox.Port(), "none"
+			c.From, c.Poll = "vros demo <noreply@vros.localhost>", time.Second
+		},
+		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
 		return err
@@ -128,10 +153,17 @@ func run() error {
 	site := &http.Server{Handler: demo.Site(acc, siteURL), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = site.Serve(siteLn) }()
 	defer site.Close()
+	if err := demo.NotifyOwner(ctx, acc); err != nil {
+		_ = s.Close()
+		return fmt.Errorf("demo account's notification address: %w", err)
+	}
 	if err := demo.Announce(os.Stdout, acc, created, accPath, reqPath); err != nil {
 		_ = s.Close()
 		return err
 	}
+	fmt.Printf("Mail: messaging-svc sends the demo's messages (guests' and the owner's, to %s) through a local catcher,\n"+
+		"  SMTP %s:%d; each is written to %s/NNNN.eml (open it in a mail client) and listed in %s\n\n",
+		acc.PanelEmail, mbox.Host(), mbox.Port(), mailDir, filepath.Join(mailDir, mailbox.LogName))
 	if jg != nil {
 		announceJaeger(jg)
 	}

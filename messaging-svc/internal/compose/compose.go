@@ -16,7 +16,10 @@
 //     payment.due_soon) carry List-Unsubscribe, a mailto: of that reply address (else the
 //     sender's) with the subject "unsubscribe", and List-Unsubscribe-Post; the other
 //     triggers are transactional and carry neither;
-//   - the rate key is the account.
+//   - the rate key is the account;
+//   - .Account.Name is the account view's name, else (the events carry none today) the
+//     property's name, so that "booking with {{.Brand.Name | default .Account.Name}}" names
+//     the place the guest booked.
 package compose
 
 import (

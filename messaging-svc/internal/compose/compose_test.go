@@ -416,3 +416,23 @@ func TestTest(t *testing.T) {
 		t.Error("a broken address: no error")
 	}
 }
+
+// TestNamesWithoutBrand: a booking of no brand, in an account whose view has no name, names
+// the property (the template's .Account.Name and the sender), never an empty name.
+func TestNamesWithoutBrand(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.views.SaveAccount(ctx, store.AccountView{Account: f.account, Timezone: "Europe/Rome", Languages: []string{"en"}, Version: 2}); err != nil {
+		t.Fatal(err)
+	}
+	m := f.message(trigger.BookingConfirmed, trigger.Once)
+	m.BrandID = 0
+	f.booking = strings.Replace(f.booking, `"brandId":3`, `"brandId":0`, 1)
+	c, err := f.c.Compose(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Mail.From.Name != "Villa Aurora" || !strings.Contains(c.Mail.Text, "booking with Villa Aurora") {
+		t.Errorf("from %q\n%s", c.Mail.From.Name, c.Mail.Text)
+	}
+}

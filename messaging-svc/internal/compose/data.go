@@ -49,6 +49,14 @@ func (c *Composer) context(ctx context.Context, account string, b *bookingsvc.Bo
 			return nil, err
 		}
 	}
+	// The account's name is not in any event today (the settings carry none): a template's
+	// .Account.Name, and the sender's name, fall back to the property's name.
+	if x.account.Name == "" {
+		x.account.Name = x.prop.Name
+		if x.account.Name == "" && b != nil {
+			x.account.Name = b.PropertyName
+		}
+	}
 	for _, br := range acc.Brands {
 		if br.ID == x.brand && x.brand != 0 {
 			x.brandV = br
