@@ -175,6 +175,17 @@ func TestMessagePagesReachTheService(t *testing.T) {
 		t.Errorf("the operator's server not chosen again: %v", got)
 	}
 
+	// A test message: the transport's answer or why it failed, on the page (this stack has no
+	// operator's mail server: it fails, saying so).
+	page = mustPost("/panel/messages/settings/test", http.StatusOK, "test[address]", "me@rosa.example")
+	if !strings.Contains(page, `id="test-outcome"`) || !strings.Contains(page, `name="test[address]" type="email" value="me@rosa.example"`) {
+		t.Errorf("the test's outcome: %.3000s", page)
+	}
+	page = mustPost("/panel/messages/settings/test", http.StatusBadRequest, "test[address]", "not-an-address")
+	if !strings.Contains(page, `id="f-test-address-err"`) {
+		t.Errorf("a wrong test address not refused at its field: %.3000s", page)
+	}
+
 	// The delivery log: the booking's confirmation, planned from its event.
 	eventually.Holds(t, "the log lists the booking's confirmation", viewsWithin, func() bool {
 		_, page = s.get(t, fmt.Sprintf("/panel/messages/log?booking_id=%d", id))
