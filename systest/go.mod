@@ -1,7 +1,7 @@
 // The system tests and their harness: end to end through edge (e2e), crashes (crash,
-// hookcrash), the panel in a browser (paneltest), traces (tracetest), metrics (metricscheck),
-// benchmarks (bench, cmd/benchplot), and the API fuzzing (fuzzapi). They start vros with
-// devstack's stack.
+// hookcrash), guest messaging (messaging), the panel in a browser (paneltest), traces
+// (tracetest), metrics (metricscheck), benchmarks (bench, cmd/benchplot), and the API
+// fuzzing (fuzzapi). They start vros with devstack's stack.
 module github.com/vros/vros/systest
 
 go 1.26.0
