@@ -49,9 +49,9 @@ RUNTIME_IMAGE  ?=
 # A Docker CLI with BuildKit (build.sh picks Debian's client when the first one lacks buildx).
 DOCKER         ?= $(shell $(AIRGAP) docker)
 
-SERVICES       := edge property-svc booking-svc catalog-svc integration-svc
+SERVICES       := edge property-svc booking-svc catalog-svc integration-svc messaging-svc
 # The port each listens on: its image's EXPOSE (the chart sets the ports it runs with).
-SERVICE_PORTS  := edge:8080 property-svc:8081 booking-svc:8082 catalog-svc:8083 integration-svc:8084
+SERVICE_PORTS  := edge:8080 property-svc:8081 booking-svc:8082 catalog-svc:8083 integration-svc:8084 messaging-svc:8085
 # A service is built and deployed once its module exists; the others are switched off in the chart.
 BUILT_SERVICES := $(foreach s,$(SERVICES),$(if $(wildcard $(s)/go.mod),$(s)))
 ABSENT_SERVICES:= $(filter-out $(BUILT_SERVICES),$(SERVICES))

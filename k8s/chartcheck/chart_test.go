@@ -42,9 +42,11 @@ var components = []component{
 	{"booking-svc", 8082, "VROS_BOOKING_ADDR", []string{"VROS_INTERNAL_KEY_EDGE", "VROS_INTERNAL_KEY_INTEGRATION", "VROS_INTERNAL_KEY_MESSAGING", "VROS_INTERNAL_KEY_BOOKING", "VROS_ENCRYPTION_KEY"}},
 	{"catalog-svc", 8083, "VROS_CATALOG_ADDR", []string{"VROS_INTERNAL_KEY_EDGE"}},
 	{"integration-svc", 8084, "VROS_INTEGRATION_ADDR", []string{"VROS_INTERNAL_KEY_EDGE", "VROS_INTERNAL_KEY_INTEGRATION", "VROS_ENCRYPTION_KEY"}},
+	{"messaging-svc", 8085, "VROS_MESSAGING_ADDR", []string{"VROS_INTERNAL_KEY_EDGE", "VROS_INTERNAL_KEY_MESSAGING", "VROS_ENCRYPTION_KEY"}},
 }
 
-var secretEnvNames = []string{"VROS_EDGE_ADMIN_TOKEN", "VROS_INTERNAL_KEY_EDGE", "VROS_INTERNAL_KEY_BOOKING", "VROS_INTERNAL_KEY_INTEGRATION", "VROS_INTERNAL_KEY_MESSAGING", "VROS_ENCRYPTION_KEY"}
+var secretEnvNames = []string{"VROS_EDGE_ADMIN_TOKEN", "VROS_INTERNAL_KEY_EDGE", "VROS_INTERNAL_KEY_BOOKING", "VROS_INTERNAL_KEY_INTEGRATION", "VROS_INTERNAL_KEY_MESSAGING", "VROS_ENCRYPTION_KEY",
+	"VROS_MESSAGING_SMTP_PASSWORD"}
 
 const (
 	// internalPort serves /healthz, /readyz and /metrics (VROS_INTERNAL_ADDR): probes and
@@ -94,9 +96,12 @@ type renderCase struct {
 	// integrationPrivate: networkPolicy.integrationTargets.allowPrivate, integration-svc may
 	// reach any address on the receivers' ports.
 	integrationPrivate bool
+	// messagingSMTP: messagingSvc.smtp names the operator's mail server, its password in the
+	// Secret, and messagingSvc.from the operator's sender.
+	messagingSMTP bool
 }
 
-var all = []string{"edge", "property-svc", "booking-svc", "catalog-svc", "integration-svc"}
+var all = []string{"edge", "property-svc", "booking-svc", "catalog-svc", "integration-svc", "messaging-svc"}
 
 // defaultEngineLimits are the booking engine's limits as docs/limits.md documents them (edge's
 // own defaults): the chart's defaults must be the same.
@@ -131,6 +136,7 @@ var cases = []renderCase{
 		imagePrefix: "ghcr.io/acme/", imageTag: "1.2.3", mongoFromSecret: true, otlp: true,
 		edgePublicURL:   "https://api.example.com",
 		serviceMonitors: true, metricsFrom: true, edgeFrom: true, integrationPrivate: true, trustedProxies: "10.244.0.0/16",
+		messagingSMTP:  true,
 		prometheusRule: true, grafanaDashboard: true,
 		engineLimits: map[string]string{
 			"VROS_EDGE_ENGINE_RATE_RPS": "100", "VROS_EDGE_ENGINE_RATE_BURST": "400",
@@ -511,7 +517,7 @@ func checkDeployment(t *testing.T, c renderCase, r rendered, comp component, d *
 	if comp.name == "edge" {
 		// edge registers the services whose URL is set and its /readyz pings each one, so a
 		// disabled service must have no URL at all.
-		for _, backend := range []string{"property-svc", "booking-svc", "catalog-svc", "integration-svc"} {
+		for _, backend := range []string{"property-svc", "booking-svc", "catalog-svc", "integration-svc", "messaging-svc"} {
 			bc, _ := componentOf(backend)
 			envName := "VROS_EDGE_" + strings.ToUpper(strings.TrimSuffix(backend, "-svc")) + "_URL"
 			if slices.Contains(c.enabled, backend) {
@@ -557,6 +563,26 @@ func checkDeployment(t *testing.T, c renderCase, r rendered, comp component, d *
 			plain["VROS_INTEGRATION_BOOKING_URL"] = fmt.Sprintf("http://%s:%d", objName("booking-svc"), bc.port)
 		}
 	}
+	if comp.name == "messaging-svc" {
+		// A message's booking is read from booking-svc when it is composed.
+		if bc, _ := componentOf("booking-svc"); slices.Contains(c.enabled, "booking-svc") {
+			plain["VROS_MESSAGING_BOOKING_URL"] = fmt.Sprintf("http://%s:%d", objName("booking-svc"), bc.port)
+		}
+		plain["VROS_MESSAGING_RATE"] = "60"
+		if c.messagingSMTP {
+			plain["VROS_MESSAGING_SMTP_HOST"] = "smtp.example.com"
+			plain["VROS_MESSAGING_SMTP_PORT"] = "587"
+			plain["VROS_MESSAGING_SMTP_TLS"] = "starttls"
+			plain["VROS_MESSAGING_SMTP_USERNAME"] = "vros"
+			plain["VROS_MESSAGING_FROM"] = "Acme Stays <stays@example.com>"
+		} else {
+			for _, name := range []string{"VROS_MESSAGING_SMTP_HOST", "VROS_MESSAGING_FROM", "VROS_MESSAGING_DOMAIN"} {
+				if _, ok := env[name]; ok {
+					t.Errorf("%s: %s set although the values name none", where, name)
+				}
+			}
+		}
+	}
 	if c.otlp {
 		plain["OTEL_EXPORTER_OTLP_ENDPOINT"] = ""
 	} else if _, ok := env["OTEL_EXPORTER_OTLP_ENDPOINT"]; ok {
@@ -576,6 +602,9 @@ func checkDeployment(t *testing.T, c renderCase, r rendered, comp component, d *
 	}
 	// Secrets: referenced, each service gets exactly the keys it needs.
 	wantSecret := slices.Clone(comp.secretEnv)
+	if comp.name == "messaging-svc" && c.messagingSMTP {
+		wantSecret = append(wantSecret, "VROS_MESSAGING_SMTP_PASSWORD")
+	}
 	if c.mongoFromSecret {
 		wantSecret = append(wantSecret, "VROS_MONGO_URI")
 	}
@@ -751,13 +780,14 @@ func checkNetworkPolicies(t *testing.T, c renderCase, r rendered) {
 					t.Errorf("%s: ingress rule %d open to every source", where, i)
 				}
 				// property-svc also answers booking-svc's getpayment (card charges); booking-svc
-				// also integration-svc (bookings of webhooks, imported iCal blocks).
+				// also integration-svc (bookings of webhooks, imported iCal blocks) and
+				// messaging-svc (the booking a message shows).
 				callers := edgeOnly
 				if name == "property-svc" {
 					callers = []string{"edge", "booking-svc"}
 				}
 				if name == "booking-svc" {
-					callers = []string{"edge", "integration-svc"}
+					callers = []string{"edge", "integration-svc", "messaging-svc"}
 				}
 				for _, peer := range rule.From {
 					if peer.NamespaceSelector != nil || peer.IPBlock != nil ||
@@ -786,8 +816,13 @@ func checkNetworkPolicies(t *testing.T, c renderCase, r rendered) {
 			case kind == "otlp" && !c.otlp:
 				t.Errorf("%s: OTLP egress without otel.endpoint", where)
 			case strings.HasPrefix(kind, "backend:") && name != "edge" && (name != "booking-svc" || kind != "backend:property-svc") &&
-				(name != "integration-svc" || kind != "backend:booking-svc"):
-				t.Errorf("%s: only edge (and booking-svc → property-svc, integration-svc → booking-svc) may call the services, got %s", where, kind)
+				(name != "integration-svc" || kind != "backend:booking-svc") && (name != "messaging-svc" || kind != "backend:booking-svc"):
+				t.Errorf("%s: only edge (and booking-svc → property-svc, integration-svc and messaging-svc → booking-svc) may call the services, got %s", where, kind)
+			case kind == "mail":
+				if name != "messaging-svc" {
+					t.Errorf("%s: only messaging-svc sends mail, yet %s may reach SMTP servers", where, name)
+				}
+				checkPublicOnly(t, where, rule.To)
 			case kind == "stripe":
 				if name != "booking-svc" {
 					t.Errorf("%s: only booking-svc charges cards, yet %s may reach HTTPS servers", where, name)
@@ -832,6 +867,12 @@ func checkNetworkPolicies(t *testing.T, c renderCase, r rendered) {
 				want = append(want, "backend:booking-svc")
 			}
 		}
+		if name == "messaging-svc" {
+			want = append(want, "mail")
+			if slices.Contains(c.enabled, "booking-svc") {
+				want = append(want, "backend:booking-svc")
+			}
+		}
 		if name == "booking-svc" {
 			want = append(want, "stripe")
 			if slices.Contains(c.enabled, "property-svc") {
@@ -869,6 +910,8 @@ func egressKind(t *testing.T, r rendered, rule networkingv1.NetworkPolicyEgressR
 		return "stripe"
 	case portsAre(rule.Ports, 80, 443):
 		return "photos"
+	case portsAre(rule.Ports, 25, 465, 587, 2525):
+		return "mail"
 	}
 	if len(rule.Ports) != 1 || len(rule.To) != 1 || rule.To[0].NamespaceSelector != nil || rule.To[0].IPBlock != nil {
 		return ""

@@ -37,7 +37,7 @@ const (
 	kafkaPod = "kafka-0"
 )
 
-var services = []string{"edge", "property-svc", "booking-svc", "catalog-svc", "integration-svc"}
+var services = []string{"edge", "property-svc", "booking-svc", "catalog-svc", "integration-svc", "messaging-svc"}
 
 // deployment is a kind cluster with dev MongoDB and Kafka and the chart installed.
 type deployment struct {
@@ -53,7 +53,8 @@ type deployment struct {
 	adminToken string
 	// edgeKey signs the tenant context edge sends the services (libs/tenancy,
 	// docs/internal-auth.md); the scenarios that call a service pod directly sign with it
-	// as edge does. booking-svc's and integration-svc's keys are drawn and stored only.
+	// as edge does. booking-svc's, integration-svc's and messaging-svc's keys are drawn and
+	// stored only.
 	edgeKey  string
 	created  bool
 	provider *cluster.Provider

@@ -28,7 +28,7 @@ Truncated to 47 characters: the longest suffix added to it is "-integration-svc"
 {{- end }}
 
 {{/*
-The four services. One list drives every per-service template, so adding a service is one entry.
+The services. One list drives every per-service template, so adding a service is one entry.
   key:     its block in values.yaml (see vros.componentKey)
   addrEnv: the variable holding its listen address
   secrets: the keys of .Values.secrets.keys it receives, with the variable each one becomes:
@@ -68,6 +68,13 @@ The four services. One list drives every per-service template, so adding a servi
   secrets:
     internalKeyEdge: VROS_INTERNAL_KEY_EDGE
     internalKeyIntegration: VROS_INTERNAL_KEY_INTEGRATION
+    encryptionKey: VROS_ENCRYPTION_KEY
+- name: messaging-svc
+  key: messagingSvc
+  addrEnv: VROS_MESSAGING_ADDR
+  secrets:
+    internalKeyEdge: VROS_INTERNAL_KEY_EDGE
+    internalKeyMessaging: VROS_INTERNAL_KEY_MESSAGING
     encryptionKey: VROS_ENCRYPTION_KEY
 {{- end }}
 
