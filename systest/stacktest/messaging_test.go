@@ -12,6 +12,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	"github.com/vros/vros/devstack/demo"
 	"github.com/vros/vros/devstack/stack"
 	"github.com/vros/vros/libs/seal"
 	"github.com/vros/vros/libs/tenancy"
@@ -154,6 +155,19 @@ func TestMessagingService(t *testing.T) {
 		`{"action":"preview","booking_id":`+strconv.FormatInt(b.Data.BookingID, 10)+`,"trigger":"booking.confirmed","language":"en"}`)
 	if err != nil || r.Code != http.StatusOK || !strings.Contains(string(r.Body), "Grace") {
 		t.Errorf("preview through edge: %v HTTP %d %s", err, r.Code, r.Body)
+	}
+	// make run's demo owner becomes the notification address, once: an address set is kept.
+	acc.PanelEmail = "owner@messages.example"
+	if err := demo.NotifyOwner(ctx, acc); err != nil {
+		t.Fatal(err)
+	}
+	acc.PanelEmail = "other@messages.example"
+	if err := demo.NotifyOwner(ctx, acc); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := apitest.Send(c, http.MethodPost, st.EdgeURL+"/api/messaging-settings", acc.AHeaders(), `{"action":"get"}`); err != nil ||
+		r.Code != http.StatusOK || !strings.Contains(string(r.Body), `"notify":["owner@messages.example"]`) {
+		t.Errorf("demo.NotifyOwner: %v HTTP %d %s", err, r.Code, r.Body)
 	}
 	if r := read(asMessaging, "/internal/ical/property?internal_code=MSG1"); r.Code != http.StatusUnauthorized {
 		t.Errorf("messaging-svc's key on an iCal route: HTTP %d, want 401", r.Code)
