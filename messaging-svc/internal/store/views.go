@@ -75,8 +75,8 @@ type propertyViewDoc struct {
 	Version int64 `bson:"version"`
 }
 
-// accountViewDoc is an account_views document, _id the account. An erased account keeps
-// one with Erased set and nothing else: its later events are ignored (contract.AccountErased).
+// accountViewDoc is an account_views document, _id the account. An erased account has none:
+// its mark is in erased_accounts (Erased), as every vros store keeps it.
 type accountViewDoc struct {
 	ID        string         `bson:"_id"`
 	Account   string         `bson:"account"`
@@ -85,8 +85,6 @@ type accountViewDoc struct {
 	Languages []string       `bson:"languages"`
 	Brands    []brandViewDoc `bson:"brands"`
 	Version   int64          `bson:"version"`
-	Erased    bool           `bson:"erased,omitempty"`
-	ErasedAt  time.Time      `bson:"erased_at,omitempty"`
 }
 
 type brandViewDoc struct {
@@ -102,16 +100,22 @@ type brandViewDoc struct {
 // lease, so two replicas or a replay never move a view back).
 type Views struct {
 	props, accounts *mongo.Collection
+	// marks are the erased accounts: _id the account and the erasure's instant, nothing of
+	// the account besides (docs/erasure.md: what survives by design).
+	marks *mongo.Collection
 }
+
+const collErasedAccounts = "erased_accounts"
 
 // NewViews returns the views in db, creating their collections.
 func NewViews(ctx context.Context, db *mongo.Database) (*Views, error) {
-	err := mongostore.Ensure(ctx, db, mongostore.WithLocks(collPropertyViews, collAccountViews),
+	err := mongostore.Ensure(ctx, db, append(mongostore.WithLocks(collPropertyViews, collAccountViews), collErasedAccounts),
 		[]mongostore.Index{{Collection: collPropertyViews, Keys: bson.D{{Key: "account", Value: 1}}}})
 	if err != nil {
 		return nil, err
 	}
-	return &Views{props: db.Collection(collPropertyViews), accounts: db.Collection(collAccountViews)}, nil
+	return &Views{props: db.Collection(collPropertyViews), accounts: db.Collection(collAccountViews),
+		marks: db.Collection(collErasedAccounts)}, nil
 }
 
 func viewsPropertyID(account string, id int64) string {
@@ -139,7 +143,7 @@ func (v *Views) Property(ctx context.Context, account string, id int64) (Propert
 // Account answers the account's view (false: no settings event seen yet, or erased).
 func (v *Views) Account(ctx context.Context, account string) (AccountView, bool, error) {
 	d, ok, err := v.account(ctx, account)
-	if err != nil || !ok || d.Erased {
+	if err != nil || !ok {
 		return AccountView{}, false, err
 	}
 	out := AccountView{Account: d.Account, Name: d.Name, Timezone: d.Timezone, Languages: d.Languages, Version: d.Version}
@@ -164,8 +168,14 @@ func (v *Views) account(ctx context.Context, account string) (accountViewDoc, bo
 // Erased reports whether the account was erased (contract.AccountErased): its events are
 // then ignored.
 func (v *Views) Erased(ctx context.Context, account string) (bool, error) {
-	d, ok, err := v.account(ctx, account)
-	return ok && d.Erased, err
+	err := v.marks.FindOne(ctx, bson.D{{Key: "_id", Value: account}}).Err()
+	switch {
+	case errors.Is(err, mongo.ErrNoDocuments):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("erased accounts: %w", err)
+	}
+	return true, nil
 }
 
 // PropertyOf is the view of a property snapshot.
@@ -224,8 +234,15 @@ func (v *Views) SaveAccount(ctx context.Context, a AccountView) (bool, error) {
 	for _, b := range a.Brands {
 		d.Brands = append(d.Brands, brandViewDoc(b))
 	}
-	// The erasure mark is this same document, so the conditional write sees it.
-	return viewsKeepNewer(ctx, v.accounts, a.Account, a.Version, d)
+	if gone, err := v.Erased(ctx, a.Account); err != nil || gone {
+		return false, err
+	}
+	wrote, err := viewsKeepNewer(ctx, v.accounts, a.Account, a.Version, d)
+	if err != nil || !wrote {
+		return wrote, err
+	}
+	// Written after an erasure that was marked meanwhile: gone again, as SaveProperty's.
+	return true, v.eraseIfErased(ctx, a.Account)
 }
 
 // ForgetProperty deletes a property's view (a tombstone of its key).
@@ -238,10 +255,10 @@ func (v *Views) ForgetProperty(ctx context.Context, account string, id int64) er
 }
 
 // ForgetAccount deletes the account's view (a tombstone of its settings key); an erasure
-// mark stays.
+// mark, kept apart, stays.
 func (v *Views) ForgetAccount(ctx context.Context, account string) error {
 	return mongostore.WithLease(ctx, v.accounts, account, func() error {
-		_, err := v.accounts.DeleteOne(ctx, bson.D{{Key: "_id", Value: account}, {Key: "erased", Value: bson.D{{Key: "$ne", Value: true}}}})
+		_, err := v.accounts.DeleteOne(ctx, bson.D{{Key: "_id", Value: account}})
 		if err != nil {
 			return fmt.Errorf("forget account view: %w", err)
 		}
@@ -256,20 +273,24 @@ func (v *Views) EraseAccount(ctx context.Context, account string, at time.Time) 
 	if account == "" {
 		return errors.New("erase without account")
 	}
-	mark := accountViewDoc{ID: account, Account: account, Erased: true, ErasedAt: at.UTC()}
-	err := mongostore.WithLease(ctx, v.accounts, account, func() error {
-		_, err := v.accounts.ReplaceOne(ctx, bson.D{{Key: "_id", Value: account}}, mark, viewsUpsert())
-		return err
-	})
+	_, err := v.marks.ReplaceOne(ctx, bson.D{{Key: "_id", Value: account}},
+		bson.D{{Key: "_id", Value: account}, {Key: "erased_at", Value: at.UTC()}}, viewsUpsert())
 	if err != nil {
 		return fmt.Errorf("mark account erased: %w", err)
 	}
-	return v.eraseProperties(ctx, account)
+	return v.eraseViews(ctx, account)
 }
 
-func (v *Views) eraseProperties(ctx context.Context, account string) error {
+func (v *Views) eraseViews(ctx context.Context, account string) error {
 	if _, err := v.props.DeleteMany(ctx, bson.D{{Key: "account", Value: account}}); err != nil {
 		return fmt.Errorf("erase property views: %w", err)
+	}
+	err := mongostore.WithLease(ctx, v.accounts, account, func() error {
+		_, err := v.accounts.DeleteOne(ctx, bson.D{{Key: "_id", Value: account}})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("erase account view: %w", err)
 	}
 	return nil
 }
@@ -279,13 +300,12 @@ func (v *Views) eraseIfErased(ctx context.Context, account string) error {
 	if err != nil || !gone {
 		return err
 	}
-	return v.eraseProperties(ctx, account)
+	return v.eraseViews(ctx, account)
 }
 
 // viewsStored is what a conditional write reads of the stored document.
 type viewsStored struct {
 	Version int64 `bson:"version"`
-	Erased  bool  `bson:"erased"`
 }
 
 func viewsRead(ctx context.Context, coll *mongo.Collection, id string) (viewsStored, bool, error) {
@@ -313,7 +333,7 @@ func viewsRead(ctx context.Context, coll *mongo.Collection, id string) (viewsSto
 // tries the write that fits, a few times. Declare coll with mongostore.WithLocks.
 func viewsKeepNewer(ctx context.Context, coll *mongo.Collection, id string, version int64, doc any) (bool, error) {
 	cur, ok, err := viewsRead(ctx, coll, id)
-	if err != nil || ok && (cur.Erased || cur.Version >= version) {
+	if err != nil || ok && cur.Version >= version {
 		return false, err
 	}
 	if !ok {
@@ -329,7 +349,7 @@ func viewsKeepNewer(ctx context.Context, coll *mongo.Collection, id string, vers
 	err = mongostore.WithLease(ctx, coll, id, func() error {
 		for range 5 {
 			cur, ok, err := viewsRead(ctx, coll, id)
-			if err != nil || ok && (cur.Erased || cur.Version >= version) {
+			if err != nil || ok && cur.Version >= version {
 				return err
 			}
 			if ok {
