@@ -124,7 +124,7 @@ func (t *Templates) nextID(ctx context.Context, account string) (int64, error) {
 func (t *Templates) Create(ctx context.Context, account string, tpl template.Template, now time.Time) (Template, error) {
 	now = now.UTC().Truncate(time.Millisecond)
 	// The key first, so that a conflict takes no id (the unique index decides a race).
-	if err := t.conflict(ctx, account, tpl); err != nil {
+	if err := t.conflict(ctx, account, tpl, 0); err != nil {
 		return Template{}, err
 	}
 	for range 50 {
@@ -144,7 +144,7 @@ func (t *Templates) Create(ctx context.Context, account string, tpl template.Tem
 		// The key is taken (a conflict), or the id is: FerretDB increments the counter as a
 		// read and a write, so two creates at once can be given one id; the insert is the
 		// claim, and the one that lost takes the next.
-		if cerr := t.conflict(ctx, account, tpl); cerr != nil {
+		if cerr := t.conflict(ctx, account, tpl, 0); cerr != nil {
 			return Template{}, cerr
 		}
 	}
@@ -155,6 +155,12 @@ func (t *Templates) Create(ctx context.Context, account string, tpl template.Tem
 // when it has none, a *TemplateConflictError when another of its templates has the new
 // trigger, language, brand and property.
 func (t *Templates) Update(ctx context.Context, account string, id int64, tpl template.Template, now time.Time) (Template, error) {
+	// The key first, as Create: what stores answer when an update breaks a unique index
+	// differs (MongoDB a duplicate key, FerretDB an internal error), and the index still
+	// decides a race, after which the key is looked at again.
+	if err := t.conflict(ctx, account, tpl, id); err != nil {
+		return Template{}, err
+	}
 	var d templateDoc
 	err := t.coll.FindOneAndUpdate(ctx, bson.D{{Key: "_id", Value: templatesKey(account, id)}, {Key: "account", Value: account}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "trigger", Value: tpl.Trigger}, {Key: "language", Value: tpl.Language},
@@ -164,22 +170,22 @@ func (t *Templates) Update(ctx context.Context, account string, id int64, tpl te
 	switch {
 	case errors.Is(err, mongo.ErrNoDocuments):
 		return Template{}, ErrTemplateNotFound
-	case templatesUnique(err):
-		if cerr := t.conflict(ctx, account, tpl); cerr != nil {
+	case err != nil:
+		if cerr := t.conflict(ctx, account, tpl, id); cerr != nil {
 			return Template{}, cerr
 		}
-		return Template{}, fmt.Errorf("store: template update: %w", err)
-	case err != nil:
 		return Template{}, fmt.Errorf("store: template update: %w", err)
 	}
 	return d.template(), nil
 }
 
-// conflict answers the conflict with the account's template of tpl's key (nil: it has none).
-func (t *Templates) conflict(ctx context.Context, account string, tpl template.Template) error {
+// conflict answers the conflict with the account's template of tpl's key other than the
+// template self (0: none), nil when it has none.
+func (t *Templates) conflict(ctx context.Context, account string, tpl template.Template, self int64) error {
 	var d templateDoc
 	err := t.coll.FindOne(ctx, bson.D{{Key: "account", Value: account}, {Key: "trigger", Value: tpl.Trigger},
-		{Key: "language", Value: tpl.Language}, {Key: "brand_id", Value: tpl.BrandID}, {Key: "property_id", Value: tpl.PropertyID}}).Decode(&d)
+		{Key: "language", Value: tpl.Language}, {Key: "brand_id", Value: tpl.BrandID}, {Key: "property_id", Value: tpl.PropertyID},
+		{Key: "template_id", Value: bson.D{{Key: "$ne", Value: self}}}}).Decode(&d)
 	switch {
 	case errors.Is(err, mongo.ErrNoDocuments):
 		return nil
