@@ -535,10 +535,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	now := s.opts.Now()
 	body, readErr := io.ReadAll(io.LimitReader(r.Body, s.opts.MaxBody+1))
 	call := Call{At: now, Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Body: body}
-	answer := func(status int, b []byte, h map[string]string) {
+	// commit records the call and answers it; apply, when set, changes the fake's state in
+	// the same hold of mu, given the call's number: what a request changed is never seen
+	// before the request is in Calls, nor numbered like another.
+	commit := func(status int, b []byte, h map[string]string, apply func(seq int)) {
 		call.Status = status
 		call.Refused = status < 200 || status > 299
 		s.mu.Lock()
+		if apply != nil {
+			apply(s.seq + 1)
+		}
 		s.record(call)
 		s.mu.Unlock()
 		for k, v := range h {
@@ -548,6 +554,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(status)
 		_, _ = w.Write(b)
 	}
+	answer := func(status int, b []byte, h map[string]string) { commit(status, b, h, nil) }
 	refuse := func(status int, code, title string, details any) {
 		call.Reason = title
 		if details != nil {
@@ -611,7 +618,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			refuse(http.StatusMethodNotAllowed, "method_not_allowed", "Method Not Allowed", nil)
 			return
 		}
-		s.serveARI(key, call.Kind, r, body, &call, answer, refuse)
+		s.serveARI(key, call.Kind, r, body, &call, commit, refuse)
 	case path == "/api/v1/booking_revisions/feed":
 		if r.Method != http.MethodGet {
 			refuse(http.StatusMethodNotAllowed, "method_not_allowed", "Method Not Allowed", nil)
@@ -624,7 +631,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		id := strings.TrimSuffix(strings.TrimPrefix(path, "/api/v1/booking_revisions/"), "/ack")
-		s.serveAck(key, id, body, &call, answer, refuse)
+		s.serveAck(key, id, body, &call, commit, refuse)
 	case strings.HasPrefix(path, "/api/v1/booking_revisions/"):
 		if r.Method != http.MethodGet {
 			refuse(http.StatusMethodNotAllowed, "method_not_allowed", "Method Not Allowed", nil)
@@ -699,7 +706,7 @@ type wireValue struct {
 }
 
 func (s *Server) serveARI(key, kind string, r *http.Request, body []byte, call *Call,
-	answer func(int, []byte, map[string]string), refuse func(int, string, string, any)) {
+	commit func(int, []byte, map[string]string, func(int)), refuse func(int, string, string, any)) {
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		refuse(http.StatusUnsupportedMediaType, "unsupported_media_type", "Unsupported Media Type", []string{"Content-Type " + ct})
 		return
@@ -804,28 +811,28 @@ func (s *Server) serveARI(key, kind string, r *http.Request, body []byte, call *
 			s.sent[kind+"|"+p] = append(s.sent[kind+"|"+p], now)
 		}
 	}
-	// Apply in order: a later object overrides an earlier one on the dates they share.
-	s.seq++ // the call's number, given to its changes
-	seq := s.seq
-	s.seq-- // record numbers it again below
-	for i, v := range values {
-		if !valid[i] {
-			continue
-		}
-		call.Applied = append(call.Applied, i)
-		for _, d := range expand(v, todays[i]) {
-			c := v
-			c.Date, c.DateFrom, c.DateTo, c.Days = d, "", "", nil
-			if kind == KindAvailability {
-				k := ariKey{v.PropertyID, v.RoomTypeID, d}
-				s.avail[k] = append(s.avail[k], Change{Seq: seq, At: now, Value: c})
-			} else {
-				k := ariKey{v.PropertyID, v.RatePlanID, d}
-				s.restrict[k] = append(s.restrict[k], Change{Seq: seq, At: now, Value: c})
+	s.mu.Unlock()
+	// Applied with the call recorded (commit): a later object overrides an earlier one on
+	// the dates they share; the changes carry the call's number.
+	apply := func(seq int) {
+		for i, v := range values {
+			if !valid[i] {
+				continue
+			}
+			call.Applied = append(call.Applied, i)
+			for _, d := range expand(v, todays[i]) {
+				c := v
+				c.Date, c.DateFrom, c.DateTo, c.Days = d, "", "", nil
+				if kind == KindAvailability {
+					k := ariKey{v.PropertyID, v.RoomTypeID, d}
+					s.avail[k] = append(s.avail[k], Change{Seq: seq, At: now, Value: c})
+				} else {
+					k := ariKey{v.PropertyID, v.RatePlanID, d}
+					s.restrict[k] = append(s.restrict[k], Change{Seq: seq, At: now, Value: c})
+				}
 			}
 		}
 	}
-	s.mu.Unlock()
 
 	call.Values = values
 	call.Warn = warns
@@ -850,7 +857,7 @@ func (s *Server) serveARI(key, kind string, r *http.Request, body []byte, call *
 		data = []map[string]string{}
 	}
 	b, _ := json.Marshal(map[string]any{"data": data, "meta": meta})
-	answer(http.StatusOK, b, nil)
+	commit(http.StatusOK, b, nil, apply)
 }
 
 // today is the date at now in the property's time zone; a property without one takes the

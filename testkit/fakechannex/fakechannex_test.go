@@ -3,6 +3,7 @@ package fakechannex
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -322,5 +323,101 @@ func TestToday(t *testing.T) {
 		if warned != tc.warn {
 			t.Errorf("zone %q: 2027-01-04 warned %v, want %v", tc.zone, warned, tc.warn)
 		}
+	}
+}
+
+// TestChangesSeenWithTheirCall: a value a request set is seen (Restriction, History, Wait)
+// only once the request is in Calls, numbered like it: a test that waits for the fake's
+// state and then takes the last call's number as its baseline never finds that request
+// after it. Requests of several properties at once; a watcher checks every change it sees
+// against the calls read after it, and at the end every change's number names a call of
+// its kind that carried its property.
+func TestChangesSeenWithTheirCall(t *testing.T) {
+	s := Start(t, Options{NoRateLimit: true})
+	const props, requests = 8, 40
+	ps := make([]Property, props)
+	for i := range ps {
+		ps[i] = s.CertificationProperty("k1")
+	}
+	date := time.Now().UTC().AddDate(0, 0, 2).Format(time.DateOnly)
+	mine := func(c Call, prop string) bool {
+		if c.Kind != KindRestrictions || c.Status != http.StatusOK {
+			return false
+		}
+		for _, v := range c.Values {
+			if v.PropertyID == prop {
+				return true
+			}
+		}
+		return false
+	}
+	check := func() string {
+		seen := make([][]Change, props)
+		for i, p := range ps {
+			seen[i] = s.History(p.ID, p.RoomTypes[0].RatePlans[0], date)
+		}
+		bySeq := map[int]Call{}
+		for _, c := range s.Calls() {
+			bySeq[c.Seq] = c
+		}
+		for i, h := range seen {
+			for _, ch := range h {
+				if c, ok := bySeq[ch.Seq]; !ok || !mine(c, ps[i].ID) {
+					return fmt.Sprintf("property %d: a change numbered %d is seen, but call %d is not its request "+
+						"(recorded: %v, kind %q, values %+v)", i, ch.Seq, ch.Seq, ok, c.Kind, c.Values)
+				}
+			}
+		}
+		return ""
+	}
+	done := make(chan struct{})
+	var wrong string
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if w := check(); w != "" {
+				wrong = w
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for i, p := range ps {
+		wg.Go(func() {
+			for n := range requests {
+				body := fmt.Sprintf(`{"values":[{"property_id":%q,"rate_plan_id":%q,"date":%q,"rate":"%d.00"}]}`,
+					p.ID, p.RoomTypes[0].RatePlans[0], date, 100*i+n+1)
+				// Not call: t.Fatal belongs to the test's goroutine.
+				req, _ := http.NewRequest("POST", s.URL()+"/api/v1/restrictions", strings.NewReader(body))
+				req.Header.Set("user-api-key", "k1")
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Errorf("property %d request %d: %v", i, n, err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					t.Errorf("property %d request %d: HTTP %d", i, n, resp.StatusCode)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(done)
+	<-watched
+	if wrong != "" {
+		t.Fatal("while requests went on: " + wrong)
+	}
+	if w := check(); w != "" {
+		t.Fatal("after the requests: " + w)
 	}
 }

@@ -243,7 +243,7 @@ func (s *Server) serveRevision(key, id string,
 }
 
 func (s *Server) serveAck(key, id string, body []byte, call *Call,
-	answer func(int, []byte, map[string]string), refuse func(int, string, string, any)) {
+	commit func(int, []byte, map[string]string, func(int)), refuse func(int, string, string, any)) {
 	if b := bytes.TrimSpace(body); len(b) > 0 && !bytes.Equal(b, []byte("{}")) {
 		refuse(http.StatusUnprocessableEntity, "validation_error", "Validation Error", map[string][]string{"body": {"an ack carries no body, or {}"}})
 		return
@@ -255,19 +255,21 @@ func (s *Server) serveAck(key, id string, body []byte, call *Call,
 		refuse(http.StatusNotFound, "not_found", "Not Found", nil)
 		return
 	}
-	known := false
-	feed := s.feed[:0:0]
-	for _, f := range s.feed {
-		if f.ID == id {
-			known = true
-			continue
-		}
-		feed = append(feed, f)
-	}
-	s.feed = feed
-	s.acks = append(s.acks, Ack{Seq: s.seq + 1, RevisionID: id, At: call.At, Known: known})
 	s.mu.Unlock()
-	answer(http.StatusOK, []byte(`{"meta":{"message":"Success"}}`), nil)
+	// Out of the feed with the call recorded (commit), the ack numbered like its call.
+	commit(http.StatusOK, []byte(`{"meta":{"message":"Success"}}`), nil, func(seq int) {
+		known := false
+		feed := s.feed[:0:0]
+		for _, f := range s.feed {
+			if f.ID == id {
+				known = true
+				continue
+			}
+			feed = append(feed, f)
+		}
+		s.feed = feed
+		s.acks = append(s.acks, Ack{Seq: seq, RevisionID: id, At: call.At, Known: known})
+	})
 }
 
 // PostWebhook posts Channex's webhook for a revision to url (the connection's inbound URL)
