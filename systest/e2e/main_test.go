@@ -89,6 +89,12 @@ func TestMain(m *testing.M) {
 		PhotoFetchAllowPrivate: true, OutboxLease: time.Second, PasswordCost: 4, AutopayInterval: 200 * time.Millisecond,
 		UsageFlush:   usageFlush,
 		RateLimitRPS: rateLimitRPS, RateLimitBurst: rateLimitBurst,
+		// messaging-svc plans and sends mail for each booking this suite makes, none of which
+		// it examines, and its sender's due query and a stay's cancels scan the whole messages
+		// collection on FerretDB: with it, one loaded run took 612 s (the package's timeout)
+		// instead of 414 on embedded servers, and its latency tests missed their bounds.
+		// systest/messaging runs messaging-svc end to end, its part of an erasure included.
+		NoMessaging: true,
 	})
 	if err != nil {
 		stopStripe()
