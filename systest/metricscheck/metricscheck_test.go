@@ -38,6 +38,7 @@ func TestDashboardAndRulesUseExportedMetrics(t *testing.T) {
 	services := map[string]string{
 		"edge": st.EdgeInternalURL, "property-svc": st.PropertyInternalURL, "booking-svc": st.BookingInternalURL,
 		"catalog-svc": st.CatalogInternalURL, "integration-svc": st.IntegrationInternalURL,
+		"messaging-svc": st.MessagingInternalURL,
 	}
 	var missing []string
 	deadline := time.Now().Add(scrapeWithin)
@@ -157,6 +158,8 @@ func drive(t *testing.T) {
 		}
 	}
 	a("webhook", apitest.JSON(map[string]any{"action": "create", "webhook": map[string]any{"url": hooks.URL + "/hooks", "event_types": []string{"*"}}}), nil)
+	// A read of messaging-svc's settings: its HTTP and MongoDB measures (its dashboard row).
+	a("message-trigger", `{"action":"get"}`, nil)
 
 	code := "M" + acc.AccountID
 	var created struct {
