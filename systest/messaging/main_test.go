@@ -55,8 +55,12 @@ const (
 	// rate is the messages an account may send a minute (VROS_MESSAGING_RATE): no limit here,
 	// the burst sends 200 of one account at once.
 	rate = 100000
-	// within bounds every wait on the stack: liveness on a loaded machine, not a measure.
-	within = 90 * time.Second
+	// within bounds every wait on the stack: liveness on a loaded machine, not a measure. In
+	// make test's real lane the servers' topics hold the bookings of the packages run before
+	// (systest/e2e's, by the thousand), which this stack's messaging-svc, a new consumer
+	// group, plans and sends first: the first test's confirmation waits behind that backlog
+	// (869 messages in 115 s in one loaded run, where 90 s were not enough).
+	within = 5 * time.Minute
 )
 
 var (
