@@ -79,6 +79,8 @@ type Options struct {
 // Outbox records intents and relays them.
 type Outbox struct {
 	coll *mongo.Collection
+	// ins records the intents: the intents of concurrent writes share one insert.
+	ins  *mongostore.Inserter
 	pub  Publisher
 	load Loader
 	opt  Options
@@ -153,7 +155,8 @@ func New(db *mongo.Database, pub Publisher, load Loader, opt Options) *Outbox {
 	if opt.ParkAfter == 0 {
 		opt.ParkAfter = 5
 	}
-	o := &Outbox{coll: db.Collection(Collection), pub: pub, load: load, opt: opt,
+	coll := db.Collection(Collection)
+	o := &Outbox{coll: coll, ins: mongostore.NewInserter(coll), pub: pub, load: load, opt: opt,
 		wake: make(chan struct{}, 1), pending: map[string]*pendingAgg{}, health: map[string]*aggHealth{}, now: time.Now}
 	if opt.Meter != nil {
 		o.backlog, _ = opt.Meter.Int64UpDownCounter("vros.outbox.backlog",
@@ -209,7 +212,11 @@ func (o *Outbox) oldestAge(ctx context.Context) (float64, bool) {
 	return max(o.now().Sub(doc.At).Seconds(), 0), true
 }
 
-// Begin records the intent to change aggregate. Call it before the state write.
+// Begin records the intent to change aggregate. Call it before the state write. The intents
+// of concurrent writers are inserted together (mongostore.Inserter): under load, one insert
+// records many. After an error (ctx ended, the store did not answer) the intent may still be
+// recorded, as with a single insert that timed out: the sweep then adopts it and publishes
+// the unchanged state, which is harmless.
 func (o *Outbox) Begin(ctx context.Context, aggregate string) (Intent, error) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
@@ -219,7 +226,7 @@ func (o *Outbox) Begin(ctx context.Context, aggregate string) (Intent, error) {
 		doc.Trace = events.TraceOf(ctx, o.opt.Propagator)
 		in.trace = doc.Trace
 	}
-	if _, err := o.coll.InsertOne(ctx, doc); err != nil {
+	if err := o.ins.Insert(ctx, doc); err != nil {
 		return Intent{}, fmt.Errorf("outbox intent: %w", err)
 	}
 	o.count(ctx, 1)
