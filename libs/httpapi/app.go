@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/vros/vros/libs/mongostore"
 	"github.com/vros/vros/libs/telemetry"
 )
 
@@ -140,11 +141,14 @@ type limits struct {
 // observe is the outermost middleware: it recovers panics, assigns the request id, starts
 // the server span from the incoming trace context, refuses a request target or header
 // block over its limit, records per-route metrics and writes one access-log line. It logs
-// the route pattern, never the raw path, because owner tokens travel in paths.
+// the route pattern, never the raw path, because owner tokens travel in paths. The request's
+// context carries a mongostore.Tally: the store round trips made before the answer are
+// recorded in vros.store.operations by the request's kind (SetKind).
 func observe(t *telemetry.Telemetry, lim limits) fiber.Handler {
 	duration, _ := t.Meter.Float64Histogram("http.server.request.duration",
 		metric.WithUnit("s"), metric.WithDescription("Duration of HTTP requests by route and status."),
 		metric.WithExplicitBucketBoundaries(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5))
+	ops := newStoreOps(t.Meter)
 	log := t.Logger
 	return func(c *fiber.Ctx) (err error) {
 		start := time.Now()
@@ -161,6 +165,7 @@ func observe(t *telemetry.Telemetry, lim limits) fiber.Handler {
 		ctx := t.Propagator.Extract(c.UserContext(), HeaderCarrier{c})
 		ctx, span := t.Tracer.Start(ctx, c.Method(), trace.WithSpanKind(trace.SpanKindServer))
 		defer span.End()
+		ctx, tally := mongostore.WithTally(ctx)
 		c.SetUserContext(ctx)
 
 		defer func() {
@@ -185,6 +190,7 @@ func observe(t *telemetry.Telemetry, lim limits) fiber.Handler {
 			duration.Record(ctx, elapsed.Seconds(), metric.WithAttributes(
 				attribute.String("http.request.method", c.Method()), attribute.String("http.route", route),
 				attribute.Int("http.response.status_code", status)))
+			ops.record(ctx, Kind(c), tally.Count())
 			// Probes and scrapes go to the internal listener, so every line here is a client's.
 			log.LogAttrs(ctx, slog.LevelInfo, "request",
 				slog.String("method", c.Method()), slog.String("route", route), slog.Int("status", status),

@@ -60,7 +60,8 @@ type started struct {
 // db.operation.name, db.collection.name, server.address, server.port), and times every
 // command, traced or not, in the histogram db.client.operation.duration (db.system.name,
 // db.operation.name, db.collection.name, error.type on failure: labels of bounded values,
-// see CollectionLabel). It never records the command document (it may hold client data), nor
+// see CollectionLabel), and counts every command, getMore included, in the Tally of its
+// context (TallyOf), if any. It never records the command document (it may hold client data), nor
 // a failure's message (a duplicate-key error repeats the key): a failure is known by its
 // server code name.
 //
@@ -107,6 +108,8 @@ func commandMonitor(tracer trace.Tracer, meter metric.Meter) *event.CommandMonit
 	}
 	return &event.CommandMonitor{
 		Started: func(ctx context.Context, e *event.CommandStartedEvent) {
+			// Every command is a round trip of the request whose context issued it.
+			TallyOf(ctx).Add(1)
 			// Spans only for the commands of a traced request or event.
 			traced := tracer != nil && trace.SpanContextFromContext(ctx).IsValid()
 			if !traced && m == nil {
