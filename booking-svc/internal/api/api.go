@@ -94,7 +94,8 @@ var MessagingRoutes = []string{"GET /internal/hooks/booking/:id"}
 
 // Register mounts the routes behind the signature check.
 func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
-	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), a.countB, tenancyfiber.Require(auth), a.live)
+	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), httpapi.KindAfter("/internal/b/", "B."), a.countB,
+		tenancyfiber.Require(auth), a.live)
 	a.keys.Resolve("create", a.resolveCreate)
 	a.keys.Resolve("update", a.resolveChange)
 	a.keys.Resolve("cancel", a.resolveCancel)
@@ -117,7 +118,8 @@ func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 	b.Post("/usesocialuser", a.socialUser)
 	a.registerDeposits(b)
 
-	a1 := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), a.countA, tenancyfiber.Require(auth), a.live)
+	a1 := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), httpapi.KindAfter("/internal/a/", "A."), a.countA,
+		tenancyfiber.Require(auth), a.live)
 	a1.Post("/property-blockdate", a.blockDate)
 	a1.Post("/owner-statement", a.ownerStatement)
 	a1.Post("/account-ledger", a.accountLedger)

@@ -24,7 +24,8 @@ import (
 //	422 {"error":{"code":"invalid"|"unknown_property","field","message"}}
 
 func (a *API) registerChannel(app *fiber.App, auth *tenancy.Verifier) {
-	ch := app.Group("/internal/channel", httpapi.Use(httpapi.EnvelopeA), tenancyfiber.Require(auth), a.live)
+	ch := app.Group("/internal/channel", httpapi.Use(httpapi.EnvelopeA), httpapi.KindAfter("/internal/channel/", "channel."),
+		tenancyfiber.Require(auth), a.live)
 	ch.Post("/reservation", a.channelReservation)
 }
 

@@ -37,7 +37,8 @@ const engineAction = "engine-checkout"
 func (a *API) registerEngine(app *fiber.App, auth *tenancy.Verifier) {
 	a.keys.Resolve(engineAction, a.resolveCheckout)
 	// EnvelopeEngine answers what escapes the handlers (a panic) in the same envelope.
-	e := app.Group("/internal/engine", httpapi.Use(httpapi.EnvelopeEngine), a.engineErrors, tenancyfiber.Require(auth), a.live)
+	e := app.Group("/internal/engine", httpapi.Use(httpapi.EnvelopeEngine), httpapi.KindAfter("/internal/engine/", "engine."),
+		a.engineErrors, tenancyfiber.Require(auth), a.live)
 	e.Post("/quote", a.engineRoute(a.engineQuote))
 	e.Post("/checkout/create", a.keys.Middleware(engineAction), a.engineRoute(a.checkoutCreate))
 	e.Post("/checkout/get", a.engineRoute(a.checkoutGet))

@@ -50,7 +50,7 @@ func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 	// The iCal export: no tenant check, the token in the path is the capability (ical.go).
 	app.Get("/internal/ical/:file", a.ical)
 
-	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), tenancyfiber.Require(auth))
+	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), httpapi.KindAfter("/internal/b/", "B."), tenancyfiber.Require(auth))
 	b.Post("/gettax", a.getTax)
 	b.Post("/getservice", a.getService)
 	b.Post("/getblockdates", a.getBlockDates)
@@ -65,7 +65,8 @@ func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 
 	// Edge forwards owner-token reads as POST with a JSON body (readInput); GET with the
 	// parameters in the query is what it sent before and stays served during an upgrade.
-	r := app.Group("/internal/read", httpapi.Use(httpapi.EnvelopeB), tenancyfiber.Require(auth))
+	r := app.Group("/internal/read", httpapi.Use(httpapi.EnvelopeB), httpapi.KindAfter("/internal/read/", "read."),
+		tenancyfiber.Require(auth))
 	for name, h := range map[string]fiber.Handler{
 		"default-config":             a.defaultConfig,
 		"get-all-amenity":            a.allAmenity,
@@ -84,7 +85,8 @@ func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 	}
 
 	// The booking engine's reads (engine.go), in the public booking API's envelope.
-	e := app.Group("/internal/engine", httpapi.Use(httpapi.EnvelopeEngine), engineRefusals, tenancyfiber.Require(auth))
+	e := app.Group("/internal/engine", httpapi.Use(httpapi.EnvelopeEngine), httpapi.KindAfter("/internal/engine/", "engine."),
+		engineRefusals, tenancyfiber.Require(auth))
 	e.Post("/origins", a.engineOrigins)
 	e.Post("/site", a.engineSite)
 	e.Post("/calendar", a.engineCalendar)

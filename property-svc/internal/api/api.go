@@ -41,7 +41,8 @@ func New(props *property.Properties, log *slog.Logger) *API {
 func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 	app.Get("/media/:key/:file", a.media)
 
-	in := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), tenancyfiber.Require(auth), refuseErased)
+	in := app.Group("/internal/a", httpapi.Use(httpapi.EnvelopeA), httpapi.KindAfter("/internal/a/", "A."),
+		tenancyfiber.Require(auth), refuseErased)
 	in.Post("/property", a.property)
 	in.Post("/property-photo", a.photo)
 	in.Post("/property-policy", a.policy)
@@ -61,6 +62,13 @@ func (a *API) Register(app *fiber.App, auth *tenancy.Verifier) {
 
 	a.registerB(app, auth)
 	a.registerAccount(app, auth)
+}
+
+// named names the request's kind (httpapi.SetKind) after its resource and its action,
+// "A.property.update"; action is one the decoder admitted. A resource without actions is
+// named by its route (httpapi.KindAfter): "A.property-policy".
+func named(c *fiber.Ctx, action property.Action) {
+	httpapi.SetKind(c, "A."+strings.TrimPrefix(c.Route().Path, "/internal/a/")+"."+string(action))
 }
 
 // domainError maps the domain's errors to the envelope; what names the missing property.
@@ -92,6 +100,7 @@ func (a *API) property(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	named(c, req.Action)
 	tenant := tenancyfiber.From(c)
 	acc := tenant.AccountID
 	ctx := c.UserContext()
@@ -128,6 +137,7 @@ func (a *API) photo(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	named(c, req.Action)
 	ph := req.Photo
 	if req.Action == property.Order {
 		order, err := a.props.OrderPhotos(c.UserContext(), tenancyfiber.From(c).AccountID, ph.InternalCode, ph.Order)

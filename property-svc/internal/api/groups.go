@@ -32,6 +32,7 @@ func (a *API) group(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	named(c, req.Action)
 	id, err := a.props.ChangeGroup(c.UserContext(), tenancyfiber.From(c).AccountID, req)
 	switch {
 	case errors.Is(err, property.ErrGroupNotFound):
@@ -54,6 +55,7 @@ func (a *API) promotion(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	named(c, req.Action)
 	code, err := a.props.ChangePromotion(c.UserContext(), tenancyfiber.From(c).AccountID, req)
 	switch {
 	case errors.Is(err, property.ErrPromotionNotFound):
@@ -77,6 +79,7 @@ func (a *API) brand(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	named(c, req.Action)
 	id, err := a.props.ChangeBrand(c.UserContext(), tenancyfiber.From(c).AccountID, req)
 	switch {
 	case errors.Is(err, property.ErrBrandNotFound):

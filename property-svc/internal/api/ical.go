@@ -31,6 +31,7 @@ func (a *API) ical(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	named(c, req.Action)
 	link, err := a.props.ICal(c.UserContext(), tenancyfiber.From(c).AccountID, req)
 	if err != nil {
 		return domainError(err, codeNotFound(req.InternalCode))

@@ -18,7 +18,8 @@ var BookingRoutes = []string{"POST /internal/b/getpayment"}
 
 // registerB mounts the interface B actions property-svc owns.
 func (a *API) registerB(app *fiber.App, auth *tenancy.Verifier) {
-	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), tenancyfiber.Require(auth), refuseErased)
+	b := app.Group("/internal/b", httpapi.Use(httpapi.EnvelopeB), httpapi.KindAfter("/internal/b/", "B."),
+		tenancyfiber.Require(auth), refuseErased)
 	b.Post("/getpayment", a.getPayment)
 	b.Post("/setprices_minnights", a.setPrices)
 }

@@ -33,6 +33,7 @@ func (a *API) ratePlans(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	named(c, req.Action)
 	acc, ctx := tenancyfiber.From(c).AccountID, c.UserContext()
 	if req.Action == property.List {
 		std, plans, err := a.props.RatePlans(ctx, acc, req.InternalCode)
@@ -74,6 +75,7 @@ func (a *API) markups(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	named(c, req.Action)
 	acc, ctx := tenancyfiber.From(c).AccountID, c.UserContext()
 	if req.Action == property.List {
 		list, err := a.props.Markups(ctx, acc, req.InternalCode)
