@@ -136,6 +136,9 @@ type pendingAgg struct {
 	// if each came with one (load is false), otherwise the relay reads the aggregate.
 	snap *Snapshot
 	load bool
+	// held are the writes handed over without an intent (Hand), by their Releaser: once
+	// published, their records are released instead of intents deleted.
+	held map[Releaser][]string
 }
 
 // New returns an outbox over db's intents collection.
@@ -437,6 +440,7 @@ func (o *Outbox) flush(ctx context.Context) error {
 	for _, agg := range covered {
 		o.succeeded(ctx, agg)
 	}
+	o.release(ctx, batch, covered)
 	if len(done) > 0 {
 		if _, err := o.coll.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: done}}}}); err != nil {
 			// Published but not forgotten: the sweep publishes again, which consumers ignore
@@ -578,11 +582,12 @@ func (o *Outbox) succeeded(ctx context.Context, agg string) {
 
 // requeue puts back what a flush took.
 func (o *Outbox) requeue(agg string, p *pendingAgg) {
-	if p.load || p.snap == nil {
-		o.add(agg, p.ids, p.trace, nil)
-	} else {
-		o.add(agg, p.ids, p.trace, p.snap)
+	snap := p.snap
+	if p.load {
+		snap = nil
 	}
+	o.add(agg, p.ids, p.trace, snap)
+	o.hold(agg, p.held)
 }
 
 func (o *Outbox) count(ctx context.Context, n int64) {

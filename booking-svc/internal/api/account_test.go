@@ -1085,7 +1085,7 @@ func TestGuestErasureWaitsForAChange(t *testing.T) {
 	if err != nil || cur.Guest != (booking.Guest{FirstName: "Erased", Email: "erased@invalid"}) || cur.Adults != 3 {
 		t.Errorf("after the change and the erasure: %v %+v", err, cur)
 	}
-	if op, _ := s.nights.Op(ctx, acct, owner); op != nil {
+	if op, _ := s.nights.Op(ctx, acct, owner, false); op != nil {
 		t.Errorf("the erasure left its op: %+v", op)
 	}
 }

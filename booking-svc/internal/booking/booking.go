@@ -125,9 +125,34 @@ type Service struct {
 
 // New returns the domain service.
 func New(d Deps) *Service {
-	return &Service{propertyView: d.PropertyView, store: d.Bookings, blocks: d.Blocks, users: d.Users, records: d.Accounts, ledger: d.Ledger, gateway: d.Gateway,
+	s := &Service{propertyView: d.PropertyView, store: d.Bookings, blocks: d.Blocks, users: d.Users, records: d.Accounts, ledger: d.Ledger, gateway: d.Gateway,
 		checkouts: d.Checkouts, intents: d.Intents, channel: d.Channel, box: d.Box, payments: d.Payments, refunder: d.Refunder, refunds: d.RefundsDue, Deadline: 25 * time.Second, Lease: 2 * time.Minute,
 		CheckoutWindow: DefaultCheckoutWindow, now: time.Now, deposit: depositDepsOf(d)}
+	if d.Ledger != nil {
+		d.Ledger.OnPublish(s.published)
+	}
+	return s
+}
+
+// published makes sure the change of owner is published before a repair ends its publish op
+// (createPlain): a booking written reserved gets an outbox intent, so that its event is
+// published even though the op that stood for it is gone.
+func (s *Service) published(ctx context.Context, account, owner string) error {
+	kind, id, err := parseOwner(owner)
+	if err != nil || kind != "booking" {
+		return nil
+	}
+	b, err := s.store.Booking(ctx, account, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil // never written: nothing to publish
+	}
+	if err != nil {
+		return err
+	}
+	if b.Status == StatusPending || b.Status == StatusFailed {
+		return nil
+	}
+	return s.store.Republish(ctx, account, id)
 }
 
 // SetClock makes now the service's clock (time.Now by default): today for its quotes and

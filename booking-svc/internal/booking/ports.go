@@ -24,6 +24,10 @@ type Repository interface {
 	NextBookingID(ctx context.Context) (int64, error)
 	// InsertPending stores a booking whose nights are not yet claimed; it is not published.
 	InsertPending(ctx context.Context, b Booking) error
+	// InsertReserved stores a new booking, reserved, whose nights its publish op holds, and
+	// lists it; its event is handed to the relay, which releases key with rel once it is
+	// published (ledger.Ledger.Handoff).
+	InsertReserved(ctx context.Context, b Booking, rel ledger.Releaser, key string) (Booking, error)
 	// Booking returns a booking of account in any status.
 	Booking(ctx context.Context, account string, id int64) (Booking, error)
 	// Update reads booking id, lets apply change it, and writes what apply changed (and
@@ -36,6 +40,8 @@ type Repository interface {
 	PurgeFailed(ctx context.Context, before time.Time) (int, error)
 	// Relist rewrites the list entry of b, whose writer may have stopped before writing it.
 	Relist(ctx context.Context, b Booking) error
+	// Republish records an outbox intent for booking id: its current state is published.
+	Republish(ctx context.Context, account string, id int64) error
 	// List returns the account's bookings that match f, newest first, and how many match.
 	List(ctx context.Context, account string, f ListFilter) ([]Booking, int64, error)
 	// Autopay lists the reserved bookings with automatic payments.
@@ -115,6 +121,12 @@ type Ledger interface {
 	// does not hold afterwards.
 	Transfer(ctx context.Context, s ledger.Stay, from, to string) ([]string, error)
 	End(ctx context.Context, account, owner string) error
+	// EndPublish removes owner's publish op (ledger.Op.Publish); Handoff names it for the
+	// relay, which removes it once the change is published.
+	EndPublish(ctx context.Context, account, owner string) error
+	Handoff(account, owner string) (ledger.Releaser, string)
+	// OnPublish sets what a repair calls before it ends a publish op (ledger.Ledger.Published).
+	OnPublish(f func(ctx context.Context, account, owner string) error)
 	Repair(ctx context.Context, lease time.Duration, current ledger.Current) (int, error)
 	RepairOwner(ctx context.Context, account, owner string, margin, lease time.Duration, current ledger.Current) (bool, error)
 	// RepairStopped repairs owner's op at once: its writer is known to have stopped.

@@ -81,6 +81,9 @@ func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (Bo
 	// The op lists every use of a limited promotion code, so that the one this create takes
 	// is given back if it stops before the booking is reserved.
 	uses := candidateUses(account, b.Promotion)
+	if len(uses.Dates) == 0 && !(nb.Charge && nb.Card != nil) {
+		return s.createPlain(ctx, b, stay)
+	}
 	if err := s.ledger.Begin(ctx, ledger.Op{Owner: owner, Account: account, Claim: []ledger.Stay{stay, uses}}); err != nil {
 		return Booking{}, err
 	}
@@ -153,6 +156,50 @@ func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (Bo
 	}
 	faults.At(ctx, "reserved")
 	_ = s.ledger.End(ctx, account, owner)
+	return out, nil
+}
+
+// createPlain books a stay that charges nothing at booking and takes no use of a limited
+// promotion code, in four store round trips (docs/booking.md, "What a booking costs the
+// store"): the op, which is also the attempt's record and stands for the booking's event
+// until the relay has published it (ledger.Op.Publish); the nights; the booking, written
+// reserved at once; its list entry. Whatever step a stop interrupts, the op's repair (the
+// janitor's, or a retried request's) releases the nights the booking does not hold and
+// makes sure that a booking written is published.
+func (s *Service) createPlain(ctx context.Context, b Booking, stay ledger.Stay) (Booking, error) {
+	account, owner := b.AccountID, bookingOwner(b.BookingID)
+	if err := s.ledger.Begin(ctx, ledger.Op{Owner: owner, Account: account, Claim: []ledger.Stay{stay}, Publish: true}); err != nil {
+		return Booking{}, err
+	}
+	faults.At(ctx, "op")
+	// The op is the pending attempt: there is no pending booking to write.
+	faults.At(ctx, "pending")
+	if err := s.ledger.Claim(ctx, stay, owner); err != nil {
+		var te *ledger.TakenError
+		if errors.As(err, &te) {
+			// Nothing was written: the attempt ends with its op.
+			_ = s.ledger.EndPublish(context.WithoutCancel(ctx), account, owner)
+			return Booking{}, &UnavailableError{Date: te.Date}
+		}
+		return Booking{}, err
+	}
+	faults.At(ctx, "claimed")
+	s.scheduleDeposit(&b)
+	if err := s.noteDeposit(ctx, b, s.depositAt(b, s.now(), s.Location(ctx, account, b.PropertyID))); err != nil {
+		return Booking{}, err
+	}
+	if ctx.Err() != nil {
+		return Booking{}, ctx.Err() // past the deadline: the op's repair releases the nights
+	}
+	// The op stands for the event from here on, as an outbox intent would.
+	faults.At(ctx, "intent")
+	b.Status = StatusReserved
+	rel, key := s.ledger.Handoff(account, owner)
+	out, err := s.store.InsertReserved(ctx, b, rel, key)
+	if err != nil {
+		return out, err
+	}
+	faults.At(ctx, "reserved")
 	return out, nil
 }
 

@@ -12,7 +12,10 @@
 //  3. The owner commits its own document (the booking or block), outside the ledger.
 //  4. Release frees the nights the owner no longer needs; only nights it holds. (Transfer
 //     hands nights from one owner straight to another of the same writer instead.)
-//  5. End removes the op: the change is complete.
+//  5. End removes the op: the change is complete. A publish op (Op.Publish: a booking's
+//     create) is not ended by its writer: it also stands for the change's event, and the
+//     outbox relay releases it once the event is published (Handoff); a repair hands its
+//     owner to Published before it ends it.
 //  6. Repair, run by the janitor (and by a retried request for its own owner), finishes an
 //     op whose writer stopped: every night the op touched that its owner holds but should
 //     not, by its document, is released, and the op is removed.
@@ -49,6 +52,10 @@ type Op struct {
 	// change begun without one. Past it (and a margin) the writer has stopped.
 	At       time.Time
 	Deadline time.Time
+	// Publish marks an op that also stands for its change's event until it is published
+	// (Handoff): the writer does not end it, the relay does. It has a key of its own, so
+	// that the owner's next change never waits for the relay.
+	Publish bool
 }
 
 // Stays are all the nights the op touches, claimed or released.
@@ -86,14 +93,23 @@ type Store interface {
 	// NightOwners returns who holds each held night of property pid from first to last
 	// (dates, both included), by date.
 	NightOwners(ctx context.Context, account string, pid int64, first, last string) (map[string]string, error)
-	// InsertOp records op; ErrBusy if its owner has one.
+	// InsertOp records op; ErrBusy if its owner has one of the same kind (Op.Publish).
 	InsertOp(ctx context.Context, op Op) error
-	// Op returns the op of owner, nil when there is none.
-	Op(ctx context.Context, account, owner string) (*Op, error)
+	// Op returns the op of owner (its publish op if publish), nil when there is none.
+	Op(ctx context.Context, account, owner string, publish bool) (*Op, error)
 	// OpsBefore lists the ops begun before t.
 	OpsBefore(ctx context.Context, t time.Time) ([]Op, error)
-	// DeleteOp removes the op of owner.
-	DeleteOp(ctx context.Context, account, owner string) error
+	// DeleteOp removes the op of owner (its publish op if publish).
+	DeleteOp(ctx context.Context, account, owner string, publish bool) error
+	// OpKey names owner's op for Release.
+	OpKey(account, owner string, publish bool) string
+	Releaser
+}
+
+// A Releaser removes published publish ops by key, all in one go (the outbox relay's
+// outbox.Releaser).
+type Releaser interface {
+	Release(ctx context.Context, keys []string) error
 }
 
 // NightKey is the key of a night: account, property and date.
@@ -106,6 +122,10 @@ type Ledger struct {
 	store Store
 	// Now is the ledger's clock; tests move it forward.
 	Now func() time.Time
+	// Published, when set, makes sure the change of owner is published, before a repair
+	// ends owner's publish op (the op stood for the event): booking-svc records an outbox
+	// intent for the booking. An error leaves the op for the next repair.
+	Published func(ctx context.Context, account, owner string) error
 	// claimed and conflicts count nights claimed and claims refused (Instrument; nil: none).
 	claimed, conflicts metric.Int64Counter
 }
@@ -225,7 +245,22 @@ func (l *Ledger) Transfer(ctx context.Context, s Stay, from, to string) ([]strin
 
 // End removes the op of owner: the change is complete.
 func (l *Ledger) End(ctx context.Context, account, owner string) error {
-	return l.store.DeleteOp(ctx, account, owner)
+	return l.store.DeleteOp(ctx, account, owner, false)
+}
+
+// EndPublish removes the publish op of owner: for a change that stopped before it wrote
+// anything to publish (a create whose nights were taken).
+func (l *Ledger) EndPublish(ctx context.Context, account, owner string) error {
+	return l.store.DeleteOp(ctx, account, owner, true)
+}
+
+// OnPublish sets Published.
+func (l *Ledger) OnPublish(f func(ctx context.Context, account, owner string) error) { l.Published = f }
+
+// Handoff is what the outbox relay releases once owner's change is published: the releaser
+// and the key of owner's publish op.
+func (l *Ledger) Handoff(account, owner string) (Releaser, string) {
+	return l.store, l.store.OpKey(account, owner, true)
 }
 
 // Owner returns who holds a night ("" when free).
@@ -256,7 +291,7 @@ func (l *Ledger) Repair(ctx context.Context, lease time.Duration, current Curren
 	for _, listed := range ops {
 		// Read again: the op may have ended, and a new change of the same owner begun, since
 		// the list was read; that one is not ours to repair.
-		op, err := l.store.Op(ctx, listed.Account, listed.Owner)
+		op, err := l.store.Op(ctx, listed.Account, listed.Owner, listed.Publish)
 		if err != nil {
 			return repaired, err
 		}
@@ -277,26 +312,36 @@ func (l *Ledger) Repair(ctx context.Context, lease time.Duration, current Curren
 // running. The idempotency of a retried request uses it to settle what the first attempt
 // left before running again.
 func (l *Ledger) RepairOwner(ctx context.Context, account, owner string, margin, lease time.Duration, current Current) (bool, error) {
-	op, err := l.store.Op(ctx, account, owner)
-	if err != nil || op == nil {
-		return false, err
+	repaired := false
+	for _, publish := range []bool{false, true} {
+		op, err := l.store.Op(ctx, account, owner, publish)
+		if err != nil {
+			return repaired, err
+		}
+		if op == nil {
+			continue
+		}
+		now := l.Now()
+		stopped := now.After(op.Deadline.Add(margin))
+		if op.Deadline.IsZero() {
+			stopped = now.After(op.At.Add(lease))
+		}
+		if !stopped {
+			return repaired, ErrBusy
+		}
+		if err := l.repair(ctx, *op, current); err != nil {
+			return repaired, err
+		}
+		repaired = true
 	}
-	now := l.Now()
-	stopped := now.After(op.Deadline.Add(margin))
-	if op.Deadline.IsZero() {
-		stopped = now.After(op.At.Add(lease))
-	}
-	if !stopped {
-		return false, ErrBusy
-	}
-	return true, l.repair(ctx, *op, current)
+	return repaired, nil
 }
 
 // RepairStopped repairs the op of owner now, for a caller that knows its writer has stopped
 // (the iCal sync that took over a feed whose earlier sync returned or whose lease expired).
 // It reports whether there was an op.
 func (l *Ledger) RepairStopped(ctx context.Context, account, owner string, current Current) (bool, error) {
-	op, err := l.store.Op(ctx, account, owner)
+	op, err := l.store.Op(ctx, account, owner, false)
 	if err != nil || op == nil {
 		return false, err
 	}
@@ -328,10 +373,15 @@ func (l *Ledger) repair(ctx context.Context, op Op, current Current) error {
 			return fmt.Errorf("repair %s: %w", id, err)
 		}
 	}
+	if op.Publish && l.Published != nil {
+		if err := l.Published(ctx, op.Account, op.Owner); err != nil {
+			return fmt.Errorf("repair %s: publish: %w", id, err)
+		}
+	}
 	// Remove this op, not one begun since by a new change of the owner.
-	now, err := l.store.Op(ctx, op.Account, op.Owner)
+	now, err := l.store.Op(ctx, op.Account, op.Owner, op.Publish)
 	if err != nil || now == nil || !now.At.Equal(op.At) {
 		return err
 	}
-	return l.End(ctx, op.Account, op.Owner)
+	return l.store.DeleteOp(ctx, op.Account, op.Owner, op.Publish)
 }

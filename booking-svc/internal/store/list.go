@@ -129,6 +129,19 @@ func (s *Store) listed(ctx context.Context, b BookingRec) error {
 	return s.putEntry(ctx, entryOf(cur))
 }
 
+// insertEntry writes the entry of a booking just inserted: one insert, no read (the entry
+// of a new booking cannot exist, but for a retry that wrote it: then as listed).
+func (s *Store) insertEntry(ctx context.Context, b BookingRec) error {
+	_, err := s.listOf(b.AccountID).InsertOne(ctx, entryOf(b))
+	if isDuplicate(err) {
+		return s.listed(ctx, b)
+	}
+	if err != nil {
+		return fmt.Errorf("list entry of booking %d: %w", b.BookingID, err)
+	}
+	return nil
+}
+
 // Relist rewrites the list entry of b, whose writer may have stopped before writing it.
 func (s *Store) Relist(ctx context.Context, b booking.Booking) error { return s.listed(ctx, recOf(b)) }
 

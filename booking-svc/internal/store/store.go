@@ -22,6 +22,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/booking"
 	"github.com/vros/vros/booking-svc/internal/erasure/erasurestore"
 	"github.com/vros/vros/booking-svc/internal/faults"
+	"github.com/vros/vros/booking-svc/internal/ledger"
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
 	"github.com/vros/vros/libs/mongostore"
@@ -143,6 +144,41 @@ func (s *Store) InsertPending(ctx context.Context, b booking.Booking) error {
 	if _, err := s.bookings.InsertOne(ctx, r); err != nil {
 		return fmt.Errorf("insert booking %d: %w", b.BookingID, err)
 	}
+	return nil
+}
+
+// InsertReserved stores a new booking, reserved at version 1, and its list entry, then hands
+// its event to the relay under the publish op that holds its nights (rel, key): no outbox
+// intent, the op stands for it (booking.Service.createPlain). It never reads back what it
+// wrote.
+func (s *Store) InsertReserved(ctx context.Context, b booking.Booking, rel ledger.Releaser, key string) (booking.Booking, error) {
+	r := recOf(b)
+	r.Status, r.Version, r.LastChange, r.UpdatedAt = booking.StatusReserved, 1, BookingReserved, s.now()
+	if _, err := s.bookings.InsertOne(ctx, r); err != nil {
+		return booking.Booking{}, fmt.Errorf("insert booking %d: %w", b.BookingID, err)
+	}
+	faults.At(ctx, "written")
+	// Written even once the request's deadline has passed, as Update's entry is.
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listAfterWrite)
+	err := s.insertEntry(lctx, r)
+	cancel()
+	var snap *outbox.Snapshot
+	if err == nil { // otherwise the relay reads the booking and writes its entry (Snapshot)
+		m, merr := bookingMessage(r)
+		snap = s.snapshot(r.AccountID, r.Version, m, merr)
+	}
+	s.outbox.Hand(ctx, BookingAggregate(r.AccountID, r.BookingID), snap, rel, key)
+	return bookingOf(r), nil
+}
+
+// Republish records an outbox intent for booking id, so that its current state is published
+// (the relay reads it): for a booking whose publish op a repair ends.
+func (s *Store) Republish(ctx context.Context, account string, id int64) error {
+	in, err := s.outbox.Begin(ctx, BookingAggregate(account, id))
+	if err != nil {
+		return fmt.Errorf("republish booking %d: %w", id, err)
+	}
+	s.outbox.Done(in, nil)
 	return nil
 }
 

@@ -1,7 +1,9 @@
 // Package nightstore keeps the availability ledger in MongoDB (database vros_booking): one
 // document per held night whose `_id` is the night itself, "<accountId>:<propertyId>:<date>",
 // so that MongoDB's unique `_id` lets exactly one owner insert it, and one document per
-// change in progress (an op), `_id` "<accountId>:<owner>". It satisfies ledger.Store.
+// change in progress (an op), `_id` "<accountId>:<owner>" ("…|publish" for an op that also
+// stands for its change's event: ledger.Op.Publish). It satisfies ledger.Store, and
+// ledger.Releaser for the outbox relay.
 package nightstore
 
 import (
@@ -135,9 +137,10 @@ func (s *Store) DeleteNight(ctx context.Context, account string, pid int64, date
 }
 
 type opDoc struct {
-	ID      string `bson:"_id"` // "<account>:<owner>"
+	ID      string `bson:"_id"` // opKey
 	Owner   string `bson:"owner"`
 	Account string `bson:"account_id"`
+	Publish bool   `bson:"publish,omitempty"`
 	// Stays are the op's claimed and released stays alike: a repair treats them the same.
 	Stays    []stayDoc `bson:"stays"`
 	At       time.Time `bson:"at"`
@@ -149,11 +152,17 @@ type stayDoc struct {
 	Dates      []string `bson:"dates"`
 }
 
-func opID(account, owner string) string { return account + ":" + owner }
+// OpKey is the `_id` of owner's op: one plain op per owner at a time, and one publish op.
+func (s *Store) OpKey(account, owner string, publish bool) string {
+	if publish {
+		return account + ":" + owner + "|publish"
+	}
+	return account + ":" + owner
+}
 
-// InsertOp records op; a second op of one owner is ledger.ErrBusy.
+// InsertOp records op; a second op of one owner (of the same kind) is ledger.ErrBusy.
 func (s *Store) InsertOp(ctx context.Context, op ledger.Op) error {
-	d := opDoc{ID: opID(op.Account, op.Owner), Owner: op.Owner, Account: op.Account, At: op.At, Deadline: op.Deadline}
+	d := opDoc{ID: s.OpKey(op.Account, op.Owner, op.Publish), Owner: op.Owner, Account: op.Account, Publish: op.Publish, At: op.At, Deadline: op.Deadline}
 	for _, st := range op.Stays() {
 		d.Stays = append(d.Stays, stayDoc{PropertyID: st.PropertyID, Dates: st.Dates})
 	}
@@ -170,17 +179,17 @@ func (s *Store) InsertOp(ctx context.Context, op ledger.Op) error {
 // opOf is a stored op. Its stays come back as claims: a stored op does not say which it
 // claimed and which it releases, and a repair needs no more.
 func opOf(d opDoc) ledger.Op {
-	op := ledger.Op{Owner: d.Owner, Account: d.Account, At: d.At, Deadline: d.Deadline}
+	op := ledger.Op{Owner: d.Owner, Account: d.Account, Publish: d.Publish, At: d.At, Deadline: d.Deadline}
 	for _, st := range d.Stays {
 		op.Claim = append(op.Claim, ledger.Stay{Account: d.Account, PropertyID: st.PropertyID, Dates: st.Dates})
 	}
 	return op
 }
 
-// Op returns the op of owner, nil when there is none.
-func (s *Store) Op(ctx context.Context, account, owner string) (*ledger.Op, error) {
+// Op returns the op of owner (its publish op if publish), nil when there is none.
+func (s *Store) Op(ctx context.Context, account, owner string, publish bool) (*ledger.Op, error) {
 	var d opDoc
-	err := s.ops.FindOne(ctx, bson.D{{Key: "_id", Value: opID(account, owner)}}).Decode(&d)
+	err := s.ops.FindOne(ctx, bson.D{{Key: "_id", Value: s.OpKey(account, owner, publish)}}).Decode(&d)
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return nil, nil
 	}
@@ -208,10 +217,19 @@ func (s *Store) OpsBefore(ctx context.Context, t time.Time) ([]ledger.Op, error)
 	return out, nil
 }
 
-// DeleteOp removes the op of owner.
-func (s *Store) DeleteOp(ctx context.Context, account, owner string) error {
-	if _, err := s.ops.DeleteOne(ctx, bson.D{{Key: "_id", Value: opID(account, owner)}}); err != nil {
+// DeleteOp removes the op of owner (its publish op if publish).
+func (s *Store) DeleteOp(ctx context.Context, account, owner string, publish bool) error {
+	if _, err := s.ops.DeleteOne(ctx, bson.D{{Key: "_id", Value: s.OpKey(account, owner, publish)}}); err != nil {
 		return fmt.Errorf("end op %s: %w", owner, err)
+	}
+	return nil
+}
+
+// Release removes the publish ops of keys (OpKey), whose events the outbox relay published:
+// one delete for all of them.
+func (s *Store) Release(ctx context.Context, keys []string) error {
+	if _, err := s.ops.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}}); err != nil {
+		return fmt.Errorf("end published ops: %w", err)
 	}
 	return nil
 }
