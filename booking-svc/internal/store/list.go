@@ -120,13 +120,26 @@ func (s *Store) listed(ctx context.Context, b BookingRec) error {
 	// Read again under the entry's lock: the entry is then the newest state, whatever order
 	// the writers of this booking reach here in (the embedded store rewrites a document
 	// whole, so the last write must carry the newest state).
-	unlock := s.locks.Lock(listPrefix + docID(b.AccountID, b.BookingID))
+	unlock := s.listLocks.Lock(listPrefix + docID(b.AccountID, b.BookingID))
 	defer unlock()
 	cur, err := s.booking(ctx, b.AccountID, b.BookingID)
 	if err != nil {
 		return fmt.Errorf("list entry of booking %d: %w", b.BookingID, err)
 	}
 	return s.putEntry(ctx, entryOf(cur))
+}
+
+// listedAs writes the list entry of b as it is: for a writer that holds b's document lock
+// from its write to here (Update), so that no newer state of this process can have been
+// written in between; a relay's listed, which reads the booking under the entry's lock,
+// runs before or after it and writes what it read, never older than b.
+func (s *Store) listedAs(ctx context.Context, b BookingRec) error {
+	if b.Status != booking.StatusReserved && b.Status != booking.StatusCancelled {
+		return nil
+	}
+	unlock := s.listLocks.Lock(listPrefix + docID(b.AccountID, b.BookingID))
+	defer unlock()
+	return s.putEntry(ctx, entryOf(b))
 }
 
 // insertEntry writes the entry of a booking just inserted: one insert, no read (the entry

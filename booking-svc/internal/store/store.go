@@ -62,8 +62,10 @@ type Store struct {
 	bookingIDs, blockIDs, paymentIDs, userIDs *mongostore.Sequence
 	outbox                                    *outbox.Outbox
 	now                                       func() time.Time
-	// locks serialize this process's updates of one document (mongostore.DocLocks).
-	locks *mongostore.DocLocks
+	// locks serialize this process's updates of one document (mongostore.DocLocks);
+	// listLocks its writes of one list entry, apart: Update holds a booking's lock while it
+	// takes its entry's, and striped locks of one set would wait for each other.
+	locks, listLocks *mongostore.DocLocks
 	// erased are the erased accounts (WatchErasures); nil: none is watched.
 	erased *erasurestore.Marks
 	// StoppedFeedLease is how long the feed lease of a sync that stopped before finishing
@@ -99,6 +101,7 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 		paymentIDs: mongostore.NewSequence(c, "payment", 10), userIDs: mongostore.NewSequence(c, "user", 10),
 		now:              func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
 		locks:            mongostore.NewDocLocks(),
+		listLocks:        mongostore.NewDocLocks(),
 		StoppedFeedLease: time.Second,
 	}
 	if err := s.setupLists(ctx); err != nil {
@@ -220,12 +223,14 @@ func (s *Store) Update(ctx context.Context, account string, id int64, change boo
 		return booking.Booking{}, fmt.Errorf("update booking %d: %w", id, err)
 	}
 	faults.At(ctx, "intent")
-	// This process's changes of one booking wait for each other; those of other replicas
+	// This process's changes of one booking wait for each other, up to their list entry's
+	// write: so the entry can be written from the document the update answered, never read
+	// again (no later change of this process can come between). Those of other replicas
 	// touch other fields or hold the booking's ledger op.
 	unlock := s.locks.Lock(collBookings + "/" + docID(account, id))
 	b, err := s.update(ctx, account, id, eventTypes[change], apply)
-	unlock()
 	if err != nil {
+		unlock()
 		s.outbox.Done(in, nil)
 		return booking.Booking{}, err
 	}
@@ -234,8 +239,9 @@ func (s *Store) Update(ctx context.Context, account string, id int64, change boo
 	// once the request's deadline has passed (a loaded machine), so that the next list shows
 	// what the answer said. Only a failing store leaves it to the relay.
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listAfterWrite)
-	err = s.listed(lctx, b)
+	err = s.listedAs(lctx, b)
 	cancel()
+	unlock()
 	if err != nil {
 		// The relay reads the booking and writes its list entry (Snapshot).
 		s.outbox.Done(in, nil)
