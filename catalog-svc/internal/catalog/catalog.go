@@ -37,6 +37,9 @@ type account struct {
 	propBook   map[int64]map[int64]struct{} // property → its bookings
 	propBlocks map[int64]map[int64]struct{} // property → its blocks
 	calGen     map[int64]uint64             // property → its calendar's generation (ical.go)
+	// gen is the account's generation (Generation): it changes with every change applied
+	// to anything of the account, its settings included.
+	gen uint64
 }
 
 func newAccount(id string) *account {
@@ -54,7 +57,7 @@ type Catalog struct {
 	erased   map[string]struct{} // accounts erased: their events are ignored
 	onErase  []func(acc string)  // what else forgets an erased account (OnErase)
 	icals    icalIndex           // iCal export token hash → property (ical.go)
-	gens     uint64              // the last calendar generation given (ical.go)
+	gens     uint64              // the last generation given, a calendar's or an account's (touch)
 }
 
 // New returns the catalog kept in store, loaded from it. Snapshots an erasure interrupted
@@ -233,6 +236,7 @@ func (s *Catalog) put(kind Kind, data []byte) error {
 			return nil
 		}
 		a.setSettings(st.WithDefaults())
+		s.touch(a)
 	case KindProperty:
 		var snap Snapshot
 		if err := json.Unmarshal(data, &snap); err != nil {

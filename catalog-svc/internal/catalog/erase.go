@@ -140,6 +140,7 @@ func (s *Catalog) drop(k aggregateKey) {
 	switch k.kind {
 	case KindSettings:
 		a.setSettings(contract.DefaultSettings(k.account))
+		s.touch(a)
 	case KindProperty:
 		s.indexICal(a.props[k.id], nil)
 		delete(a.props, k.id)

@@ -32,9 +32,10 @@ func (s *Catalog) indexICal(old *Property, now *Snapshot) {
 	}
 }
 
-// changed gives the property's calendar a new generation; s.mu must be held for writing.
+// changed gives the property's calendar, and its account, a new generation; s.mu must be
+// held for writing.
 func (s *Catalog) changed(a *account, pid int64) {
-	s.gens++
+	s.touch(a)
 	if a.calGen == nil {
 		a.calGen = map[int64]uint64{}
 	}
