@@ -34,12 +34,16 @@ type API struct {
 	feeds feeds
 	// calendars holds getcalendar's encoded answers (calendars.go).
 	calendars calendars
+	// answers holds search-rental's and property-detail's encoded answers (answers.go).
+	answers *answers
 }
 
 // New returns the API. An erased account's search records are dropped with it.
 func New(v *catalog.Catalog, mediaBase string) *API {
-	a := &API{catalog: v, MediaBase: strings.TrimRight(mediaBase, "/"), now: time.Now, calendars: newCalendars()}
+	a := &API{catalog: v, MediaBase: strings.TrimRight(mediaBase, "/"), now: time.Now, calendars: newCalendars(),
+		answers: newAnswers(defaultAnswerBytes)}
 	v.OnErase(a.records.Forget)
+	v.OnErase(a.answers.Forget)
 	v.OnErase(a.feeds.Forget)
 	v.OnErase(a.calendars.Forget)
 	return a

@@ -30,6 +30,14 @@ type scope struct {
 	list []int64
 }
 
+// brandID is the brand read's id; 0 for the account as a whole.
+func (s *scope) brandID() int64 {
+	if s.brand == nil {
+		return 0
+	}
+	return int64(s.brand.ID)
+}
+
 // has tells whether the scope shows property pid.
 func (s *scope) has(pid int64) bool { return s.ids == nil || s.ids[pid] }
 

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"time"
+	"weak"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/shopspring/decimal"
@@ -127,32 +129,55 @@ type detailJSON struct {
 // it): {"properties": {…}} for the property asked for, or {"properties": [{…}, …]} of every
 // live property by id when none is. include[] and language_data are accepted and ignored:
 // every field is always answered and the languages block holds every account language.
+//
+// The answer is kept (answers.go): one property's by its published value, every property's by
+// the account's generation; both by the brand's languages and the media base, until a
+// property's local date changes (its rangeRates are the next 365 nights').
 func (a *API) propertyDetail(c *fiber.Ctx) error {
+	acc := account(c)
+	gen := a.catalog.Generation(acc) // before anything else of the account is read
 	in := readInput(c)
 	sc := a.readScope(c, in)
-	props, pid, err := a.readProperties(c, in, sc)
-	if err != nil {
+	pid := in.readPropertyID()
+	if err := in.err(); err != nil {
 		return err
 	}
+	now := a.now()
 	base := a.mediaBase(c)
 	langs := sc.st.Languages
+	key := answerKey{read: readDetailAll, acc: acc, gen: gen, brand: sc.brandID(), base: base, langs: strings.Join(langs, ",")}
+	days := newTurns(now)
 	if pid != 0 {
-		return c.JSON(struct {
+		p, err := a.scopedProperty(c, sc, pid)
+		if err != nil {
+			return err
+		}
+		key.read, key.gen, key.prop = readDetail, 0, weak.Make(p)
+		if a.sendKept(c, key, now) {
+			return nil
+		}
+		days.add(p)
+		return a.sendAndKeep(c, key, struct {
 			Properties detailJSON `json:"properties"`
-		}{a.detail(base, langs, props[0])})
+		}{a.detail(base, langs, p, now)}, now, days.end())
 	}
+	if a.sendKept(c, key, now) {
+		return nil
+	}
+	props := sc.filter(a.catalog.Properties(acc))
 	list := make([]detailJSON, 0, len(props))
 	for _, p := range props {
-		list = append(list, a.detail(base, langs, p))
+		days.add(p)
+		list = append(list, a.detail(base, langs, p, now))
 	}
-	return c.JSON(struct {
+	return a.sendAndKeep(c, key, struct {
 		Properties []detailJSON `json:"properties"`
-	}{list})
+	}{list}, now, days.end())
 }
 
 // detail is p's detail object; the fields the system has no data for are "" or 0
 // (docs/catalog.md lists them).
-func (a *API) detail(base string, langs []string, p *catalog.Property) detailJSON {
+func (a *API) detail(base string, langs []string, p *catalog.Property, now time.Time) detailJSON {
 	ct := p.Snap.Content
 	space := ""
 	if ct.SpaceValue != "" {
@@ -173,7 +198,7 @@ func (a *API) detail(base string, langs []string, p *catalog.Property) detailJSO
 		out.MinimumStay = r.MinimumStay
 		out.RateValue = ifaceb.Money(r.Rate.Daily)
 	}
-	lo, hi, _ := a.priceSpan([]*catalog.Property{p})
+	lo, hi, _ := a.priceSpanAt([]*catalog.Property{p}, now)
 	out.RangeRates = rangeRatesJSON{Day: minMaxDecJSON{dec(lo), dec(hi)}, Week: spanTimes(lo, hi, 7), Month: spanTimes(lo, hi, 28)}
 	if ph, ok := mainPhoto(p); ok {
 		k := ph.Key

@@ -9,9 +9,9 @@ import (
 )
 
 // TestErasedAccountForgotten: once an account's erasure is applied, every read of the
-// account answers as for an account that never had anything, its search records are gone
-// (also those built by searches running while it was erased), its later events are ignored,
-// and the other account's reads go on unchanged.
+// account answers as for an account that never had anything, its search records and kept
+// answers are gone (also those of searches running while it was erased), its later events
+// are ignored, and the other account's reads go on unchanged.
 func TestErasedAccountForgotten(t *testing.T) {
 	s := newServer(t, "")
 	fixture(s)
@@ -67,6 +67,9 @@ func TestErasedAccountForgotten(t *testing.T) {
 	}
 	if n := len(s.api.records.Snapshot("acc1")); n != 0 {
 		t.Fatalf("searches after the erasure kept %d records", n)
+	}
+	if n := keptBy(s.api, "acc1"); n != 0 {
+		t.Fatalf("%d answers of the erased account are kept", n)
 	}
 	if after := searched("acc2"); after != before {
 		t.Fatalf("acc2's search changed:\n%s\n%s", before, after)

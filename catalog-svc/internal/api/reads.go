@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/shopspring/decimal"
@@ -21,10 +22,14 @@ import (
 // props (all of one account), read from their search records: each is computed once a day
 // per property value (searchRecord.fromPrice).
 func (a *API) priceSpan(props []*catalog.Property) (lo, hi decimal.Decimal, found bool) {
+	return a.priceSpanAt(props, a.now())
+}
+
+// priceSpanAt is priceSpan at now.
+func (a *API) priceSpanAt(props []*catalog.Property, now time.Time) (lo, hi decimal.Decimal, found bool) {
 	if len(props) == 0 {
 		return lo, hi, false
 	}
-	now := a.now()
 	for _, r := range a.recordsOf(props[0].Snap.AccountID, props) {
 		f := r.fromPrice(now)
 		if !f.ok {

@@ -354,6 +354,8 @@ type searchQuery struct {
 	maxPrice         decimal.Decimal
 	hasMin, hasMax   bool
 	only             map[int64]bool // category and tag members (intersection); nil: any
+	categoryID       int            // the category_id sent (only holds its members); 0: none
+	tagID            int            // the tag_id sent (only holds its members); 0: none
 	featured         bool
 	pets, smoking    bool
 	aircon, parking  bool
@@ -371,6 +373,55 @@ type searchQuery struct {
 	pricedAll        bool // every candidate must be quoted
 	// brand lists the properties of the brand searched, each once; nil: every property.
 	brand []int64
+	// turns, when not nil, learns each property the search reads, for how long the answer
+	// stays valid (answers.go).
+	turns *turns
+}
+
+// searchKey is a parsed search as a kept answer's key (answers.go): every parameter that
+// changes the answer, normalised, and none that does not; what the query derives from them
+// (the nights, the flexible shifts, the category's and tag's members, the amenity ids) is
+// not repeated. TestSearchKeyCoversQuery makes each new searchQuery field choose.
+type searchKey struct {
+	in, out                                  pricing.Date
+	flexible, adults, children, bedrooms     int
+	guests                                   bool
+	keyterm, city                            string
+	minPrice, maxPrice                       string // "" when not sent
+	categoryID, tagID                        int
+	featured, pets, smoking, aircon, parking bool
+	ocean, discountsOnly, desc               bool
+	amenities                                string // each lower-case value, length-prefixed
+	propertyID                               int64
+	sortBy, page, limit                      int
+}
+
+func (q *searchQuery) key() searchKey {
+	k := searchKey{in: q.in, out: q.out, flexible: q.flexible, adults: q.adults, children: q.children, bedrooms: q.bedrooms,
+		guests: q.guests, keyterm: q.keyterm, city: q.city, categoryID: q.categoryID, tagID: q.tagID, featured: q.featured,
+		pets: q.pets, smoking: q.smoking, aircon: q.aircon, parking: q.parking, ocean: q.ocean, discountsOnly: q.discountsOnly,
+		desc: q.desc, propertyID: q.propertyID, sortBy: q.sortBy, page: q.page, limit: q.limit}
+	if q.hasMin {
+		k.minPrice = q.minPrice.String()
+	}
+	if q.hasMax {
+		k.maxPrice = q.maxPrice.String()
+	}
+	if len(q.amenities) > 0 {
+		var b strings.Builder
+		for _, s := range q.amenities {
+			b.WriteString(strconv.Itoa(len(s)))
+			b.WriteByte(':')
+			b.WriteString(s)
+		}
+		k.amenities = b.String()
+	}
+	return k
+}
+
+// size is what the key's strings hold.
+func (k *searchKey) size() int {
+	return len(k.keyterm) + len(k.city) + len(k.minPrice) + len(k.maxPrice) + len(k.amenities)
 }
 
 func (a *API) parseSearch(in *input, st catalog.Settings) (*searchQuery, error) {
@@ -447,6 +498,7 @@ func (a *API) parseSearch(in *input, st catalog.Settings) (*searchQuery, error) 
 		}
 	}
 	if id, ok := o.Int("category_id", fields.Int{Min: 1, Max: maxID}); ok {
+		q.categoryID = id
 		found := false
 		for _, cat := range st.Categories {
 			if cat.ID == int64(id) {
@@ -459,6 +511,7 @@ func (a *API) parseSearch(in *input, st catalog.Settings) (*searchQuery, error) 
 		}
 	}
 	if id, ok := o.Int("tag_id", fields.Int{Min: 1, Max: maxID}); ok {
+		q.tagID = id
 		found := false
 		for _, t := range st.Tags {
 			if t.ID == int64(id) {
@@ -588,6 +641,7 @@ var errRequote = errors.New("requote")
 
 func (a *API) searchRental(c *fiber.Ctx) error {
 	acc := account(c)
+	gen := a.catalog.Generation(acc) // before anything else of the account is read
 	in := readInput(c)
 	sc := a.readScope(c, in)
 	q, err := a.parseSearch(in, sc.st)
@@ -600,6 +654,12 @@ func (a *API) searchRental(c *fiber.Ctx) error {
 			return err
 		}
 	}
+	base := a.mediaBase(c)
+	key := answerKey{read: readSearch, acc: acc, gen: gen, brand: sc.brandID(), base: base, query: q.key()}
+	if a.sendKept(c, key, q.now) {
+		return nil
+	}
+	q.turns = newTurns(q.now)
 	buf := hitBuffers.Get().(*[]hit)
 	defer func() {
 		clear((*buf)[:cap(*buf)]) // drop the records' pointers until the next search
@@ -614,13 +674,12 @@ func (a *API) searchRental(c *fiber.Ctx) error {
 		*buf = hits[:0]
 		total, page, _ = q.paginate(hits)
 	}
-	base := a.mediaBase(c)
 	ans := searchAnswer{PropertyCount: total, PageCount: (total + q.limit - 1) / q.limit, Page: q.page, Offset: (q.page - 1) * q.limit,
 		Limit: q.limit, ImagePath: base + "/media/", Properties: make([]searchProperty, 0, len(page))}
 	for _, h := range page {
 		ans.Properties = append(ans.Properties, a.summary(h, q, base))
 	}
-	return c.JSON(ans)
+	return a.sendAndKeep(c, key, ans, q.now, q.turns.end())
 }
 
 // scan is catalog.Scan over the properties ids lists (a brand's, scope.list), or over every
@@ -639,6 +698,9 @@ func (a *API) searchHits(acc string, q *searchQuery, hits []hit) []hit {
 	var misses []hit // properties without a record yet
 	known := a.records.Snapshot(acc)
 	a.scan(acc, q.brand, func(p *catalog.Property, n catalog.Nights) {
+		if q.turns != nil {
+			q.turns.add(p)
+		}
 		r, ok := known[p]
 		if ok && !q.keep(r) {
 			return
