@@ -10,3 +10,10 @@ func InserterQueued(i *Inserter) int {
 	defer i.mu.Unlock()
 	return len(i.queue)
 }
+
+// SequenceSpare reports whether s holds a block reserved ahead.
+func SequenceSpare(s *Sequence) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.spare != 0
+}

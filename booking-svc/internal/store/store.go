@@ -97,7 +97,7 @@ func New(ctx context.Context, db *mongo.Database) (*Store, error) {
 		db:       db,
 		bookings: db.Collection(collBookings), blocks: db.Collection(collBlocks), payments: db.Collection(collPayments),
 		users: db.Collection(collUsers), emails: db.Collection(collUserEmails), failed: db.Collection(collFailed), counters: c,
-		bookingIDs: mongostore.NewSequence(c, "booking", 10), blockIDs: mongostore.NewSequence(c, "block", 10),
+		bookingIDs: mongostore.NewSequence(c, "booking", 10).ReserveAhead(), blockIDs: mongostore.NewSequence(c, "block", 10),
 		paymentIDs: mongostore.NewSequence(c, "payment", 10), userIDs: mongostore.NewSequence(c, "user", 10),
 		now:              func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
 		locks:            mongostore.NewDocLocks(),
