@@ -34,8 +34,8 @@ const (
 // `_id`, or another unique key, already existed — also when an earlier document of the same
 // batch took it), or the error of the whole command, which every caller of the batch gets.
 //
-// A batch is written with a context of its own (the first caller's values and trace, without
-// its cancellation, and batchTimeout). A caller whose ctx ends first returns ctx.Err(); its
+// A batch is written with a context of its own (Detached from the first caller's, and
+// batchTimeout). A caller whose ctx ends first returns ctx.Err(); its
 // document may still be written, as with an InsertOne that timed out after sending — except
 // that a document whose caller has given up before its batch left is not sent.
 type Inserter struct {
@@ -138,7 +138,7 @@ func (i *Inserter) write(batch []*queued) {
 	if i.hook != nil {
 		i.hook(len(docs), size)
 	}
-	ctx, cancel := context.WithTimeout(batchContext(batch[0].ctx), batchTimeout)
+	ctx, cancel := context.WithTimeout(Detached(batch[0].ctx), batchTimeout)
 	defer cancel()
 	_, err := i.coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
 	for k, e := range outcomes(err, len(batch)) {
@@ -146,11 +146,11 @@ func (i *Inserter) write(batch []*queued) {
 	}
 }
 
-// batchContext is the context of a batch's write: the first caller's trace, so that the
-// write's span belongs to a request, but none of its cancellation nor its other values — in
-// particular not its tally: every caller counts its own round trip (Insert), none counts the
-// write itself.
-func batchContext(first context.Context) context.Context {
+// Detached is the context of a write made for several callers, first among them: first's
+// trace, so that the write's span belongs to a request, but none of its cancellation nor its
+// other values — in particular not its tally of store operations: every caller counts the
+// round trip it waits for itself (as Insert does), none counts the write.
+func Detached(first context.Context) context.Context {
 	return trace.ContextWithSpan(context.Background(), trace.SpanFromContext(first))
 }
 
