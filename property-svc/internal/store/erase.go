@@ -79,6 +79,7 @@ func (s *Store) Erase(ctx context.Context, account string) error {
 	if err := s.markErased(ctx, account); err != nil {
 		return err
 	}
+	s.hints.forgetAccount(account)
 	recs, err := s.accountProperties(ctx, account, options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return err

@@ -65,6 +65,11 @@ type Store struct {
 	// the accounts known to be erased (a marker is never removed).
 	erasedAccounts *mongo.Collection
 	erased         sync.Map
+	// hints remembers which property an internal code named when last looked up, so that
+	// an update by code need not look it up again (UpdateContent).
+	hints codeHints
+	// content combines the concurrent A1 updates of one property (content.go).
+	content contentWrites
 }
 
 // New prepares the collections of db and returns a store. Its Loader feeds ob.
@@ -163,16 +168,19 @@ func (s *Store) Locate(ctx context.Context, account string, ref property.Propert
 }
 
 // lookupCode returns the id of the live property of account with internal code code. Codes
-// are removed when their property is deleted.
+// are removed when their property is deleted. The answer is remembered as a hint.
 func (s *Store) lookupCode(ctx context.Context, account, code string) (int64, error) {
 	var c codeDoc
-	err := s.codes.FindOne(ctx, bson.D{{Key: "_id", Value: codeID(account, code)}}).Decode(&c)
+	id := codeID(account, code)
+	err := s.codes.FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&c)
 	if errors.Is(err, mongo.ErrNoDocuments) {
+		s.hints.forget(id)
 		return 0, property.ErrNotFound
 	}
 	if err != nil {
 		return 0, fmt.Errorf("look up internal_code %q: %w", code, err)
 	}
+	s.hints.remember(id, c.PropertyID)
 	return c.PropertyID, nil
 }
 
@@ -279,14 +287,30 @@ func (s *Store) claimCode(ctx context.Context, account, code string, pid int64) 
 }
 
 // UpdateContent applies an A1 update: the fields it carries replace the stored ones, in one
-// update that needs no read of the property first.
+// update that needs no read of the property first, nor, most of the time, of its code.
+//
+// The property is the one the code's hint names, if the update finds it live with that
+// internal code: then it is the one the code names in the store too (codes.go). Otherwise —
+// no hint, or the property was deleted, its code freed and perhaps claimed by a new property,
+// by this process or another — the code is looked up and the update made on what it names,
+// as it always was. Concurrent updates of one property are made together (content.go).
 func (s *Store) UpdateContent(ctx context.Context, account string, p property.Property) (int64, error) {
+	upd := func(pid int64) error {
+		return s.updateContent(ctx, recordID(account, pid), p.InternalCode, contentSet(p))
+	}
+	id := codeID(account, p.InternalCode)
+	if pid, ok := s.hints.lookup(id); ok {
+		err := upd(pid)
+		if !errors.Is(err, property.ErrNotFound) {
+			return pid, err
+		}
+		s.hints.forgetIf(id, pid)
+	}
 	pid, err := s.lookupCode(ctx, account, p.InternalCode)
 	if err != nil {
 		return 0, err
 	}
-	_, err = s.write(ctx, recordID(account, pid), PropertyUpdated, contentSet(p))
-	return pid, err
+	return pid, upd(pid)
 }
 
 // Delete marks a property deleted, frees its internal code and removes its photos' files.
@@ -298,6 +322,7 @@ func (s *Store) Delete(ctx context.Context, account, code string) error {
 	if _, err := s.write(ctx, rec.ID, PropertyDeleted, bson.D{{Key: "deleted", Value: true}, {Key: "deleted_at", Value: s.now()}}); err != nil {
 		return err
 	}
+	s.hints.forget(codeID(account, code))
 	if _, err := s.codes.DeleteOne(ctx, bson.D{{Key: "_id", Value: codeID(account, code)}}); err != nil {
 		return fmt.Errorf("free internal_code %q: %w", code, err)
 	}
@@ -360,11 +385,19 @@ func (s *Store) update(ctx context.Context, id, change string, upd bson.D, upser
 // updateWhere is update applied only if the property also matches where (ErrNotFound
 // otherwise).
 func (s *Store) updateWhere(ctx context.Context, id, change string, where, upd bson.D, upsert bool) (Record, error) {
+	// The intent is recorded before the lock is taken: the intents of concurrent writers of
+	// one property are then recorded together (outbox.Begin shares one insert), and only
+	// the update itself waits for the one before. An intent is only a note to publish the
+	// property's current state, whenever it is recorded before the update.
+	in, err := s.outbox.Begin(ctx, id)
+	if err != nil {
+		return Record{}, fmt.Errorf("record %s in the outbox: %w", change, err)
+	}
 	// The lock is held until the relay has the snapshot, so that an erasure, which deletes
 	// the document under it, records its tombstone after the snapshot (erase.go).
 	unlock := s.locks.Lock(id)
 	defer unlock()
-	return s.updateLocked(ctx, id, change, where, upd, upsert)
+	return s.apply(ctx, []outbox.Intent{in}, id, change, where, upd, upsert)
 }
 
 // updateLocked is updateWhere for a caller that holds the property's lock.
@@ -372,6 +405,18 @@ func (s *Store) updateLocked(ctx context.Context, id, change string, where, upd 
 	in, err := s.outbox.Begin(ctx, id)
 	if err != nil {
 		return Record{}, fmt.Errorf("record %s in the outbox: %w", change, err)
+	}
+	return s.apply(ctx, []outbox.Intent{in}, id, change, where, upd, upsert)
+}
+
+// apply makes the update of updateWhere, its intents recorded and its lock held, and hands
+// the outcome to the relay. upd may be the writes of several callers made as one (one
+// intent each, content.go): the version counts each of them.
+func (s *Store) apply(ctx context.Context, ins []outbox.Intent, id, change string, where, upd bson.D, upsert bool) (Record, error) {
+	done := func(snap *outbox.Snapshot) {
+		for _, in := range ins {
+			s.outbox.Done(in, snap)
+		}
 	}
 	meta := bson.D{{Key: "last_change", Value: change}, {Key: "updated_at", Value: s.now()}}
 	found := false
@@ -384,27 +429,27 @@ func (s *Store) updateLocked(ctx context.Context, id, change string, where, upd 
 	if !found {
 		upd = append(upd, bson.E{Key: "$set", Value: meta})
 	}
-	upd = append(upd, bson.E{Key: "$inc", Value: bson.D{{Key: "version", Value: int64(1)}}})
+	upd = append(upd, bson.E{Key: "$inc", Value: bson.D{{Key: "version", Value: int64(len(ins))}}})
 	filter := bson.D{{Key: "_id", Value: id}}
 	if !upsert { // a deleted property is as missing as one that never existed
 		filter = append(filter, bson.E{Key: "deleted", Value: bson.D{{Key: "$ne", Value: true}}})
 	}
 	filter = append(filter, where...)
 	var rec Record
-	err = s.props.FindOneAndUpdate(ctx, filter, upd,
+	err := s.props.FindOneAndUpdate(ctx, filter, upd,
 		options.FindOneAndUpdate().SetReturnDocument(options.After).SetUpsert(upsert)).Decode(&rec)
 	if err != nil {
-		s.outbox.Done(in, nil)
+		done(nil)
 		if errors.Is(err, mongo.ErrNoDocuments) {
 			return Record{}, property.ErrNotFound
 		}
 		return Record{}, fmt.Errorf("%s of %s: %w", change, id, err)
 	}
 	if s.knownErased(rec.AccountID) {
-		s.outbox.Done(in, nil) // the loader answers a tombstone
+		done(nil) // the loader answers a tombstone
 		return rec, nil
 	}
-	s.outbox.Done(in, s.snapshot(rec))
+	done(s.snapshot(rec))
 	return rec, nil
 }
 
