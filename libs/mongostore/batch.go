@@ -67,7 +67,7 @@ func (i *Inserter) Insert(ctx context.Context, doc any) error {
 	if err != nil {
 		return fmt.Errorf("insert into %s: %w", i.coll.Name(), err)
 	}
-	countOp(ctx)
+	CountOp(ctx)
 	q := &queued{ctx: ctx, doc: raw, done: make(chan error, 1)}
 	i.mu.Lock()
 	i.queue = append(i.queue, q)
@@ -190,6 +190,3 @@ func outcomes(err error, n int) []error {
 	}
 	return out
 }
-
-// countOp counts one store round trip in ctx's tally.
-var countOp = func(context.Context) {}

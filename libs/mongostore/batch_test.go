@@ -201,14 +201,19 @@ func TestInserterCommandError(t *testing.T) {
 	}
 }
 
-// TestInserterIdleSendsAtOnce: a call to an idle Inserter goes out alone, at once.
+// TestInserterIdleSendsAtOnce: a call to an idle Inserter goes out alone, at once, and
+// counts one round trip in its caller's tally.
 func TestInserterIdleSendsAtOnce(t *testing.T) {
 	coll := fresh("idle")
 	ins := mongostore.NewInserter(coll)
 	b := watch(ins, false)
 	for k := range 3 {
-		if err := ins.Insert(context.Background(), doc{ID: fmt.Sprint(k), By: k}); err != nil {
+		ctx, tally := mongostore.WithTally(context.Background())
+		if err := ins.Insert(ctx, doc{ID: fmt.Sprint(k), By: k}); err != nil {
 			t.Fatal(err)
+		}
+		if n := tally.Count(); n != 1 {
+			t.Errorf("insert %d: %d round trips counted, want 1", k, n)
 		}
 	}
 	if s := b.seen(); fmt.Sprint(s) != "[1 1 1]" {

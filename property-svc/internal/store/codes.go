@@ -30,7 +30,8 @@ import (
 // maxHints bounds the hints kept; past it they are all forgotten and learnt again.
 const maxHints = 1 << 17
 
-// codeHints maps a code document's id to the property id it named when last read.
+// codeHints maps a code document's id to the property id it named when this process last
+// read or claimed it.
 type codeHints struct {
 	m sync.Map // string → int64
 	n atomic.Int64

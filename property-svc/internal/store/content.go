@@ -60,7 +60,7 @@ func (s *Store) updateContent(ctx context.Context, id, code string, set bson.D) 
 	if err != nil {
 		return fmt.Errorf("record %s in the outbox: %w", PropertyUpdated, err)
 	}
-	countOp(ctx) // the update it waits for, however many share it
+	mongostore.CountOp(ctx) // the update it waits for, however many share it
 	w := &contentWrite{ctx: ctx, in: in, set: set, done: make(chan error, 1)}
 	key := id + "\x00" + code
 	s.content.mu.Lock()
@@ -152,6 +152,3 @@ func mergeSets(sets []bson.D) bson.D {
 	}
 	return out
 }
-
-// countOp counts one store round trip in ctx's tally.
-var countOp = func(context.Context) {}

@@ -257,6 +257,7 @@ func (s *Store) claimCode(ctx context.Context, account, code string, pid int64) 
 	id := codeID(account, code)
 	_, err := s.codes.InsertOne(ctx, codeDoc{ID: id, PropertyID: pid, ClaimedAt: s.now()})
 	if err == nil {
+		s.hints.remember(id, pid)
 		return nil
 	}
 	if !mongostore.IsDuplicate(err) {
@@ -283,6 +284,7 @@ func (s *Store) claimCode(ctx context.Context, account, code string, pid int64) 
 	if !took {
 		return property.ErrCodeTaken
 	}
+	s.hints.remember(id, pid)
 	return nil
 }
 
