@@ -76,6 +76,7 @@ const openLoopFor = 5 * time.Second
 // openLoop offers rate requests a second for openLoopFor and reports what was offered and
 // answered, and the latencies (p50, p99) from the moment each request was due.
 func openLoop(b *testing.B, rate int, url string, headers map[string]string, body func() []byte) {
+	quiet(b)
 	h := http.Header{}
 	for k, v := range headers {
 		h.Set(k, v)

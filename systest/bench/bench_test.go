@@ -304,6 +304,7 @@ func once(body []byte) func() []byte { return func() []byte { return body } }
 func loadParallel(b *testing.B, parallelism int, url string, headers func() map[string]string, body func() []byte) float64 {
 	var mu sync.Mutex
 	var all []time.Duration
+	quiet(b)
 	b.SetParallelism(parallelism)
 	b.ResetTimer()
 	start := time.Now()
