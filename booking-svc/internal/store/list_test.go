@@ -21,7 +21,7 @@ func TestUpdateListedPastItsDeadline(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ctx = faults.With(ctx, func(step string) {
-		if step == "written" {
+		if step == "listing" {
 			cancel() // the deadline ends between the booking's write and its list entry's
 		}
 	})

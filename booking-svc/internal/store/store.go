@@ -234,7 +234,9 @@ func (s *Store) Update(ctx context.Context, account string, id int64, change boo
 		s.outbox.Done(in, nil)
 		return booking.Booking{}, err
 	}
-	faults.At(ctx, "written")
+	// A step for tests that act between the two writes (a deadline ending); the lock is held
+	// here, so no test may stop a request at it ("written", below, is the step to stop at).
+	faults.At(ctx, "listing")
 	// The booking is written and the answer will say so: its list entry is written too, even
 	// once the request's deadline has passed (a loaded machine), so that the next list shows
 	// what the answer said. Only a failing store leaves it to the relay.
@@ -242,6 +244,10 @@ func (s *Store) Update(ctx context.Context, account string, id int64, change boo
 	err = s.listedAs(lctx, b)
 	cancel()
 	unlock()
+	// The crash step after the write comes once the lock is given back: a test that stops a
+	// request here ("kills" it) and goes on in the same process must not find the booking's
+	// lock held for ever (as a real crash takes it with the process).
+	faults.At(ctx, "written")
 	if err != nil {
 		// The relay reads the booking and writes its list entry (Snapshot).
 		s.outbox.Done(in, nil)
