@@ -11,100 +11,25 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vros/vros/systest/apitest"
 )
 
-// sample is one line of a Prometheus scrape: a series and its value.
+// metricSample is one line of a Prometheus scrape: a series and its value.
 type metricSample struct {
 	name   string
 	labels map[string]string
 	value  float64
 }
 
-// scrapeMetrics reads a service's /metrics (Prometheus text format) on its internal listener,
-// with a client of its own: the default one checks edge's exchanges against the OpenAPI
-// documents.
+// scrapeMetrics reads a service's /metrics (apitest.ScrapeMetrics).
 func scrapeMetrics(t *testing.T, internalURL string) []metricSample {
 	t.Helper()
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(internalURL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s/metrics: HTTP %d", internalURL, resp.StatusCode)
-	}
 	var out []metricSample
-	for _, line := range strings.Split(string(body), "\n") {
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		s, err := parseMetricLine(line)
-		if err != nil {
-			t.Fatalf("%s/metrics: %v in %q", internalURL, err, line)
-		}
-		out = append(out, s)
+	for _, s := range apitest.ScrapeMetrics(t, internalURL) {
+		out = append(out, metricSample{name: s.Name, labels: s.Labels, value: s.Value})
 	}
 	return out
-}
-
-// parseMetricLine reads `name{label="value",…} value [timestamp]`; values escape \\, \" and \n.
-func parseMetricLine(line string) (metricSample, error) {
-	s := metricSample{labels: map[string]string{}}
-	i := strings.IndexAny(line, "{ ")
-	if i <= 0 {
-		return s, fmt.Errorf("no metric name")
-	}
-	s.name, line = line[:i], line[i:]
-	if line[0] == '{' {
-		line = line[1:]
-		for {
-			if strings.HasPrefix(line, "}") {
-				line = line[1:]
-				break
-			}
-			eq := strings.Index(line, `="`)
-			if eq <= 0 {
-				return s, fmt.Errorf("bad label")
-			}
-			name := line[:eq]
-			line = line[eq+2:]
-			var v strings.Builder
-			for {
-				if line == "" {
-					return s, fmt.Errorf("unterminated label value")
-				}
-				c := line[0]
-				line = line[1:]
-				if c == '"' {
-					break
-				}
-				if c == '\\' && line != "" {
-					switch line[0] {
-					case 'n':
-						v.WriteByte('\n')
-					default:
-						v.WriteByte(line[0])
-					}
-					line = line[1:]
-					continue
-				}
-				v.WriteByte(c)
-			}
-			s.labels[name] = v.String()
-			line = strings.TrimPrefix(line, ",")
-		}
-	}
-	f := strings.Fields(line)
-	if len(f) == 0 {
-		return s, fmt.Errorf("no value")
-	}
-	v, err := strconv.ParseFloat(f[0], 64)
-	if err != nil {
-		return s, err
-	}
-	s.value = v
-	return s, nil
 }
 
 // findMetric sums the samples of name (a counter, a gauge, or a histogram's _count) whose labels

@@ -99,11 +99,11 @@ func TestStoreRoundTrips(t *testing.T) {
 		// One request first, unmeasured: what a replica does once (a cache filled) is not
 		// what the kind costs.
 		r.run(t, f, r.runs)
-		before := scrape(t, r.svc())
+		before := apitest.ScrapeMetrics(t, r.svc())
 		for i := range r.runs {
 			r.run(t, f, i)
 		}
-		after := scrape(t, r.svc())
+		after := apitest.ScrapeMetrics(t, r.svc())
 		s0, n0 := opsOf(before, r.kind)
 		s1, n1 := opsOf(after, r.kind)
 		sum, n := s1-s0, n1-n0

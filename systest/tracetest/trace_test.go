@@ -284,8 +284,9 @@ func link(tr *jaeger.Trace, callerSpan string) (chain, error) {
 			c.bookingDB = append(c.bookingDB, s)
 		}
 	}
-	// The booking's writes: the outbox intent and the booking itself.
-	for _, coll := range []string{"outbox", "bookings"} {
+	// The booking's writes: its ledger op, which stands for its event as an outbox intent
+	// would (docs/booking.md, "What a booking costs the store"), and the booking itself.
+	for _, coll := range []string{"ledger_ops", "bookings"} {
 		if !slices.ContainsFunc(c.bookingDB, func(s jaeger.Span) bool { return tag(s, "db.collection.name") == coll }) {
 			return c, fmt.Errorf("no MongoDB span of booking-svc on %s under its server span (%d MongoDB spans there)", coll, len(c.bookingDB))
 		}
