@@ -2,7 +2,6 @@ package outbox
 
 import (
 	"context"
-	"time"
 
 	"github.com/vros/vros/libs/events"
 )
@@ -31,34 +30,9 @@ func (o *Outbox) Hand(ctx context.Context, aggregate string, snap *Snapshot, rel
 	if o.opt.Propagator != nil {
 		trace = events.TraceOf(ctx, o.opt.Propagator)
 	}
-	o.add(aggregate, nil, trace, snap)
-	o.hold(aggregate, map[Releaser][]string{rel: {key}})
+	o.add(aggregate, nil, trace, snap, map[Releaser][]string{rel: {key}})
 	o.count(ctx, 1)
-	o.mu.Lock()
-	if h := o.health[aggregate]; h != nil {
-		h.next = time.Time{}
-	}
-	o.mu.Unlock()
-	select {
-	case o.wake <- struct{}{}:
-	default:
-	}
-}
-
-// hold adds handed writes' keys to agg's pending entry (add made it).
-func (o *Outbox) hold(agg string, held map[Releaser][]string) {
-	if len(held) == 0 {
-		return
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	p := o.pending[agg]
-	if p.held == nil {
-		p.held = map[Releaser][]string{}
-	}
-	for rel, keys := range held {
-		p.held[rel] = append(p.held[rel], keys...)
-	}
+	o.wakeFor(aggregate)
 }
 
 // release forgets the handed writes of the aggregates published (covered), one Release per

@@ -241,10 +241,16 @@ func (o *Outbox) Begin(ctx context.Context, aggregate string) (Intent, error) {
 // snap, when the writer has it, is the state its write produced; the relay then publishes
 // it without reading the aggregate again.
 func (o *Outbox) Done(in Intent, snap *Snapshot) {
-	o.add(in.aggregate, []string{in.id}, in.trace, snap)
+	o.add(in.aggregate, []string{in.id}, in.trace, snap, nil)
+	o.wakeFor(in.aggregate)
+}
+
+// wakeFor wakes the relay for a new write of agg, at once even if agg failed lately: a new
+// write may be what repairs it.
+func (o *Outbox) wakeFor(agg string) {
 	o.mu.Lock()
-	if h := o.health[in.aggregate]; h != nil {
-		h.next = time.Time{} // a new write may be what repairs it: try at once
+	if h := o.health[agg]; h != nil {
+		h.next = time.Time{}
 	}
 	o.mu.Unlock()
 	select {
@@ -311,19 +317,26 @@ func (o *Outbox) sweep(ctx context.Context) error {
 		o.lastFull = now
 	}
 	for _, d := range docs {
-		o.add(d.Aggregate, []string{d.ID}, d.Trace, nil)
+		o.add(d.Aggregate, []string{d.ID}, d.Trace, nil, nil)
 	}
 	return nil
 }
 
-// add marks intents of agg as ready to relay, once each.
-func (o *Outbox) add(agg string, ids []string, trace map[string]string, snap *Snapshot) {
+// add marks intents of agg, and writes handed over without one (held, by Releaser), as
+// ready to relay, each once: in one step, so that a flush takes them all or none.
+func (o *Outbox) add(agg string, ids []string, trace map[string]string, snap *Snapshot, held map[Releaser][]string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	p := o.pending[agg]
 	if p == nil {
 		p = &pendingAgg{}
 		o.pending[agg] = p
+	}
+	for rel, keys := range held {
+		if p.held == nil {
+			p.held = map[Releaser][]string{}
+		}
+		p.held[rel] = append(p.held[rel], keys...)
 	}
 	if trace != nil {
 		p.trace = trace
@@ -586,8 +599,7 @@ func (o *Outbox) requeue(agg string, p *pendingAgg) {
 	if p.load {
 		snap = nil
 	}
-	o.add(agg, p.ids, p.trace, snap)
-	o.hold(agg, p.held)
+	o.add(agg, p.ids, p.trace, snap, p.held)
 }
 
 func (o *Outbox) count(ctx context.Context, n int64) {
