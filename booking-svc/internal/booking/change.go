@@ -239,8 +239,7 @@ func (s *Service) update(ctx context.Context, account string, id int64, plan pla
 	if sealed != nil {
 		deposit.Card = sealed
 	}
-	s.scheduleDeposit(&deposit)
-	if err := s.noteDeposit(ctx, deposit, s.depositAt(deposit, s.now(), s.Location(ctx, account, next.PropertyID))); err != nil {
+	if err := s.planDeposit(ctx, &deposit); err != nil {
 		return undo(err)
 	}
 	res, err := s.store.Update(ctx, account, cur.BookingID, Updated, func(b *Booking) error {

@@ -155,6 +155,13 @@ func depositActive(d *DepositHold) bool {
 	return d != nil && (d.Pending != "" || d.Status == DepositScheduled || d.Status == DepositHeld)
 }
 
+// planDeposit schedules b's damage-deposit hold (scheduleDeposit) and notes when its next
+// step is due in the index, before the booking that says so is written.
+func (s *Service) planDeposit(ctx context.Context, b *Booking) error {
+	s.scheduleDeposit(b)
+	return s.noteDeposit(ctx, *b, s.depositAt(*b, s.now(), s.Location(ctx, b.AccountID, b.PropertyID)))
+}
+
 // noteDeposit records in the index that booking b, about to be written with its Deposit,
 // may have a step due from at on (before the write: an entry too early only costs a read).
 func (s *Service) noteDeposit(ctx context.Context, b Booking, at time.Time) error {

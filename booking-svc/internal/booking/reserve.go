@@ -140,8 +140,7 @@ func (s *Service) Create(ctx context.Context, account string, nb NewBooking) (Bo
 	promo := b.Promotion
 	// The damage-deposit hold it schedules is noted in the index before the booking says so.
 	deposit := b
-	s.scheduleDeposit(&deposit)
-	if err := s.noteDeposit(ctx, deposit, s.depositAt(deposit, s.now(), s.Location(ctx, account, p.PropertyID))); err != nil {
+	if err := s.planDeposit(ctx, &deposit); err != nil {
 		return Booking{}, err
 	}
 	out, err := s.store.Update(ctx, account, id, Reserved, func(b *Booking) error {
@@ -184,8 +183,7 @@ func (s *Service) createPlain(ctx context.Context, b Booking, stay ledger.Stay) 
 		return Booking{}, err
 	}
 	faults.At(ctx, "claimed")
-	s.scheduleDeposit(&b)
-	if err := s.noteDeposit(ctx, b, s.depositAt(b, s.now(), s.Location(ctx, account, b.PropertyID))); err != nil {
+	if err := s.planDeposit(ctx, &b); err != nil {
 		return Booking{}, err
 	}
 	if ctx.Err() != nil {

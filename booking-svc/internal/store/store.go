@@ -161,17 +161,23 @@ func (s *Store) InsertReserved(ctx context.Context, b booking.Booking, rel ledge
 		return booking.Booking{}, fmt.Errorf("insert booking %d: %w", b.BookingID, err)
 	}
 	faults.At(ctx, "written")
-	// Written even once the request's deadline has passed, as Update's entry is.
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listAfterWrite)
-	err := s.insertEntry(lctx, r)
-	cancel()
-	var snap *outbox.Snapshot
-	if err == nil { // otherwise the relay reads the booking and writes its entry (Snapshot)
-		m, merr := bookingMessage(r)
-		snap = s.snapshot(r.AccountID, r.Version, m, merr)
-	}
-	s.outbox.Hand(ctx, BookingAggregate(r.AccountID, r.BookingID), snap, rel, key)
+	s.outbox.Hand(ctx, BookingAggregate(r.AccountID, r.BookingID), s.listThen(ctx, r, s.insertEntry), rel, key)
 	return bookingOf(r), nil
+}
+
+// listThen writes b's list entry with list, then returns what the relay is handed: b's
+// snapshot, or nil when the entry was not written (the relay then reads the booking and
+// writes its entry: Snapshot). The booking is written and the answer will say so: its entry
+// is written even once the request's deadline has passed (a loaded machine), so that the
+// next list shows what the answer said; only a failing store leaves it to the relay.
+func (s *Store) listThen(ctx context.Context, b BookingRec, list func(context.Context, BookingRec) error) *outbox.Snapshot {
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listAfterWrite)
+	defer cancel()
+	if err := list(lctx, b); err != nil {
+		return nil
+	}
+	m, err := bookingMessage(b)
+	return s.snapshot(b.AccountID, b.Version, m, err)
 }
 
 // Republish records an outbox intent for booking id, so that its current state is published
@@ -237,24 +243,13 @@ func (s *Store) Update(ctx context.Context, account string, id int64, change boo
 	// A step for tests that act between the two writes (a deadline ending); the lock is held
 	// here, so no test may stop a request at it ("written", below, is the step to stop at).
 	faults.At(ctx, "listing")
-	// The booking is written and the answer will say so: its list entry is written too, even
-	// once the request's deadline has passed (a loaded machine), so that the next list shows
-	// what the answer said. Only a failing store leaves it to the relay.
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), listAfterWrite)
-	err = s.listedAs(lctx, b)
-	cancel()
+	snap := s.listThen(ctx, b, s.listedAs)
 	unlock()
 	// The crash step after the write comes once the lock is given back: a test that stops a
 	// request here ("kills" it) and goes on in the same process must not find the booking's
 	// lock held for ever (as a real crash takes it with the process).
 	faults.At(ctx, "written")
-	if err != nil {
-		// The relay reads the booking and writes its list entry (Snapshot).
-		s.outbox.Done(in, nil)
-		return bookingOf(b), nil
-	}
-	m, merr := bookingMessage(b)
-	s.outbox.Done(in, s.snapshot(account, b.Version, m, merr))
+	s.outbox.Done(in, snap)
 	return bookingOf(b), nil
 }
 
