@@ -45,7 +45,7 @@ test-unit: vros-infra ## the fast loop (about 2 min warm): every module's tests 
 # Go test on embedded servers, then the fuzz targets and the chart checks) and the real lane
 # (the real servers start, then the packages that use them run again). Both share the two
 # cores; alone, the real lane would wait most of its time on one package at a time.
-test: chromium jaeger vros-infra helm promtool ## run every test: the embedded lane (Go tests, fuzz targets, Helm chart checks) and, at the same time, the real lane (PostgreSQL + FerretDB, Apache Kafka)
+test: chromium poppler jaeger vros-infra helm promtool ## run every test: the embedded lane (Go tests, fuzz targets, Helm chart checks) and, at the same time, the real lane (PostgreSQL + FerretDB, Apache Kafka)
 	@MAKE="$(MAKE)" bash mk/lanes.sh test-embedded-lane test-real-lane
 
 test-embedded-lane: test-go-pass test-fuzz test-charts-pass
