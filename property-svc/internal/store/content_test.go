@@ -93,14 +93,7 @@ func TestConcurrentUpdatesOfOnePropertyMadeTogether(t *testing.T) {
 	}
 	key := events.Key(acct, fmt.Sprint(pid))
 	final := int64(2 + 1 + n)
-	eventually.Holds(t, "the last version published", 10*time.Second, func() bool {
-		for _, p := range h.pub.published(t, key) {
-			if p.Version == final {
-				return true
-			}
-		}
-		return false
-	})
+	h.pub.awaitVersion(t, key, final)
 	for _, p := range h.pub.published(t, key) {
 		if p.Version > 3 && p.Version < final {
 			t.Errorf("published version %d: the %d updates that waited together were stored one by one", p.Version, n)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/property-svc/internal/property"
-	"github.com/vros/vros/testkit/eventually"
 	"github.com/vros/vros/testkit/together"
 )
 
@@ -95,14 +94,7 @@ func TestConcurrentSectionWrites(t *testing.T) {
 	// mongostore.KeepNewer); what matters is that the last version is published.
 	final := int64(1 + 3*rounds)
 	key := events.Key(acct, fmt.Sprint(pid))
-	eventually.Holds(t, "the relay publishes the last version", 10*time.Second, func() bool {
-		for _, p := range h.pub.published(t, key) {
-			if p.Version == final {
-				return true
-			}
-		}
-		return false
-	})
+	h.pub.awaitVersion(t, key, final)
 	for _, p := range h.pub.published(t, key) {
 		if p.Version < 1 || p.Version > final {
 			t.Errorf("published version %d, written 1 to %d", p.Version, final)

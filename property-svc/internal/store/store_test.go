@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 	"github.com/vros/vros/libs/seal"
 	"github.com/vros/vros/property-svc/internal/photo"
 	"github.com/vros/vros/property-svc/internal/property"
+	"github.com/vros/vros/testkit/eventually"
 	"github.com/vros/vros/testkit/testinfra"
 )
 
@@ -78,6 +80,20 @@ func (r *recorder) Publish(_ context.Context, msgs ...events.Message) error {
 	defer r.mu.Unlock()
 	r.msgs = append(r.msgs, msgs...)
 	return nil
+}
+
+// awaitVersion waits until the relay has published version v of the property with key (in any
+// order: consumers keep the newer, mongostore.KeepNewer).
+func (r *recorder) awaitVersion(t *testing.T, key string, v int64) {
+	t.Helper()
+	eventually.Holds(t, fmt.Sprintf("the relay publishes version %d", v), 10*time.Second, func() bool {
+		for _, p := range r.published(t, key) {
+			if p.Version == v {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // published returns the property events published with key, decoded.
