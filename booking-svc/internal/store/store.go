@@ -229,28 +229,32 @@ func (s *Store) Update(ctx context.Context, account string, id int64, change boo
 		return booking.Booking{}, fmt.Errorf("update booking %d: %w", id, err)
 	}
 	faults.At(ctx, "intent")
-	// This process's changes of one booking wait for each other, up to their list entry's
-	// write: so the entry can be written from the document the update answered, never read
-	// again (no later change of this process can come between). Those of other replicas
-	// touch other fields or hold the booking's ledger op.
-	unlock := s.locks.Lock(collBookings + "/" + docID(account, id))
-	b, err := s.update(ctx, account, id, eventTypes[change], apply)
+	b, snap, err := s.updateListed(ctx, account, id, change, apply)
 	if err != nil {
-		unlock()
 		s.outbox.Done(in, nil)
 		return booking.Booking{}, err
 	}
-	// A step for tests that act between the two writes (a deadline ending); the lock is held
-	// here, so no test may stop a request at it ("written", below, is the step to stop at).
-	faults.At(ctx, "listing")
-	snap := s.listThen(ctx, b, s.listedAs)
-	unlock()
-	// The crash step after the write comes once the lock is given back: a test that stops a
-	// request here ("kills" it) and goes on in the same process must not find the booking's
-	// lock held for ever (as a real crash takes it with the process).
 	faults.At(ctx, "written")
 	s.outbox.Done(in, snap)
 	return bookingOf(b), nil
+}
+
+// updateListed makes Update's write and its list entry's, under the booking's lock: this
+// process's changes of one booking wait for each other up to the entry's write, so the entry
+// is written from the document the update answered, never read again (no later change of
+// this process can come between). Those of other replicas touch other fields or hold the
+// booking's ledger op. The lock is given back by a deferred call, so that a request stopped
+// inside (a crash test's runtime.Goexit at "listing", a panic) never leaves it held: the
+// locks are striped, and a held one would stop every later write of its stripe.
+func (s *Store) updateListed(ctx context.Context, account string, id int64, change booking.Change, apply func(*booking.Booking) error) (BookingRec, *outbox.Snapshot, error) {
+	defer s.locks.Lock(collBookings + "/" + docID(account, id))()
+	b, err := s.update(ctx, account, id, eventTypes[change], apply)
+	if err != nil {
+		return b, nil, err
+	}
+	// A step between the two writes: for a deadline that ends there, and a stop.
+	faults.At(ctx, "listing")
+	return b, s.listThen(ctx, b, s.listedAs), nil
 }
 
 func (s *Store) update(ctx context.Context, account string, id int64, change string, apply func(*booking.Booking) error) (BookingRec, error) {
