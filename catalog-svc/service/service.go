@@ -75,7 +75,10 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 		BodyLimit: 1 << 20,
 		Ready:     base.Ready,
 	})
-	api.New(cat, cfg.MediaBaseURL).Register(app, auth)
+	applied := &events.Applied{}
+	reads := api.New(cat, cfg.MediaBaseURL)
+	reads.Applied = applied
+	reads.Register(app, auth)
 
 	log.Info("catalog-svc starting", "addr", cfg.Addr)
 	g, gctx := errgroup.WithContext(ctx)
@@ -87,6 +90,8 @@ func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
 			// after a crash is harmless, and a catch-up of the whole topics does not wait for
 			// the broker after every message (docs/catalog.md).
 			Propagator: tel.Propagator, CommitEvery: time.Second,
+			// Told to edge with every answer it may keep (docs/catalog.md, "Answers kept at edge").
+			Applied: applied,
 		}, consumer.New(cat).Apply)
 	})
 	g.Go(func() error { return httpapi.Serve(gctx, app, cfg.Addr, ready, cfg.ShutdownDrain, 10*time.Second) })

@@ -298,7 +298,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 				UsageFlush:    o.UsageFlush,
 				EngineRateRPS: o.Engine.RateRPS, EngineRateBurst: o.Engine.RateBurst, EngineAddressRPS: o.Engine.AddressRPS,
 				EngineAddressBurst: o.Engine.AddressBurst, EngineAddressCheckouts: o.Engine.AddressCheckouts,
-				EngineCheckoutPeriod: o.Engine.CheckoutPeriod}, ready)
+				EngineCheckoutPeriod: o.Engine.CheckoutPeriod, KeptAnswersMiB: edge.DefaultKeptAnswersMiB}, ready)
 		})
 	if err != nil {
 		s.Close()

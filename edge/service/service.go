@@ -13,12 +13,15 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/vros/vros/edge/internal/account"
 	"github.com/vros/vros/edge/internal/accountstore"
 	"github.com/vros/vros/edge/internal/admin"
 	"github.com/vros/vros/edge/internal/backend"
 	"github.com/vros/vros/edge/internal/edgemetrics"
 	"github.com/vros/vros/edge/internal/gateway"
+	"github.com/vros/vros/edge/internal/kept"
 	"github.com/vros/vros/edge/internal/panel"
 	"github.com/vros/vros/edge/internal/panelauth"
 	"github.com/vros/vros/edge/internal/panelstore"
@@ -27,6 +30,7 @@ import (
 	"github.com/vros/vros/edge/internal/usagestore"
 	"github.com/vros/vros/edge/openapi"
 	"github.com/vros/vros/libs/config"
+	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/mongostore"
 	"github.com/vros/vros/libs/telemetry"
@@ -75,6 +79,9 @@ type Config struct {
 	// BodyMemoryMiB is the budget of request body bytes in flight in this replica, in MiB
 	// (0: gateway.DefaultBodyMemory; docs/limits.md, "Memory budget").
 	BodyMemoryMiB int `env:"VROS_EDGE_BODY_MEMORY_MIB" envDefault:"64"`
+	// KeptAnswersMiB bounds the catalog answers this replica keeps and serves again itself
+	// (docs/catalog.md, "Answers kept at edge"), in MiB; 0 keeps none.
+	KeptAnswersMiB int `env:"VROS_EDGE_KEPT_ANSWERS_MIB" envDefault:"16"` // DefaultKeptAnswersMiB
 	// PanelPasswordCost is bcrypt's work factor for the management panel's passwords.
 	PanelPasswordCost int `env:"VROS_EDGE_PANEL_PASSWORD_COST" envDefault:"12"`
 	// UsageFlush is how often the usage counts are flushed (zero: usage.FlushInterval);
@@ -86,6 +93,9 @@ type Config struct {
 	// dev launcher and the test stacks set it; it is never read from the environment.
 	Development bool
 }
+
+// DefaultKeptAnswersMiB is VROS_EDGE_KEPT_ANSWERS_MIB's default.
+const DefaultKeptAnswersMiB = 16
 
 // Run serves edge until ctx ends. ready, when set, receives the listening address.
 func Run(ctx context.Context, cfg Config, ready func(addr string)) error {
@@ -120,6 +130,9 @@ func (cfg *Config) validate() error {
 	}
 	if _, err := gateway.NewIntake(cfg.bodyMemory(), 0); err != nil {
 		return fmt.Errorf("VROS_EDGE_BODY_MEMORY_MIB: %w", err)
+	}
+	if cfg.KeptAnswersMiB < 0 {
+		return fmt.Errorf("VROS_EDGE_KEPT_ANSWERS_MIB must not be negative (0 keeps no answer)")
 	}
 	if cfg.EngineAddressCheckouts > 0 && cfg.EngineCheckoutPeriod <= 0 {
 		return fmt.Errorf("VROS_EDGE_ENGINE_CHECKOUT_PERIOD must be a positive duration (1h) when VROS_EDGE_ENGINE_ADDRESS_CHECKOUTS is set, not %s", cfg.EngineCheckoutPeriod)
@@ -192,7 +205,30 @@ func serve(ctx context.Context, cfg Config, tel *telemetry.Telemetry, ready func
 	}
 	users := panelauth.New(panelUsers, panelauth.Options{Cost: cfg.PanelPasswordCost})
 
+	var answers *kept.Store
+	if cfg.KeptAnswersMiB > 0 && cfg.CatalogURL != "" {
+		// The catalog's topics, heard from now on: an answer is kept only while every change
+		// of its account is heard (the keys alone are read).
+		feed := kept.NewFeed(cfg.KafkaBrokers, []string{events.TopicProperty, events.TopicBooking})
+		answers = kept.NewStore(cfg.KeptAnswersMiB<<20, feed)
+		feed.Heard = answers.Heard
+		go feed.Run(loops, func(err error) { log.Warn("catalog topics not heard: no kept answer is served", "err", err) })
+		if tel.Meter != nil {
+			served, err := tel.Meter.Int64ObservableCounter("vros.edge.kept_answers",
+				metric.WithDescription("Catalog answers edge served again itself (docs/catalog.md, \"Answers kept at edge\")."))
+			if err != nil {
+				return err
+			}
+			if _, err := tel.Meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+				o.ObserveInt64(served, answers.Served())
+				return nil
+			}, served); err != nil {
+				return err
+			}
+		}
+	}
 	gw, err := gateway.New(gateway.Config{
+		Kept: answers,
 		ServiceURLs: map[gateway.Upstream]string{
 			gateway.PropertySvc: cfg.PropertyURL, gateway.BookingSvc: cfg.BookingURL, gateway.CatalogSvc: cfg.CatalogURL,
 			gateway.IntegrationSvc: cfg.IntegrationURL, gateway.MessagingSvc: cfg.MessagingURL,

@@ -54,6 +54,10 @@ type ConsumerOptions struct {
 	// and no longer waits for the broker after every message while it catches up. Zero
 	// commits each message before the next is fetched.
 	CommitEvery time.Duration
+	// Applied, when set, is told each message once its handler returned (applied or parked),
+	// after the group's committed offsets as it starts: how far the view stands, for the
+	// readers that must know it (docs/catalog.md, "Answers kept at edge").
+	Applied *Applied
 
 	// phase, in tests only (export_test.go), is called as the loop enters each of its
 	// phases: "fetch" (before a message is fetched), "apply" (a message fetched, before its
@@ -104,6 +108,25 @@ func Consume(ctx context.Context, o ConsumerOptions, h Handler) error {
 		}
 	}
 
+	if o.Applied != nil {
+		// Until they are read the view's positions are only those of the messages it applies:
+		// its readers then trust it less, never more. What the group committed is what this
+		// view applied (the group is its own), so they stay true however late they come.
+		go func() {
+			for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
+				err := o.Applied.LoadCommitted(ctx, o.Brokers, o.GroupID, o.Topics)
+				if err == nil || ctx.Err() != nil {
+					return
+				}
+				o.logWarn(ctx, "committed offsets not read; retrying", err, "retry_in", wait.String())
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+			}
+		}()
+	}
 	fetchBackoff := time.Duration(0)
 	for {
 		o.at("fetch")
@@ -136,6 +159,9 @@ func Consume(ctx context.Context, o ConsumerOptions, h Handler) error {
 			return nil
 		}
 		met.done(ctx, m.Topic, parked, time.Since(start).Seconds())
+		if o.Applied != nil {
+			o.Applied.Mark(m.Topic, m.Partition, m.Offset)
+		}
 		o.at("commit")
 		if err := r.CommitMessages(ctx, m); err != nil && ctx.Err() == nil {
 			o.logWarn(ctx, "commit failed; the message will be applied again", err)

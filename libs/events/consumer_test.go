@@ -131,9 +131,14 @@ func storeCall(ctx context.Context) error {
 
 // committedOffset is group's committed offset of partition 0 of topic (-1: none).
 func committedOffset(t *testing.T, group, topic string) int64 {
+	return committedOffsetOf(t, group, topic, 0)
+}
+
+// committedOffsetOf is group's committed offset of a partition of topic (-1: none).
+func committedOffsetOf(t *testing.T, group, topic string, partition int) int64 {
 	t.Helper()
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
-	res, err := cl.OffsetFetch(context.Background(), &kafka.OffsetFetchRequest{GroupID: group, Topics: map[string][]int{topic: {0}}})
+	res, err := cl.OffsetFetch(context.Background(), &kafka.OffsetFetchRequest{GroupID: group, Topics: map[string][]int{topic: {partition}}})
 	if err != nil || res.Error != nil || len(res.Topics[topic]) != 1 {
 		t.Fatalf("offsets of %s: %v %v %v", group, err, res.Error, res.Topics)
 	}

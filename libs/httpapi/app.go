@@ -29,6 +29,15 @@ import (
 // HeaderRequestID carries the request id from edge to the services and back to the client.
 const HeaderRequestID = "X-Request-Id"
 
+// A catalog-svc answer that edge may keep and serve again itself (docs/catalog.md, "Answers
+// kept at edge") carries both: until when it holds (Unix milliseconds), and where the
+// catalog's consumer stood before the answer was read (events.Positions). edge never passes
+// them on to a client.
+const (
+	HeaderKeepUntil = "X-Vros-Keep-Until"
+	HeaderApplied   = "X-Vros-Applied"
+)
+
 // Options shape one service's Fiber app.
 type Options struct {
 	Telemetry *telemetry.Telemetry

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"container/list"
+	"strconv"
 	"sync"
 	"time"
 	"weak"
@@ -10,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/vros/vros/catalog-svc/internal/catalog"
+	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/pricing"
 )
 
@@ -89,20 +91,20 @@ func (e *answerEntry) cost() int {
 }
 
 // get returns the answer kept under k if it is valid at now; an expired one is dropped.
-func (s *answers) get(k answerKey, now time.Time) ([]byte, bool) {
+func (s *answers) get(k answerKey, now time.Time) (answer, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	el, ok := s.byKey[k]
 	if !ok {
-		return nil, false
+		return answer{}, false
 	}
 	e := el.Value.(*answerEntry)
 	if now.Before(e.ans.from) || !now.Before(e.ans.until) {
 		s.remove(el)
-		return nil, false
+		return answer{}, false
 	}
 	s.order.MoveToFront(el)
-	return e.ans.body, true
+	return e.ans, true
 }
 
 // put keeps ans under k, dropping the least recently used answers beyond the bound. An
@@ -162,35 +164,61 @@ func (s *answers) held() (n, size int) {
 }
 
 // sendKept answers the request with the answer kept under k when there is one valid at now.
-func (a *API) sendKept(c *fiber.Ctx, k answerKey, now time.Time) bool {
-	body, ok := a.answers.get(k, now)
+// applied is where the consumer stood before the request read anything (keptAt).
+func (a *API) sendKept(c *fiber.Ctx, k answerKey, now time.Time, applied string) bool {
+	ans, ok := a.answers.get(k, now)
 	if !ok {
 		return false
 	}
 	c.Response().Header.SetContentType(fiber.MIMEApplicationJSON)
-	_ = c.Send(body) // the kept bytes are never changed: fasthttp may send them as they are
+	keptAt(c, ans.until, applied)
+	_ = c.Send(ans.body) // the kept bytes are never changed: fasthttp may send them as they are
 	return true
+}
+
+// keptAt tells edge that the answer may be kept, until when, and where the consumer stood
+// (events.Applied) before the request read the catalog: everything the answer was computed
+// from is at least that (docs/catalog.md, "Answers kept at edge"). Nothing is told while the
+// positions are unknown.
+func keptAt(c *fiber.Ctx, until time.Time, applied string) {
+	if applied == "" {
+		return
+	}
+	c.Response().Header.Set(httpapi.HeaderKeepUntil, strconv.FormatInt(until.UnixMilli(), 10))
+	c.Response().Header.Set(httpapi.HeaderApplied, applied)
+}
+
+// applied is where the consumer stands now ("" unknown): read before the account's
+// generation or property, so that what the request then reads is at least as new.
+func (a *API) applied() string {
+	if a.Applied == nil {
+		return ""
+	}
+	return a.Applied.String()
 }
 
 // sendAndKeep answers v as c.JSON does and keeps the bytes under k for the moments from now
 // until until. An account the catalog holds nothing of (generation 0: unknown or erased)
 // keeps nothing; nor does one erased while its answer was computed.
-func (a *API) sendAndKeep(c *fiber.Ctx, k answerKey, v any, now, until time.Time) error {
+func (a *API) sendAndKeep(c *fiber.Ctx, k answerKey, v any, now, until time.Time, applied string) error {
 	raw, err := c.App().Config().JSONEncoder(v)
 	if err != nil {
 		return err
 	}
 	body := bytes.Clone(raw) // ours alone, whatever the encoder does with its buffers
 	c.Response().Header.SetContentType(fiber.MIMEApplicationJSON)
-	_ = c.Send(body)
 	if k.gen == 0 && k.read != readDetail || !now.Before(until) {
+		_ = c.Send(body)
 		return nil
 	}
 	a.answers.put(k, answer{body: body, from: now, until: until})
 	if a.catalog.Erased(k.acc) {
 		// Erased while this answer was computed, maybe after its answers were forgotten.
 		a.answers.drop(k)
+	} else {
+		keptAt(c, until, applied)
 	}
+	_ = c.Send(body)
 	return nil
 }
 

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,7 +16,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/events/contract"
+	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/pricing"
 	"github.com/vros/vros/libs/tenancy"
 )
@@ -513,6 +517,59 @@ func BenchmarkKeptAnswers(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestKeptAnswersToldToEdge: an answer the catalog keeps tells edge until when it holds and
+// where the consumer stood before it was read (docs/catalog.md, "Answers kept at edge"),
+// computed or served kept alike; nothing is told while the positions are unknown, for an
+// error, or for an account the catalog holds nothing of.
+func TestKeptAnswersToldToEdge(t *testing.T) {
+	s := newServer(t, "https://media.example")
+	filterFixture(s)
+	s.api.Applied = &events.Applied{}
+	marks := func(acc, name, body string) (code int, until, applied string) {
+		t.Helper()
+		req := httptest.NewRequest(http.MethodPost, "/internal/read/"+name, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		tenancy.NewSigner(tenancy.CallerEdge, testKey).SetHeaders(req.Header.Set, tenancy.Tenant{AccountID: acc}, http.MethodPost,
+			"/internal/read/"+name, []byte(body), time.Now())
+		resp, err := s.app.Test(req, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get(httpapi.HeaderKeepUntil), resp.Header.Get(httpapi.HeaderApplied)
+	}
+	if _, until, applied := marks("f1", "search-rental", `{}`); until != "" || applied != "" {
+		t.Fatalf("positions unknown: told %q %q", until, applied)
+	}
+	s.api.answers = newAnswers(defaultAnswerBytes)
+	s.api.Applied.Mark("vros.property.v1", 0, 7)
+	now := s.api.now()
+	for _, c := range []struct{ name, body string }{
+		{"search-rental", `{}`}, {"search-rental", `{}`}, // computed, then kept
+		{"property-detail", `{"property_id":"1"}`}, {"property-detail", `{"property_id":"1"}`},
+		{"property-detail", `{}`}, {"property-detail", `{}`},
+	} {
+		code, until, applied := marks("f1", c.name, c.body)
+		ms, err := strconv.ParseInt(until, 10, 64)
+		if code != http.StatusOK || err != nil || !time.UnixMilli(ms).After(now) || applied != "vros.property.v1/0=7" {
+			t.Errorf("%s %s: %d, until %q, applied %q", c.name, c.body, code, until, applied)
+		}
+	}
+	s.api.Applied.Mark("vros.property.v1", 0, 9)
+	if _, _, applied := marks("f1", "search-rental", `{}`); applied != "vros.property.v1/0=9" {
+		t.Errorf("kept answer told %q, want where the consumer stands now", applied)
+	}
+	for _, c := range []struct{ acc, name, body string }{
+		{"f1", "search-rental", `{"checkin":"someday"}`},
+		{"f1", "property-detail", `{"property_id":"999"}`},
+		{"nobody", "search-rental", `{}`},
+	} {
+		if code, until, applied := marks(c.acc, c.name, c.body); until != "" || applied != "" {
+			t.Errorf("%s %s of %s: %d told %q %q", c.name, c.body, c.acc, code, until, applied)
 		}
 	}
 }

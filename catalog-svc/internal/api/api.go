@@ -15,6 +15,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/vros/vros/catalog-svc/internal/catalog"
+	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/libs/fields"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/pricing"
@@ -36,6 +37,9 @@ type API struct {
 	calendars calendars
 	// answers holds search-rental's and property-detail's encoded answers (answers.go).
 	answers *answers
+	// Applied is how far the consumer has applied the topics, told with every answer edge
+	// may keep (answers.go, keptAt); nil tells nothing, and edge keeps nothing.
+	Applied *events.Applied
 }
 
 // New returns the API. An erased account's search records are dropped with it.

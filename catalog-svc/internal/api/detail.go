@@ -135,6 +135,7 @@ type detailJSON struct {
 // property's local date changes (its rangeRates are the next 365 nights').
 func (a *API) propertyDetail(c *fiber.Ctx) error {
 	acc := account(c)
+	applied := a.applied()
 	gen := a.catalog.Generation(acc) // before anything else of the account is read
 	in := readInput(c)
 	sc := a.readScope(c, in)
@@ -153,15 +154,15 @@ func (a *API) propertyDetail(c *fiber.Ctx) error {
 			return err
 		}
 		key.read, key.gen, key.prop = readDetail, 0, weak.Make(p)
-		if a.sendKept(c, key, now) {
+		if a.sendKept(c, key, now, applied) {
 			return nil
 		}
 		days.add(p)
 		return a.sendAndKeep(c, key, struct {
 			Properties detailJSON `json:"properties"`
-		}{a.detail(base, langs, p, now)}, now, days.end())
+		}{a.detail(base, langs, p, now)}, now, days.end(), applied)
 	}
-	if a.sendKept(c, key, now) {
+	if a.sendKept(c, key, now, applied) {
 		return nil
 	}
 	props := sc.filter(a.catalog.Properties(acc))
@@ -172,7 +173,7 @@ func (a *API) propertyDetail(c *fiber.Ctx) error {
 	}
 	return a.sendAndKeep(c, key, struct {
 		Properties []detailJSON `json:"properties"`
-	}{list}, now, days.end())
+	}{list}, now, days.end(), applied)
 }
 
 // detail is p's detail object; the fields the system has no data for are "" or 0

@@ -641,6 +641,7 @@ var errRequote = errors.New("requote")
 
 func (a *API) searchRental(c *fiber.Ctx) error {
 	acc := account(c)
+	applied := a.applied()
 	gen := a.catalog.Generation(acc) // before anything else of the account is read
 	in := readInput(c)
 	sc := a.readScope(c, in)
@@ -656,7 +657,7 @@ func (a *API) searchRental(c *fiber.Ctx) error {
 	}
 	base := a.mediaBase(c)
 	key := answerKey{read: readSearch, acc: acc, gen: gen, brand: sc.brandID(), base: base, query: q.key()}
-	if a.sendKept(c, key, q.now) {
+	if a.sendKept(c, key, q.now, applied) {
 		return nil
 	}
 	q.turns = newTurns(q.now)
@@ -679,7 +680,7 @@ func (a *API) searchRental(c *fiber.Ctx) error {
 	for _, h := range page {
 		ans.Properties = append(ans.Properties, a.summary(h, q, base))
 	}
-	return a.sendAndKeep(c, key, ans, q.now, q.turns.end())
+	return a.sendAndKeep(c, key, ans, q.now, q.turns.end(), applied)
 }
 
 // scan is catalog.Scan over the properties ids lists (a brand's, scope.list), or over every

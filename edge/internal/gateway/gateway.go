@@ -17,6 +17,7 @@ import (
 
 	"github.com/vros/vros/edge/internal/account"
 	"github.com/vros/vros/edge/internal/edgemetrics"
+	"github.com/vros/vros/edge/internal/kept"
 	"github.com/vros/vros/edge/internal/throttle"
 	"github.com/vros/vros/edge/internal/usage"
 	"github.com/vros/vros/edge/widget"
@@ -53,6 +54,9 @@ type Config struct {
 	Metrics *edgemetrics.Metrics
 	// Engine is the public booking API's limits (zero: none, and DefaultOriginTTL).
 	Engine EngineLimits
+	// Kept holds catalog-svc's answers that edge serves again itself (nil: none are kept;
+	// docs/catalog.md, "Answers kept at edge").
+	Kept *kept.Store
 }
 
 // Gateway serves the public routes.
@@ -94,6 +98,9 @@ func New(cfg Config, accounts *account.Service, signer *tenancy.Signer, prop pro
 			return nil, err
 		}
 		u.public = g.publicHeader
+		if name == CatalogSvc {
+			u.kept = cfg.Kept
+		}
 		g.upstreams[name] = u
 	}
 	return g, nil

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/vros/vros/edge/internal/kept"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/tenancy"
 )
@@ -36,6 +37,9 @@ type upstream struct {
 	port int
 	// public is X-Vros-Public-URL's value ("": not sent); nil in tests that build one alone.
 	public func() string
+	// kept holds the answers of the service that edge serves again itself (catalog-svc's
+	// alone; nil: none).
+	kept *kept.Store
 }
 
 // connWait bounds how long a request waits for a connection to a service when all of them
@@ -83,6 +87,13 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, t ten
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 
+	key := u.keptKey(c, method, path, body, t, extra)
+	if key != "" {
+		if ans, ok := u.kept.Get(key, time.Now()); ok {
+			sendKept(c, ans)
+			return nil
+		}
+	}
 	extra = append(extra, httpapi.HeaderRequestID, httpapi.RequestID(c))
 	for _, h := range forwardedHeaders {
 		if v := c.Get(h); v != "" {
@@ -92,6 +103,9 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, t ten
 	if err := u.send(c.UserContext(), req, resp, method, path, body, t, extra...); err != nil {
 		return err
 	}
+	if key != "" {
+		u.keep(key, t.AccountID, resp)
+	}
 	c.Status(resp.StatusCode())
 	// Only the type the service sent: fasthttp reports a default for none.
 	resp.Header.SetNoDefaultContentType(true)
@@ -99,8 +113,7 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, t ten
 		// A 304 carries the validators and no representation: not even the default type.
 		c.Response().Header.SetNoDefaultContentType(true)
 	}
-	for _, h := range []string{fiber.HeaderContentType, fiber.HeaderCacheControl, fiber.HeaderETag, fiber.HeaderLastModified, "Idempotent-Replayed",
-		fiber.HeaderRetryAfter} {
+	for _, h := range answerHeaders {
 		if v := resp.Header.Peek(h); len(v) > 0 {
 			c.Response().Header.SetBytesV(h, v)
 		}
@@ -213,6 +226,10 @@ func (u *upstream) span(ctx context.Context, method, path string) (context.Conte
 		trace.WithAttributes(semconv.HTTPRequestMethodKey.String(method), semconv.ServerAddress(u.host), semconv.ServerPort(u.port),
 			semconv.URLFull(u.base+p), semconv.URLTemplate(template), attribute.String("vros.upstream", string(u.name))))
 }
+
+// answerHeaders are the headers of a service's answer that edge passes on to the client.
+var answerHeaders = []string{fiber.HeaderContentType, fiber.HeaderCacheControl, fiber.HeaderETag, fiber.HeaderLastModified,
+	"Idempotent-Replayed", fiber.HeaderRetryAfter}
 
 // forwardedHeaders are the client headers a service may need.
 var forwardedHeaders = []string{fiber.HeaderIfNoneMatch, "Idempotency-Key"}
