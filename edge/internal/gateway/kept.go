@@ -30,10 +30,14 @@ const maxKeptBody = 4 << 10
 // keptKey is the key of the answer to this request ("": never kept): the tenant as signed,
 // the method, the path with its query, the headers edge sends and the body: all the catalog
 // reads of a request. A conditional request or one with an idempotency key goes to the
-// service.
+// service, and so does any request to a path of which the catalog has not marked an answer
+// yet (keep learns them): the other reads cost no key.
 func (u *upstream) keptKey(c *fiber.Ctx, method, path string, body []byte, t tenancy.Tenant, extra []string) string {
 	if u.kept == nil || t.AccountID == "" || len(body) > maxKeptBody ||
 		(method != fiber.MethodGet && method != fiber.MethodPost) {
+		return ""
+	}
+	if _, ok := u.keeps.Load(route(path)); !ok {
 		return ""
 	}
 	for _, h := range forwardedHeaders {
@@ -65,9 +69,16 @@ func (u *upstream) keptKey(c *fiber.Ctx, method, path string, body []byte, t ten
 	return b.String()
 }
 
+// route is path without its query.
+func route(path string) string {
+	p, _, _ := strings.Cut(path, "?")
+	return p
+}
+
 // keep keeps the service's answer to key when the catalog marked it (a 200 with both
-// headers); the answer is copied: resp is pooled.
-func (u *upstream) keep(key, acc string, resp *fasthttp.Response) {
+// headers), and learns its path as one whose answers may be kept (the first marked answer
+// of a path, asked without a key, is not kept). The answer is copied: resp is pooled.
+func (u *upstream) keep(key, path, acc string, resp *fasthttp.Response) {
 	if resp.StatusCode() != fiber.StatusOK {
 		return
 	}
@@ -77,6 +88,10 @@ func (u *upstream) keep(key, acc string, resp *fasthttp.Response) {
 	}
 	applied, err := events.ParsePositions(string(resp.Header.Peek(httpapi.HeaderApplied)))
 	if err != nil || len(applied) == 0 {
+		return
+	}
+	if key == "" {
+		u.keeps.LoadOrStore(route(path), struct{}{})
 		return
 	}
 	ans := kept.Answer{Status: fiber.StatusOK, Body: bytes.Clone(resp.Body())}

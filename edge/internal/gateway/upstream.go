@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -38,8 +39,9 @@ type upstream struct {
 	// public is X-Vros-Public-URL's value ("": not sent); nil in tests that build one alone.
 	public func() string
 	// kept holds the answers of the service that edge serves again itself (catalog-svc's
-	// alone; nil: none).
-	kept *kept.Store
+	// alone; nil: none); keeps the paths it has marked an answer of as keepable (kept.go).
+	kept  *kept.Store
+	keeps sync.Map
 }
 
 // connWait bounds how long a request waits for a connection to a service when all of them
@@ -103,8 +105,8 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, t ten
 	if err := u.send(c.UserContext(), req, resp, method, path, body, t, extra...); err != nil {
 		return err
 	}
-	if key != "" {
-		u.keep(key, t.AccountID, resp)
+	if u.kept != nil {
+		u.keep(key, path, t.AccountID, resp)
 	}
 	c.Status(resp.StatusCode())
 	// Only the type the service sent: fasthttp reports a default for none.
