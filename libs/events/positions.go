@@ -170,3 +170,26 @@ func PartitionsOf(ctx context.Context, c *kafka.Client, topics []string) ([]Part
 	}
 	return out, nil
 }
+
+// NextOffsets asks where the partitions end: for each, the offset its next message will
+// have (0: empty).
+func NextOffsets(ctx context.Context, c *kafka.Client, parts []Partition) (Positions, error) {
+	req := &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{}}
+	for _, p := range parts {
+		req.Topics[p.Topic] = append(req.Topics[p.Topic], kafka.LastOffsetOf(p.ID))
+	}
+	res, err := c.ListOffsets(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("ends of %v: %w", parts, err)
+	}
+	out := Positions{}
+	for topic, ps := range res.Topics {
+		for _, p := range ps {
+			if p.Error != nil {
+				return nil, fmt.Errorf("end of %s/%d: %w", topic, p.Partition, p.Error)
+			}
+			out[Partition{topic, p.Partition}] = p.LastOffset
+		}
+	}
+	return out, nil
+}

@@ -77,17 +77,14 @@ func TestAppliedFollowsTheConsumer(t *testing.T) {
 	if err := pub.Publish(context.Background(), msgs...); err != nil {
 		t.Fatal(err)
 	}
-	ends := map[int]int64{}
 	client := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
-	res, err := client.ListOffsets(context.Background(), &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{
-		topic: {kafka.LastOffsetOf(0), kafka.LastOffsetOf(1)}}})
+	ends, err := events.NextOffsets(context.Background(), client, []events.Partition{{Topic: topic, ID: 0}, {Topic: topic, ID: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := events.Positions{}
-	for _, p := range res.Topics[topic] {
-		ends[p.Partition] = p.LastOffset
-		want[events.Partition{Topic: topic, ID: p.Partition}] = p.LastOffset - 1
+	for p, end := range ends {
+		want[p] = end - 1
 	}
 
 	applied := &events.Applied{}
@@ -118,7 +115,7 @@ func TestAppliedFollowsTheConsumer(t *testing.T) {
 	// The commits (every 10 ms) have reached the group before the consumer stops.
 	eventually.Holds(t, "the offsets committed", 30*time.Second, func() bool {
 		for p, end := range ends {
-			if committedOffsetOf(t, group, topic, p) != end {
+			if committedOffsetOf(t, group, topic, p.ID) != end {
 				return false
 			}
 		}

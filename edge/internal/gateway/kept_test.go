@@ -58,40 +58,31 @@ func TestKeptCatalogAnswers(t *testing.T) {
 	answers := kept.NewStore(1<<20, alwaysLive{})
 	e := &edge{repo: &countingRepo{Repository: store}}
 	e.accounts = account.NewService(e.repo, account.Options{CacheTTL: time.Minute})
-	url := startKeptEdge(t, catalog.URL, answers, e.accounts)
+	e.url = startKeptEdge(t, catalog.URL, answers, e.accounts)
 	a, b := e.createAccount(t, false), e.createAccount(t, false)
 
-	read := func(acc tenantAccount, query string, header map[string]string) (*http.Response, string) {
+	read := func(acc tenantAccount, query string, header map[string]string) answer {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, url+"/vros/api/search-rental/owner_token/"+acc.creds[account.OwnerToken].Secret+"?"+query, nil)
-		for k, v := range header {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp, string(body)
+		return e.send(t, "", http.MethodGet, "/vros/api/search-rental/owner_token/"+acc.creds[account.OwnerToken].Secret+"?"+query, header, "")
 	}
 	ask := func(what string, acc tenantAccount, query string, header map[string]string, wantAsked bool) string {
 		t.Helper()
 		before := asked.Load()
-		resp, body := read(acc, query, header)
-		if got := asked.Load() > before; got != wantAsked {
-			t.Fatalf("%s: catalog asked %v, want %v (%s)", what, got, wantAsked, body)
+		got := read(acc, query, header)
+		body := string(got.body)
+		if was := asked.Load() > before; was != wantAsked {
+			t.Fatalf("%s: catalog asked %v, want %v (%s)", what, was, wantAsked, body)
 		}
 		if !strings.Contains(body, `"account":"`+acc.id+`"`) {
 			t.Fatalf("%s: answered %s, not account %s's", what, body, acc.id)
 		}
 		for _, h := range []string{httpapi.HeaderKeepUntil, httpapi.HeaderApplied} {
-			if v := resp.Header.Get(h); v != "" {
+			if v := got.header.Get(h); v != "" {
 				t.Fatalf("%s: %s passed on to the client: %q", what, h, v)
 			}
 		}
-		if resp.Header.Get("Content-Type") != "application/json" || resp.Header.Get("Cache-Control") != "no-store" {
-			t.Fatalf("%s: headers %v", what, resp.Header)
+		if got.header.Get("Content-Type") != "application/json" || got.header.Get("Cache-Control") != "no-store" {
+			t.Fatalf("%s: headers %v", what, got.header)
 		}
 		return body
 	}
@@ -110,9 +101,8 @@ func TestKeptCatalogAnswers(t *testing.T) {
 	ask("conditional", a, "page=1", map[string]string{"If-None-Match": `"x"`}, true)
 	ask("unmarked", a, "page=1&unmarked=1", nil, true)
 	ask("unmarked again", a, "page=1&unmarked=1", nil, true)
-	resp, _ := read(a, "page=1&missing=1", nil)
-	if resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusOK {
-		t.Fatalf("missing: HTTP %d", resp.StatusCode)
+	if got := read(a, "page=1&missing=1", nil); got.code != http.StatusNotFound && got.code != http.StatusOK {
+		t.Fatalf("missing: HTTP %d", got.code)
 	}
 	ask("not a 200, again", a, "page=1&missing=1", nil, true)
 

@@ -127,6 +127,7 @@ type answer struct {
 	body      []byte
 	requestID string
 	retry     string
+	header    http.Header
 }
 
 // send makes one request from client address from (X-Forwarded-For: honoured only when
@@ -149,7 +150,8 @@ func (e *edge) send(t *testing.T, from, method, path string, header map[string]s
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return answer{code: resp.StatusCode, body: b, requestID: resp.Header.Get(httpapi.HeaderRequestID), retry: resp.Header.Get("Retry-After")}
+	return answer{code: resp.StatusCode, body: b, requestID: resp.Header.Get(httpapi.HeaderRequestID), retry: resp.Header.Get("Retry-After"),
+		header: resp.Header}
 }
 
 func (e *edge) interfaceB(t *testing.T, from, key, pass string) answer {

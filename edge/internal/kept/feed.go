@@ -112,22 +112,9 @@ func (f *Feed) tick(ctx context.Context, c *kafka.Client, list bool, wg *sync.Wa
 		}
 	}
 	parts := f.parts()
-	req := &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{}}
-	for _, p := range parts {
-		req.Topics[p.Topic] = append(req.Topics[p.Topic], kafka.LastOffsetOf(p.ID))
-	}
-	res, err := c.ListOffsets(ctx, req)
+	ends, err := events.NextOffsets(ctx, c, parts)
 	if err != nil {
 		return err
-	}
-	ends := events.Positions{}
-	for topic, ps := range res.Topics {
-		for _, p := range ps {
-			if p.Error != nil {
-				return p.Error
-			}
-			ends[events.Partition{Topic: topic, ID: p.Partition}] = p.LastOffset
-		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -175,23 +162,11 @@ func (f *Feed) begin(ctx context.Context, c *kafka.Client, parts []events.Partit
 	if len(fresh) == 0 {
 		return nil
 	}
-	from := map[events.Partition]int64{}
+	from := events.Positions{}
 	if first {
-		req := &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{}}
-		for _, p := range fresh {
-			req.Topics[p.Topic] = append(req.Topics[p.Topic], kafka.LastOffsetOf(p.ID))
-		}
-		res, err := c.ListOffsets(ctx, req)
-		if err != nil {
+		var err error
+		if from, err = events.NextOffsets(ctx, c, fresh); err != nil {
 			return err
-		}
-		for topic, ps := range res.Topics {
-			for _, p := range ps {
-				if p.Error != nil {
-					return p.Error
-				}
-				from[events.Partition{Topic: topic, ID: p.Partition}] = p.LastOffset
-			}
 		}
 	}
 	f.mu.Lock()

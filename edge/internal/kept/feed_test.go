@@ -119,17 +119,14 @@ func TestFeedHearsFromItsStart(t *testing.T) {
 		}
 	}
 	// Where each message went, by the partitions' ends now.
-	client := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
-	res, err := client.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{
-		a: {kafka.LastOffsetOf(0), kafka.LastOffsetOf(1)}, b: {kafka.LastOffsetOf(0)}}})
+	next, err := events.NextOffsets(ctx, &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second},
+		[]events.Partition{{Topic: a, ID: 0}, {Topic: a, ID: 1}, {Topic: b, ID: 0}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ends := events.Positions{}
-	for topic, ps := range res.Topics {
-		for _, p := range ps {
-			ends[events.Partition{Topic: topic, ID: p.Partition}] = p.LastOffset - 1
-		}
+	for p, o := range next {
+		ends[p] = o - 1
 	}
 	eventually.Holds(t, "every message heard", 30*time.Second, func() bool {
 		got := events.Positions{}
