@@ -12,12 +12,19 @@ import (
 
 	"github.com/vros/vros/libs/events"
 	"github.com/vros/vros/testkit/eventually"
+	"github.com/vros/vros/testkit/servers"
 	"github.com/vros/vros/testkit/testinfra"
 )
 
+// The tests run against the broker VROS_KAFKA_BROKERS names (make test-real: Apache Kafka),
+// else against the embedded one.
 var brokers []string
 
 func TestMain(m *testing.M) {
+	if s := servers.FromEnv(); s != nil && len(s.KafkaBrokers) > 0 {
+		brokers = s.KafkaBrokers
+		os.Exit(m.Run())
+	}
 	in, err := testinfra.Start(context.Background())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "embedded:", err)
