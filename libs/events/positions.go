@@ -92,11 +92,12 @@ func (p Positions) Covers(want Positions) bool {
 type Applied struct {
 	mu  sync.Mutex
 	at  Positions
-	enc atomic.Pointer[string]
+	enc atomic.Pointer[string] // at encoded; nil once at has moved, until String encodes it
 }
 
 // Mark records that the message at offset of the partition has been applied: the positions
-// only move forward (a message delivered again after a rebalance changes nothing).
+// only move forward (a message delivered again after a rebalance changes nothing). It does
+// not encode them: a catch-up marks thousands of messages that no read asks about.
 func (a *Applied) Mark(topic string, partition int, offset int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -108,17 +109,23 @@ func (a *Applied) Mark(topic string, partition int, offset int64) {
 		a.at = Positions{}
 	}
 	a.at[k] = offset
-	s := a.at.String()
-	a.enc.Store(&s)
+	a.enc.Store(nil)
 }
 
-// String is the positions encoded (Positions.String), "" while none is known. It costs a
-// load: the encoding is made by Mark.
+// String is the positions encoded (Positions.String), "" while none is known: a load, once
+// encoded after the last Mark.
 func (a *Applied) String() string {
 	if s := a.enc.Load(); s != nil {
 		return *s
 	}
-	return ""
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s := a.enc.Load(); s != nil {
+		return *s
+	}
+	s := a.at.String()
+	a.enc.Store(&s)
+	return s
 }
 
 // LoadCommitted marks what group has committed on every partition of topics as applied

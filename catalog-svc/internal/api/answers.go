@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"container/list"
 	"strconv"
 	"sync"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/vros/vros/catalog-svc/internal/catalog"
+	"github.com/vros/vros/libs/bytelru"
 	"github.com/vros/vros/libs/httpapi"
 	"github.com/vros/vros/libs/pricing"
 )
@@ -66,101 +66,64 @@ type answer struct {
 	from, until time.Time
 }
 
-type answerEntry struct {
-	key  answerKey
-	ans  answer
-	size int
-}
-
 // answers is a least-recently-used set of encoded answers bounded in bytes. Safe for
 // concurrent use.
 type answers struct {
 	mu    sync.Mutex
-	max   int
-	size  int
-	order list.List // of *answerEntry, most recently used first
-	byKey map[answerKey]*list.Element
+	cache *bytelru.Cache[answerKey, answer]
 }
 
 func newAnswers(max int) *answers {
-	return &answers{max: max, byKey: map[answerKey]*list.Element{}}
+	return &answers{cache: bytelru.New[answerKey, answer](max, nil)}
 }
 
-func (e *answerEntry) cost() int {
-	return len(e.ans.body) + len(e.key.acc) + len(e.key.base) + len(e.key.langs) + e.key.query.size() + answerOverhead
+// cost is what the answer under k costs the bound.
+func cost(k answerKey, ans answer) int {
+	return len(ans.body) + len(k.acc) + len(k.base) + len(k.langs) + k.query.size() + answerOverhead
 }
 
 // get returns the answer kept under k if it is valid at now; an expired one is dropped.
 func (s *answers) get(k answerKey, now time.Time) (answer, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	el, ok := s.byKey[k]
+	ans, ok := s.cache.Get(k)
 	if !ok {
 		return answer{}, false
 	}
-	e := el.Value.(*answerEntry)
-	if now.Before(e.ans.from) || !now.Before(e.ans.until) {
-		s.remove(el)
+	if now.Before(ans.from) || !now.Before(ans.until) {
+		s.cache.Remove(k)
 		return answer{}, false
 	}
-	s.order.MoveToFront(el)
-	return e.ans, true
+	return ans, true
 }
 
 // put keeps ans under k, dropping the least recently used answers beyond the bound. An
 // answer larger than an eighth of the bound is not kept.
 func (s *answers) put(k answerKey, ans answer) {
-	e := &answerEntry{key: k, ans: ans}
-	e.size = e.cost()
-	if e.size > s.max/8 {
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old, ok := s.byKey[k]; ok {
-		s.remove(old)
-	}
-	s.byKey[k] = s.order.PushFront(e)
-	s.size += e.size
-	for s.size > s.max {
-		s.remove(s.order.Back())
-	}
+	s.cache.Add(k, ans, cost(k, ans))
 }
 
 // drop forgets the answer kept under k, if any.
 func (s *answers) drop(k answerKey) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if el, ok := s.byKey[k]; ok {
-		s.remove(el)
-	}
-}
-
-// remove drops an entry; s.mu must be held.
-func (s *answers) remove(el *list.Element) {
-	e := s.order.Remove(el).(*answerEntry)
-	delete(s.byKey, e.key)
-	s.size -= e.size
+	s.cache.Remove(k)
 }
 
 // Forget drops an erased account's answers.
 func (s *answers) Forget(acc string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for el := s.order.Front(); el != nil; {
-		next := el.Next()
-		if el.Value.(*answerEntry).key.acc == acc {
-			s.remove(el)
-		}
-		el = next
-	}
+	s.cache.RemoveIf(func(k answerKey, _ answer) bool { return k.acc == acc })
 }
 
 // held is the number of answers kept and their cost in bytes (tests).
 func (s *answers) held() (n, size int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.order.Len(), s.size
+	return s.cache.Len(), s.cache.Size()
 }
 
 // sendKept answers the request with the answer kept under k when there is one valid at now.

@@ -42,8 +42,8 @@ func keptBy(a *API, acc string) int {
 	a.answers.mu.Lock()
 	defer a.answers.mu.Unlock()
 	n := 0
-	for el := a.answers.order.Front(); el != nil; el = el.Next() {
-		if el.Value.(*answerEntry).key.acc == acc {
+	for k := range a.answers.cache.All() {
+		if k.acc == acc {
 			n++
 		}
 	}

@@ -84,11 +84,6 @@ func newUpstream(name Upstream, rawURL string, signer *tenancy.Signer, prop prop
 // account for public routes), with the extra headers given as name, value pairs, and copies
 // the answer back to the client.
 func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, t tenancy.Tenant, extra ...string) error {
-	req := fasthttp.AcquireRequest()
-	resp := fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
-
 	key := u.keptKey(c, method, path, body, t, extra)
 	if key != "" {
 		if ans, ok := u.kept.Get(key, time.Now()); ok {
@@ -96,6 +91,11 @@ func (u *upstream) forward(c *fiber.Ctx, method, path string, body []byte, t ten
 			return nil
 		}
 	}
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+
 	extra = append(extra, httpapi.HeaderRequestID, httpapi.RequestID(c))
 	for _, h := range forwardedHeaders {
 		if v := c.Get(h); v != "" {

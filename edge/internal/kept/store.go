@@ -1,11 +1,11 @@
 package kept
 
 import (
-	"container/list"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/vros/vros/libs/bytelru"
 	"github.com/vros/vros/libs/events"
 )
 
@@ -21,11 +21,23 @@ type Answer struct {
 const entryOverhead = 512
 
 type entry struct {
-	acc, key string
-	ans      Answer
-	until    time.Time
-	applied  events.Positions // where the catalog stood before it read the answer
-	size     int
+	acc     string
+	ans     Answer
+	until   time.Time
+	applied events.Positions // where the catalog stood before it read the answer
+}
+
+// Store is a least-recently-used set of answers bounded in bytes, by account. Safe for
+// concurrent use.
+type Store struct {
+	feed Source
+
+	mu      sync.Mutex
+	answers *bytelru.Cache[string, entry]
+	byAcc   map[string]map[string]struct{} // the keys of each account's answers
+	// heard is, per account, the last message of it the Feed heard on each partition.
+	heard  map[string]events.Positions
+	served atomic.Int64
 }
 
 // Source is what a Store needs of the Feed that tells it the changes (Feed; tests give their
@@ -38,27 +50,22 @@ type Source interface {
 	Covers(applied events.Positions) bool
 }
 
-// Store is a least-recently-used set of answers bounded in bytes, by account. Safe for
-// concurrent use.
-type Store struct {
-	feed Source
-	max  int
-
-	mu    sync.Mutex
-	size  int
-	order list.List // of *entry, most recently used first
-	byKey map[string]*list.Element
-	byAcc map[string]map[*list.Element]struct{}
-	// heard is, per account, the last message of it the Feed heard on each partition.
-	heard  map[string]events.Positions
-	served atomic.Int64
-}
-
 // NewStore returns a Store of at most max bytes whose answers are served while feed is live
 // and until Heard is told a change they do not hold (give it the Feed's messages: Feed.Heard).
 func NewStore(max int, feed Source) *Store {
-	return &Store{feed: feed, max: max, byKey: map[string]*list.Element{}, byAcc: map[string]map[*list.Element]struct{}{},
-		heard: map[string]events.Positions{}}
+	s := &Store{feed: feed, byAcc: map[string]map[string]struct{}{}, heard: map[string]events.Positions{}}
+	s.answers = bytelru.New(max, s.left)
+	return s
+}
+
+// left forgets the key of an answer that left the cache; s.mu is held.
+func (s *Store) left(key string, e entry) {
+	if keys := s.byAcc[e.acc]; keys != nil {
+		delete(keys, key)
+		if len(keys) == 0 {
+			delete(s.byAcc, e.acc)
+		}
+	}
 }
 
 // Get returns the answer kept under key when the Feed is live and the answer holds at now.
@@ -68,16 +75,14 @@ func (s *Store) Get(key string, now time.Time) (Answer, bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	el, ok := s.byKey[key]
+	e, ok := s.answers.Get(key)
 	if !ok {
 		return Answer{}, false
 	}
-	e := el.Value.(*entry)
 	if !now.Before(e.until) {
-		s.remove(el)
+		s.answers.Remove(key)
 		return Answer{}, false
 	}
-	s.order.MoveToFront(el)
 	s.served.Add(1)
 	return e.ans, true
 }
@@ -90,32 +95,25 @@ func (s *Store) Served() int64 { return s.served.Load() }
 // every message the catalog had not applied at its start, and has heard no message of the
 // account the catalog had not applied; an answer over an eighth of the bound is not kept.
 func (s *Store) Put(acc, key string, ans Answer, until time.Time, applied events.Positions) {
-	e := &entry{acc: acc, key: key, ans: ans, until: until, applied: applied,
-		size: len(acc) + len(key) + len(ans.Body) + entryOverhead}
-	for _, h := range ans.Headers {
-		e.size += len(h)
-	}
-	if e.size > s.max/8 || !s.feed.Live() || !s.feed.Covers(applied) {
+	if !s.feed.Live() || !s.feed.Covers(applied) {
 		return
+	}
+	size := len(acc) + len(key) + len(ans.Body) + entryOverhead
+	for _, h := range ans.Headers {
+		size += len(h)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !applied.Covers(s.heard[acc]) {
 		return
 	}
-	if old, ok := s.byKey[key]; ok {
-		s.remove(old)
+	if !s.answers.Add(key, entry{acc: acc, ans: ans, until: until, applied: applied}, size) {
+		return
 	}
-	el := s.order.PushFront(e)
-	s.byKey[key] = el
 	if s.byAcc[acc] == nil {
-		s.byAcc[acc] = map[*list.Element]struct{}{}
+		s.byAcc[acc] = map[string]struct{}{}
 	}
-	s.byAcc[acc][el] = struct{}{}
-	s.size += e.size
-	for s.size > s.max {
-		s.remove(s.order.Back())
-	}
+	s.byAcc[acc][key] = struct{}{}
 }
 
 // Heard is told by the Feed each message of an account: every answer of the account
@@ -132,29 +130,17 @@ func (s *Store) Heard(acc string, p events.Partition, offset int64) {
 	if cur, ok := h[p]; !ok || cur < offset {
 		h[p] = offset
 	}
-	for el := range s.byAcc[acc] {
-		if at, ok := el.Value.(*entry).applied[p]; !ok || at < offset {
-			s.remove(el)
+	for key := range s.byAcc[acc] {
+		e, _ := s.answers.Peek(key)
+		if at, ok := e.applied[p]; !ok || at < offset {
+			s.answers.Remove(key) // left deletes it from byAcc: allowed while ranging
 		}
 	}
-}
-
-// remove drops an entry; s.mu must be held.
-func (s *Store) remove(el *list.Element) {
-	e := s.order.Remove(el).(*entry)
-	delete(s.byKey, e.key)
-	if m := s.byAcc[e.acc]; m != nil {
-		delete(m, el)
-		if len(m) == 0 {
-			delete(s.byAcc, e.acc)
-		}
-	}
-	s.size -= e.size
 }
 
 // Held is the number of answers kept and their cost in bytes.
 func (s *Store) Held() (n, size int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.order.Len(), s.size
+	return s.answers.Len(), s.answers.Size()
 }

@@ -2,7 +2,10 @@ package kept
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -153,5 +156,74 @@ func TestKeptAnswersBounded(t *testing.T) {
 	n, size = s.Held()
 	if want := n * (len("acc1") + len("acc199") + 1000 + len("Content-Type") + len("application/json") + entryOverhead); size > want {
 		t.Fatalf("%d answers cost %d bytes, want at most %d", n, size, want)
+	}
+}
+
+// TestKeptAnswersUnderConcurrentChanges: catalogs keep putting the answer they computed at
+// the offset they had applied, readers keep asking, and the Feed hears the account's changes
+// one after another — sometimes before the catalog applies them, sometimes after. No reader
+// is ever given an answer older than a change heard before it asked, and the other account's
+// answer is never dropped by them nor given in their place.
+func TestKeptAnswersUnderConcurrentChanges(t *testing.T) {
+	live := true
+	s := NewStore(1<<20, liveFeed(&live))
+	s.Put("other", "other\x00k", answer("other"), t0.Add(time.Minute), events.Positions{p0: 9, p1: 19})
+	var catalog, heard atomic.Int64
+	catalog.Store(9)
+	heard.Store(9)
+	const last = 3000
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var served, stale atomic.Int64
+	for range 4 { // catalogs
+		wg.Go(func() {
+			for !stop.Load() {
+				a := catalog.Load()
+				s.Put("acc", "acc\x00k", answer(strconv.FormatInt(a, 10)), t0.Add(time.Minute), events.Positions{p0: a, p1: 19})
+			}
+		})
+	}
+	for range 8 { // readers
+		wg.Go(func() {
+			for !stop.Load() {
+				h := heard.Load()
+				if got, ok := s.Get("acc\x00k", t0); ok {
+					served.Add(1)
+					if a, _ := strconv.ParseInt(string(got.Body), 10, 64); a < h {
+						stale.Add(1)
+					}
+				}
+				if got, ok := s.Get("other\x00k", t0); !ok || string(got.Body) != "other" {
+					t.Errorf("the other account's answer: %q, %v", got.Body, ok)
+					return
+				}
+			}
+		})
+	}
+	for o := int64(10); o <= last; o++ { // the Feed, and the catalog applying
+		if o%2 == 0 {
+			s.Heard("acc", p0, o)
+			heard.Store(o)
+			catalog.Store(o)
+		} else {
+			catalog.Store(o)
+			s.Heard("acc", p0, o)
+			heard.Store(o)
+		}
+		if o%100 == 0 {
+			time.Sleep(time.Millisecond) // let the readers find answers between changes
+		}
+	}
+	time.Sleep(10 * time.Millisecond)
+	stop.Store(true)
+	wg.Wait()
+	if stale.Load() != 0 {
+		t.Fatalf("%d of %d answers served were older than a change heard before they were asked", stale.Load(), served.Load())
+	}
+	if served.Load() == 0 {
+		t.Fatal("no answer was ever served: the test proves nothing")
+	}
+	if got, ok := s.Get("acc\x00k", t0); !ok || string(got.Body) != strconv.Itoa(last) {
+		t.Fatalf("after the last change: %q, %v; want the answer at %d", got.Body, ok, last)
 	}
 }
