@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vros/vros/libs/events"
+	"github.com/vros/vros/testkit/eventually"
 )
 
 var (
@@ -174,7 +175,8 @@ func TestKeptAnswersUnderConcurrentChanges(t *testing.T) {
 	const last = 3000
 	var stop atomic.Bool
 	var wg sync.WaitGroup
-	var served, stale atomic.Int64
+	// newest is the newest answer a reader was given.
+	var served, stale, newest atomic.Int64
 	for range 4 { // catalogs
 		wg.Go(func() {
 			for !stop.Load() {
@@ -189,8 +191,11 @@ func TestKeptAnswersUnderConcurrentChanges(t *testing.T) {
 				h := heard.Load()
 				if got, ok := s.Get("acc\x00k", t0); ok {
 					served.Add(1)
-					if a, _ := strconv.ParseInt(string(got.Body), 10, 64); a < h {
+					a, _ := strconv.ParseInt(string(got.Body), 10, 64)
+					if a < h {
 						stale.Add(1)
+					}
+					for n := newest.Load(); a > n && !newest.CompareAndSwap(n, a); n = newest.Load() {
 					}
 				}
 				if got, ok := s.Get("other\x00k", t0); !ok || string(got.Body) != "other" {
@@ -211,10 +216,13 @@ func TestKeptAnswersUnderConcurrentChanges(t *testing.T) {
 			heard.Store(o)
 		}
 		if o%100 == 0 {
-			time.Sleep(time.Millisecond) // let the readers find answers between changes
+			// Readers are given the answer of this change before the next ones come: the
+			// test then checks answers served between changes, not only after the last.
+			eventually.Holds(t, fmt.Sprintf("a reader given the answer at %d", o), 10*time.Second,
+				func() bool { return newest.Load() >= o })
 		}
 	}
-	time.Sleep(10 * time.Millisecond)
+	eventually.Holds(t, "a reader given the last answer", 10*time.Second, func() bool { return newest.Load() >= last })
 	stop.Store(true)
 	wg.Wait()
 	if stale.Load() != 0 {
