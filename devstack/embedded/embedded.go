@@ -77,6 +77,7 @@ func Start(ctx context.Context, opt Options) (*Infra, error) {
 		return nil, err
 	}
 
+	installBusyHandler() // before FerretDB opens a file (busy.go)
 	runCtx, cancel := context.WithCancel(context.Background())
 	in.cancel = cancel
 	fdb, err := ferretdb.New(&ferretdb.Config{
