@@ -286,6 +286,46 @@ func TestConcurrentTouchesPostOnce(t *testing.T) {
 	checkBalanced(t, l, acc)
 }
 
+// Touches of one source while what it should post changes under them: once the last has
+// returned, the source's entries sum to what it should post last.
+func TestConcurrentTouchesOfAChangingSource(t *testing.T) {
+	l, st, acc := newLedger(t)
+	variants := [][]journal.Posting{
+		pay("2026-03-01", "100.00", 1),
+		append(pay("2026-03-01", "80.00", 1), pay("2026-03-02", "20.00", 2)...),
+		pay("2026-03-04", "7.50", 3),
+	}
+	var now atomic.Int32
+	l.Register("booking", func(context.Context, string, string) ([]journal.Posting, error) {
+		return variants[now.Load()], nil
+	})
+	var mu sync.Mutex // one change at a time, each followed by its Touch
+	var wg sync.WaitGroup
+	errs := make(chan error, 30)
+	for i := range 30 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mu.Lock()
+			now.Store(int32(i % len(variants)))
+			mu.Unlock()
+			errs <- l.Touch(context.Background(), acc, "booking:1")
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	es, err := st.Posted(context.Background(), acc, "booking:1")
+	if err != nil || !journal.Same(journal.PostingsOf(es), variants[now.Load()]) {
+		t.Fatalf("posted %+v (%v), want the sums of %+v", es, err, variants[now.Load()])
+	}
+	checkBalanced(t, l, acc)
+}
+
 // An erased account's sources are left alone: a replayed booking event posts nothing and
 // leaves no mark.
 func TestErasedAccountIsLeftAlone(t *testing.T) {
