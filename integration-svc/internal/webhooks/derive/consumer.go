@@ -77,7 +77,11 @@ func (c *Consumer) Handle(ctx context.Context, m kafka.Message) error {
 	if err := c.Emit(ctx, evs); err != nil {
 		return err
 	}
-	if _, _, err = mongostore.KeepNewer(ctx, c.Snaps, key, v.Version, string(raw)); err != nil {
+	keep := mongostore.KeepNewer
+	if !ok {
+		keep = mongostore.KeepNewerFresh // none was stored a moment ago: insert without reading again
+	}
+	if _, _, err = keep(ctx, c.Snaps, key, v.Version, string(raw)); err != nil {
 		return err
 	}
 	// The account may be erased: before this message (a late one), or while it was handled
