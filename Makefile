@@ -100,7 +100,7 @@ infra-down: vros-infra ## stop the servers of infra-up
 # The output is kept in bin/bench.txt and drawn as PNG charts in docs/bench/ (cmd/benchplot).
 bench: ## benchmarks on embedded and real servers: reads and writes beside bare Fiber and the same bytes, open loop, freshness; charts in docs/bench (docs/benchmarks.md)
 	@mkdir -p bin
-	bash -o pipefail -c "cd systest && $(GO) test -run '^\$$' -bench . -benchtime 3s -timeout 30m ./bench/ | tee ../bin/bench.txt"
+	bash -o pipefail -c "cd systest && $(GO) test -run '^\$$' -bench . -benchtime 3s -timeout 50m ./bench/ | tee ../bin/bench.txt"
 	cd systest && $(GO) run ./cmd/benchplot -o ../docs/bench < ../bin/bench.txt
 
 # The scale run (BenchmarkScale): 100 accounts whose properties grow through SCALE (in all),
