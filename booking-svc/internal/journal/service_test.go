@@ -248,6 +248,34 @@ func TestStoppedSyncIsCompletedOnce(t *testing.T) {
 	checkBalanced(t, l, acc)
 }
 
+// Follow (the journal consumer's Touch) takes no mark: a Follow stopped between two inserts
+// is completed by the next one, as the consumer calls it again, posting nothing twice.
+func TestStoppedFollowIsCompletedByTheNext(t *testing.T) {
+	l, st, acc := newLedger(t)
+	want := append(pay("2026-03-01", "100.00", 1), pay("2026-03-02", "20.00", 2)...)
+	l.Register("booking", func(context.Context, string, string) ([]journal.Posting, error) { return want, nil })
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx = faults.With(ctx, func(s string) {
+		if s == "journal.inserted" {
+			cancel(errors.New("stopped"))
+		}
+	})
+	if err := l.Follow(ctx, acc, "booking:1"); err == nil {
+		t.Fatal("the stopped Follow answered nil")
+	}
+	marks, err := st.Marked(context.Background(), time.Now().Add(time.Hour))
+	if err != nil || containsMark(marks, acc, "booking:1") {
+		t.Fatalf("marks %v (%v): Follow marked", marks, err)
+	}
+	if err := l.Follow(context.Background(), acc, "booking:1"); err != nil {
+		t.Fatal(err)
+	}
+	if ps := posted(t, st, acc, "booking:1"); !journal.Same(ps, want) || len(ps) != 4 {
+		t.Fatalf("after the next Follow: %+v", ps)
+	}
+	checkBalanced(t, l, acc)
+}
+
 func containsMark(ms [][2]string, account, source string) bool {
 	for _, m := range ms {
 		if m == [2]string{account, source} {

@@ -20,9 +20,10 @@ import (
 // shared, so that each booking event is applied by one of them.
 const ConsumerGroup = "booking-svc-journal"
 
-// ApplyBookingEvent touches the booking of a booking event on vros.booking.v1 (its
-// entries then follow the booking as it is now, whatever the event says); block events and
-// tombstones are ignored. A booking whose postings cannot be computed is parked.
+// ApplyBookingEvent brings the entries of a booking event's booking on vros.booking.v1 up
+// to date (journal.Service.Follow: they follow the booking as it is now, whatever the event
+// says); block events and tombstones are ignored. A booking whose postings cannot be
+// computed is parked.
 func ApplyBookingEvent(s *journal.Service) events.Handler {
 	return func(ctx context.Context, m kafka.Message) error { return apply(ctx, s, m) }
 }
@@ -45,7 +46,7 @@ func apply(ctx context.Context, s *journal.Service, m kafka.Message) error {
 	if b.AccountID == "" || b.BookingID == 0 {
 		return events.Permanent(fmt.Errorf("booking event %s names no booking", ev.ID()))
 	}
-	err = s.Touch(ctx, b.AccountID, journal.BookingSource(b.BookingID))
+	err = s.Follow(ctx, b.AccountID, journal.BookingSource(b.BookingID))
 	if errors.Is(err, journal.ErrInvalid) || errors.Is(err, journal.ErrUnbalanced) {
 		return events.Permanent(err)
 	}
