@@ -73,8 +73,10 @@ func isFile(p string) bool {
 const ferretPool = 128
 
 type postgres struct {
-	proc    *process
-	URL     string
+	proc *process
+	URL  string // FerretDB's: with its pool's size
+	// Plain is the same cluster for a client of its own (the _id indexer).
+	Plain   string
 	Version string
 }
 
@@ -137,7 +139,7 @@ func startPostgres(ctx context.Context, dir string) (*postgres, error) {
 	// FerretDB for good (seen with 20 at once and 16 connections: every command hung). The
 	// pool is sized above the tests' concurrency (docs/real-servers.md).
 	pg := &postgres{proc: proc, URL: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable&pool_max_conns=%d&pool_min_conns=%[2]d", port, ferretPool),
-		Version: "PostgreSQL"}
+		Plain: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port), Version: "PostgreSQL"}
 	if m := regexp.MustCompile(`\(PostgreSQL\) (\S+)`).FindSubmatch(out); m != nil { // postgres (PostgreSQL) 15.18 (Debian …)
 		pg.Version += " " + string(m[1])
 	}

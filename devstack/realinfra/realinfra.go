@@ -59,6 +59,10 @@ type Infra struct {
 	cancel context.CancelFunc
 	fdb    chan struct{} // closed when FerretDB has stopped
 	fdbLog *os.File
+	// indexer adds the _id indexes FerretDB's filters can use (idindex.go); indexed is
+	// closed when it has stopped.
+	indexer *idIndexer
+	indexed chan struct{}
 
 	kmu   sync.Mutex
 	kafka *kafkaBroker
@@ -140,6 +144,8 @@ func Start(ctx context.Context, opt Options) (in *Infra, err error) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	in.cancel, in.fdb = cancel, make(chan struct{})
 	go func() { defer close(in.fdb); _ = fdb.Run(runCtx) }()
+	in.indexer, in.indexed = &idIndexer{url: pg.Plain, log: opt.Log}, make(chan struct{})
+	go func() { defer close(in.indexed); in.indexer.run(runCtx) }()
 	// FerretDB's URI carries no replicaSet: it is no replica set, and the driver would not
 	// select it if told it were.
 	in.MongoURI = fdb.MongoDBURI()
@@ -207,6 +213,7 @@ func (in *Infra) Close() error {
 	if in.cancel != nil {
 		in.cancel()
 		<-in.fdb
+		<-in.indexed
 	}
 	if in.fdbLog != nil {
 		_ = in.fdbLog.Close()

@@ -4,9 +4,11 @@ import (
 	"context"
 	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/segmentio/kafka-go"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -56,6 +58,41 @@ func TestServers(t *testing.T) {
 	if err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: "acc:1"}}).Decode(&doc); err != nil || doc.N != 2 {
 		t.Fatalf("read back %+v, %v", doc, err)
 	}
+	// A lookup by _id in the form FerretDB sends it is an index search, not a table scan
+	// (idindex.go): seen as a sequential scan without the indexer.
+	if err := in.IndexIDs(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pg, err := pgx.Connect(ctx, in.pg.Plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close(ctx)
+	var table string
+	if err := pg.QueryRow(ctx, `SELECT relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = 'realinfra_test' AND c.relkind = 'r' AND relname LIKE 'things%'`).Scan(&table); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pg.Exec(ctx, `SET enable_seqscan = off`); err != nil { // a one-row table: the planner would scan it anyway
+		t.Fatal(err)
+	}
+	var plan strings.Builder
+	rows, err := pg.Query(ctx, `EXPLAIN SELECT _jsonb FROM realinfra_test.`+pgx.Identifier{table}.Sanitize()+` WHERE _jsonb->$1 @> $2`,
+		"_id", `"acc:1"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(line + "\n")
+	}
+	if rows.Err() != nil || !strings.Contains(plan.String(), "Index Scan") {
+		t.Fatalf("an _id lookup is planned as\n%s(%v)", plan.String(), rows.Err())
+	}
+
 	var build bson.M
 	if err := client.Database("admin").RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&build); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,104 @@
+package realinfra
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// idIndexer works around how FerretDB v1's postgresql handler filters on `_id`: it builds
+// each collection's unique `_id` index as a btree on `_jsonb->'_id'`, but filters every
+// equality as `_jsonb->$1 @> $2` (containment), which a btree cannot answer, so
+// PostgreSQL scans the whole table for every find, update and delete by `_id` (11 ms for a
+// lookup among 5 000 bookings, 0.05 ms with the index below). A GIN index (jsonb_path_ops)
+// on the same expression answers containment: the indexer adds one to every FerretDB
+// table that lacks it (within half a second of its creation). FerretDB does not know of
+// these indexes; PostgreSQL keeps them up to date and drops them with their table. It is
+// the real servers' counterpart of the embedded store's `_id` indexes (docs/embedded.md).
+type idIndexer struct {
+	url string
+	log *slog.Logger
+	mu  sync.Mutex // one pass at a time
+}
+
+// idIndexPass is how often the indexer looks for tables without the index.
+const idIndexPass = 500 * time.Millisecond
+
+func (x *idIndexer) run(ctx context.Context) {
+	t := time.NewTicker(idIndexPass)
+	defer t.Stop()
+	for {
+		if err := x.pass(ctx); err != nil && ctx.Err() == nil {
+			x.log.Debug("postgres: _id index pass failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// missingIDIndex lists the tables of FerretDB (those with its `_jsonb` column, outside the
+// system schemas) that have no GIN index on `_jsonb->'_id'`.
+const missingIDIndex = `
+SELECT n.nspname, c.relname, c.oid::int8
+FROM pg_class c
+JOIN pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = '_jsonb' AND NOT a.attisdropped
+WHERE c.relkind = 'r' AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+  AND NOT EXISTS (
+    SELECT 1 FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+    WHERE i.indrelid = c.oid AND ic.relname = 'vros_id_gin_' || c.oid::text)`
+
+// pass creates the missing indexes. A table dropped meanwhile, or one whose lock is not
+// free at once (lock_timeout: a writer of FerretDB's never waits long behind the index),
+// is left to the next pass.
+func (x *idIndexer) pass(ctx context.Context) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, x.url)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close(context.Background()) }()
+	if _, err := conn.Exec(ctx, `SET lock_timeout = '50ms'`); err != nil {
+		return err
+	}
+	rows, err := conn.Query(ctx, missingIDIndex)
+	if err != nil {
+		return err
+	}
+	type table struct {
+		schema, name string
+		oid          int64
+	}
+	tables, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (table, error) {
+		var t table
+		err := r.Scan(&t.schema, &t.name, &t.oid)
+		return t, err
+	})
+	if err != nil {
+		return err
+	}
+	var first error
+	for _, t := range tables {
+		q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON %s.%s USING gin ((_jsonb -> '_id') jsonb_path_ops)`,
+			pgx.Identifier{fmt.Sprintf("vros_id_gin_%d", t.oid)}.Sanitize(),
+			pgx.Identifier{t.schema}.Sanitize(), pgx.Identifier{t.name}.Sanitize())
+		if _, err := conn.Exec(ctx, q); err != nil && first == nil {
+			first = fmt.Errorf("index %s.%s: %w", t.schema, t.name, err)
+		}
+	}
+	return first
+}
+
+// IndexIDs runs an indexer pass at once: a test that has just created collections gets
+// their indexes without waiting for the next pass.
+func (in *Infra) IndexIDs(ctx context.Context) error { return in.indexer.pass(ctx) }
