@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/vros/vros/booking-svc/internal/journal"
 	"github.com/vros/vros/booking-svc/internal/store"
 	"github.com/vros/vros/testkit/testinfra"
+	"github.com/vros/vros/testkit/together"
 )
 
 var db *mongo.Database
@@ -291,22 +291,7 @@ func TestConcurrentTouchesPostOnce(t *testing.T) {
 	want := append(pay("2026-03-01", "100.00", 1), pay("2026-03-02", "20.00", 2)...)
 	want = append(want, pay("2026-03-03", "5.00", 3)...)
 	l.Register("booking", func(context.Context, string, string) ([]journal.Posting, error) { return want, nil })
-	var wg sync.WaitGroup
-	errs := make(chan error, 20)
-	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs <- l.Touch(context.Background(), acc, "booking:1")
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	touchAtOnce(t, 20, func(int) error { return l.Touch(context.Background(), acc, "booking:1") })
 	es, err := st.Posted(context.Background(), acc, "booking:1")
 	if err != nil || len(es) != 3 || !journal.Same(journal.PostingsOf(es), want) {
 		t.Fatalf("posted %d entries: %+v (%v)", len(es), es, err)
@@ -327,31 +312,25 @@ func TestConcurrentTouchesOfAChangingSource(t *testing.T) {
 	l.Register("booking", func(context.Context, string, string) ([]journal.Posting, error) {
 		return variants[now.Load()], nil
 	})
-	var mu sync.Mutex // one change at a time, each followed by its Touch
-	var wg sync.WaitGroup
-	errs := make(chan error, 30)
-	for i := range 30 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			mu.Lock()
-			now.Store(int32(i % len(variants)))
-			mu.Unlock()
-			errs <- l.Touch(context.Background(), acc, "booking:1")
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	touchAtOnce(t, 30, func(i int) error { // each a change, then its Touch
+		now.Store(int32(i % len(variants)))
+		return l.Touch(context.Background(), acc, "booking:1")
+	})
 	es, err := st.Posted(context.Background(), acc, "booking:1")
 	if err != nil || !journal.Same(journal.PostingsOf(es), variants[now.Load()]) {
 		t.Fatalf("posted %+v (%v), want the sums of %+v", es, err, variants[now.Load()])
 	}
 	checkBalanced(t, l, acc)
+}
+
+// touchAtOnce runs touch(0) … touch(n-1) at one moment and fails t on an error.
+func touchAtOnce(t *testing.T, n int, touch func(i int) error) {
+	t.Helper()
+	errs := make([]error, n)
+	together.Run(n, func(i int) { errs[i] = touch(i) })
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // An erased account's sources are left alone: a replayed booking event posts nothing and
