@@ -2,6 +2,7 @@ package realinfra
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -59,7 +60,16 @@ func TestServers(t *testing.T) {
 		t.Fatalf("read back %+v, %v", doc, err)
 	}
 	// A lookup by _id in the form FerretDB sends it is an index search, not a table scan
-	// (idindex.go): seen as a sequential scan without the indexer.
+	// (idindex.go): seen as a sequential scan without the indexer. The table is made larger
+	// than idIndexFrom, under which tables keep their scan.
+	pad := strings.Repeat("x", 1000)
+	var more []any
+	for i := range 2 * idIndexFrom / 1000 {
+		more = append(more, bson.D{{Key: "_id", Value: fmt.Sprintf("acc:pad%d", i)}, {Key: "pad", Value: pad}})
+	}
+	if _, err := coll.InsertMany(ctx, more); err != nil {
+		t.Fatal(err)
+	}
 	if err := in.IndexIDs(ctx); err != nil {
 		t.Fatal(err)
 	}
