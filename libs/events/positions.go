@@ -138,6 +138,18 @@ func (a *Applied) LoadCommitted(ctx context.Context, brokers []string, group str
 	if err != nil {
 		return err
 	}
+	committed, err := Committed(ctx, c, group, parts)
+	if err != nil {
+		return err
+	}
+	for p, off := range committed {
+		a.Mark(p.Topic, p.ID, max(off, 0)-1)
+	}
+	return nil
+}
+
+// Committed answers the offsets group has committed on parts (-1 where it committed none).
+func Committed(ctx context.Context, c *kafka.Client, group string, parts []Partition) (Positions, error) {
 	req := &kafka.OffsetFetchRequest{GroupID: group, Topics: map[string][]int{}}
 	for _, p := range parts {
 		req.Topics[p.Topic] = append(req.Topics[p.Topic], p.ID)
@@ -147,17 +159,18 @@ func (a *Applied) LoadCommitted(ctx context.Context, brokers []string, group str
 		err = res.Error
 	}
 	if err != nil {
-		return fmt.Errorf("committed offsets of %s: %w", group, err)
+		return nil, fmt.Errorf("committed offsets of %s: %w", group, err)
 	}
+	out := Positions{}
 	for topic, ps := range res.Topics {
 		for _, p := range ps {
 			if p.Error != nil {
-				return fmt.Errorf("committed offset of %s/%d: %w", topic, p.Partition, p.Error)
+				return nil, fmt.Errorf("committed offset of %s/%d: %w", topic, p.Partition, p.Error)
 			}
-			a.Mark(topic, p.Partition, max(p.CommittedOffset, 0)-1)
+			out[Partition{topic, p.Partition}] = p.CommittedOffset
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // PartitionsOf lists the partitions of topics; a topic that does not exist is an error.

@@ -127,23 +127,14 @@ func caughtUp() (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("groups of the %s stack: %w", s.name, err)
 		}
-		req := map[string][]int{}
-		for _, p := range parts {
-			req[p.Topic] = append(req[p.Topic], p.ID)
-		}
 		for _, g := range groups.Groups {
-			res, err := c.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: g.GroupID, Topics: req})
-			if err == nil {
-				err = res.Error
-			}
+			committed, err := events.Committed(ctx, c, g.GroupID, parts)
 			if err != nil {
-				return "", fmt.Errorf("offsets of %s: %w", g.GroupID, err)
+				return "", err
 			}
-			for topic, ps := range res.Topics {
-				for _, p := range ps {
-					if p.CommittedOffset >= 0 && p.CommittedOffset < ends[events.Partition{Topic: topic, ID: p.Partition}] {
-						return s.name + " " + g.GroupID, nil
-					}
+			for p, off := range committed {
+				if off >= 0 && off < ends[p] {
+					return s.name + " " + g.GroupID, nil
 				}
 			}
 		}
