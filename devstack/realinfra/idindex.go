@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/vros/vros/libs/periodic"
 )
 
 // idIndexer works around how FerretDB v1's postgresql handler filters on `_id`: it builds
@@ -24,6 +26,8 @@ type idIndexer struct {
 	url string
 	log *slog.Logger
 	mu  sync.Mutex // one pass at a time
+	// conn is kept from one pass to the next (nil until the first, and after a failure).
+	conn *pgx.Conn
 }
 
 // idIndexPass is how often the indexer looks for tables without the index.
@@ -34,18 +38,18 @@ const idIndexPass = 500 * time.Millisecond
 // with every table indexed, one-row tables too).
 const idIndexFrom = 8 * 8192
 
+// run passes at once, then every idIndexPass until ctx ends, and closes its connection.
 func (x *idIndexer) run(ctx context.Context) {
-	t := time.NewTicker(idIndexPass)
-	defer t.Stop()
-	for {
-		if err := x.pass(ctx); err != nil && ctx.Err() == nil {
-			x.log.Debug("postgres: _id index pass failed", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	onErr := func(err error) { x.log.Debug("postgres: _id index pass failed", "err", err) }
+	if err := x.pass(ctx); err != nil && ctx.Err() == nil {
+		onErr(err)
+	}
+	periodic.Run(ctx, idIndexPass, x.pass, onErr)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.conn != nil {
+		_ = x.conn.Close(context.Background())
+		x.conn = nil
 	}
 }
 
@@ -70,16 +74,13 @@ func (x *idIndexer) pass(ctx context.Context) error {
 	defer x.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, x.url)
+	conn, err := x.connect(ctx)
 	if err != nil {
-		return err
-	}
-	defer func() { _ = conn.Close(context.Background()) }()
-	if _, err := conn.Exec(ctx, `SET lock_timeout = '50ms'`); err != nil {
 		return err
 	}
 	rows, err := conn.Query(ctx, missingIDIndex, idIndexFrom)
 	if err != nil {
+		x.drop()
 		return err
 	}
 	type table struct {
@@ -92,6 +93,7 @@ func (x *idIndexer) pass(ctx context.Context) error {
 		return t, err
 	})
 	if err != nil {
+		x.drop()
 		return err
 	}
 	var first error
@@ -104,6 +106,32 @@ func (x *idIndexer) pass(ctx context.Context) error {
 		}
 	}
 	return first
+}
+
+// connect answers the kept connection, opening it (with lock_timeout set: a writer of
+// FerretDB's never waits long behind an index being made) when there is none.
+func (x *idIndexer) connect(ctx context.Context) (*pgx.Conn, error) {
+	if x.conn != nil {
+		return x.conn, nil
+	}
+	conn, err := pgx.Connect(ctx, x.url)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, `SET lock_timeout = '50ms'`); err != nil {
+		_ = conn.Close(context.Background())
+		return nil, err
+	}
+	x.conn = conn
+	return conn, nil
+}
+
+// drop closes the kept connection after a failure: the next pass opens another.
+func (x *idIndexer) drop() {
+	if x.conn != nil {
+		_ = x.conn.Close(context.Background())
+		x.conn = nil
+	}
 }
 
 // IndexIDs runs an indexer pass at once: a test that has just created collections gets
