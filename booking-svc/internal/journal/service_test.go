@@ -299,8 +299,9 @@ func TestConcurrentTouchesPostOnce(t *testing.T) {
 	checkBalanced(t, l, acc)
 }
 
-// Touches of one source while what it should post changes under them: once the last has
-// returned, the source's entries sum to what it should post last.
+// Touches of one source while what it should post changes under them, half of them the
+// consumer's Follow (no mark): once the last has returned, the source's entries sum to what
+// it should post last.
 func TestConcurrentTouchesOfAChangingSource(t *testing.T) {
 	l, st, acc := newLedger(t)
 	variants := [][]journal.Posting{
@@ -314,6 +315,9 @@ func TestConcurrentTouchesOfAChangingSource(t *testing.T) {
 	})
 	touchAtOnce(t, 30, func(i int) error { // each a change, then its Touch
 		now.Store(int32(i % len(variants)))
+		if i%2 == 0 {
+			return l.Follow(context.Background(), acc, "booking:1")
+		}
 		return l.Touch(context.Background(), acc, "booking:1")
 	})
 	es, err := st.Posted(context.Background(), acc, "booking:1")
