@@ -42,8 +42,10 @@ var errCredentialTooLong = errors.New("credential too long")
 //     (a member matches its field as encoding/json matches it, case aside; the last one
 //     counts);
 //   - a form: its `&`-separated pairs one at a time, each key decoded and checked
-//     (phpform.Scan), only the two values decoded;
-//   - multipart: its parts one at a time, only the two read (at most maxCredential bytes).
+//     (phpform.Scan), only the two values decoded (a key matches as the JSON BodyJSON makes
+//     of the form would: see formFields);
+//   - multipart: its parts one at a time, only the two read (at most maxCredential bytes),
+//     matched as a form's keys are.
 //
 // strict is interface B's reading, where the body must be an object carrying them: a body
 // that is not one is refused 400, as is a credential that is not a string. Otherwise
@@ -194,74 +196,89 @@ func valueEnd(s []byte) int {
 	return len(s)
 }
 
-// found is what a form's scan has seen of one credential field: its last value, and whether
-// that last one was a plain value (`key=…`) rather than a list or object (`key[]=…`).
+// found is what a form's scan has seen of one field: its last value, and whether that last
+// one was a plain value (`key=…`) rather than a list or object (`key[]=…`).
 type found struct {
 	val    string
 	nested bool
 	long   bool // over maxCredential
 }
 
-// finish is the credentials a form gave: a field whose last value was a list or object is
-// refused in strict reading, and is no credential otherwise.
-func finish(f [2]found, names credentialNames, strict bool) (vals [2]string, err error) {
-	for i := range f {
-		if f[i].long {
-			return vals, errCredentialTooLong
+// formFields is what a form's scan has seen of the fields that set the two credentials.
+// BodyJSON builds a form into a map, which encoding/json writes with its keys in byte
+// order, and the envelope's decoding then matches each of them as encoding/json does: a
+// key equal to the name but for case (`KEY`, `Key`, `\u212aey` with the Kelvin sign) sets
+// it too, and the last one in that order counts. So per credential the scan keeps the
+// greatest such key and its last value, and whether any such key was given a list or
+// object (which BodyJSON refuses when the key also has a plain value, and the envelope
+// then does not decode).
+type formFields struct {
+	names  credentialNames
+	best   [2]string
+	last   [2]found
+	nested [2]bool
+}
+
+// see records one pair of the form by its key; read gives what the pair set, and is called
+// only for a pair that sets a credential.
+func (ff *formFields) see(key string, read func(plain bool) (found, error)) error {
+	name, _, _ := strings.Cut(key, "[")
+	for i, n := range ff.names {
+		if !strings.EqualFold(name, n) {
+			continue
 		}
-		if f[i].nested {
+		f, err := read(name == key)
+		if err != nil {
+			return err
+		}
+		ff.nested[i] = ff.nested[i] || f.nested
+		if ff.best[i] == "" || name >= ff.best[i] {
+			ff.best[i], ff.last[i] = name, f
+		}
+	}
+	return nil
+}
+
+// finish is the credentials the form gave: a field set by a list or object is refused in
+// strict reading, and is no credential otherwise.
+func (ff *formFields) finish(strict bool) (vals [2]string, err error) {
+	for i := range ff.last {
+		if ff.nested[i] {
 			if strict {
-				return vals, httpapi.InvalidField(names[i], "must be a string")
+				return vals, httpapi.InvalidField(ff.names[i], "must be a string")
 			}
 			continue
 		}
-		vals[i] = f[i].val
+		if ff.last[i].long {
+			return vals, errCredentialTooLong
+		}
+		vals[i] = ff.last[i].val
 	}
 	return vals, nil
 }
 
-// credentialField is which of names key sets (its name before any bracket): -1 for none.
-func credentialField(key string, names credentialNames) int {
-	name, _, _ := strings.Cut(key, "[")
-	for i, n := range names {
-		if name == n {
-			return i
-		}
-	}
-	return -1
-}
-
 // formCredentials scans a form's pairs for the two fields names.
 func formCredentials(body []byte, names credentialNames, strict bool) ([2]string, error) {
-	var f [2]found
+	ff := formFields{names: names}
 	err := phpform.Scan(body, func(key string, rawVal []byte) error {
-		i := credentialField(key, names)
-		if i < 0 {
-			return nil
-		}
-		if key != names[i] {
-			f[i] = found{nested: true}
-			return nil
-		}
-		if len(rawVal) > 3*maxCredential {
-			f[i] = found{long: true}
-			return nil
-		}
-		v, err := phpform.Unescape(key, rawVal)
-		if err != nil {
-			return err
-		}
-		if len(v) > maxCredential {
-			f[i] = found{long: true}
-			return nil
-		}
-		f[i] = found{val: v}
-		return nil
+		return ff.see(key, func(plain bool) (found, error) {
+			switch {
+			case !plain:
+				return found{nested: true}, nil
+			case len(rawVal) > 3*maxCredential:
+				return found{long: true}, nil
+			}
+			v, err := phpform.Unescape(key, rawVal)
+			if len(v) > maxCredential {
+				return found{long: true}, err
+			}
+			return found{val: v}, err
+		})
 	})
 	if err != nil {
 		return [2]string{}, formError(err)
 	}
-	return finish(f, names, strict)
+	return ff.finish(strict)
 }
 
 // formError is phpform's refusal of a form: 400, naming the key or the limit.
@@ -273,33 +290,26 @@ func formError(err error) error {
 // names; the other parts are skipped unread (multipart's reader discards them through a
 // small buffer).
 func multipartCredentials(body []byte, boundary string, names credentialNames, strict bool) ([2]string, error) {
-	var f [2]found
+	ff := formFields{names: names}
 	err := eachPart(body, boundary, func(p *multipart.Part, name string) error {
-		i := credentialField(name, names)
-		if i < 0 {
-			return nil
-		}
-		if name != names[i] {
-			f[i] = found{nested: true}
-			return nil
-		}
-		data, err := io.ReadAll(io.LimitReader(p, maxCredential+1))
-		if err != nil {
-			return httpapi.BadRequest(fmt.Sprintf("multipart/form-data part %q is malformed: %v", name, err))
-		}
-		if len(data) > maxCredential {
-			f[i] = found{long: true}
-			return nil
-		}
-		v := string(data)
-		if p.FileName() != "" {
-			v = base64.StdEncoding.EncodeToString(data)
-		}
-		f[i] = found{val: v}
-		return nil
+		return ff.see(name, func(plain bool) (found, error) {
+			if !plain {
+				return found{nested: true}, nil
+			}
+			data, err := io.ReadAll(io.LimitReader(p, maxCredential+1))
+			switch {
+			case err != nil:
+				return found{}, httpapi.BadRequest(fmt.Sprintf("multipart/form-data part %q is malformed: %v", name, err))
+			case len(data) > maxCredential:
+				return found{long: true}, nil
+			case p.FileName() != "":
+				return found{val: base64.StdEncoding.EncodeToString(data)}, nil
+			}
+			return found{val: string(data)}, nil
+		})
 	})
 	if err != nil {
 		return [2]string{}, err
 	}
-	return finish(f, names, strict)
+	return ff.finish(strict)
 }

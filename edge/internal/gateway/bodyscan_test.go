@@ -31,6 +31,7 @@ func TestBodyCredentials(t *testing.T) {
 	}
 	mpCT, mpBody := mp("action", "getinfo", "key", "k1", "service[0][name]", "x", "pass", "p1")
 	mpNestedCT, mpNested := mp("key[]", "k1", "pass", "p1")
+	mpCaseCT, mpCase := mp("key", "k0", "\u212aey", "k1", "pass", "p1", "KEY", "k2")
 	long := strings.Repeat("x", maxCredential+1)
 	for _, c := range []struct {
 		name, ct, body string
@@ -55,12 +56,20 @@ func TestBodyCredentials(t *testing.T) {
 		{name: "form", ct: form, body: "action=x&key=k1&service[0][name]=y&pass=p%261", want: [2]string{"k1", "p&1"}},
 		{name: "form, escaped names", ct: form + "; charset=UTF-8", body: "%6Bey=k1&pass=p+1", want: [2]string{"k1", "p 1"}},
 		{name: "form, last value wins", ct: form, body: "key=k0&pass=p1&key=k1", want: [2]string{"k1", "p1"}},
+		{name: "form, names as encoding/json matches them", ct: form, body: "KEY=k1&pass=p1", want: [2]string{"k1", "p1"}},
+		// BodyJSON's object has its keys in byte order, and encoding/json takes the last match.
+		{name: "form, the greatest matching name wins", ct: form, body: "key=k1&KEY=k0&pass=p1&KEY=k2", want: [2]string{"k1", "p1"}},
+		{name: "form, the Kelvin sign sorts after k", ct: form, body: "key=k0&%E2%84%AAey=k1&pass=p1", want: [2]string{"k1", "p1"}},
+		{name: "form, a long value under a name that loses", ct: form, body: "KEY=" + long + "&key=k1&pass=p1", want: [2]string{"k1", "p1"}},
+		{name: "form, a list under any matching name", ct: form, body: "KEY[]=k0&key=k1&pass=p1", err: "key must be a string", wantA: [2]string{"", "p1"}},
+		{name: "form, a list and a value under one name", ct: form, body: "KEY[]=k0&KEY=k1&pass=p1", err: "key must be a string", wantA: [2]string{"", "p1"}},
 		{name: "form, key as a list", ct: form, body: "key[]=k1&pass=p1", err: "key must be a string", wantA: [2]string{"", "p1"}},
 		{name: "form, malformed key", ct: form, body: "key=k1&pass=p1&service[0]name=x", err: `form key "service[0]name" has text after a bracket`,
 			errA: `form key "service[0]name"`},
 		{name: "form, over MaxPairs", ct: form, body: "key=k1&pass=p1" + strings.Repeat("&a=", 10000), err: "more than 10000 fields", errA: "more than 10000 fields"},
 		{name: "form, bad escape in a credential", ct: form, body: "key=k%zz&pass=p1", err: `form value of "key"`, errA: `form value of "servicekey"`},
 		{name: "multipart", ct: mpCT, body: mpBody, want: [2]string{"k1", "p1"}},
+		{name: "multipart, names as encoding/json matches them", ct: mpCaseCT, body: mpCase, want: [2]string{"k1", "p1"}},
 		{name: "multipart, key as a list", ct: mpNestedCT, body: mpNested, err: "key must be a string", wantA: [2]string{"", "p1"}},
 		{name: "multipart, cut short", ct: mpCT, body: mpBody[:len(mpBody)/2], err: "multipart/form-data", errA: "multipart/form-data"},
 		{name: "text", ct: "text/plain", body: "key=k1&pass=p1", err: "not a JSON object"},
@@ -85,7 +94,7 @@ func TestBodyCredentials(t *testing.T) {
 			// Interface A reads servicekey/servicepass the same way, without refusing a body
 			// that carries none.
 			renamed := strings.NewReplacer("key", "servicekey", "pass", "servicepass", "KEY", "SERVICEKEY", "P\\u0061ss", "SERVICEP\\u0061ss",
-				"%6Bey", "servic%65key").Replace(c.body)
+				"%6Bey", "servic%65key", "%E2%84%AAey", "service%E2%84%AAey", "\u212aey", "service\u212aey").Replace(c.body)
 			gotA, errA := bodyCredentials(c.ct, []byte(renamed), namesA, false)
 			switch {
 			case c.errA != "":
