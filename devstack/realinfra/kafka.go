@@ -111,13 +111,24 @@ log4j.appender.file.layout.ConversionPattern=[%%d] %%p %%m (%%c)%%n
 	if !isFile(filepath.Join(data, "meta.properties")) {
 		var id [16]byte
 		_, _ = rand.Read(id[:])
-		cmd := exec.CommandContext(ctx, java, append(k.jvmArgs("128m"), "kafka.tools.StorageTool", "format",
-			"-t", base64.RawURLEncoding.EncodeToString(id[:]), "-c", k.propsPath(), "--ignore-formatted")...)
-		if _, err := run(cmd, nil); err != nil {
-			return nil, fmt.Errorf("format Kafka storage: %w", err)
+		if err := k.formatStorage(ctx, base64.RawURLEncoding.EncodeToString(id[:])); err != nil {
+			return nil, err
 		}
 	}
 	return k, nil
+}
+
+// formatStorage formats the broker's log directory for the cluster id (base64url of 16
+// bytes). The id is passed as `--cluster-id=<id>`: one random id in 64 starts with '-',
+// which the tool's argument parser takes for an option when the id is an argument of its
+// own.
+func (k *kafkaBroker) formatStorage(ctx context.Context, id string) error {
+	cmd := exec.CommandContext(ctx, k.java, append(k.jvmArgs("128m"), "kafka.tools.StorageTool", "format",
+		"--cluster-id="+id, "--config", k.propsPath(), "--ignore-formatted")...)
+	if _, err := run(cmd, nil); err != nil {
+		return fmt.Errorf("format Kafka storage: %w", err)
+	}
+	return nil
 }
 
 func (k *kafkaBroker) propsPath() string { return filepath.Join(k.dir, "server.properties") }

@@ -3,8 +3,10 @@ package realinfra
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -161,5 +163,32 @@ func TestServers(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("%s left behind (%v)", dir, err)
+	}
+}
+
+// TestFormatStorageWithALeadingDash: the broker's storage is formatted whatever the random
+// cluster id, including the one in 64 that starts with '-' (a CI run failed on
+// "-TRyen0H2qbVMjKzKGa-Pw", taken by the tool for an option).
+func TestFormatStorageWithALeadingDash(t *testing.T) {
+	if servers.FromEnv() == nil {
+		t.Skip("make test-real runs this (it needs Java and the broker's jars)")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	k, err := prepareKafka(ctx, dir, "128m", 1, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := filepath.Join(dir, "data", "meta.properties")
+	if err := os.Remove(meta); err != nil {
+		t.Fatal(err)
+	}
+	const id = "-TRyen0H2qbVMjKzKGa-Pw"
+	if err := k.formatStorage(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(meta)
+	if err != nil || !strings.Contains(string(b), "cluster.id="+id+"\n") {
+		t.Fatalf("meta.properties: %q, %v; want cluster.id=%s", b, err, id)
 	}
 }
