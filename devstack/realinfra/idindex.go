@@ -47,10 +47,7 @@ func (x *idIndexer) run(ctx context.Context) {
 	periodic.Run(ctx, idIndexPass, x.pass, onErr)
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.conn != nil {
-		_ = x.conn.Close(context.Background())
-		x.conn = nil
-	}
+	x.drop()
 }
 
 // missingIDIndex lists the tables of FerretDB (those with its `_jsonb` column, outside the
@@ -126,7 +123,7 @@ func (x *idIndexer) connect(ctx context.Context) (*pgx.Conn, error) {
 	return conn, nil
 }
 
-// drop closes the kept connection after a failure: the next pass opens another.
+// drop closes the kept connection (after a failure, the next pass opens another).
 func (x *idIndexer) drop() {
 	if x.conn != nil {
 		_ = x.conn.Close(context.Background())

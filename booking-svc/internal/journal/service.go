@@ -265,7 +265,20 @@ func (s *Service) Mark(ctx context.Context, account, source string) error {
 // the source should post, so a Touch that read the source before a change and synced after
 // a newer Touch does not leave the older postings.
 func (s *Service) Touch(ctx context.Context, account, source string) error {
-	return s.touch(ctx, account, source, true)
+	r, gone, err := s.resolverOf(ctx, account, source)
+	switch {
+	case err != nil:
+		return err
+	case gone:
+		return s.Store.Unmark(ctx, account, source)
+	}
+	if err := s.Store.Mark(ctx, account, source); err != nil {
+		return err
+	}
+	if err := s.follow(ctx, account, source, r); err != nil {
+		return err
+	}
+	return s.Store.Unmark(ctx, account, source)
 }
 
 // Follow is Touch for a caller that calls it again until it returns nil, however it stopped:
@@ -273,33 +286,31 @@ func (s *Service) Touch(ctx context.Context, account, source string) error {
 // that follows a stop is the repair) and leaves another writer's mark to Repair: two round
 // trips less on every booking event.
 func (s *Service) Follow(ctx context.Context, account, source string) error {
-	return s.touch(ctx, account, source, false)
+	r, gone, err := s.resolverOf(ctx, account, source)
+	if err != nil || gone {
+		return err
+	}
+	return s.follow(ctx, account, source, r)
 }
 
-func (s *Service) touch(ctx context.Context, account, source string, mark bool) error {
+// resolverOf answers the resolver of source's kind, and whether source's account is erased
+// (its sources are then left alone).
+func (s *Service) resolverOf(ctx context.Context, account, source string) (r Resolver, gone bool, err error) {
 	s.mu.RLock()
-	r := s.resolvers[kindOf(source)]
+	r = s.resolvers[kindOf(source)]
 	s.mu.RUnlock()
 	if r == nil {
-		return fmt.Errorf("journal: no resolver for %q", source)
+		return nil, false, fmt.Errorf("journal: no resolver for %q", source)
 	}
 	if s.Erased != nil {
-		gone, err := s.Erased(ctx, account)
-		if err != nil {
-			return err
-		}
-		if gone && mark {
-			return s.Store.Unmark(ctx, account, source)
-		}
-		if gone {
-			return nil
-		}
+		gone, err = s.Erased(ctx, account)
 	}
-	if mark {
-		if err := s.Store.Mark(ctx, account, source); err != nil {
-			return err
-		}
-	}
+	return r, gone, err
+}
+
+// follow syncs source to what r says it should post, and resolves again after each sync
+// until that is still what it synced.
+func (s *Service) follow(ctx context.Context, account, source string, r Resolver) error {
 	want, err := r(ctx, account, source)
 	if err != nil {
 		return fmt.Errorf("%s: %w", source, err)
@@ -321,10 +332,7 @@ func (s *Service) touch(ctx context.Context, account, source string, mark bool) 
 		want = again
 	}
 	faults.At(ctx, "journal.synced")
-	if !mark {
-		return nil
-	}
-	return s.Store.Unmark(ctx, account, source)
+	return nil
 }
 
 // Repair touches again every source marked longer than Lease ago: a Touch that stopped

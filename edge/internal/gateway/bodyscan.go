@@ -196,12 +196,10 @@ func valueEnd(s []byte) int {
 	return len(s)
 }
 
-// found is what a form's scan has seen of one field: its last value, and whether that last
-// one was a plain value (`key=…`) rather than a list or object (`key[]=…`).
+// found is the value a plain pair of a form (`key=…`) gave a credential.
 type found struct {
-	val    string
-	nested bool
-	long   bool // over maxCredential
+	val  string
+	long bool // over maxCredential
 }
 
 // formFields is what a form's scan has seen of the fields that set the two credentials.
@@ -219,20 +217,23 @@ type formFields struct {
 	nested [2]bool
 }
 
-// see records one pair of the form by its key; read gives what the pair set, and is called
-// only for a pair that sets a credential.
-func (ff *formFields) see(key string, read func(plain bool) (found, error)) error {
+// see records one pair of the form by its key; read gives the value of a plain pair that
+// sets a credential, and is called for no other.
+func (ff *formFields) see(key string, read func() (found, error)) error {
 	name, _, _ := strings.Cut(key, "[")
 	for i, n := range ff.names {
-		if !strings.EqualFold(name, n) {
+		switch {
+		case !strings.EqualFold(name, n):
+			continue
+		case name != key: // `key[]=…`, `KEY[a]=…`
+			ff.nested[i] = true
 			continue
 		}
-		f, err := read(name == key)
+		f, err := read()
 		if err != nil {
 			return err
 		}
-		ff.nested[i] = ff.nested[i] || f.nested
-		if ff.best[i] == "" || name >= ff.best[i] {
+		if name >= ff.best[i] {
 			ff.best[i], ff.last[i] = name, f
 		}
 	}
@@ -261,11 +262,8 @@ func (ff *formFields) finish(strict bool) (vals [2]string, err error) {
 func formCredentials(body []byte, names credentialNames, strict bool) ([2]string, error) {
 	ff := formFields{names: names}
 	err := phpform.Scan(body, func(key string, rawVal []byte) error {
-		return ff.see(key, func(plain bool) (found, error) {
-			switch {
-			case !plain:
-				return found{nested: true}, nil
-			case len(rawVal) > 3*maxCredential:
+		return ff.see(key, func() (found, error) {
+			if len(rawVal) > 3*maxCredential {
 				return found{long: true}, nil
 			}
 			v, err := phpform.Unescape(key, rawVal)
@@ -292,10 +290,7 @@ func formError(err error) error {
 func multipartCredentials(body []byte, boundary string, names credentialNames, strict bool) ([2]string, error) {
 	ff := formFields{names: names}
 	err := eachPart(body, boundary, func(p *multipart.Part, name string) error {
-		return ff.see(name, func(plain bool) (found, error) {
-			if !plain {
-				return found{nested: true}, nil
-			}
+		return ff.see(name, func() (found, error) {
 			data, err := io.ReadAll(io.LimitReader(p, maxCredential+1))
 			switch {
 			case err != nil:
